@@ -1,0 +1,19 @@
+-- Plants keyed by their 64-bit id.
+CREATE TABLE plants (
+  id   bigint PRIMARY KEY,
+  name text NOT NULL,
+  tag  text
+);
+-- Keyset paging filtered by tag: WHERE tag = $1 AND id > $2 ORDER BY id.
+CREATE INDEX plants_tag_id ON plants (tag, id);
+
+-- Bearer tokens, stored by the SHA-256 hash of the secret, never the secret.
+CREATE TABLE tokens (
+  id         text PRIMARY KEY,
+  name       text NOT NULL,
+  hash       bytea NOT NULL UNIQUE,
+  scopes     text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz
+);
+CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;

@@ -1,0 +1,18 @@
+import type { Store } from '../store/store.js';
+import { createToken } from './tokens.js';
+
+/**
+ * A fresh install must be usable without reading docs first: with no static token configured and no
+ * token ever stored, make one full-access token and show it once. Only its hash is kept. A store whose
+ * tokens were all revoked gets none: the operator revoked them on purpose.
+ */
+export async function bootstrapToken(store: Store, staticTokens: readonly string[], write: (text: string) => void): Promise<void> {
+  if (staticTokens.length > 0 || (await store.tokens.count()) > 0) return;
+  const { secret } = await createToken(store.tokens, 'initial', ['plants:read', 'plants:write']);
+  write(
+    `\nCreated the first access token (full access). It is shown only this once; keep it somewhere safe:\n\n` +
+      `    ${secret}\n\n` +
+      `Send it with every request as the header "Authorization: Bearer ${secret}".\n` +
+      `Manage tokens with "npx plant-store token create|list|revoke".\n\n`,
+  );
+}

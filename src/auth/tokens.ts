@@ -1,0 +1,93 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { SCOPES, type Scope, type TokenRecord, type TokenStore } from '../store/store.js';
+
+/**
+ * Bearer tokens. A token is a long random secret, so a fast hash (SHA-256) is as safe to store as a
+ * slow password hash and costs microseconds per request instead of milliseconds. Only the hash is
+ * ever stored; the secret is shown once, when it is made.
+ */
+
+export function hashToken(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+/** A new secret: 32 random bytes, base64url, with a prefix that secret scanners can spot. */
+export function generateSecret(): string {
+  return `ps_${randomBytes(32).toString('base64url')}`;
+}
+
+export function generateTokenId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+export async function createToken(
+  tokens: TokenStore,
+  name: string,
+  scopes: readonly Scope[],
+): Promise<{ secret: string; record: TokenRecord }> {
+  const secret = generateSecret();
+  const record = await tokens.create({ id: generateTokenId(), name, hash: hashToken(secret), scopes: [...scopes] });
+  return { secret, record };
+}
+
+export interface Principal {
+  /** The stored token's id, or "static" for a token from PLANT_STORE_TOKENS. */
+  tokenId: string;
+  scopes: readonly Scope[];
+}
+
+/** How long a stored token found valid is trusted without asking the store again: a revocation takes effect within it. */
+export const TOKEN_CACHE_MS = 500;
+const CACHE_MAX = 10_000;
+
+/**
+ * Finds who a bearer token belongs to: a static token from the configuration or a stored one.
+ * Stored tokens found valid are cached briefly, so a busy client costs one hash per request and a
+ * store lookup at most every TOKEN_CACHE_MS; unknown tokens are never cached, so a token created
+ * after start works at once.
+ */
+export class TokenVerifier {
+  private readonly staticHashes: Buffer[];
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+
+  constructor(
+    staticTokens: readonly string[],
+    private readonly store: TokenStore,
+  ) {
+    this.staticHashes = staticTokens.map(hashToken);
+  }
+
+  /** The principal, or undefined for an unknown or revoked token. Synchronous when the answer is known without the store. */
+  verify(secret: string): Principal | undefined | Promise<Principal | undefined> {
+    const hash = hashToken(secret);
+    let isStatic = false;
+    // Compare against every static hash, in constant time, whatever matches.
+    for (const known of this.staticHashes) isStatic = timingSafeEqual(known, hash) || isStatic;
+    if (isStatic) return STATIC_PRINCIPAL;
+    const key = hash.toString('base64');
+    const cached = this.cache.get(key);
+    if (cached && cached.until > Date.now()) return cached.principal;
+    return this.store.findActiveByHash(hash).then((record) => {
+      if (!record || !timingSafeEqual(record.hash, hash)) {
+        this.cache.delete(key);
+        return undefined;
+      }
+      const principal: Principal = { tokenId: record.id, scopes: record.scopes };
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(key, { principal, until: Date.now() + TOKEN_CACHE_MS });
+      return principal;
+    });
+  }
+}
+
+const STATIC_PRINCIPAL: Principal = { tokenId: 'static', scopes: SCOPES };
+
+export function parseScopes(text: string): Scope[] {
+  const scopes = text.split(/[\s,]+/).filter((s) => s !== '');
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new Error(`unknown scope "${scope}": the scopes are ${SCOPES.join(', ')}`);
+    }
+  }
+  return [...new Set(scopes)] as Scope[];
+}

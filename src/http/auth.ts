@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Principal, TokenVerifier } from '../auth/tokens.js';
+import type { Scope } from '../store/store.js';
+import { HttpError } from './errors.js';
+
+/** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
+export type RouteAuth = Scope | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+const REALM = 'Bearer realm="plant-store"';
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function unauthorized(message: string, tokenSent: boolean): HttpError {
+  return new HttpError(401, message, {
+    'www-authenticate': tokenSent ? `${REALM}, error="invalid_token", error_description="${message}"` : REALM,
+  });
+}
+
+function forbidden(scope: Scope): HttpError {
+  return new HttpError(403, `this token lacks the scope ${scope} that this operation needs`, {
+    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
+  });
+}
+
+/**
+ * The authentication hook, run on every request in onRequest: before the body is read, so an
+ * unauthenticated caller learns nothing about validation. The route's config says what it needs.
+ */
+export function authHook(verifier: TokenVerifier): onRequestHookHandler {
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+    const needed = request.routeOptions.config.auth;
+    // Only the not-found handler has no auth setting (app.ts refuses to register a route without one).
+    if (needed === undefined || needed === 'public') return done();
+    const header = request.headers.authorization;
+    if (header === undefined) return done(unauthorized('missing bearer token: send Authorization: Bearer <token>', false));
+    const match = BEARER.exec(header);
+    if (!match) {
+      const isBearer = /^bearer(\s|$)/i.test(header);
+      return done(isBearer ? unauthorized('malformed bearer token', true) : unauthorized('the Authorization header must use the Bearer scheme', false));
+    }
+    const settle = (principal: Principal | undefined): void => {
+      if (!principal) return done(unauthorized('unknown or revoked bearer token', true));
+      if (!principal.scopes.includes(needed)) return done(forbidden(needed));
+      request.principal = principal;
+      done();
+    };
+    const result = verifier.verify(match[1]!);
+    if (result instanceof Promise) result.then(settle, done);
+    else settle(result);
+  };
+}

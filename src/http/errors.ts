@@ -1,0 +1,95 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailableError } from '../store/store.js';
+
+/** The specification's Error shape: every error answer of any status has it. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Integer({ format: 'int32', description: 'Numeric error value: the HTTP status' }),
+    message: Type.String({ description: 'Error message text' }),
+  },
+  { description: 'Error' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** Response schemas for the error statuses an operation can answer, each the Error shape. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
+}
+
+/** The one error type that handlers and hooks throw to answer with a given status. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** Messages for the framework's own client errors, chosen by their error code. */
+const FRAMEWORK_MESSAGES: Record<string, (req: FastifyRequest) => string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
+    `unsupported media type "${req.headers['content-type'] ?? '(none)'}": send the body as application/json`,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'the Content-Length header does not match the body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => 'body is empty: send a JSON document',
+  FST_ERR_CTP_INVALID_TYPE: () => 'the Content-Type header is not a valid media type',
+};
+
+function bodyTooLarge(limit: number): string {
+  return `body is larger than the limit of ${limit} bytes`;
+}
+
+/** A validation error from Ajv, phrased with where it happened: "body.name must be string". */
+function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0];
+  const context = error.validationContext ?? 'request';
+  if (!first) return `${context} is not valid`;
+  const where = context + first.instancePath.replace(/\//g, '.');
+  const params = first.params as Record<string, unknown>;
+  if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
+  return `${where} ${first.message ?? 'is not valid'}`;
+}
+
+export function send(reply: FastifyReply, status: number, message: string): FastifyReply {
+  const body: ErrorBody = { error: status, message };
+  return reply.code(status).type('application/json').send(body);
+}
+
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    if (error instanceof HttpError) {
+      reply.headers(error.headers);
+      return send(reply, error.statusCode, error.message);
+    }
+    if (error instanceof StoreUnavailableError) {
+      request.log.error({ err: error.cause ?? error }, 'store unavailable');
+      reply.header('retry-after', '1');
+      return send(reply, 503, `the store is unavailable, retry later (request id ${request.id})`);
+    }
+    if (error.validation) return send(reply, 400, validationMessage(error));
+    const status = error.statusCode ?? 500;
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
+    if (status >= 400 && status < 500) {
+      const phrase = FRAMEWORK_MESSAGES[error.code];
+      return send(reply, status, phrase ? phrase(request) : error.message);
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return send(reply, 500, `internal error (request id ${request.id})`);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '/';
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    const allowed = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+      (method) => app.findRoute({ method: method as 'GET', url: path }) !== null,
+    );
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return send(reply, 405, `method ${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`);
+    }
+    return send(reply, 404, `no such resource: ${request.method} ${shown}`);
+  });
+}

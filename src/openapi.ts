@@ -1,0 +1,100 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { RouteOptions } from 'fastify';
+import { ErrorBody } from './http/errors.js';
+import { namedSchemas } from './plants/schema.js';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    operationId?: string;
+    summary?: string;
+    /** The OpenAPI description of each status the route answers with a body of its own or none. */
+    responseDescriptions?: Record<number, string>;
+  }
+}
+
+/** What each error status means, for every operation that can answer it. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Error response: the request is not valid (the message names the field or parameter)',
+  401: 'Error response: missing, malformed, unknown or revoked bearer token',
+  403: 'Error response: the token lacks the scope this operation needs',
+  404: 'Error response: no plant with this id',
+  412: 'Error response: If-None-Match: * was sent and a plant with this id exists',
+  413: 'Error response: the body is larger than the limit',
+  415: 'Error response: the body is not application/json',
+  503: 'Error response: the store is unavailable; retry after Retry-After seconds',
+};
+
+const MEDIA_TYPES: Record<string, string[]> = {
+  PATCH: ['application/merge-patch+json', 'application/json'],
+};
+
+/**
+ * The OpenAPI 3.1 document of the API, generated from the routes as registered: the same schemas
+ * validate requests, serialize answers and appear here, so the document cannot drift from behaviour.
+ */
+export function buildOpenApi(routes: readonly RouteOptions[]): object {
+  const components = new Map<unknown, string>([...namedSchemas.map(([name, s]) => [s, name] as const), [ErrorBody, 'Error']]);
+  // JSON Schema as the document shows it: named schemas by reference, TypeBox's symbols dropped.
+  const show = (schema: unknown, top = false): unknown => {
+    if (!top && components.has(schema)) return { $ref: `#/components/schemas/${components.get(schema)}` };
+    if (Array.isArray(schema)) return schema.map((s) => show(s));
+    if (schema === null || typeof schema !== 'object') return schema;
+    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, show(v)]));
+  };
+  const parameters = (schema: unknown, where: 'path' | 'query' | 'header') => {
+    const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
+    return Object.entries(object?.properties ?? {}).map(([name, s]) => {
+      const { description, ...rest } = show(s) as { description?: string };
+      return { name, in: where, required: where === 'path' || (object?.required ?? []).includes(name), description, schema: rest };
+    });
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const method = String(route.method);
+    if (method === 'HEAD' || !route.schema) continue;
+    const schema = route.schema;
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    const responses: Record<string, unknown> = {};
+    const statuses = new Set([...Object.keys(schema.responseDescriptions ?? {}), ...Object.keys(schema.response ?? {})]);
+    for (const status of [...statuses].sort()) {
+      const body = (schema.response as Record<string, unknown> | undefined)?.[status];
+      responses[status] = {
+        description: schema.responseDescriptions?.[Number(status)] ?? ERROR_DESCRIPTIONS[Number(status)] ?? 'Error response',
+        ...(body ? { content: { 'application/json': { schema: show(body) } } } : {}),
+      };
+    }
+    const auth = route.config?.auth;
+    paths[path] ??= {};
+    paths[path]![method.toLowerCase()] = {
+      operationId: schema.operationId,
+      summary: schema.summary,
+      security: auth === 'public' ? [] : [{ bearerAuth: [auth] }],
+      ...(auth !== 'public' && { description: `Needs a bearer token with the scope \`${auth}\`.` }),
+      parameters: [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')],
+      ...(schema.body !== undefined && {
+        requestBody: {
+          required: true,
+          content: Object.fromEntries((MEDIA_TYPES[method] ?? ['application/json']).map((type) => [type, { schema: show(schema.body) }])),
+        },
+      }),
+      responses,
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Plant Store',
+      version: '1.0.0',
+      description: 'A sample API that uses a plant store as an example to demonstrate features in the OpenAPI 3.1 specification',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    paths,
+    components: {
+      schemas: Object.fromEntries([...components].map(([schema, name]) => [name, show(schema, true)])),
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+    },
+    security: [{ bearerAuth: [] }],
+  };
+}

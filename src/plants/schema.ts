@@ -1,0 +1,83 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/**
+ * The plant resource's schemas: the one source for request validation, answer serialization, the
+ * OpenAPI document and the TypeScript types below.
+ */
+
+/** A plant id as the program holds it: a number when it is a safe integer, a bigint beyond that. */
+export type PlantId = number | bigint;
+
+export const NAME_MAX = 256;
+export const TAG_MAX = 64;
+export const LIST_LIMIT_MAX = 1000;
+export const LIST_LIMIT_DEFAULT = 100;
+
+/**
+ * A 64-bit integer. The validator gives `format: int64` its exact meaning (see http/validation.ts):
+ * any JSON integer from -2^63 to 2^63-1, held without losing digits.
+ */
+export const Int64 = (options: { description?: string } = {}) =>
+  Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
+
+const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, description: 'The name of the plant' });
+const Tag = Type.String({ maxLength: TAG_MAX, description: 'Tag that specifies the type of the plant' });
+const Id = Int64({ description: 'Identification number of the plant' });
+
+/** The specification's Plant: what POST /plants answers. It has no id. */
+export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { description: 'Plant' });
+
+/** The specification's NewPlant: a Plant plus its id. */
+export const NewPlant = Type.Object({ name: Name, tag: Type.Optional(Tag), id: Id }, { description: 'NewPlant' });
+export type NewPlant = Static<typeof NewPlant>;
+
+/** A plant as stored and as every operation but the specified POST answers it. */
+export const StoredPlant = Type.Object({ id: Id, name: Name, tag: Type.Optional(Tag) }, { description: 'StoredPlant' });
+export type StoredPlant = Static<typeof StoredPlant>;
+
+/** PUT /plants/{id}: the whole plant; an id, if sent, must be the path's. */
+export const PlantReplacement = Type.Object(
+  { name: Name, tag: Type.Optional(Tag), id: Type.Optional(Id) },
+  { description: 'PlantReplacement' },
+);
+export type PlantReplacement = Static<typeof PlantReplacement>;
+
+/** PATCH /plants/{id}: an RFC 7396 merge patch; `"tag": null` removes the tag. */
+export const PlantMergePatch = Type.Object(
+  { name: Type.Optional(Name), tag: Type.Optional(Type.Union([Tag, Type.Null()])), id: Type.Optional(Id) },
+  { description: 'PlantMergePatch' },
+);
+export type PlantMergePatch = Static<typeof PlantMergePatch>;
+
+export const PlantIdParams = Type.Object({ id: Id });
+export type PlantIdParams = Static<typeof PlantIdParams>;
+
+export const ListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: LIST_LIMIT_MAX,
+      default: LIST_LIMIT_DEFAULT,
+      description: 'The maximum number of results to return',
+    }),
+  ),
+  after: Type.Optional(Int64({ description: 'Return the plants whose id is greater than this one' })),
+  tag: Type.Optional(Type.String({ maxLength: TAG_MAX, description: 'Return only the plants with this tag' })),
+});
+export type ListQuery = Static<typeof ListQuery>;
+
+export const CreateHeaders = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({ description: 'With `*`, the POST only creates: an existing id answers 412 and changes nothing.' }),
+  ),
+});
+export type CreateHeaders = Static<typeof CreateHeaders>;
+
+/** The schemas the OpenAPI document names as components. */
+export const namedSchemas: ReadonlyArray<readonly [string, TSchema]> = [
+  ['NewPlant', NewPlant],
+  ['Plant', Plant],
+  ['StoredPlant', StoredPlant],
+  ['PlantReplacement', PlantReplacement],
+  ['PlantMergePatch', PlantMergePatch],
+];
