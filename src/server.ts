@@ -1,7 +1,13 @@
+import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
+import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config.js';
+import { loggerOptions } from './http/logging.js';
 import { openStore } from './store/open.js';
+
+/** The longest a graceful stop waits for requests in flight before exiting anyway (exit code 1). */
+const FORCE_EXIT_MS = 10_000;
 
 /**
  * The process: reads the configuration, opens the store, serves, and shuts down cleanly on SIGTERM or
@@ -19,28 +25,51 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const store = await openStore(config);
+  const store = await openStore(config).catch((error: unknown) => {
+    // Name the setting: "SQLITE_CANTOPEN" alone does not tell an operator where to look.
+    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
+  if (config.webConcurrency > 1 && cluster.isPrimary) {
+    // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing.
+    await store.close();
+    runPrimary(config.webConcurrency);
+    return;
+  }
   const app = await buildApp({
     config,
     store,
-    logger: {
-      level: config.logLevel,
-      // Tokens never reach a log line, wherever a serializer might put them.
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
-    },
+    // Tokens never reach a log line, wherever a serializer might put them (see http/logging.ts).
+    logger: loggerOptions(config.logLevel),
   });
 
   let stopping = false;
+  // Answers finished while stopping tell the client to close its keep-alive connection, so it does
+  // not send its next request into a connection about to end.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (stopping) reply.header('connection', 'close');
+    done(null, payload);
+  });
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A worker may be told twice (its own SIGTERM and the primary's); the primary decides "now".
+      if (cluster.isWorker) return;
+      // An operator pressing Ctrl-C twice means "now".
+      app.log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
     app.log.info({ signal }, 'shutting down: finishing requests in flight');
     const force = setTimeout(() => {
-      app.log.error('requests still in flight after 10 s; exiting anyway');
+      app.log.error(`requests still in flight after ${FORCE_EXIT_MS / 1000} s; exiting anyway`);
       process.exit(1);
-    }, 10_000);
+    }, FORCE_EXIT_MS);
     force.unref();
+    // close() ends the connections idle at this moment, but a keep-alive connection whose request
+    // was in flight turns idle only after its answer, and would hold close() open until its
+    // keep-alive timeout. Sweep those as they turn idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweep.unref();
     app
       .close()
       .then(() => store.close())
@@ -54,9 +83,13 @@ async function main(): Promise<void> {
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // Ctrl-C reaches every process of the group; a worker leaves it to the primary, which sends SIGTERM.
+  process.on('SIGINT', () => (cluster.isWorker ? undefined : stop('SIGINT')));
 
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
+  });
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 

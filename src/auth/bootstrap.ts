@@ -1,4 +1,4 @@
-import type { Store } from '../store/store.js';
+import { DuplicateTokenNameError, type Store } from '../store/store.js';
 import { createToken } from './tokens.js';
 
 /**
@@ -8,7 +8,14 @@ import { createToken } from './tokens.js';
  */
 export async function bootstrapToken(store: Store, staticTokens: readonly string[], write: (text: string) => void): Promise<void> {
   if (staticTokens.length > 0 || (await store.tokens.count()) > 0) return;
-  const { secret } = await createToken(store.tokens, 'initial', ['plants:read', 'plants:write']);
+  let secret: string;
+  try {
+    ({ secret } = await createToken(store.tokens, 'initial', ['plants:read', 'plants:write']));
+  } catch (error) {
+    // Several instances starting at once on one empty database: one of them made the token and showed it.
+    if (error instanceof DuplicateTokenNameError) return;
+    throw error;
+  }
   write(
     `\nCreated the first access token (full access). It is shown only this once; keep it somewhere safe:\n\n` +
       `    ${secret}\n\n` +

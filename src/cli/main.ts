@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createToken, parseScopes } from '../auth/tokens.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, redactUrl } from '../config.js';
 import { openStore } from '../store/open.js';
 import { SCOPES, type Store } from '../store/store.js';
 
@@ -16,8 +16,20 @@ Commands (against the store DATABASE_URL names, the same as the server's):
 
 class UsageError extends Error {}
 
+/** Runs an argument parser; what it rejects is a usage error (exit 2), not a failure. */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(loadConfig());
+  const config = loadConfig();
+  const store = await openStore(config).catch((error: unknown) => {
+    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  });
   try {
     return await run(store);
   } finally {
@@ -27,15 +39,22 @@ async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
 
 async function tokenCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: { name: { type: 'string' }, scope: { type: 'string', multiple: true }, json: { type: 'boolean' } },
-  });
+  const { values, positionals } = usage(() =>
+    parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { name: { type: 'string' }, scope: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+    }),
+  );
   switch (action) {
     case 'create': {
       if (!values.name) throw new UsageError('token create needs --name NAME');
-      const scopes = values.scope ? parseScopes(values.scope.join(' ')) : [...SCOPES];
+      // The name is how an operator lists and revokes a token: one printable line, short enough for a table.
+      if (values.name.length > 64 || /\p{Cc}/u.test(values.name)) {
+        throw new UsageError('--name must be at most 64 characters, without control characters');
+      }
+      const requested = values.scope;
+      const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...SCOPES];
       if (scopes.length === 0) throw new UsageError('token create needs at least one --scope');
       const name = values.name;
       const { secret, record } = await withStore((store) => createToken(store.tokens, name, scopes));

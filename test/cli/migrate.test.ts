@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { tempDir } from '../helpers.js';
+import { cli } from '../process.js';
+
+/** `plant-store migrate`: brings a database's schema up to date and exits; running it again changes nothing. */
+
+test('migrate creates the schema, exits 0, and is idempotent', async () => {
+  const file = join(tempDir(after), 'nested', 'x.db');
+  const first = await cli(`file:${file}`, 'migrate');
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.stdout, '');
+  assert.match(first.stderr, /up to date/);
+  const second = await cli(`file:${file}`, 'migrate');
+  assert.equal(second.code, 0, second.stderr);
+
+  const db = new Database(file, { readonly: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    assert.ok(tables.includes('plants') && tables.includes('tokens'), String(tables));
+    const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
+    assert.ok(versions.length >= 1);
+    assert.equal(new Set(versions).size, versions.length, 'each migration recorded once');
+  } finally {
+    db.close();
+  }
+});
+
+test('migrate with a DATABASE_URL that cannot be opened fails naming it', async () => {
+  const dir = tempDir(after);
+  writeFileSync(join(dir, 'text.db'), 'not a database '.repeat(100));
+  const result = await cli(`file:${join(dir, 'text.db')}`, 'migrate');
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^plant-store: DATABASE_URL/);
+  assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+});
