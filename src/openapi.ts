@@ -24,6 +24,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'Error response: the store is unavailable; retry after Retry-After seconds',
 };
 
+/** Headers that go with a status wherever it is answered. */
+const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
+  201: { Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
+  401: { 'WWW-Authenticate': { description: 'Bearer realm="plant-store", with error="invalid_token" when a token was sent', schema: { type: 'string' } } },
+  403: { 'WWW-Authenticate': { description: 'Bearer realm="plant-store", error="insufficient_scope"', schema: { type: 'string' } } },
+  503: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string' } } },
+};
+
 const MEDIA_TYPES: Record<string, string[]> = {
   PATCH: ['application/merge-patch+json', 'application/json'],
 };
@@ -61,9 +69,15 @@ export function buildOpenApi(routes: readonly RouteOptions[]): object {
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
       responses[status] = {
         description: schema.responseDescriptions?.[Number(status)] ?? ERROR_DESCRIPTIONS[Number(status)] ?? 'Error response',
+        ...(STATUS_HEADERS[Number(status)] && { headers: STATUS_HEADERS[Number(status)] }),
         ...(body ? { content: { 'application/json': { schema: show(body) } } } : {}),
       };
     }
+    // Any status not listed (404/405 for another route, 429, 500 with its request id…) has the Error shape too.
+    responses.default = {
+      description: 'Error response: any other error, e.g. 500 with the request id in the message',
+      content: { 'application/json': { schema: show(ErrorBody) } },
+    };
     const auth = route.config?.auth;
     paths[path] ??= {};
     paths[path]![method.toLowerCase()] = {

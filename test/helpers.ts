@@ -1,12 +1,16 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { after } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
+import type { Config } from '../src/config.js';
 import { createToken } from '../src/auth/tokens.js';
+import { PostgresStore } from '../src/store/postgres.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { Scope, Store } from '../src/store/store.js';
+import { createDatabase, TEST_PG_ENV } from './store/pg-server.js';
 
 /** The static full-access token every test app accepts. */
 export const TOKEN = 'test-token-full-access';
@@ -20,6 +24,16 @@ export function tempDir(cleanup: typeof after): string {
 
 export function openSqlite(dir: string): SqliteStore {
   return SqliteStore.open(`file:${join(dir, 'plants.db')}`, { synchronous: 'FULL', busyTimeoutMs: 5000 });
+}
+
+/**
+ * A fresh, empty store: SQLite in a temp dir, or a new PostgreSQL database when the suite is being run
+ * against PostgreSQL (test/store/http-on-postgres.test.ts sets TEST_PG_ENV). The caller closes it.
+ */
+export async function openTestStore(cleanup: typeof after): Promise<Store> {
+  const pgAdminUrl = process.env[TEST_PG_ENV];
+  if (pgAdminUrl) return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000 });
+  return openSqlite(tempDir(cleanup));
 }
 
 export interface TestApp {
@@ -38,10 +52,17 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** The app in-process on a real SQLite file of its own, closed when the test file ends. */
-export async function testApp(cleanup: typeof after, options: { store?: Store; bodyLimit?: number } = {}): Promise<TestApp> {
-  const store = options.store ?? openSqlite(tempDir(cleanup));
-  const app = await buildApp({ config: { tokens: [TOKEN], bodyLimit: options.bodyLimit ?? 64 * 1024 }, store });
+/** The app in-process on a store of its own (a real SQLite file; see openTestStore), closed when the test file ends. */
+export async function testApp(
+  cleanup: typeof after,
+  options: { store?: Store; bodyLimit?: number; config?: Partial<Config>; logger?: Parameters<typeof buildApp>[0]['logger'] } = {},
+): Promise<TestApp> {
+  const store = options.store ?? (await openTestStore(cleanup));
+  const app = await buildApp({
+    config: { ...options.config, tokens: [TOKEN], bodyLimit: options.bodyLimit ?? 64 * 1024 },
+    store,
+    logger: options.logger ?? false,
+  });
   await app.ready();
   cleanup(async () => {
     await app.close();
@@ -61,4 +82,21 @@ export async function testApp(cleanup: typeof after, options: { store?: Store; b
       return secret;
     },
   };
+}
+
+/**
+ * Asserts the one error shape: this status, `{"error": status, "message": …}` and nothing else, as
+ * application/json, with a message that contains `mentions` (the field or parameter it names).
+ */
+export function assertError(response: LightMyRequestResponse, status: number, mentions?: string | RegExp): string {
+  assert.equal(response.statusCode, status, `expected ${status}, got ${response.statusCode}: ${response.payload}`);
+  assert.match(String(response.headers['content-type']), /^application\/json\b/);
+  const body = response.json() as { error: unknown; message: unknown };
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+  assert.equal(body.error, status);
+  assert.equal(typeof body.message, 'string');
+  const message = body.message as string;
+  if (typeof mentions === 'string') assert.ok(message.includes(mentions), `message "${message}" should mention "${mentions}"`);
+  else if (mentions) assert.match(message, mentions);
+  return message;
 }

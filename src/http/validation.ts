@@ -13,25 +13,40 @@ import { isInt64, parseInt64 } from './json.js';
 
 const INT64_MESSAGE = 'must be an integer from -9223372036854775808 to 9223372036854775807';
 
-/** Rewrites every int64 subschema to use the int64 keyword. */
-function forValidation(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(forValidation);
+/**
+ * Rewrites every int64 subschema to use the int64 keyword. In a path or query string (`text`) every
+ * other integer is rewritten too, to the `decimal` keyword: Ajv's coercion would take "+5", " 5" and
+ * "1e2" for 5 and 100, where a parameter should be plain decimal digits. Keywords beside the type
+ * (minimum, maximum) stay and apply to the parsed number.
+ */
+function forValidation(schema: unknown, text: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => forValidation(s, text));
   if (schema === null || typeof schema !== 'object') return schema;
   const source = schema as Record<string, unknown>;
   if (source.type === 'integer' && source.format === 'int64') {
     const { type: _type, format: _format, ...rest } = source;
     return { ...rest, int64: true };
   }
+  if (text && source.type === 'integer') {
+    const { type: _type, format: _format, ...rest } = source;
+    return { ...rest, decimal: true };
+  }
   const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(source)) copy[key] = forValidation(value);
+  for (const [key, value] of Object.entries(source)) copy[key] = forValidation(value, text);
   return copy;
 }
 
-const INT64_ERROR = [{ keyword: 'int64', message: INT64_MESSAGE, params: {} }];
+/**
+ * A fresh error each time: Ajv writes instancePath into the error objects it is given (only when
+ * unset), so a shared object would name the first parameter that ever failed in every later message.
+ */
+function keywordError(keyword: string, data: unknown, message: string) {
+  return [{ keyword, message: Array.isArray(data) ? 'must be given once' : message, params: {} }];
+}
 
 const bodyInt64: SchemaValidateFunction = (_schema, data) => {
   const valid = isInt64(data);
-  if (!valid) bodyInt64.errors = INT64_ERROR;
+  if (!valid) bodyInt64.errors = keywordError('int64', data, INT64_MESSAGE);
   return valid;
 };
 
@@ -39,7 +54,18 @@ const bodyInt64: SchemaValidateFunction = (_schema, data) => {
 const textInt64: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
   const value = typeof data === 'string' ? parseInt64(data) : undefined;
   if (value === undefined || !ctx) {
-    textInt64.errors = INT64_ERROR;
+    textInt64.errors = keywordError('int64', data, INT64_MESSAGE);
+    return false;
+  }
+  ctx.parentData[ctx.parentDataProperty] = value;
+  return true;
+};
+
+/** Any other integer parameter: decimal digits only, a safe integer, put in place as a number. */
+const textDecimal: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
+  const value = typeof data === 'string' ? parseInt64(data) : undefined;
+  if (typeof value !== 'number' || !ctx) {
+    textDecimal.errors = keywordError('decimal', data, 'must be a whole number in decimal digits');
     return false;
   }
   ctx.parentData[ctx.parentDataProperty] = value;
@@ -55,6 +81,7 @@ function makeAjv(coerce: boolean): Ajv {
     errors: true,
     validate: coerce ? textInt64 : bodyInt64,
   });
+  if (coerce) ajv.addKeyword({ keyword: 'decimal', schemaType: 'boolean', modifying: true, errors: true, validate: textDecimal });
   return ajv;
 }
 
@@ -63,5 +90,5 @@ const textAjv = makeAjv(true);
 
 export const validatorCompiler: FastifySchemaCompiler<AnySchema> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(forValidation(schema) as AnySchema) as ValidateFunction;
+  return ajv.compile(forValidation(schema, httpPart !== 'body') as AnySchema) as ValidateFunction;
 };

@@ -55,6 +55,7 @@ export type PlantIdParams = Static<typeof PlantIdParams>;
 export const ListQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({
+      format: 'int32',
       minimum: 1,
       maximum: LIST_LIMIT_MAX,
       default: LIST_LIMIT_DEFAULT,

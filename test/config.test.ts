@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
+
+/** Asserts that this environment stops the start with a one-line ConfigError naming the setting. */
+function refuses(env: Record<string, string>, setting: string): ConfigError {
+  let caught: unknown;
+  try {
+    loadConfig(env);
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof ConfigError, `${JSON.stringify(env)} should be refused`);
+  assert.equal(caught.setting, setting);
+  assert.ok(caught.message.startsWith(`${setting}:`), caught.message);
+  assert.ok(!caught.message.includes('\n'), 'one line');
+  return caught;
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, 'file:./data/plant-store.db');
+    assert.equal(config.bodyLimit, 65536);
+    assert.deepEqual(config.tokens, []);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  it('treats empty values as unset', () => {
+    const config = loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', BODY_LIMIT: '', PLANT_STORE_TOKENS: '', LOG_LEVEL: '' });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, 'file:./data/plant-store.db');
+  });
+
+  it('reads each setting', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'file:/tmp/elsewhere.db',
+      BODY_LIMIT: '2048',
+      PLANT_STORE_TOKENS: ' one-token , two.token~+/= ',
+      LOG_LEVEL: 'WARN',
+    });
+    assert.equal(config.port, 0);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.databaseUrl, 'file:/tmp/elsewhere.db');
+    assert.equal(config.bodyLimit, 2048);
+    assert.deepEqual(config.tokens, ['one-token', 'two.token~+/=']);
+    assert.equal(config.logLevel, 'warn');
+    assert.equal(loadConfig({ PORT: '65535' }).port, 65535);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u:p@localhost/db' }).databaseUrl, 'postgres://u:p@localhost/db');
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://localhost/db' }).databaseUrl, 'postgresql://localhost/db');
+  });
+
+  describe('refuses a bad value, naming the setting', () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ PORT: 'abc' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ PORT: '-1' }, 'PORT'],
+      [{ PORT: '80.5' }, 'PORT'],
+      [{ PORT: '0x50' }, 'PORT'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'file:' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: './plants.db' }, 'DATABASE_URL'],
+      [{ BODY_LIMIT: 'x' }, 'BODY_LIMIT'],
+      [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
+      [{ BODY_LIMIT: '64k' }, 'BODY_LIMIT'],
+      [{ PLANT_STORE_TOKENS: 'a,,b' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: 'a,' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: 'has space' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: 'quote"d' }, 'PLANT_STORE_TOKENS'],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    ];
+    for (const [env, setting] of cases) {
+      it(JSON.stringify(env), () => {
+        refuses(env, setting);
+      });
+    }
+  });
+
+  it('names the first bad setting even when others are fine', () => {
+    refuses({ PORT: '8081', HOST: 'localhost', LOG_LEVEL: 'loud' }, 'LOG_LEVEL');
+  });
+
+  it('never puts a database password or a token in its message', () => {
+    const url = refuses({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }, 'DATABASE_URL');
+    assert.ok(!url.message.includes('hunter2'), url.message);
+    const token = refuses({ PLANT_STORE_TOKENS: 'good-token,sec ret-token' }, 'PLANT_STORE_TOKENS');
+    assert.ok(!token.message.includes('sec ret-token'), token.message);
+    assert.equal(redactUrl('postgres://u:pw@h/db'), 'postgres://u:***@h/db');
+  });
+});

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { assertError, testApp, TOKEN } from '../helpers.js';
+
+function assertSecurityHeaders(response: LightMyRequestResponse | { headers: Record<string, unknown> }, what: string): void {
+  const h = response.headers;
+  assert.equal(h['x-content-type-options'], 'nosniff', `${what}: nosniff`);
+  assert.equal(h['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", `${what}: CSP`);
+  assert.equal(h['cache-control'], 'no-store', `${what}: cache-control`);
+  assert.equal(h['x-powered-by'], undefined, `${what}: no x-powered-by`);
+  assert.equal(h.server, undefined, `${what}: no server header`);
+}
+
+/** Sends raw bytes on a real connection and reads the whole answer (the server closes after it). */
+function rawExchange(port: number, bytes: string | Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.write(bytes);
+  });
+}
+
+describe('security headers', async () => {
+  const t = await testApp(after);
+  await t.call('POST', '/plants', { body: { id: 1, name: 'Fern' } });
+
+  const cases: Array<[string, () => Promise<LightMyRequestResponse>, number]> = [
+    ['POST 200', () => t.call('POST', '/plants', { body: { id: 2, name: 'Ivy' } }), 200],
+    ['GET plant 200', () => t.call('GET', '/plants/1'), 200],
+    ['list 200', () => t.call('GET', '/plants'), 200],
+    ['DELETE 204', () => t.call('DELETE', '/plants/2'), 204],
+    ['healthz', () => t.call('GET', '/healthz', { token: null }), 200],
+    ['openapi', () => t.call('GET', '/openapi.json', { token: null }), 200],
+    ['401', () => t.call('GET', '/plants', { token: null }), 401],
+    ['400 validation', () => t.call('POST', '/plants', { body: { id: '1', name: 'x' } }), 400],
+    ['400 bad JSON', () => t.call('POST', '/plants', { body: '{"id":' }), 400],
+    ['404 plant', () => t.call('GET', '/plants/99'), 404],
+    ['404 route', () => t.call('GET', '/nowhere'), 404],
+    ['405', () => t.call('OPTIONS', '/plants'), 405],
+    ['415', () => t.call('POST', '/plants', { body: 'x', headers: { 'content-type': 'text/plain' } }), 415],
+    ['413', () => t.call('POST', '/plants', { body: JSON.stringify({ id: 3, name: 'x'.repeat(70_000) }) }), 413],
+    ['bad percent-encoding', () => t.call('GET', '/plants/%zz'), 400],
+    ['path parameter too long', () => t.call('GET', `/plants/${'1'.repeat(300)}`), 414],
+  ];
+  for (const [name, send, status] of cases) {
+    test(`${name}: nosniff, a strict CSP, no-store, no X-Powered-By`, async () => {
+      const response = await send();
+      assert.equal(response.statusCode, status, response.payload);
+      assertSecurityHeaders(response, name);
+      if (status >= 400) assertError(response, status);
+    });
+  }
+
+  test('an HTTP request the parser refuses is answered in the Error shape with the same headers', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as { port: number }).port;
+    const answer = await rawExchange(port, 'GET /plants HTTP/1.1\r\nHost: x\r\nBad Header Name: 1\r\n\r\n');
+    const [head, body] = answer.split('\r\n\r\n');
+    assert.match(head!, /^HTTP\/1\.1 400 /);
+    assert.match(head!, /\r\nx-content-type-options: nosniff\r\n/i);
+    assert.match(head!, /\r\ncontent-type: application\/json\r\n/i);
+    assert.deepEqual(JSON.parse(body!), { error: 400, message: 'the request is not valid HTTP/1.1' });
+  });
+});
+
+describe('CORS', async () => {
+  test('is off by default: no CORS header, a preflight is refused with 405', async () => {
+    const t = await testApp(after);
+    const simple = await t.call('GET', '/plants', { headers: { origin: 'https://app.example' } });
+    assert.equal(simple.statusCode, 200);
+    assert.equal(simple.headers['access-control-allow-origin'], undefined);
+    const preflight = await t.call('OPTIONS', '/plants', {
+      token: null,
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    assertError(preflight, 405);
+    assert.equal(preflight.headers['access-control-allow-origin'], undefined);
+  });
+
+  describe('with configured origins', async () => {
+    const t = await testApp(after, { config: { corsOrigins: ['https://app.example'] } });
+
+    test('an allowed origin may read answers, errors included, and the headers it needs', async () => {
+      for (const token of [TOKEN, null]) {
+        const response = await t.call('GET', '/plants', { token, headers: { origin: 'https://App.example' } });
+        assert.equal(response.headers['access-control-allow-origin'], 'https://App.example');
+        assert.equal(response.headers.vary, 'Origin');
+        assert.match(String(response.headers['access-control-expose-headers']), /x-request-id/);
+        assert.match(String(response.headers['access-control-expose-headers']), /www-authenticate/);
+        assert.equal(response.headers['access-control-allow-credentials'], undefined);
+      }
+    });
+
+    test('another origin gets no CORS header', async () => {
+      const response = await t.call('GET', '/plants', { headers: { origin: 'https://evil.example' } });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.headers['access-control-allow-origin'], undefined);
+    });
+
+    test('a preflight from an allowed origin is answered 204 without a token, with the methods of that path', async () => {
+      const response = await t.call('OPTIONS', '/plants/42', {
+        token: null,
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization, content-type' },
+      });
+      assert.equal(response.statusCode, 204);
+      assert.equal(response.payload, '');
+      assert.equal(response.headers['access-control-allow-origin'], 'https://app.example');
+      assert.deepEqual(String(response.headers['access-control-allow-methods']).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT']);
+      assert.match(String(response.headers['access-control-allow-headers']), /authorization/);
+      assert.match(String(response.headers['access-control-allow-headers']), /content-type/);
+      assert.equal(response.headers['access-control-max-age'], '600');
+      assertSecurityHeaders(response, 'preflight');
+    });
+
+    test('a preflight to a path without routes is 404; from another origin it is the usual 405', async () => {
+      const nowhere = await t.call('OPTIONS', '/nowhere', {
+        token: null,
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+      });
+      assertError(nowhere, 404);
+      const evil = await t.call('OPTIONS', '/plants', {
+        token: null,
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
+      assertError(evil, 405);
+      assert.equal(evil.headers['access-control-allow-origin'], undefined);
+    });
+
+    test('an OPTIONS request that is not a preflight is 405 as before', async () => {
+      const response = await t.call('OPTIONS', '/plants', { headers: { origin: 'https://app.example' } });
+      assertError(response, 405);
+    });
+  });
+
+  test('* allows any origin', async () => {
+    const t = await testApp(after, { config: { corsOrigins: ['*'] } });
+    const response = await t.call('GET', '/plants', { headers: { origin: 'https://anyone.example' } });
+    assert.equal(response.headers['access-control-allow-origin'], '*');
+    assert.equal(response.headers.vary, undefined);
+  });
+});

@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { FastifyInstance } from 'fastify';
+import { testApp } from './helpers.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
+type Json = any;
+
+const PLANT_OPERATIONS = ['post /plants', 'get /plants', 'get /plants/{id}', 'put /plants/{id}', 'patch /plants/{id}', 'delete /plants/{id}'];
+const PUBLIC_OPERATIONS = ['get /healthz', 'get /readyz', 'get /openapi.json'];
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Every route the app has, as "method /path/{param}", HEAD left out (Fastify adds one to every GET). */
+function registeredOperations(app: FastifyInstance): string[] {
+  const found: string[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    stack.push(match[2]!);
+    const path = stack.join('').replace(/:(\w+)/g, '{$1}');
+    for (const method of (match[3] ?? '').split(', ').filter((m) => m !== '' && m !== 'HEAD')) {
+      found.push(`${method.toLowerCase()} ${path}`);
+    }
+  }
+  return found.sort();
+}
+
+function documentedOperations(doc: Json): string[] {
+  return Object.entries(doc.paths as Record<string, Json>)
+    .flatMap(([path, item]) => Object.keys(item).filter((k) => METHODS.includes(k)).map((method) => `${method} ${path}`))
+    .sort();
+}
+
+/** Every "$ref" in the document, with where it was found. */
+function refs(node: Json, where = '#'): Array<[string, string]> {
+  if (Array.isArray(node)) return node.flatMap((item, i) => refs(item, `${where}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === '$ref' ? [[String(value), where] as [string, string]] : refs(value, `${where}/${key}`),
+  );
+}
+
+function resolve(doc: Json, ref: string): unknown {
+  assert.ok(ref.startsWith('#/'), `only local references: ${ref}`);
+  return ref
+    .slice(2)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<Json>((node, part) => (node === undefined ? undefined : node[part]), doc);
+}
+
+describe('GET /openapi.json', async () => {
+  const t = await testApp(after);
+  const res = await t.call('GET', '/openapi.json', { token: null });
+  const doc: Json = res.json();
+  const schemas = doc.components?.schemas ?? {};
+  const op = (key: string): Json => {
+    const [method, path] = key.split(' ');
+    return doc.paths[path!]?.[method!];
+  };
+
+  it('is served without a token as application/json', () => {
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json\b/);
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.equal(validator.version, '3.1');
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, '1.0.0');
+  });
+
+  it('documents every registered route, and nothing else', () => {
+    assert.deepEqual(documentedOperations(doc), registeredOperations(t.app));
+    for (const key of [...PLANT_OPERATIONS, ...PUBLIC_OPERATIONS]) assert.ok(op(key), `${key} is documented`);
+  });
+
+  it('resolves every $ref', () => {
+    const all = refs(doc);
+    assert.ok(all.length > 0);
+    for (const [ref, where] of all) assert.notEqual(resolve(doc, ref), undefined, `${ref} at ${where}`);
+  });
+
+  it('gives every operation a unique operationId', () => {
+    const ids = documentedOperations(doc).map((key) => op(key).operationId);
+    for (const id of ids) assert.equal(typeof id, 'string');
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  it("keeps the specification's NewPlant, Plant and Error", () => {
+    const { NewPlant, Plant, Error: ErrorSchema } = schemas;
+    assert.equal(NewPlant.type, 'object');
+    assert.deepEqual([...NewPlant.required].sort(), ['id', 'name']);
+    assert.deepEqual(NewPlant.properties.id, { ...NewPlant.properties.id, type: 'integer', format: 'int64' });
+    assert.equal(NewPlant.properties.name.type, 'string');
+    assert.equal(NewPlant.properties.tag.type, 'string');
+    assert.equal(Plant.type, 'object');
+    assert.deepEqual(Plant.required, ['name']);
+    assert.deepEqual(Object.keys(Plant.properties).sort(), ['name', 'tag']);
+    assert.equal(ErrorSchema.type, 'object');
+    assert.deepEqual([...ErrorSchema.required].sort(), ['error', 'message']);
+    assert.equal(ErrorSchema.properties.error.type, 'integer');
+    assert.equal(ErrorSchema.properties.error.format, 'int32');
+    assert.equal(ErrorSchema.properties.message.type, 'string');
+  });
+
+  it('states the length limits it enforces', () => {
+    assert.equal(schemas.NewPlant.properties.name.minLength, 1);
+    assert.equal(schemas.NewPlant.properties.name.maxLength, 256);
+    assert.equal(schemas.NewPlant.properties.tag.maxLength, 64);
+  });
+
+  it('declares bearerAuth, the specification\'s scheme', () => {
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+  });
+
+  it('POST /plants: body NewPlant, 200 Plant, 400 Error, and its other statuses', () => {
+    const post = op('post /plants');
+    assert.equal(post.requestBody.required, true);
+    assert.deepEqual(post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPlant' });
+    assert.deepEqual(post.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Plant' });
+    for (const status of ['400', '401', '403', '412', '413', '415']) {
+      assert.deepEqual(post.responses[status]?.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, status);
+    }
+  });
+
+  it('every plant operation needs bearerAuth; the public ones say security: []', () => {
+    for (const key of PLANT_OPERATIONS) {
+      const security = op(key).security;
+      assert.ok(Array.isArray(security) && security.length > 0, key);
+      assert.ok(security.every((s: Json) => Object.keys(s).includes('bearerAuth')), key);
+      assert.ok(op(key).responses['401'], `${key} documents 401`);
+    }
+    for (const key of PUBLIC_OPERATIONS) assert.deepEqual(op(key).security, [], key);
+  });
+
+  it('every 4xx/5xx answer is documented as the Error shape', () => {
+    for (const key of documentedOperations(doc)) {
+      for (const [status, response] of Object.entries(op(key).responses as Record<string, Json>)) {
+        assert.equal(typeof response.description, 'string', `${key} ${status}`);
+        if (Number(status) >= 400) {
+          assert.deepEqual(response.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' }, `${key} ${status}`);
+        }
+      }
+    }
+  });
+
+  it('documents any other error (500 and the like) as a default Error answer', () => {
+    for (const key of documentedOperations(doc)) {
+      assert.deepEqual(op(key).responses.default?.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, key);
+    }
+  });
+
+  it('documents the headers that go with 201, 401, 403 and 503', () => {
+    assert.ok(op('put /plants/{id}').responses['201'].headers.Location);
+    assert.ok(op('get /plants').responses['401'].headers['WWW-Authenticate']);
+    assert.ok(op('post /plants').responses['403'].headers['WWW-Authenticate']);
+    assert.ok(op('post /plants').responses['503'].headers['Retry-After']);
+  });
+
+  it('documents the paging, the merge patch and the 201/204 answers', () => {
+    const list = op('get /plants');
+    const names = list.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
+    assert.deepEqual(names, ['query:after', 'query:limit', 'query:tag']);
+    const limit = list.parameters.find((p: Json) => p.name === 'limit');
+    assert.equal(limit.schema.minimum, 1);
+    assert.equal(limit.schema.maximum, 1000);
+    assert.equal(limit.schema.default, 100);
+    assert.equal(limit.schema.format, 'int32');
+    const id = op('get /plants/{id}').parameters.find((p: Json) => p.name === 'id');
+    assert.equal(id.in, 'path');
+    assert.equal(id.required, true);
+    assert.equal(id.schema.format, 'int64');
+    assert.ok(op('patch /plants/{id}').requestBody.content['application/merge-patch+json']);
+    assert.ok(op('put /plants/{id}').responses['201']);
+    assert.ok(op('delete /plants/{id}').responses['204']);
+    assert.equal(op('delete /plants/{id}').responses['204'].content, undefined);
+  });
+
+  it('shows no TypeBox internals or validator-only keywords', () => {
+    const text = JSON.stringify(doc);
+    for (const word of ['"int64":true', '"decimal":true', 'TypeBox', '[Kind]']) assert.ok(!text.includes(word), word);
+  });
+
+  it('is the same document on every request', async () => {
+    const again = await t.call('GET', '/openapi.json', { token: null });
+    assert.equal(again.payload, res.payload);
+  });
+});
