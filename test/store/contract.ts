@@ -118,6 +118,22 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('lists tokens as created: same record, same createdAt, oldest first, never a hash', async () => {
+      const store = await open();
+      try {
+        const first = await store.tokens.create({ id: 'b1', name: 'one', hash: Buffer.alloc(32, 4), scopes: ['plants:read', 'plants:write'] });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const second = await store.tokens.create({ id: 'a2', name: 'two', hash: Buffer.alloc(32, 5), scopes: ['plants:write'] });
+        assert.match(first.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.deepEqual(await store.tokens.list(), [first, second]);
+        assert.equal(await store.tokens.revoke('one'), true);
+        const [revoked] = await store.tokens.list();
+        assert.match(revoked?.revokedAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('answers ping while open', async () => {
       const store = await open();
       await store.ping();
