@@ -20,8 +20,15 @@ export const LIST_LIMIT_DEFAULT = 100;
 export const Int64 = (options: { description?: string } = {}) =>
   Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
 
-const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, description: 'The name of the plant' });
-const Tag = Type.String({ maxLength: TAG_MAX, description: 'Tag that specifies the type of the plant' });
+/**
+ * Text either store can hold exactly: PostgreSQL's text cannot hold U+0000, and an unpaired UTF-16
+ * surrogate has no UTF-8 form (each database would replace it differently). The `u` flag Ajv compiles
+ * patterns with makes the class match only unpaired surrogates, so emoji and every other character pass.
+ */
+export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
+const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: STORABLE_TEXT, description: 'The name of the plant' });
+const Tag = Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT, description: 'Tag that specifies the type of the plant' });
 const Id = Int64({ description: 'Identification number of the plant' });
 
 /** The specification's Plant: what POST /plants answers. It has no id. */
@@ -63,7 +70,7 @@ export const ListQuery = Type.Object({
     }),
   ),
   after: Type.Optional(Int64({ description: 'Return the plants whose id is greater than this one' })),
-  tag: Type.Optional(Type.String({ maxLength: TAG_MAX, description: 'Return only the plants with this tag' })),
+  tag: Type.Optional(Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT, description: 'Return only the plants with this tag' })),
 });
 export type ListQuery = Static<typeof ListQuery>;
 

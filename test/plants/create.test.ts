@@ -107,6 +107,8 @@ describe('POST /plants', async () => {
       ['null', null],
       ['an array', ['a']],
       ['257 characters', 'n'.repeat(257)],
+      // Text every store holds exactly: PostgreSQL cannot store U+0000.
+      ['holding U+0000', 'a\u0000b'],
     ];
     for (const [what, name] of cases) {
       it(`400 when ${what}`, async () => {
@@ -141,6 +143,7 @@ describe('POST /plants', async () => {
       ['null', null],
       ['a number', 7],
       ['an object', { a: 1 }],
+      ['holding U+0000', '\u0000'],
     ] as Array<[string, unknown]>) {
       it(`400 when ${what}`, async () => {
         assertError(await post({ id: freshId(), name: 'x', tag }), 400, 'body.tag');
