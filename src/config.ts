@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { availableParallelism } from 'node:os';
 
 /**
  * Every setting the service reads, read once at start from the environment. The type is derived
@@ -17,6 +18,24 @@ export const ConfigSchema = Type.Object({
   /** Longest a request may wait for the database before it is answered 503. */
   dbTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
   pgPoolSize: Type.Integer({ minimum: 1, maximum: 1000 }),
+  /** Processes serving (node:cluster workers); 1 serves from the process itself. */
+  webConcurrency: Type.Integer({ minimum: 1, maximum: 256 }),
+  /** Origins a browser may call the API from (CORS); empty: CORS off; ['*']: any origin. */
+  corsOrigins: Type.Array(Type.String()),
+  /** A client must have sent all request headers within this time, else the connection is closed (408). */
+  headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
+  /** A client must have sent the whole request (headers and body) within this time, else 408. */
+  requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
+  /** Open connections beyond this many are refused at once. */
+  maxConnections: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+  /** Requests per minute per token (per client address without one); 0: no rate limit. */
+  rateLimitPerMinute: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+  /** Shed load (503) while the event loop lags more than this; 0: never on this account. */
+  overloadEventLoopDelayMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+  /** Shed load (503) while the JS heap in use exceeds this many MiB; 0: 80% of V8's heap limit. */
+  overloadHeapUsedMb: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -74,6 +93,30 @@ function tokens(env: Env): string[] {
   });
 }
 
+/** `https://a.example, https://b.example` or `*`: each origin a scheme, a host and an optional port. */
+function corsOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return [];
+  if (raw.trim() === '*') return ['*'];
+  return raw.split(',').map((origin, i) => {
+    const o = origin.trim();
+    if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)) {
+      throw new ConfigError('CORS_ORIGINS', `origin ${i + 1} ("${o}") must look like https://example.com or http://host:port, or the whole setting be *`);
+    }
+    return o.toLowerCase();
+  });
+}
+
+/**
+ * WEB_CONCURRENCY: how many processes serve. Unset: one per CPU on PostgreSQL, which settles every race
+ * between processes itself; one on SQLite, whose single writer gains nothing from more processes
+ * (writes would contend for the file lock instead of sharing group commits).
+ */
+function webConcurrency(env: Env): number {
+  const usesPostgres = /^postgres(ql)?:\/\//.test(env.DATABASE_URL ?? '');
+  return integer(env, 'WEB_CONCURRENCY', usesPostgres ? Math.min(availableParallelism(), 256) : 1, 1, 256);
+}
+
 /** Hides the password of a URL so that a message or a log line never carries it. */
 export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
@@ -90,7 +133,19 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
     dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 5000, 100, 600_000),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    webConcurrency: webConcurrency(env),
+    corsOrigins: corsOrigins(env),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 100_000_000),
+    overloadEventLoopDelayMs: integer(env, 'OVERLOAD_EVENT_LOOP_DELAY_MS', 500, 0, 60_000),
+    overloadHeapUsedMb: integer(env, 'OVERLOAD_HEAP_USED_MB', 0, 0, 1_000_000),
   };
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
+  }
   // The readers above give each setting its own message; this guards the schema and the readers
   // against drifting apart.
   const error = Value.Errors(ConfigSchema, config).First();

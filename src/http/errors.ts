@@ -50,12 +50,21 @@ function validationMessage(error: FastifyError): string {
   const where = context + first.instancePath.replace(/\//g, '.');
   const params = first.params as Record<string, unknown>;
   if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
+  // The one pattern the schemas use is STORABLE_TEXT (plants/schema.ts); say what it means.
+  if (first.keyword === 'pattern') return `${where} must not contain U+0000 or an unpaired surrogate`;
   return `${where} ${first.message ?? 'is not valid'}`;
 }
 
 export function send(reply: FastifyReply, status: number, message: string): FastifyReply {
   const body: ErrorBody = { error: status, message };
   return reply.code(status).type('application/json').send(body);
+}
+
+/** The methods some route answers on this path (empty: no route has the path). */
+export function allowedMethods(app: FastifyInstance, path: string): string[] {
+  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+    (method) => app.findRoute({ method: method as 'GET', url: path }) !== null,
+  );
 }
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
@@ -83,9 +92,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-    const allowed = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
-      (method) => app.findRoute({ method: method as 'GET', url: path }) !== null,
-    );
+    const allowed = allowedMethods(app, path);
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
       return send(reply, 405, `method ${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`);

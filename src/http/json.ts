@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { parse as parseLossless } from 'lossless-json';
 
 /**
@@ -40,4 +41,42 @@ export function parseInt64(text: string): number | bigint | undefined {
   const value = BigInt(text);
   if (value < INT64_MIN || value > INT64_MAX) return undefined;
   return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
+}
+
+/** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** A request body that is not what RFC 8259 calls JSON text: not UTF-8, or a string no UTF-8 can hold. */
+export class JsonBodyError extends Error {}
+
+/** True when some string (value or key) of a parsed document holds a lone surrogate. Iterative: documents may nest deeply. */
+function hasLoneSurrogate(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) pending.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) pending.push(key, item);
+    }
+  }
+  return false;
+}
+
+/**
+ * A request body as JSON. It must be UTF-8: a byte sequence that is not would otherwise be stored as
+ * U+FFFD, a change the client never sent. Nor may a string escape a lone surrogate (`"\ud800"`):
+ * stored as UTF-8 it would come back as something else than what the answer acknowledged.
+ */
+export function parseJsonBody(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) throw new JsonBodyError('body is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  const value = parseJson(text);
+  if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
+    throw new JsonBodyError('a string in the body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text');
+  }
+  return value;
 }

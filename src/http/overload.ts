@@ -1,0 +1,95 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { HttpError } from './errors.js';
+
+export type OverloadSettings = Pick<Config, 'overloadEventLoopDelayMs' | 'overloadHeapUsedMb'>;
+
+export interface LoadSample {
+  /** Mean event-loop delay over the last window, in ms. */
+  eventLoopDelayMs: number;
+  heapUsedMb: number;
+}
+
+/** How often the load is sampled; each sample covers the window since the previous one. */
+const SAMPLE_EVERY_MS = 500;
+/** The histogram's timer period; its mean delay includes it, so it is taken off. */
+const RESOLUTION_MS = 10;
+/** OVERLOAD_HEAP_USED_MB=0: shed above this share of V8's heap limit. */
+const DEFAULT_HEAP_SHARE = 0.8;
+const RETRY_AFTER_SECONDS = '2';
+
+/**
+ * Load shedding. Every half second the monitor reads the event loop's mean delay (perf_hooks) and the
+ * JS heap in use; while either is over its threshold, every request but /healthz is answered 503 with
+ * Retry-After at once, before authentication or body parsing, so the process spends nothing on work it
+ * cannot finish in time and lets the loop and the heap recover. /healthz stays cheap and answers: the
+ * process is up, just busy (readyz reports the overload as 503, which takes the instance out of a
+ * balancer's rotation).
+ */
+export class OverloadMonitor {
+  private histogram: IntervalHistogram | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private reason: string | undefined;
+  private readonly heapLimitMb: number;
+  private readonly loopLimitMs: number;
+
+  constructor(
+    settings: OverloadSettings,
+    /** Told when shedding starts (with the reason) and stops (undefined): one log line per change, not per request. */
+    private readonly onChange: (reason: string | undefined) => void = () => undefined,
+    private readonly measure?: () => LoadSample,
+  ) {
+    this.loopLimitMs = settings.overloadEventLoopDelayMs;
+    this.heapLimitMb =
+      settings.overloadHeapUsedMb > 0 ? settings.overloadHeapUsedMb : (getHeapStatistics().heap_size_limit / 2 ** 20) * DEFAULT_HEAP_SHARE;
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    if (this.measure === undefined) {
+      this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+      this.histogram.enable();
+    }
+    this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.histogram?.disable();
+  }
+
+  /** Why the service sheds load now, or undefined when it does not. */
+  get overloaded(): string | undefined {
+    return this.reason;
+  }
+
+  sample(): LoadSample {
+    const before = this.reason;
+    const load = this.measure?.() ?? this.read();
+    if (this.loopLimitMs > 0 && load.eventLoopDelayMs > this.loopLimitMs) {
+      this.reason = `the event loop lags ${Math.round(load.eventLoopDelayMs)} ms (limit ${this.loopLimitMs} ms)`;
+    } else if (load.heapUsedMb > this.heapLimitMb) {
+      this.reason = `the heap holds ${Math.round(load.heapUsedMb)} MiB (limit ${Math.round(this.heapLimitMb)} MiB)`;
+    } else this.reason = undefined;
+    if ((this.reason === undefined) !== (before === undefined)) this.onChange(this.reason);
+    return load;
+  }
+
+  private read(): LoadSample {
+    const histogram = this.histogram!;
+    const mean = Number.isNaN(histogram.mean) ? 0 : histogram.mean / 1e6;
+    histogram.reset();
+    return { eventLoopDelayMs: Math.max(0, mean - RESOLUTION_MS), heapUsedMb: process.memoryUsage().heapUsed / 2 ** 20 };
+  }
+
+  /** The onRequest hook: registered before authentication. */
+  readonly hook = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    const reason = this.reason;
+    if (reason === undefined || request.routeOptions.url === '/healthz') return done();
+    done(new HttpError(503, `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': RETRY_AFTER_SECONDS }));
+  };
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allowedMethods, HttpError } from './errors.js';
+
+/**
+ * Headers every answer carries, errors included. The API serves only JSON, so the policy forbids
+ * everything a browser could do with an answer: load resources from it, frame it, sniff it as HTML,
+ * cache it (plant data is per-token and changes), or send a Referer onward.
+ * No Strict-Transport-Security: the service speaks plain HTTP; TLS and HSTS belong to the proxy in front.
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+/** The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers). */
+const CORS_REQUEST_HEADERS = 'authorization, content-type, if-none-match';
+const CORS_EXPOSED_HEADERS = [
+  'link',
+  'location',
+  'retry-after',
+  'www-authenticate',
+  'x-request-id',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+].join(', ');
+const CORS_MAX_AGE_SECONDS = '600';
+
+/**
+ * Cross-origin access for browsers: off unless origins are configured. Bearer tokens are not cookies,
+ * so credentials mode is never allowed. A preflight (OPTIONS with Access-Control-Request-Method) from an
+ * allowed origin to a path that has a route is answered 204 here, before authentication, because a
+ * browser sends it without the token; anything else falls through to the usual 404/405.
+ */
+function corsHook(app: FastifyInstance, origins: readonly string[]) {
+  const any = origins.includes('*');
+  const allowed = new Set(origins);
+  return function cors(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const origin = request.headers.origin;
+    if (origin === undefined || !(any || allowed.has(origin.toLowerCase()))) return done();
+    reply.header('access-control-allow-origin', any ? '*' : origin);
+    if (!any) reply.header('vary', 'Origin');
+    const preflightMethod = request.headers['access-control-request-method'];
+    if (request.method !== 'OPTIONS' || preflightMethod === undefined) {
+      reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
+      return done();
+    }
+    const methods = allowedMethods(app, request.url.split('?', 1)[0] ?? '/');
+    if (methods.length === 0) return done();
+    reply
+      .code(204)
+      .headers({
+        'access-control-allow-methods': methods.join(', '),
+        'access-control-allow-headers': CORS_REQUEST_HEADERS,
+        'access-control-max-age': CORS_MAX_AGE_SECONDS,
+      })
+      .send();
+  };
+}
+
+/** Security headers on every answer, and CORS when origins are configured. Registered first in onRequest. */
+export function installSecurity(app: FastifyInstance, settings: { corsOrigins: readonly string[] }): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
+    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
+      return done(new HttpError(400, 'the Host header is missing (HTTP/1.1 requires it)'));
+    }
+    done();
+  });
+  if (settings.corsOrigins.length > 0) app.addHook('onRequest', corsHook(app, settings.corsOrigins));
+}

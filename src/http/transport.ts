@@ -1,0 +1,75 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Config } from '../config.js';
+import { send } from './errors.js';
+import { SECURITY_HEADERS } from './security.js';
+
+export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
+
+/** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
+function clientErrorAnswer(code: string | undefined): { status: number; message: string } {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request was not received in time' };
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'the request headers are too large' };
+  if (code === 'HPE_URI_TOO_LONG') return { status: 414, message: 'the request URL is too long' };
+  return { status: 400, message: 'the request is not valid HTTP/1.1' };
+}
+
+/**
+ * Answers a malformed or too slow request on the socket itself (no request object exists yet) in the
+ * Error shape, then closes the connection. Nothing is written when an answer has already begun.
+ */
+function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, message } = clientErrorAnswer(error.code);
+  this.log.info({ code: error.code, status }, `client error: ${message}; closing the connection`);
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) {
+    const body = JSON.stringify({ error: status, message });
+    const headers = Object.entries(SECURITY_HEADERS)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `${headers}Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Errors the router raises before routing (a URL that does not decode, a path parameter too long). */
+const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
+  reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
+  const status = error.statusCode === 414 ? 414 : 400;
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is not validly percent-encoded';
+  send(reply, status, message);
+};
+
+/**
+ * Server options against slow and abusive clients: all headers within HEADERS_TIMEOUT_MS, the whole
+ * request within REQUEST_TIMEOUT_MS (a body that trickles in cannot pin a connection and its buffer),
+ * idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. Node checks the first two on a timer;
+ * its default period (30 s) is shortened so that a timeout is enforced within a quarter of its length.
+ */
+export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> & { http: object } {
+  const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
+  return {
+    requestTimeout: settings.requestTimeoutMs,
+    keepAliveTimeout: settings.keepAliveTimeoutMs,
+    // requireHostHeader off: Node would answer a request without Host with an empty 400 of its own;
+    // http/security.ts refuses it in the Error shape instead.
+    http: { headersTimeout: settings.headersTimeoutMs, connectionsCheckingInterval: checkEvery, requireHostHeader: false },
+    clientErrorHandler,
+    frameworkErrors,
+  };
+}
+
+/**
+ * Connections beyond the cap are closed as soon as they are accepted. A client that half-closes its
+ * side after sending a whole request (as `nc` and some proxies do) still gets its answer; Node's
+ * default would drop the request unanswered, after it may have been carried out.
+ */
+export function configureServer(app: FastifyInstance, settings: TransportSettings): void {
+  app.server.maxConnections = settings.maxConnections;
+  (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
+import { MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { assertError, testApp, TOKEN } from '../helpers.js';
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Starts on a fresh minute's first 50 s, so that a fixed one-minute window cannot turn mid-test. */
+async function awayFromWindowEdge(): Promise<void> {
+  await until(async () => Date.now() % 60_000 < 50_000, 'the rate-limit window to be far from its end');
+}
+
+function assertRateHeaders(response: LightMyRequestResponse, limit: number, remaining: number): void {
+  assert.equal(response.headers['ratelimit-limit'], String(limit));
+  assert.equal(response.headers['ratelimit-remaining'], String(remaining));
+  assert.ok(Number(response.headers['ratelimit-reset']) >= 1 && Number(response.headers['ratelimit-reset']) <= 60);
+  assert.equal(response.headers['ratelimit-policy'], `${limit};w=60`);
+}
+
+describe('rate limiting', async () => {
+  test('a fixed window per key, reset when the minute turns', () => {
+    let now = 60_000 * 1000 + 15_000;
+    const limiter = new MemoryRateLimiter(2, () => now);
+    assert.deepEqual(limiter.hit('a'), { allowed: true, limit: 2, remaining: 1, resetSeconds: 45 });
+    assert.equal(limiter.hit('a').allowed, true);
+    assert.deepEqual(limiter.hit('a'), { allowed: false, limit: 2, remaining: 0, resetSeconds: 45 });
+    assert.equal(limiter.peek('b').remaining, 2, 'keys are counted apart; peek counts nothing');
+    now += 45_000;
+    assert.equal(limiter.hit('a').allowed, true, 'a new window');
+  });
+
+  test('off by default: no RateLimit headers, no 429', async () => {
+    const t = await testApp(after);
+    for (let i = 0; i < 30; i++) assert.equal((await t.call('GET', '/plants')).statusCode, 200);
+    assert.equal((await t.call('GET', '/plants')).headers['ratelimit-limit'], undefined);
+  });
+
+  test('per token: the limit, then 429 with Retry-After and the RateLimit headers; other tokens unaffected', async () => {
+    const t = await testApp(after, { config: { rateLimitPerMinute: 5 } });
+    const other = await t.tokenWith('plants:read');
+    await awayFromWindowEdge();
+    for (let i = 0; i < 5; i++) {
+      const response = await t.call('GET', '/plants');
+      assert.equal(response.statusCode, 200);
+      assertRateHeaders(response, 5, 4 - i);
+    }
+    const refused = await t.call('GET', '/plants');
+    assertError(refused, 429, 'per minute');
+    assertRateHeaders(refused, 5, 0);
+    assert.equal(refused.headers['retry-after'], refused.headers['ratelimit-reset']);
+    assert.equal((await t.call('GET', '/plants', { token: other })).statusCode, 200);
+  });
+
+  test('per address without a token; failed authentications count too and then lock the address out', async () => {
+    const t = await testApp(after, { config: { rateLimitPerMinute: 5 } });
+    await awayFromWindowEdge();
+    const from = (remoteAddress: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: '/plants', remoteAddress, headers });
+    const health = (remoteAddress: string) => t.app.inject({ method: 'GET', url: '/healthz', remoteAddress });
+
+    for (let i = 0; i < 5; i++) assert.equal((await health('10.0.0.1')).statusCode, 200);
+    assertError(await health('10.0.0.1'), 429, 'address');
+    assert.equal((await health('10.0.0.2')).statusCode, 200, 'another address has its own count');
+
+    for (let i = 0; i < 5; i++) assert.equal((await from('10.0.0.3', { authorization: `Bearer wrong${i}` })).statusCode, 401);
+    const guessing = await from('10.0.0.3', { authorization: 'Bearer wrong-again' });
+    assertError(guessing, 429);
+    assert.equal(guessing.headers['retry-after'] !== undefined, true);
+    assert.equal((await from('10.0.0.3', { authorization: `Bearer ${TOKEN}` })).statusCode, 429, 'locked out, even with a valid token');
+    assert.equal((await from('10.0.0.4', { authorization: `Bearer ${TOKEN}` })).statusCode, 200);
+  });
+});
+
+describe('overload shedding', async () => {
+  test('the monitor changes state on thresholds and reports each change once', () => {
+    let load: LoadSample = { eventLoopDelayMs: 5, heapUsedMb: 50 };
+    const changes: Array<string | undefined> = [];
+    const monitor = new OverloadMonitor({ overloadEventLoopDelayMs: 100, overloadHeapUsedMb: 500 }, (r) => changes.push(r), () => load);
+    monitor.sample();
+    assert.equal(monitor.overloaded, undefined);
+    load = { eventLoopDelayMs: 250, heapUsedMb: 50 };
+    monitor.sample();
+    monitor.sample();
+    assert.match(monitor.overloaded ?? '', /event loop lags 250 ms/);
+    load = { eventLoopDelayMs: 5, heapUsedMb: 900 };
+    monitor.sample();
+    assert.match(monitor.overloaded ?? '', /heap holds 900 MiB/);
+    load = { eventLoopDelayMs: 5, heapUsedMb: 50 };
+    monitor.sample();
+    assert.equal(monitor.overloaded, undefined);
+    assert.equal(changes.length, 2, 'one report on entering, one on leaving');
+  });
+
+  test('a lagging event loop: 503 with Retry-After in the Error shape, /healthz still answers, then recovery', async () => {
+    const t = await testApp(after, { config: { overloadEventLoopDelayMs: 40 } });
+    // Sustained overload: every turn of the loop busy for 80 ms, as under a flood of requests.
+    const busy = setInterval(() => {
+      const end = Date.now() + 80;
+      while (Date.now() < end);
+    }, 1);
+    after(() => clearInterval(busy));
+    await until(async () => (await t.call('GET', '/plants')).statusCode === 503, 'shedding to start');
+    const shed = await t.call('POST', '/plants', { body: { id: 1, name: 'Fern' } });
+    assertError(shed, 503, 'overloaded');
+    assert.equal(shed.headers['retry-after'], '2');
+    assert.equal(shed.headers['x-content-type-options'], 'nosniff');
+    assert.equal((await t.call('GET', '/healthz', { token: null })).statusCode, 200, 'healthz stays cheap and answers');
+    assert.equal((await t.call('GET', '/readyz', { token: null })).statusCode, 503, 'readyz takes the instance out of rotation');
+    clearInterval(busy);
+    await until(async () => (await t.call('GET', '/plants')).statusCode === 200, 'shedding to stop');
+    assert.equal(await t.store.plants.get(1), undefined, 'the shed write was not carried out');
+  });
+
+  test('a heap over its threshold sheds too', async () => {
+    const t = await testApp(after, { config: { overloadHeapUsedMb: 1 } });
+    await until(async () => (await t.call('GET', '/plants')).statusCode === 503, 'shedding to start');
+    assertError(await t.call('GET', '/plants/1'), 503, 'heap');
+    assert.equal((await t.call('GET', '/healthz', { token: null })).statusCode, 200);
+  });
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
+
+/**
+ * Crash durability on PostgreSQL: the service killed with SIGKILL while clients write at full speed
+ * (several rounds), and the database server itself killed (immediate shutdown: no checkpoint, crash
+ * recovery at the next start) while the service keeps running. Every acknowledged write survives
+ * exactly. The test cluster runs with fsync off, which loses nothing unless the OS itself crashes;
+ * synchronous_commit is turned back on here, since a commit acknowledged before its WAL is written
+ * would be lost by the database crash this test makes.
+ */
+const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
+const skip = postgresUnavailableReason();
+
+async function cluster(): Promise<TestPostgres> {
+  const server = await TestPostgres.start(after);
+  const admin = new pg.Client({ connectionString: server.url('postgres') });
+  await admin.connect();
+  try {
+    await admin.query('ALTER SYSTEM SET synchronous_commit = on');
+    await admin.query('SELECT pg_reload_conf()');
+  } finally {
+    await admin.end();
+  }
+  return server;
+}
+
+describe('crash durability on PostgreSQL', { skip }, () => {
+  test(`the service SIGKILLed at a random moment, ${ROUNDS} rounds`, { timeout: 10 * 60_000 }, async (t) => {
+    const db = await cluster();
+    const env = { DATABASE_URL: await db.createDatabase(), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info' };
+    const known = new Map<string, Known>();
+    let service = await startServer(after, { env });
+    for (let round = 1; round <= ROUNDS; round++) {
+      const stop = { now: false };
+      const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, round, w, known, stop));
+      const ackedThisRound = () => [...known.values()].filter((k) => k.acked?.name.startsWith(`r${round} `)).length;
+      await waitUntil(() => ackedThisRound() >= 1000, 120_000, 'writes to be acknowledged');
+      await sleep(Math.floor(Math.random() * 1000));
+      service.signal('SIGKILL');
+      assert.equal((await service.exited).signal, 'SIGKILL');
+      stop.now = true;
+      const acked = (await Promise.all(writers)).reduce((a, b) => a + b, 0);
+      service = await startServer(after, { env });
+      const count = await verifyAfterCrash(service, known);
+      t.diagnostic(`round ${round}: ${acked} writes acknowledged, SIGKILL; ${count} plants after restart, none lost or changed`);
+    }
+    await service.stop('SIGTERM');
+  });
+
+  test('the database server killed (immediate shutdown) under writes: 503 while down, no acknowledged write lost, the service recovers by itself', { timeout: 10 * 60_000 }, async (t) => {
+    const db = await cluster();
+    const env = { DATABASE_URL: await db.createDatabase(), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info', DB_TIMEOUT_MS: '2000' };
+    const known = new Map<string, Known>();
+    const service: ServerProcess = await startServer(after, { env });
+    const stop = { now: false };
+    const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop));
+    const acked = () => [...known.values()].filter((k) => k.acked !== undefined).length;
+    await waitUntil(() => acked() >= 1000, 120_000, 'writes to be acknowledged');
+    await sleep(Math.floor(Math.random() * 1000));
+    await db.stop('immediate');
+    const ackedBeforeCrash = acked();
+    await sleep(1000);
+    assert.ok(service.running, 'the service survives its database going away');
+    await db.startServer();
+    await waitUntil(() => acked() >= ackedBeforeCrash + 500, 120_000, 'writes to be acknowledged again after the database restart');
+    stop.now = true;
+    await Promise.all(writers);
+    const count = await verifyAfterCrash(service, known);
+    assert.match(service.stdout, /"msg":"store unavailable"/, 'the outage is logged');
+    t.diagnostic(`${ackedBeforeCrash} writes acknowledged before the database crash, ${acked()} in all; ${count} plants after, none lost or changed`);
+    await service.stop('SIGTERM');
+  });
+});
