@@ -1,10 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { TokenVerifier } from './auth/tokens.js';
-import type { Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { authHook } from './http/auth.js';
 import { errorResponses, ErrorBody, HttpError, installErrorHandling } from './http/errors.js';
-import { parseJson } from './http/json.js';
+import { JsonBodyError, parseJsonBody } from './http/json.js';
+import { accessLogHook } from './http/access-log.js';
+import { OverloadMonitor } from './http/overload.js';
+import { MemoryRateLimiter, rateLimitHooks } from './http/rate-limit.js';
+import { installSecurity } from './http/security.js';
+import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
 import { buildOpenApi } from './openapi.js';
 import { plantHandlers } from './plants/handlers.js';
@@ -22,7 +27,8 @@ import type { Store } from './store/store.js';
 import { systemHandlers } from './system/handlers.js';
 
 export interface AppOptions {
-  config: Pick<Config, 'tokens' | 'bodyLimit'>;
+  /** Settings left out take their defaults (loadConfig of an empty environment). */
+  config: Pick<Config, 'tokens' | 'bodyLimit'> & Partial<Config>;
   store: Store;
   /** Fastify's logger option: false in tests, a pino configuration in the server. */
   logger?: FastifyServerOptions['logger'];
@@ -35,7 +41,9 @@ export async function buildApp({ config, store, logger = false }: AppOptions): P
   // Request ids unique across restarts and instances: a random prefix per app, then a counter.
   const prefix = `${process.pid.toString(36)}${(instance++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   let counter = 0;
+  const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify({
+    ...transportOptions(settings),
     logger,
     bodyLimit: config.bodyLimit,
     genReqId: () => `${prefix}-${(++counter).toString(36)}`,
@@ -47,15 +55,17 @@ export async function buildApp({ config, store, logger = false }: AppOptions): P
     routerOptions: { maxParamLength: 200 },
   });
 
+  configureServer(app, settings);
   installErrorHandling(app, config.bodyLimit);
   app.setValidatorCompiler(validatorCompiler);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, parseJson(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
-      done(new HttpError(400, `body is not valid JSON: ${(error as Error).message}`), undefined);
+      const message = error instanceof JsonBodyError ? error.message : `body is not valid JSON: ${(error as Error).message}`;
+      done(new HttpError(400, message), undefined);
     }
   });
 
@@ -63,15 +73,25 @@ export async function buildApp({ config, store, logger = false }: AppOptions): P
     reply.header('x-request-id', request.id);
     done();
   });
+  installSecurity(app, settings);
+  // Shedding and rate limits come before authentication: refusing must cost less than serving.
+  const overload = new OverloadMonitor(settings, (reason) =>
+    reason === undefined ? app.log.warn('load back to normal: no longer shedding') : app.log.warn({ reason }, `overloaded: answering 503 until it passes (${reason})`),
+  );
+  app.addHook('onRequest', overload.hook);
+  app.addHook('onReady', (done) => (overload.start(), done()));
+  app.addHook('onClose', (_app, done) => (overload.stop(), done()));
+  const rateLimit = settings.rateLimitPerMinute > 0 ? rateLimitHooks(new MemoryRateLimiter(settings.rateLimitPerMinute)) : undefined;
+  if (rateLimit) app.addHook('onRequest', rateLimit.beforeAuth);
   const verifier = new TokenVerifier(config.tokens, store.tokens);
   app.addHook('onRequest', authHook(verifier));
-  if ((app.log as unknown as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      const ms = Math.round(reply.elapsedTime * 100) / 100;
-      request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms }, 'request');
-      done();
-    });
+  if (rateLimit) {
+    app.addHook('onRequest', rateLimit.afterAuth);
+    app.addHook('onResponse', rateLimit.onResponse);
   }
+  // One access line per request, built cheaply (see http/access-log.ts).
+  const accessLog = accessLogHook(app.log);
+  if (accessLog) app.addHook('onResponse', accessLog);
 
   // Secure by default: a route that does not say who may call it is a bug, caught at start.
   const routes: RouteOptions[] = [];

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config.js';
+import { BatchedLogStream } from './http/log-stream.js';
 import { loggerOptions } from './http/logging.js';
 import { openStore } from './store/open.js';
 
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
     config,
     store,
     // Tokens never reach a log line, wherever a serializer might put them (see http/logging.ts).
-    logger: loggerOptions(config.logLevel),
+    // Log lines are written in batches (see http/log-stream.ts): one write per line costs too much per request.
+    logger: loggerOptions(config.logLevel, new BatchedLogStream()),
   });
 
   let stopping = false;

@@ -18,6 +18,7 @@ import {
   type TokenStore,
 } from './store.js';
 import { WriteBatcher } from './write-batcher.js';
+import { WriteThread, type WriteOp } from './write-thread.js';
 
 export interface SqliteOptions {
   /** FULL (default): a commit survives power loss. NORMAL: faster, may lose the last commits on power loss. */
@@ -57,13 +58,13 @@ function toId(value: bigint): PlantId {
   return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
 }
 
-interface PlantRow {
+export interface PlantRow {
   id: bigint;
   name: string;
   tag: string | null;
 }
 
-function toPlant(row: PlantRow): Plant {
+export function toPlant(row: PlantRow): Plant {
   return row.tag === null ? { id: toId(row.id), name: row.name } : { id: toId(row.id), name: row.name, tag: row.tag };
 }
 
@@ -73,10 +74,15 @@ export class SqliteStore implements Store {
   readonly tokens: TokenStore;
   private readonly db: Database.Database;
 
-  private constructor(db: Database.Database) {
+  private readonly writer: WriteThread;
+
+  private constructor(db: Database.Database, path: string, options: SqliteOptions) {
     this.db = db;
     const batcher = new WriteBatcher(db, translate);
-    this.plants = new SqlitePlants(db, batcher);
+    // Plant writes commit on a writer thread, so the main thread keeps serving during each fsync;
+    // token writes (rare) keep the main-thread batcher.
+    this.writer = new WriteThread({ path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs }, translate);
+    this.plants = new SqlitePlants(db, this.writer);
     this.tokens = new SqliteTokens(db, batcher);
   }
 
@@ -89,7 +95,7 @@ export class SqliteStore implements Store {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous}`);
       migrate(db);
-      return new SqliteStore(db);
+      return new SqliteStore(db, path, options);
     } catch (error) {
       throw translate(error);
     }
@@ -101,9 +107,9 @@ export class SqliteStore implements Store {
     });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.writer.close();
     if (this.db.open) this.db.close();
-    return Promise.resolve();
   }
 }
 
@@ -130,13 +136,10 @@ class SqlitePlants implements PlantStore {
   private readonly nextPage;
   private readonly firstTagPage;
   private readonly nextTagPage;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
 
   constructor(
     db: Database.Database,
-    private readonly batcher: WriteBatcher,
+    private readonly writer: WriteThread,
   ) {
     const cols = 'SELECT id, name, tag FROM plants';
     this.getStmt = db.prepare<[PlantId], PlantRow>(`${cols} WHERE id = ?`).safeIntegers(true);
@@ -146,9 +149,6 @@ class SqlitePlants implements PlantStore {
     this.nextTagPage = db
       .prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`)
       .safeIntegers(true);
-    this.insertStmt = db.prepare<[PlantId, string, string | null]>('INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
-    this.updateStmt = db.prepare<[string, string | null, PlantId]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?');
-    this.deleteStmt = db.prepare<[PlantId]>('DELETE FROM plants WHERE id = ?');
   }
 
   get(id: PlantId): Promise<Plant | undefined> {
@@ -173,29 +173,16 @@ class SqlitePlants implements PlantStore {
   }
 
   put(plant: Plant, options: { createOnly?: boolean } = {}): Promise<PutOutcome> {
-    const tag = plant.tag ?? null;
-    return this.batcher.write((): PutOutcome => {
-      if (this.insertStmt.run(plant.id, plant.name, tag).changes === 1) return 'created';
-      if (options.createOnly) return 'exists';
-      this.updateStmt.run(plant.name, tag, plant.id);
-      return 'replaced';
-    });
+    const op: WriteOp = ['put', plant.id, plant.name, plant.tag ?? null, options.createOnly === true];
+    return this.writer.write<PutOutcome>(op);
   }
 
   patch(id: PlantId, changes: PlantChanges): Promise<Plant | undefined> {
-    return this.batcher.write(() => {
-      const row = this.getStmt.get(id);
-      if (!row) return undefined;
-      const current = toPlant(row);
-      const name = changes.name ?? current.name;
-      const tag = changes.tag === undefined ? (current.tag ?? null) : changes.tag;
-      this.updateStmt.run(name, tag, id);
-      return tag === null ? { id: current.id, name } : { id: current.id, name, tag };
-    });
+    return this.writer.write<Plant | undefined>(['patch', id, changes.name, changes.tag]);
   }
 
   delete(id: PlantId): Promise<boolean> {
-    return this.batcher.write(() => this.deleteStmt.run(id).changes === 1);
+    return this.writer.write<boolean>(['delete', id]);
   }
 }
 

@@ -31,14 +31,21 @@ describe('sqlite store', () => {
   });
 
   it('fails every write of a batch whose commit fails, as unavailable', async () => {
-    const store = openSqlite(tempDir(after));
-    // A read-only database cannot commit: the whole batch must fail, with nothing acknowledged.
-    (store as unknown as { db: Database.Database }).db.pragma('query_only = ON');
+    const path = join(tempDir(after), 'plants.db');
+    const store = SqliteStore.open(`file:${path}`, { synchronous: 'FULL', busyTimeoutMs: 100 });
+    // Another connection holds the write lock past the busy timeout: the batch cannot commit, so it
+    // must fail whole, with nothing acknowledged. (Plant writes commit on the writer thread's own
+    // connection, so the lock is what can stop them.)
+    const blocker = new Database(path);
+    blocker.exec('BEGIN IMMEDIATE');
     const results = await Promise.allSettled([store.plants.put({ id: 1, name: 'a' }), store.plants.put({ id: 2, name: 'b' })]);
+    blocker.exec('ROLLBACK');
+    blocker.close();
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
     for (const r of results) assert.equal((r as PromiseRejectedResult).reason.name, 'StoreUnavailableError');
-    (store as unknown as { db: Database.Database }).db.pragma('query_only = OFF');
     assert.equal(await store.plants.get(1), undefined);
+    // The store recovers once the lock is gone.
+    assert.equal(await store.plants.put({ id: 1, name: 'a' }), 'created');
     await store.close();
   });
 });

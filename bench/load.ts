@@ -1,0 +1,167 @@
+import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { cpuSeconds } from './proc.js';
+import { requestSource, type Workload } from './requests.js';
+
+/**
+ * The load generator, run as its own process (pinned to its own CPU by the runner): keep-alive raw
+ * sockets, one request in flight per connection, pre-built requests. It prints one JSON line: the
+ * result of the measured window (after a warm-up), including its own CPU use, so a saturated client
+ * shows.
+ */
+
+export interface LoadOptions {
+  port: number;
+  connections: number;
+  warmupMs: number;
+  durationMs: number;
+  token: string;
+  workload: Workload;
+  /** The server's pid, to read its CPU use over exactly the measured window. */
+  serverPid?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  /** Share of one CPU the client used during the measured window (1 = a whole core). */
+  clientCpu: number;
+  /** Share of one CPU the server used during the measured window, when its pid was given. */
+  serverCpu?: number;
+  /** The first non-2xx status seen, for the report. */
+  firstNon2xx?: number;
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const CONTENT_LENGTH = 'content-length:';
+
+/** Parses the status and length of one HTTP/1.1 answer at the start of buffer; undefined until it is whole. */
+function parseResponse(buffer: Buffer): { status: number; length: number } | undefined {
+  const headEnd = buffer.indexOf(CRLFCRLF);
+  if (headEnd === -1) return undefined;
+  const head = buffer.toString('latin1', 0, headEnd).toLowerCase();
+  const status = Number(head.slice(9, 12));
+  const at = head.indexOf(CONTENT_LENGTH);
+  let bodyLength = 0;
+  if (at !== -1) {
+    const end = head.indexOf('\r\n', at);
+    bodyLength = Number(head.slice(at + CONTENT_LENGTH.length, end === -1 ? undefined : end).trim());
+  } else if (head.includes('transfer-encoding: chunked')) {
+    // Chunked answers end with a zero-size chunk: good enough for the small answers measured here.
+    const end = buffer.indexOf('\r\n0\r\n\r\n', headEnd);
+    if (end === -1) return undefined;
+    return { status, length: end + 7 };
+  }
+  const length = headEnd + 4 + bodyLength;
+  return buffer.length >= length ? { status, length } : undefined;
+}
+
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const next = requestSource(options.workload, options.token);
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  let firstNon2xx: number | undefined;
+  let measuring = false;
+  let stopping = false;
+  let measuredStart = 0;
+  let measuredEnd = 0;
+  let cpuStart = process.cpuUsage();
+  let serverCpuStart: number | undefined;
+  const serverCpu = () => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid));
+  const sockets = new Set<Socket>();
+
+  const open = (): void => {
+    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
+    sockets.add(socket);
+    let pending: Buffer | undefined;
+    let sentAt = 0;
+    let inFlight = false;
+    const send = (): void => {
+      if (stopping) {
+        socket.destroy();
+        return;
+      }
+      inFlight = true;
+      sentAt = performance.now();
+      socket.write(next());
+    };
+    socket.on('connect', send);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+      const response = parseResponse(pending);
+      if (!response) return;
+      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
+      inFlight = false;
+      if (measuring) {
+        latencies.push(performance.now() - sentAt);
+        if (response.status < 200 || response.status > 299) {
+          non2xx++;
+          firstNon2xx ??= response.status;
+        }
+      }
+      send();
+    });
+    socket.on('error', () => {
+      if (measuring) errors++;
+    });
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (inFlight && measuring) errors++;
+      // A connection the server closed is replaced, as a real client's pool would.
+      if (!stopping) setTimeout(open, 10);
+    });
+  };
+
+  for (let i = 0; i < options.connections; i++) open();
+
+  return new Promise((resolve) => {
+    setTimeout(() => {
+      measuring = true;
+      measuredStart = performance.now();
+      cpuStart = process.cpuUsage();
+      serverCpuStart = serverCpu();
+      setTimeout(() => {
+        measuring = false;
+        stopping = true;
+        measuredEnd = performance.now();
+        const cpu = process.cpuUsage(cpuStart);
+        const serverCpuEnd = serverCpu();
+        for (const socket of sockets) socket.destroy();
+        const seconds = (measuredEnd - measuredStart) / 1000;
+        latencies.sort((a, b) => a - b);
+        const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+        resolve({
+          requests: latencies.length,
+          reqPerSec: latencies.length / seconds,
+          p50Ms: at(0.5),
+          p99Ms: at(0.99),
+          errors,
+          non2xx,
+          clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+          ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
+          ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
+        });
+      }, options.durationMs);
+    }, options.warmupMs);
+  });
+}
+
+// Run as a process: the options as one JSON argument, the result as one JSON line on stdout.
+if (process.argv[1]?.endsWith('/bench/load.js')) {
+  const options = JSON.parse(process.argv[2] ?? '{}') as LoadOptions;
+  runLoad(options).then(
+    (result) => {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (error: unknown) => {
+      process.stderr.write(`load: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,102 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import type { LoadResult } from './load.js';
+
+/** Turning measurements into the table of bench/RESULTS.md. */
+
+export interface Measurement extends LoadResult {
+  scenario: string;
+  target: string;
+  peakRssMb?: number;
+  readyMs: number;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
+
+export interface Row {
+  scenario: string;
+  target: string;
+  runs: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  serverCpu: number | undefined;
+  clientCpu: number;
+  peakRssMb: number | undefined;
+  readyMs: number;
+  errors: number;
+  non2xx: number;
+  /** Throughput as a share of the baseline's in the same scenario (means of the runs), with each run pair's ratio. */
+  ratio?: { mean: number; pairs: number[] };
+}
+
+export function summarize(measurements: Measurement[], scenarioTitles: Map<string, string>, baseline = 'baseline'): Row[] {
+  const rows: Row[] = [];
+  for (const [key, title] of scenarioTitles) {
+    const ofScenario = measurements.filter((m) => m.scenario === key);
+    const targets = [...new Set(ofScenario.map((m) => m.target))];
+    const base = ofScenario.filter((m) => m.target === baseline);
+    for (const target of targets) {
+      const runs = ofScenario.filter((m) => m.target === target);
+      const serverCpus = runs.map((m) => m.serverCpu).filter((v): v is number => v !== undefined);
+      const rss = runs.map((m) => m.peakRssMb).filter((v): v is number => v !== undefined);
+      const row: Row = {
+        scenario: title,
+        target,
+        runs: runs.length,
+        reqPerSec: mean(runs.map((m) => m.reqPerSec)),
+        p50Ms: mean(runs.map((m) => m.p50Ms)),
+        p99Ms: mean(runs.map((m) => m.p99Ms)),
+        serverCpu: serverCpus.length ? mean(serverCpus) : undefined,
+        clientCpu: Math.max(...runs.map((m) => m.clientCpu)),
+        peakRssMb: rss.length ? Math.max(...rss) : undefined,
+        readyMs: mean(runs.map((m) => m.readyMs)),
+        errors: runs.reduce((a, m) => a + m.errors, 0),
+        non2xx: runs.reduce((a, m) => a + m.non2xx, 0),
+      };
+      if (target !== baseline && base.length > 0) {
+        row.ratio = {
+          mean: row.reqPerSec / mean(base.map((m) => m.reqPerSec)),
+          pairs: runs.map((m, i) => m.reqPerSec / (base[i] ?? base[0]!).reqPerSec),
+        };
+      }
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+export function table(rows: Row[]): string {
+  const lines = [
+    '| scenario | server | req/s | ratio to baseline (per run) | p50 ms | p99 ms | server CPU | server CPU µs/req | client CPU (max) | peak RSS MB | start→ready ms | errors | non-2xx |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    const ratio = r.ratio ? `**${r.ratio.mean.toFixed(2)}** (${r.ratio.pairs.map((p) => p.toFixed(2)).join(', ')})` : '';
+    lines.push(
+      `| ${r.scenario} | ${r.target} | ${r.reqPerSec.toFixed(0)} | ${ratio} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ` +
+        `${r.serverCpu === undefined ? '–' : `${(r.serverCpu * 100).toFixed(0)}%`} | ` +
+        `${r.serverCpu === undefined ? '–' : ((r.serverCpu / r.reqPerSec) * 1e6).toFixed(0)} | ${(r.clientCpu * 100).toFixed(0)}% | ` +
+        `${fixed(r.peakRssMb, 0)} | ${r.readyMs.toFixed(0)} | ${r.errors} | ${r.non2xx} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, Node ${process.version}`;
+}
+
+/** Replaces one generated section of RESULTS.md (sqlite or postgres), keeping what people wrote around it. */
+export function writeResults(path: string, section: string, generated: string): void {
+  const BEGIN = `<!-- bench:${section}:begin (written by npm run bench; edit outside these markers) -->`;
+  const END = `<!-- bench:${section}:end -->`;
+  const block = `${BEGIN}\n${generated}\n${END}`;
+  const current = existsSync(path) ? readFileSync(path, 'utf8') : `# Benchmark results\n\n${BEGIN}\n${END}\n`;
+  const start = current.indexOf(BEGIN);
+  const end = current.indexOf(END);
+  const next = start === -1 || end === -1 ? `${current}\n${block}\n` : current.slice(0, start) + block + current.slice(end + END.length);
+  writeFileSync(path, next);
+}

@@ -1,0 +1,85 @@
+/**
+ * The requests a load run sends, built before the clock starts: templates whose only per-request work
+ * is copying a buffer and writing a new id into it, so the client stays far from its own CPU limit.
+ */
+
+/** What a load run sends. Every write carries an id never sent before in the whole benchmark. */
+export type Workload =
+  | { kind: 'post'; idBase: number }
+  | { kind: 'get'; plants: number }
+  | { kind: 'page'; plants: number; limit: number }
+  | { kind: 'mix'; plants: number; idBase: number };
+
+/** Ids of written plants are 13 decimal digits, so every POST body has the same length. */
+export const WRITE_ID_DIGITS = 13;
+export const WRITE_ID_MIN = 10 ** (WRITE_ID_DIGITS - 1);
+
+const NAME = 'Monstera deliciosa';
+const TAG = 'tropical';
+
+function postTemplate(token: string): { buffer: Buffer; idOffset: number } {
+  const placeholder = '#'.repeat(WRITE_ID_DIGITS);
+  const body = `{"id":${placeholder},"name":"${NAME}","tag":"${TAG}"}`;
+  const head =
+    `POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const text = head + body;
+  return { buffer: Buffer.from(text, 'latin1'), idOffset: text.indexOf(placeholder) };
+}
+
+function getRequest(path: string, token: string): Buffer {
+  return Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`, 'latin1');
+}
+
+/** A deterministic pseudo-random sequence (xorshift), so every run of a scenario asks for the same things. */
+function randomInts(count: number, bound: number, seed: number): number[] {
+  let x = seed | 0 || 1;
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out.push((x >>> 0) % bound);
+  }
+  return out;
+}
+
+const PREBUILT = 8192;
+
+/** A function giving the next request to send; cheap enough to call tens of thousands of times a second. */
+export function requestSource(workload: Workload, token: string): () => Buffer {
+  switch (workload.kind) {
+    case 'post': {
+      const { buffer, idOffset } = postTemplate(token);
+      let next = workload.idBase;
+      return () => {
+        const request = Buffer.allocUnsafe(buffer.length);
+        buffer.copy(request);
+        request.write(String(next++), idOffset, 'latin1');
+        return request;
+      };
+    }
+    case 'get': {
+      // Seeded plants have ids 1..plants.
+      const requests = randomInts(PREBUILT, workload.plants, 7).map((i) => getRequest(`/plants/${i + 1}`, token));
+      let i = 0;
+      return () => requests[i++ & (PREBUILT - 1)]!;
+    }
+    case 'page': {
+      // Keyset paging from random points of the store, each page a full one.
+      const span = Math.max(1, workload.plants - workload.limit);
+      const requests = randomInts(PREBUILT, span, 11).map((after) =>
+        getRequest(after === 0 ? `/plants?limit=${workload.limit}` : `/plants?limit=${workload.limit}&after=${after}`, token),
+      );
+      let i = 0;
+      return () => requests[i++ & (PREBUILT - 1)]!;
+    }
+    case 'mix': {
+      // 80% reads, 20% writes: every fifth request is a POST of a new plant.
+      const read = requestSource({ kind: 'get', plants: workload.plants }, token);
+      const write = requestSource({ kind: 'post', idBase: workload.idBase }, token);
+      let i = 0;
+      return () => (++i % 5 === 0 ? write() : read());
+    }
+  }
+}

@@ -1,0 +1,188 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { LoadOptions, LoadResult } from './load.js';
+import { machine, summarize, table, writeResults, type Measurement } from './report.js';
+import { WRITE_ID_MIN } from './requests.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
+import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
+
+/**
+ * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
+ * (--cpu-prof: the service writes V8 CPU profiles to $TMPDIR/plant-store-profiles; summarize them with
+ * node dist/bench/profile.js <file.cpuprofile>.)
+ *
+ * Runs every scenario against the baseline and the service alternately (at least twice each), the
+ * servers pinned to CPU 0 and the load generator to CPU 1, and writes the table to bench/RESULTS.md.
+ * DATABASE_URL=postgres://… or --postgres runs the service on PostgreSQL instead of SQLite.
+ */
+
+const args = new Set(process.argv.slice(2).filter((a) => !a.includes('=')));
+const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const QUICK = args.has('--quick');
+const PEERS = args.has('--peers');
+const CPU_PROF = args.has('--cpu-prof');
+const PROFILE_DIR = join(tmpdir(), 'plant-store-profiles');
+const RUNS = Number(option('runs') ?? 2);
+const ONLY = option('only')?.split(',');
+/** For comparison only (how much the fsync costs): --sqlite-synchronous=NORMAL. The default, FULL, is what the targets are about. */
+const SYNCHRONOUS = option('sqlite-synchronous');
+const WARMUP_MS = QUICK ? 500 : 1000;
+const DURATION_MS = QUICK ? 2000 : 5000;
+const TOKEN = 'bench-token-0123456789abcdef';
+const PG_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
+const POSTGRES = PG_URL !== undefined || args.has('--postgres');
+
+const work = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
+const logFile = join(work, 'servers.log');
+let runCounter = 0;
+
+function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
+  const [command, commandArgs] = pinned(1, [LOAD_JS, JSON.stringify(options)]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.once('close', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      resolve(JSON.parse(out) as LoadResult);
+    });
+  });
+}
+
+type Target = 'baseline' | 'service' | 'json-server 0.17';
+
+async function start(target: Target, scenario: Scenario, store: BenchStore): Promise<Running> {
+  const port = await freePort();
+  if (target === 'baseline') {
+    return startServer({ name: 'baseline', args: [BASELINE_JS], env: { PORT: String(port), BENCH_TOKEN: TOKEN }, port, readyPath: '/healthz', logFile });
+  }
+  if (target === 'service') {
+    const profileArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    return startServer({
+      name: 'service',
+      args: [...profileArgs, SERVICE_JS],
+      env: {
+        NODE_ENV: 'production',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: await store.url(scenario.seeded),
+        PLANT_STORE_TOKENS: TOKEN,
+        ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
+        ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+      },
+      port,
+      readyPath: '/readyz',
+      logFile,
+    });
+  }
+  const dir = join(work, `json-server-${++runCounter}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'db.json'), '{"plants": []}\n');
+  return startServer({
+    name: 'json-server',
+    args: [await jsonServerBin(), '--port', String(port), '--host', '127.0.0.1', '--quiet', join(dir, 'db.json')],
+    env: {},
+    port,
+    readyPath: '/plants',
+    logFile,
+  });
+}
+
+/** json-server is not a dependency of the project: it is installed on first use into a cache outside the repository. */
+async function jsonServerBin(): Promise<string> {
+  const dir = join(tmpdir(), 'plant-store-bench-peers');
+  const bin = join(dir, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
+  if (!existsSync(bin)) {
+    process.stderr.write(`installing json-server@0.17 into ${dir} (once)\n`);
+    mkdirSync(dir, { recursive: true });
+    await promisify(execFile)('npm', ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', 'json-server@0.17'], { timeout: 300_000 });
+  }
+  return bin;
+}
+
+async function measure(target: Target, scenario: Scenario, store: BenchStore): Promise<Measurement> {
+  const server = await start(target, scenario, store);
+  try {
+    const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
+    const result = await runLoadProcess({
+      port: server.port,
+      connections: scenario.connections,
+      warmupMs: WARMUP_MS,
+      durationMs: DURATION_MS,
+      token: TOKEN,
+      workload: scenario.workload(idBase),
+      serverPid: server.pid,
+    });
+    const peak = server.peakRssMb();
+    return { ...result, scenario: scenario.key, target, readyMs: server.readyMs, ...(peak === undefined ? {} : { peakRssMb: peak }) };
+  } finally {
+    await server.stop();
+  }
+}
+
+function line(m: Measurement): string {
+  return (
+    `  ${m.target.padEnd(16)} ${m.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
+    `server CPU ${m.serverCpu === undefined ? '?' : `${(m.serverCpu * 100).toFixed(0)}% (${((m.serverCpu / m.reqPerSec) * 1e6).toFixed(0)} µs/req)`}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
+    `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
+    (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '')
+  );
+}
+
+async function main(): Promise<void> {
+  if (!HAS_TASKSET) process.stderr.write('taskset not found: servers and load generator are NOT pinned to separate CPUs\n');
+  const store = await (POSTGRES ? postgresStores(PG_URL) : Promise.resolve(sqliteStores(work))).catch((error: unknown) => {
+    rmSync(work, { recursive: true, force: true });
+    throw error;
+  });
+  const scenarios = SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.key));
+  const measurements: Measurement[] = [];
+  const started = Date.now();
+  try {
+    for (const scenario of scenarios) {
+      process.stdout.write(`${scenario.title} (${store.label})\n`);
+      if (scenario.seeded > 0) await store.url(scenario.seeded);
+      const targets: Target[] = ['baseline', 'service', ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : [])];
+      for (let run = 0; run < Math.max(2, RUNS); run++) {
+        for (const target of targets) {
+          const m = await measure(target, scenario, store);
+          measurements.push(m);
+          process.stdout.write(`${line(m)}\n`);
+        }
+      }
+    }
+  } finally {
+    await store.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
+  const text = table(rows);
+  process.stdout.write(`\n${text}\n`);
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}${PG_URL ? ' (DATABASE_URL=postgres://…)' : ''}`;
+  const generated = [
+    `## ${POSTGRES ? 'PostgreSQL' : 'SQLite'} run`,
+    '',
+    `- Machine: ${machine()}`,
+    `- Date: ${new Date().toISOString()}; command: \`${command}\`; took ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `- Store: ${store.label}. Each measurement: ${WARMUP_MS} ms warm-up, then ${DURATION_MS} ms measured; ${Math.max(2, RUNS)} runs per server, alternating.`,
+    `- Pinning: ${HAS_TASKSET ? 'servers on CPU 0, load generator on CPU 1 (taskset)' : 'none (taskset missing)'}; service started as shipped: \`NODE_ENV=production node dist/src/server.js\`, LOG_LEVEL default (info, one access line per request to a file).`,
+    '',
+    text,
+  ].join('\n');
+  if (!ONLY && !QUICK) {
+    writeResults(join(ROOT, 'bench', 'RESULTS.md'), POSTGRES ? 'postgres' : 'sqlite', generated);
+    process.stdout.write('\nwrote bench/RESULTS.md\n');
+  } else {
+    process.stdout.write('\n(--only or --quick: bench/RESULTS.md left as it was)\n');
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,56 @@
+import type { Workload } from './requests.js';
+
+/** The scenarios of issue 4, in the order they run. */
+
+export interface Scenario {
+  key: string;
+  title: string;
+  connections: number;
+  /** Plants in the store before the run (ids 1..n); 0 = a fresh, empty store for every service run. */
+  seeded: number;
+  /** The workload of one run; idBase gives every write of the whole benchmark a new id. */
+  workload: (idBase: number) => Workload;
+  /** json-server runs too (with --peers). */
+  peers?: boolean;
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    key: 'post64',
+    title: 'POST /plants, 64 conn, durable',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    peers: true,
+  },
+  { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
+  { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
+  {
+    key: 'get100k',
+    title: 'GET /plants/{id}, 100k plants',
+    connections: 64,
+    seeded: 100_000,
+    workload: () => ({ kind: 'get', plants: 100_000 }),
+  },
+  {
+    key: 'page1k',
+    title: 'GET /plants?limit=100, 1k plants',
+    connections: 64,
+    seeded: 1_000,
+    workload: () => ({ kind: 'page', plants: 1_000, limit: 100 }),
+  },
+  {
+    key: 'page1m',
+    title: 'GET /plants?limit=100, 1M plants',
+    connections: 64,
+    seeded: 1_000_000,
+    workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100 }),
+  },
+  {
+    key: 'mix',
+    title: '80% GET by id / 20% POST, 100k plants',
+    connections: 64,
+    seeded: 100_000,
+    workload: (idBase) => ({ kind: 'mix', plants: 100_000, idBase }),
+  },
+];

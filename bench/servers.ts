@@ -1,0 +1,104 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { peakRssMb } from './proc.js';
+
+/** Starting and stopping the servers under test, each pinned to its own CPU when taskset exists. */
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SERVICE_JS = `${ROOT}dist/src/server.js`;
+export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
+export const LOAD_JS = `${ROOT}dist/bench/load.js`;
+
+export const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+/** The command line for a node process, pinned to one CPU when taskset is there. */
+export function pinned(cpu: number, args: string[]): [string, string[]] {
+  return HAS_TASKSET ? ['taskset', ['-c', String(cpu), process.execPath, ...args]] : [process.execPath, args];
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function status(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const request = get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    request.on('error', () => resolve(0));
+    request.setTimeout(1000, () => request.destroy());
+  });
+}
+
+export interface Running {
+  pid: number;
+  port: number;
+  /** Milliseconds from spawn until the server answered its first request. */
+  readyMs: number;
+  peakRssMb(): number | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  name: string;
+  args: string[];
+  env: Record<string, string>;
+  port: number;
+  /** A path whose 2xx answer means ready; any answer at all counts when it is undefined. */
+  readyPath: string;
+  logFile: string;
+  timeoutMs?: number;
+}
+
+/** Starts a server on CPU 0 and resolves when it answers, with how long that took. */
+export async function startServer(options: StartOptions): Promise<Running> {
+  const log = openSync(options.logFile, 'a');
+  const [command, args] = pinned(0, options.args);
+  const started = performance.now();
+  const child: ChildProcess = spawn(command, args, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const deadline = started + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    if (exited) throw new Error(`${options.name} exited before it was ready; see ${options.logFile}`);
+    const code = await status(options.port, options.readyPath);
+    if (code >= 200 && code < 300) break;
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${options.name} not ready after ${options.timeoutMs ?? 30_000} ms; see ${options.logFile}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const readyMs = performance.now() - started;
+  const pid = child.pid!;
+  return {
+    pid,
+    port: options.port,
+    readyMs,
+    peakRssMb: () => peakRssMb(pid),
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

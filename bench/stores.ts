@@ -1,0 +1,131 @@
+import { mkdirSync } from 'node:fs';
+import type { after } from 'node:test';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openStore } from '../src/store/open.js';
+import { seedSqlite } from './seed.js';
+
+/**
+ * Where the service under test keeps its plants: a DATABASE_URL per service run. A write scenario gets
+ * a fresh, empty store for every run; a read scenario gets a store seeded once, in bulk, straight
+ * through the database (seeding a million plants over HTTP would outlast the benchmark).
+ */
+export interface BenchStore {
+  label: string;
+  url(seeded: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function sqliteStores(dir: string): BenchStore {
+  let fresh = 0;
+  const seededUrls = new Map<number, string>();
+  return {
+    label: 'SQLite (synchronous=FULL, WAL)',
+    async url(seeded) {
+      if (seeded === 0) {
+        const runDir = join(dir, `empty-${++fresh}`);
+        mkdirSync(runDir, { recursive: true });
+        return `file:${join(runDir, 'plant-store.db')}`;
+      }
+      const known = seededUrls.get(seeded);
+      if (known) return known;
+      const path = join(dir, `seeded-${seeded}`, 'plant-store.db');
+      mkdirSync(join(dir, `seeded-${seeded}`), { recursive: true });
+      await seedSqlite(path, seeded);
+      seededUrls.set(seeded, `file:${path}`);
+      return `file:${path}`;
+    },
+    async close() {},
+  };
+}
+
+async function seedPostgres(url: string, count: number): Promise<void> {
+  // The service's own migrations make the schema; generate_series fills it in one statement.
+  const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 60_000, pgPoolSize: 1 });
+  await store.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO plants (id, name, tag)
+       SELECT g, 'Plant number ' || g, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::int) g`,
+      [count],
+    );
+    await client.query('VACUUM ANALYZE plants');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * PostgreSQL: the server DATABASE_URL names, or (--postgres) a throwaway local cluster started by the
+ * tests' harness, switched back to full durability (fsync, synchronous_commit) for a fair measurement.
+ * Each scenario gets its own database.
+ */
+export async function postgresStores(givenUrl: string | undefined): Promise<BenchStore> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  let createDatabase: () => Promise<string>;
+  let label: string;
+  if (givenUrl) {
+    const admin = givenUrl;
+    let n = 0;
+    createDatabase = async () => {
+      const name = `plant_store_bench_${process.pid}_${++n}`;
+      const client = new pg.Client({ connectionString: admin });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      } finally {
+        await client.end();
+      }
+      cleanups.push(async () => {
+        const c = new pg.Client({ connectionString: admin });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`).finally(() => c.end());
+      });
+      const url = new URL(admin);
+      url.pathname = `/${name}`;
+      return url.toString();
+    };
+    label = 'PostgreSQL (DATABASE_URL)';
+  } else {
+    const { TestPostgres } = await import('../test/store/pg-server.js');
+    const register = ((fn: () => Promise<void> | void) => cleanups.push(fn)) as unknown as typeof after;
+    try {
+      const server = await TestPostgres.start(register);
+      const client = new pg.Client({ connectionString: server.url('postgres') });
+      await client.connect();
+      try {
+        for (const setting of ['fsync = on', 'synchronous_commit = on', 'full_page_writes = on', "shared_buffers = '128MB'"]) {
+          await client.query(`ALTER SYSTEM SET ${setting}`);
+        }
+      } finally {
+        await client.end();
+      }
+      // shared_buffers needs a restart.
+      await server.stop('fast');
+      await server.startServer();
+      createDatabase = () => server.createDatabase();
+    } catch (error) {
+      for (const cleanup of cleanups.reverse()) await cleanup();
+      throw error;
+    }
+    label = 'PostgreSQL 15, local throwaway cluster (fsync=on, synchronous_commit=on)';
+  }
+  const seededUrls = new Map<number, string>();
+  return {
+    label,
+    async url(seeded) {
+      if (seeded === 0) return createDatabase();
+      const known = seededUrls.get(seeded);
+      if (known) return known;
+      const url = await createDatabase();
+      await seedPostgres(url, seeded);
+      seededUrls.set(seeded, url);
+      return url;
+    },
+    async close() {
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    },
+  };
+}
