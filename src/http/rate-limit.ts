@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateCounter } from '../store/store.js';
 import { HttpError } from './errors.js';
 
 /** What a limiter says of one request: allowed or not, and what the RateLimit headers tell the client. */
@@ -54,9 +55,38 @@ export class MemoryRateLimiter implements RateLimiter {
     const bucket = this.counts.has(key) || this.counts.size < MAX_KEYS ? key : '(overflow)';
     const before = this.counts.get(bucket) ?? 0;
     if (count) this.counts.set(bucket, before + 1);
-    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
-    const remaining = Math.max(0, this.limit - before - (count ? 1 : 0));
-    return { allowed: before + 1 <= this.limit, limit: this.limit, remaining, resetSeconds };
+    return decision(this.limit, now, window, before, count);
+  }
+}
+
+function decision(limit: number, now: number, window: number, before: number, counted: boolean): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
+  const remaining = Math.max(0, limit - before - (counted ? 1 : 0));
+  return { allowed: before + 1 <= limit, limit, remaining, resetSeconds };
+}
+
+/**
+ * The limiter shared by every instance on one database: the same windows and answers as the
+ * in-memory one, with the counts kept by the store (a PostgreSQL table).
+ */
+export class SharedRateLimiter implements RateLimiter {
+  constructor(
+    private readonly limit: number,
+    private readonly counter: RateCounter,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async hit(key: string): Promise<RateDecision> {
+    const now = this.now();
+    const window = Math.floor(now / WINDOW_MS);
+    const count = await this.counter.hit(key, window);
+    return decision(this.limit, now, window, count - 1, true);
+  }
+
+  async peek(key: string): Promise<RateDecision> {
+    const now = this.now();
+    const window = Math.floor(now / WINDOW_MS);
+    return decision(this.limit, now, window, await this.counter.peek(key, window), false);
   }
 }
 

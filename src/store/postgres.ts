@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { PlantId } from '../plants/schema.js';
 import { translatePgError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
+import { PostgresRateCounter } from './postgres-rate-counter.js';
 import {
   DuplicateTokenNameError,
   StoreUnavailableError,
@@ -10,6 +11,7 @@ import {
   type PlantChanges,
   type PlantStore,
   type PutOutcome,
+  type RateCounter,
   type Scope,
   type Store,
   type TokenRecord,
@@ -59,6 +61,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres';
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
+  readonly rateCounter: RateCounter;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -73,6 +76,7 @@ export class PostgresStore implements Store {
     };
     this.plants = new PostgresPlants(query);
     this.tokens = new PostgresTokens(query);
+    this.rateCounter = new PostgresRateCounter(query);
   }
 
   /** Connects, applies the migrations not yet applied (under an advisory lock), and opens the pool. */

@@ -9,6 +9,11 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
+  /**
+   * Rate-limit counts shared by every instance on this database, where the database serves several
+   * instances (PostgreSQL). Absent: the service counts in its own memory.
+   */
+  readonly rateCounter?: RateCounter;
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -65,6 +70,14 @@ export interface TokenStore {
   revoke(idOrName: string): Promise<boolean>;
   /** How many tokens were ever stored, revoked ones included. */
   count(): Promise<number>;
+}
+
+/** Requests counted per key and fixed window (the window's number: epoch milliseconds / window length). */
+export interface RateCounter {
+  /** Counts one request and answers the key's count in the window, this one included. */
+  hit(key: string, window: number): Promise<number>;
+  /** The key's count in the window, without counting. */
+  peek(key: string, window: number): Promise<number>;
 }
 
 /** The database cannot be reached or cannot write (down, disk full, read-only, timed out). */

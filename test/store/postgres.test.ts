@@ -33,7 +33,10 @@ if (skipReason) {
       await client.connect();
       const { rows } = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
       await client.end();
-      assert.deepEqual(rows, [{ version: 1, name: 'plants_and_tokens' }]);
+      assert.deepEqual(rows, [
+        { version: 1, name: 'plants_and_tokens' },
+        { version: 2, name: 'rate_limits' },
+      ]);
     });
 
     it('stores ids in a bigint column, exactly', async () => {
