@@ -7,7 +7,7 @@ import { errorResponses, ErrorBody, HttpError, installErrorHandling } from './ht
 import { JsonBodyError, parseJsonBody } from './http/json.js';
 import { accessLogHook } from './http/access-log.js';
 import { OverloadMonitor } from './http/overload.js';
-import { MemoryRateLimiter, rateLimitHooks } from './http/rate-limit.js';
+import { MemoryRateLimiter, rateLimitHooks, SharedRateLimiter } from './http/rate-limit.js';
 import { installSecurity } from './http/security.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
@@ -69,19 +69,18 @@ export async function buildApp({ config, store, logger = false }: AppOptions): P
     }
   });
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-  installSecurity(app, settings);
   // Shedding and rate limits come before authentication: refusing must cost less than serving.
   const overload = new OverloadMonitor(settings, (reason) =>
     reason === undefined ? app.log.warn('load back to normal: no longer shedding') : app.log.warn({ reason }, `overloaded: answering 503 until it passes (${reason})`),
   );
-  app.addHook('onRequest', overload.hook);
+  // x-request-id, security headers, the Host check and shedding: one hook (see http/security.ts).
+  installSecurity(app, settings, (request) => overload.refusal(request));
   app.addHook('onReady', (done) => (overload.start(), done()));
   app.addHook('onClose', (_app, done) => (overload.stop(), done()));
-  const rateLimit = settings.rateLimitPerMinute > 0 ? rateLimitHooks(new MemoryRateLimiter(settings.rateLimitPerMinute)) : undefined;
+  // Counted by the store where it is shared by several instances (PostgreSQL), else in this process.
+  const limit = settings.rateLimitPerMinute;
+  const limiter = store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit);
+  const rateLimit = limit > 0 ? rateLimitHooks(limiter) : undefined;
   if (rateLimit) app.addHook('onRequest', rateLimit.beforeAuth);
   const verifier = new TokenVerifier(config.tokens, store.tokens);
   app.addHook('onRequest', authHook(verifier));

@@ -46,14 +46,16 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
       const isBearer = /^bearer(\s|$)/i.test(header);
       return done(isBearer ? unauthorized('malformed bearer token', true) : unauthorized('the Authorization header must use the Bearer scheme', false));
     }
-    const settle = (principal: Principal | undefined): void => {
-      if (!principal) return done(unauthorized('unknown or revoked bearer token', true));
-      if (!principal.scopes.includes(needed)) return done(forbidden(needed));
-      request.principal = principal;
-      done();
-    };
     const result = verifier.verify(match[1]!);
-    if (result instanceof Promise) result.then(settle, done);
-    else settle(result);
+    // A closure only for the rare token that is not cached: this hook runs on every request.
+    if (result instanceof Promise) result.then((principal) => admit(request, needed, principal, done), done);
+    else admit(request, needed, result, done);
   };
+}
+
+function admit(request: FastifyRequest, needed: Scope, principal: Principal | undefined, done: (error?: Error) => void): void {
+  if (!principal) return done(unauthorized('unknown or revoked bearer token', true));
+  if (!principal.scopes.includes(needed)) return done(forbidden(needed));
+  request.principal = principal;
+  done();
 }

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
 
@@ -86,10 +86,10 @@ export class OverloadMonitor {
     return { eventLoopDelayMs: Math.max(0, mean - RESOLUTION_MS), heapUsedMb: process.memoryUsage().heapUsed / 2 ** 20 };
   }
 
-  /** The onRequest hook: registered before authentication. */
-  readonly hook = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+  /** The 503 this request gets while shedding, or undefined: checked in onRequest, before authentication. */
+  refusal(request: FastifyRequest): HttpError | undefined {
     const reason = this.reason;
-    if (reason === undefined || request.routeOptions.url === '/healthz') return done();
-    done(new HttpError(503, `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': RETRY_AFTER_SECONDS }));
-  };
+    if (reason === undefined || request.routeOptions.url === '/healthz') return undefined;
+    return new HttpError(503, `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': RETRY_AFTER_SECONDS });
+  }
 }
