@@ -55,7 +55,9 @@ port.on('message', (message: WriteOp[] | 'close') => {
   }
   let reply: WriterReply;
   try {
-    reply = { results: commitBatch(message) };
+    // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
+    // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
+    reply = { results: commitBatch.immediate(message) };
   } catch (error) {
     const e = error as { message?: string; code?: unknown };
     reply = { error: { message: String(e.message ?? error), code: typeof e.code === 'string' ? e.code : undefined } };

@@ -21,7 +21,10 @@ export class WriteBatcher {
     db: Database.Database,
     private readonly translate: (error: unknown) => unknown,
   ) {
-    this.commitBatch = db.transaction((batch: PendingWrite[]) => batch.map((write) => write.run()));
+    const transaction = db.transaction((batch: PendingWrite[]) => batch.map((write) => write.run()));
+    // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
+    // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another connection commits meanwhile.
+    this.commitBatch = (batch) => transaction.immediate(batch);
   }
 
   write<T>(run: () => T): Promise<T> {
