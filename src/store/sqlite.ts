@@ -94,6 +94,9 @@ export class SqliteStore implements Store {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous}`);
+      // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
+      // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
+      db.pragma('cache_size = -16000');
       migrate(db);
       return new SqliteStore(db, path, options);
     } catch (error) {
