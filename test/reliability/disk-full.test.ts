@@ -36,18 +36,18 @@ function fill(path: string): void {
   }
 }
 
-test('a full disk: writes answer 503 with a clear log line, nothing acknowledged is lost, writes resume when space returns', async (t) => {
-  const mountPoint = mkdtempSync(join(tmpdir(), 'plant-store-small-disk-'));
-  const refused = tryMount(mountPoint);
-  // One cleanup, in this order: a lazy unmount (the server may still hold files), then the directory.
-  after(() => {
-    if (refused === undefined) execFileSync('umount', ['-l', mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
-  });
-  if (refused !== undefined) {
-    t.skip(`cannot mount a tmpfs here (${refused}); the disk-full test needs root with CAP_SYS_ADMIN`);
-    return;
-  }
+// Mounted before the test is declared, so that a machine that cannot mount reports the test as skipped with the reason.
+const mountPoint = mkdtempSync(join(tmpdir(), 'plant-store-small-disk-'));
+const refused = tryMount(mountPoint);
+// One cleanup, in this order: a lazy unmount (the server may still hold files), then the directory.
+after(() => {
+  if (refused === undefined) execFileSync('umount', ['-l', mountPoint]);
+  rmSync(mountPoint, { recursive: true, force: true });
+});
+const skip = refused === undefined ? false : `cannot mount a tmpfs here (${refused}); the disk-full test needs root with CAP_SYS_ADMIN`;
+if (skip) process.stderr.write(`\n*** SKIPPING the disk-full test: ${skip} ***\n\n`);
+
+test('a full disk: writes answer 503 with a clear log line, nothing acknowledged is lost, writes resume when space returns', { skip }, async (t) => {
   const env = { DATABASE_URL: `file:${join(mountPoint, 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info' };
   const server = await startServer(after, { env });
   const post = (id: number) =>

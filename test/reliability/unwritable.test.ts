@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
 import { assertError, openSqlite, tempDir, testApp } from '../helpers.js';
 
@@ -20,7 +22,22 @@ function chattr(flag: '+i' | '-i', paths: string[]): string | undefined {
   }
 }
 
-test('an unwritable database file: writes answer 503 with a log line, reads go on, writes resume when it is writable again', async (t) => {
+/** Whether this machine lets us make a file immutable: tried on a scratch file before the test is declared. */
+function immutabilityUnavailable(): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-chattr-probe-'));
+  const file = join(dir, 'probe');
+  writeFileSync(file, 'x');
+  const refused = chattr('+i', [file]);
+  if (refused === undefined) chattr('-i', [file]);
+  rmSync(dir, { recursive: true, force: true });
+  return refused;
+}
+
+const refused = immutabilityUnavailable();
+const skip = refused === undefined ? false : `chattr +i is not possible here: ${refused}`;
+if (skip) process.stderr.write(`\n*** SKIPPING the unwritable-file test: ${skip} ***\n\n`);
+
+test('an unwritable database file: writes answer 503 with a log line, reads go on, writes resume when it is writable again', { skip }, async () => {
   const dir = tempDir(after);
   const log = new PassThrough();
   const lines: string[] = [];
@@ -29,12 +46,7 @@ test('an unwritable database file: writes answer 503 with a log line, reads go o
 
   assert.equal((await app.call('POST', '/plants', { body: { id: 1, name: 'before' } })).statusCode, 200);
   const files = [join(dir, 'plants.db'), join(dir, 'plants.db-wal'), dir];
-  const refused = chattr('+i', files);
-  if (refused !== undefined) {
-    process.stderr.write(`\n*** SKIPPING the unwritable-file test: chattr +i is not possible here (${refused}) ***\n\n`);
-    t.skip(`chattr +i is not possible here: ${refused}`);
-    return;
-  }
+  assert.equal(chattr('+i', files), undefined);
   try {
     const res = await app.call('POST', '/plants', { body: { id: 2, name: 'refused' } });
     const message = assertError(res, 503);

@@ -12,7 +12,7 @@ const skipReason = postgresUnavailableReason();
 
 if (skipReason) {
   process.stderr.write(`\n*** SKIPPING PostgreSQL store tests: ${skipReason} ***\n\n`);
-  test('PostgreSQL store', (t) => t.skip(skipReason));
+  test('PostgreSQL store', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
   const open = async (url?: string) => PostgresStore.open(url ?? (await server.createDatabase()), { poolSize: 4, timeoutMs: 5000 });
