@@ -58,7 +58,14 @@ type Target = 'baseline' | 'service' | 'json-server 0.17';
 async function start(target: Target, scenario: Scenario, store: BenchStore): Promise<Running> {
   const port = await freePort();
   if (target === 'baseline') {
-    return startServer({ name: 'baseline', args: [BASELINE_JS], env: { PORT: String(port), BENCH_TOKEN: TOKEN }, port, readyPath: '/healthz', logFile });
+    return startServer({
+      name: 'baseline',
+      args: [BASELINE_JS],
+      env: { PORT: String(port), BENCH_TOKEN: TOKEN },
+      port,
+      readyPath: '/healthz',
+      logFile,
+    });
   }
   if (target === 'service') {
     const profileArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];

@@ -13,16 +13,7 @@ import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
 import { buildOpenApi } from './openapi.js';
 import { plantHandlers } from './plants/handlers.js';
-import {
-  CreateHeaders,
-  ListQuery,
-  NewPlant,
-  Plant,
-  PlantIdParams,
-  PlantMergePatch,
-  PlantReplacement,
-  StoredPlant,
-} from './plants/schema.js';
+import { CreateHeaders, ListQuery, NewPlant, Plant, PlantIdParams, PlantMergePatch, PlantReplacement, StoredPlant } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemHandlers } from './system/handlers.js';
 
@@ -71,7 +62,9 @@ export async function buildApp({ config, store, logger = false }: AppOptions): P
 
   // Shedding and rate limits come before authentication: refusing must cost less than serving.
   const overload = new OverloadMonitor(settings, (reason) =>
-    reason === undefined ? app.log.warn('load back to normal: no longer shedding') : app.log.warn({ reason }, `overloaded: answering 503 until it passes (${reason})`),
+    reason === undefined
+      ? app.log.warn('load back to normal: no longer shedding')
+      : app.log.warn({ reason }, `overloaded: answering 503 until it passes (${reason})`),
   );
   // x-request-id, security headers, the Host check and shedding: one hook (see http/security.ts).
   installSecurity(app, settings, (request) => overload.refusal(request));

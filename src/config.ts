@@ -87,7 +87,10 @@ function tokens(env: Env): string[] {
     const t = token.trim();
     if (t === '') throw new ConfigError('PLANT_STORE_TOKENS', `token ${i + 1} is empty (tokens are separated by commas)`);
     if (!BEARER_TOKEN.test(t)) {
-      throw new ConfigError('PLANT_STORE_TOKENS', `token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`);
+      throw new ConfigError(
+        'PLANT_STORE_TOKENS',
+        `token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`,
+      );
     }
     return t;
   });
@@ -101,7 +104,10 @@ function corsOrigins(env: Env): string[] {
   return raw.split(',').map((origin, i) => {
     const o = origin.trim();
     if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)) {
-      throw new ConfigError('CORS_ORIGINS', `origin ${i + 1} ("${o}") must look like https://example.com or http://host:port, or the whole setting be *`);
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `origin ${i + 1} ("${o}") must look like https://example.com or http://host:port, or the whole setting be *`,
+      );
     }
     return o.toLowerCase();
   });

@@ -27,7 +27,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 /** Headers that go with a status wherever it is answered. */
 const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
   201: { Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
-  401: { 'WWW-Authenticate': { description: 'Bearer realm="plant-store", with error="invalid_token" when a token was sent', schema: { type: 'string' } } },
+  401: {
+    'WWW-Authenticate': { description: 'Bearer realm="plant-store", with error="invalid_token" when a token was sent', schema: { type: 'string' } },
+  },
   403: { 'WWW-Authenticate': { description: 'Bearer realm="plant-store", error="insufficient_scope"', schema: { type: 'string' } } },
   503: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string' } } },
 };

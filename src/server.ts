@@ -28,7 +28,9 @@ async function main(): Promise<void> {
 
   const store = await openStore(config).catch((error: unknown) => {
     // Name the setting: "SQLITE_CANTOPEN" alone does not tell an operator where to look.
-    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   if (config.webConcurrency > 1 && cluster.isPrimary) {

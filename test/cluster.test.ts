@@ -18,7 +18,10 @@ describe('WEB_CONCURRENCY', () => {
 
   it('refuses a bad value, naming the setting', () => {
     for (const bad of ['0', 'two', '-1', '257']) {
-      assert.throws(() => loadConfig({ WEB_CONCURRENCY: bad }), (error: unknown) => error instanceof ConfigError && error.setting === 'WEB_CONCURRENCY');
+      assert.throws(
+        () => loadConfig({ WEB_CONCURRENCY: bad }),
+        (error: unknown) => error instanceof ConfigError && error.setting === 'WEB_CONCURRENCY',
+      );
     }
   });
 

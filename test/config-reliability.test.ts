@@ -17,7 +17,10 @@ test('defaults: CORS off, timeouts on, connection cap, no rate limit, shedding a
 });
 
 test('CORS_ORIGINS: a list of origins, or *', () => {
-  assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:3000' }).corsOrigins, ['https://a.example', 'http://localhost:3000']);
+  assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:3000' }).corsOrigins, [
+    'https://a.example',
+    'http://localhost:3000',
+  ]);
   assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*']);
 });
 
@@ -35,6 +38,9 @@ const bad: Array<[Record<string, string>, string]> = [
 ];
 for (const [env, setting] of bad) {
   test(`${JSON.stringify(env)} stops the start naming ${setting}`, () => {
-    assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.setting === setting && error.message.startsWith(`${setting}: `));
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && error.setting === setting && error.message.startsWith(`${setting}: `),
+    );
   });
 }

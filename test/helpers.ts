@@ -75,7 +75,12 @@ export async function testApp(
       const all: Record<string, string> = { ...headers };
       if (token !== null) all.authorization ??= `Bearer ${token}`;
       if (body !== undefined) all['content-type'] ??= 'application/json';
-      return app.inject({ method, url, headers: all, payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      return app.inject({
+        method,
+        url,
+        headers: all,
+        payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
     },
     async tokenWith(...scopes) {
       const { secret } = await createToken(store.tokens, `test-${Math.random().toString(36).slice(2)}`, scopes);

@@ -31,7 +31,11 @@ function registeredOperations(app: FastifyInstance): string[] {
 
 function documentedOperations(doc: Json): string[] {
   return Object.entries(doc.paths as Record<string, Json>)
-    .flatMap(([path, item]) => Object.keys(item).filter((k) => METHODS.includes(k)).map((method) => `${method} ${path}`))
+    .flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((k) => METHODS.includes(k))
+        .map((method) => `${method} ${path}`),
+    )
     .sort();
 }
 
@@ -117,7 +121,7 @@ describe('GET /openapi.json', async () => {
     assert.equal(schemas.NewPlant.properties.tag.maxLength, 64);
   });
 
-  it('declares bearerAuth, the specification\'s scheme', () => {
+  it("declares bearerAuth, the specification's scheme", () => {
     assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
   });
 
@@ -135,7 +139,10 @@ describe('GET /openapi.json', async () => {
     for (const key of PLANT_OPERATIONS) {
       const security = op(key).security;
       assert.ok(Array.isArray(security) && security.length > 0, key);
-      assert.ok(security.every((s: Json) => Object.keys(s).includes('bearerAuth')), key);
+      assert.ok(
+        security.every((s: Json) => Object.keys(s).includes('bearerAuth')),
+        key,
+      );
       assert.ok(op(key).responses['401'], `${key} documents 401`);
     }
     for (const key of PUBLIC_OPERATIONS) assert.deepEqual(op(key).security, [], key);

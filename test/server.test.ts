@@ -128,7 +128,9 @@ describe('bad configuration', () => {
   test('a port in use stops the start with one line naming it', async () => {
     const dir = tempDir(after);
     const first = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'a.db')}`, PLANT_STORE_TOKENS: 'static' } });
-    const result = await run([SERVER_JS], { env: { PORT: String(first.port), DATABASE_URL: `file:${join(dir, 'b.db')}`, PLANT_STORE_TOKENS: 'static' } });
+    const result = await run([SERVER_JS], {
+      env: { PORT: String(first.port), DATABASE_URL: `file:${join(dir, 'b.db')}`, PLANT_STORE_TOKENS: 'static' },
+    });
     assert.equal(result.code, 1);
     const lines = result.stderr.split('\n').filter((line) => line !== '');
     assert.equal(lines.length, 1, result.stderr);

@@ -20,11 +20,7 @@ export function generateTokenId(): string {
   return randomBytes(6).toString('hex');
 }
 
-export async function createToken(
-  tokens: TokenStore,
-  name: string,
-  scopes: readonly Scope[],
-): Promise<{ secret: string; record: TokenRecord }> {
+export async function createToken(tokens: TokenStore, name: string, scopes: readonly Scope[]): Promise<{ secret: string; record: TokenRecord }> {
   const secret = generateSecret();
   const record = await tokens.create({ id: generateTokenId(), name, hash: hashToken(secret), scopes: [...scopes] });
   return { secret, record };

@@ -28,7 +28,9 @@ function usage<T>(parse: () => T): T {
 async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const store = await openStore(config).catch((error: unknown) => {
-    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   });
   try {
     return await run(store);
@@ -71,7 +73,13 @@ async function tokenCommand(args: string[]): Promise<void> {
       const rows = tokens.map((t) => [t.id, t.name, t.scopes.join(' '), t.createdAt, t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
       const table = [['ID', 'NAME', 'SCOPES', 'CREATED', 'STATE'], ...rows];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-      for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      for (const row of table)
+        process.stdout.write(
+          `${row
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
       return;
     }
     case 'revoke': {

@@ -44,7 +44,9 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
     const match = BEARER.exec(header);
     if (!match) {
       const isBearer = /^bearer(\s|$)/i.test(header);
-      return done(isBearer ? unauthorized('malformed bearer token', true) : unauthorized('the Authorization header must use the Bearer scheme', false));
+      return done(
+        isBearer ? unauthorized('malformed bearer token', true) : unauthorized('the Authorization header must use the Bearer scheme', false),
+      );
     }
     const result = verifier.verify(match[1]!);
     // A closure only for the rare token that is not cached: this hook runs on every request.

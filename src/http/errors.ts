@@ -31,8 +31,7 @@ export class HttpError extends Error {
 
 /** Messages for the framework's own client errors, chosen by their error code. */
 const FRAMEWORK_MESSAGES: Record<string, (req: FastifyRequest) => string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
-    `unsupported media type "${req.headers['content-type'] ?? '(none)'}": send the body as application/json`,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) => `unsupported media type "${req.headers['content-type'] ?? '(none)'}": send the body as application/json`,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'the Content-Length header does not match the body',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'body is empty: send a JSON document',
   FST_ERR_CTP_INVALID_TYPE: () => 'the Content-Type header is not a valid media type',
@@ -62,9 +61,7 @@ export function send(reply: FastifyReply, status: number, message: string): Fast
 
 /** The methods some route answers on this path (empty: no route has the path). */
 export function allowedMethods(app: FastifyInstance, path: string): string[] {
-  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
-    (method) => app.findRoute({ method: method as 'GET', url: path }) !== null,
-  );
+  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => app.findRoute({ method: method as 'GET', url: path }) !== null);
 }
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {

@@ -149,7 +149,11 @@ export function rateLimitHooks(limiter: RateLimiter): { beforeAuth: Hook; afterA
     // A failed authentication counts against the address.
     onResponse(request, reply, done) {
       if (reply.statusCode !== 401 || request.headers.authorization === undefined) return done();
-      settle(limiter.hit(byAddress(request)), () => done(), () => done());
+      settle(
+        limiter.hit(byAddress(request)),
+        () => done(),
+        () => done(),
+      );
     },
   };
 }

@@ -17,8 +17,7 @@ export const LIST_LIMIT_DEFAULT = 100;
  * A 64-bit integer. The validator gives `format: int64` its exact meaning (see http/validation.ts):
  * any JSON integer from -2^63 to 2^63-1, held without losing digits.
  */
-export const Int64 = (options: { description?: string } = {}) =>
-  Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
+export const Int64 = (options: { description?: string } = {}) => Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
 
 /**
  * Text either store can hold exactly: PostgreSQL's text cannot hold U+0000, and an unpaired UTF-16
@@ -43,10 +42,7 @@ export const StoredPlant = Type.Object({ id: Id, name: Name, tag: Type.Optional(
 export type StoredPlant = Static<typeof StoredPlant>;
 
 /** PUT /plants/{id}: the whole plant; an id, if sent, must be the path's. */
-export const PlantReplacement = Type.Object(
-  { name: Name, tag: Type.Optional(Tag), id: Type.Optional(Id) },
-  { description: 'PlantReplacement' },
-);
+export const PlantReplacement = Type.Object({ name: Name, tag: Type.Optional(Tag), id: Type.Optional(Id) }, { description: 'PlantReplacement' });
 export type PlantReplacement = Static<typeof PlantReplacement>;
 
 /** PATCH /plants/{id}: an RFC 7396 merge patch; `"tag": null` removes the tag. */
@@ -75,9 +71,7 @@ export const ListQuery = Type.Object({
 export type ListQuery = Static<typeof ListQuery>;
 
 export const CreateHeaders = Type.Object({
-  'if-none-match': Type.Optional(
-    Type.String({ description: 'With `*`, the POST only creates: an existing id answers 412 and changes nothing.' }),
-  ),
+  'if-none-match': Type.Optional(Type.String({ description: 'With `*`, the POST only creates: an existing id answers 412 and changes nothing.' })),
 });
 export type CreateHeaders = Static<typeof CreateHeaders>;
 

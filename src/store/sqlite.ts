@@ -149,9 +149,7 @@ class SqlitePlants implements PlantStore {
     this.firstPage = db.prepare<[number], PlantRow>(`${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
     this.nextPage = db.prepare<[PlantId, number], PlantRow>(`${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
     this.firstTagPage = db.prepare<[string, number], PlantRow>(`${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextTagPage = db
-      .prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`)
-      .safeIntegers(true);
+    this.nextTagPage = db.prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
   }
 
   get(id: PlantId): Promise<Plant | undefined> {
@@ -243,9 +241,7 @@ class SqliteTokens implements TokenStore {
     const at = new Date().toISOString();
     return this.batcher.write(
       () =>
-        this.db
-          .prepare('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL')
-          .run(at, idOrName, idOrName).changes > 0,
+        this.db.prepare('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL').run(at, idOrName, idOrName).changes > 0,
     );
   }
 

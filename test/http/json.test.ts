@@ -120,7 +120,23 @@ describe('parseInt64', () => {
     assert.equal(parseInt64('-9223372036854775808'), INT64_MIN);
   });
   it('refuses anything that is not plain decimal int64 text', () => {
-    for (const text of ['', '-', '+1', ' 1', '1 ', '01', '-01', '1.0', '1e3', '0x1f', 'abc', '١٢', '9223372036854775808', '-9223372036854775809', '99999999999999999999']) {
+    for (const text of [
+      '',
+      '-',
+      '+1',
+      ' 1',
+      '1 ',
+      '01',
+      '-01',
+      '1.0',
+      '1e3',
+      '0x1f',
+      'abc',
+      '١٢',
+      '9223372036854775808',
+      '-9223372036854775809',
+      '99999999999999999999',
+    ]) {
       assert.equal(parseInt64(text), undefined, JSON.stringify(text));
     }
   });

@@ -62,7 +62,8 @@ describe('rate limiting', async () => {
   test('per address without a token; failed authentications count too and then lock the address out', async () => {
     const t = await testApp(after, { config: { rateLimitPerMinute: 5 } });
     await awayFromWindowEdge();
-    const from = (remoteAddress: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: '/plants', remoteAddress, headers });
+    const from = (remoteAddress: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url: '/plants', remoteAddress, headers });
     const health = (remoteAddress: string) => t.app.inject({ method: 'GET', url: '/healthz', remoteAddress });
 
     for (let i = 0; i < 5; i++) assert.equal((await health('10.0.0.1')).statusCode, 200);
@@ -82,7 +83,11 @@ describe('overload shedding', async () => {
   test('the monitor changes state on thresholds and reports each change once', () => {
     let load: LoadSample = { eventLoopDelayMs: 5, heapUsedMb: 50 };
     const changes: Array<string | undefined> = [];
-    const monitor = new OverloadMonitor({ overloadEventLoopDelayMs: 100, overloadHeapUsedMb: 500 }, (r) => changes.push(r), () => load);
+    const monitor = new OverloadMonitor(
+      { overloadEventLoopDelayMs: 100, overloadHeapUsedMb: 500 },
+      (r) => changes.push(r),
+      () => load,
+    );
     monitor.sample();
     assert.equal(monitor.overloaded, undefined);
     load = { eventLoopDelayMs: 250, heapUsedMb: 50 };

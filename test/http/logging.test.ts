@@ -27,7 +27,9 @@ test('logs are JSON lines with a request id per request, and never carry a token
   const put = store.plants.put.bind(store.plants);
   // A disk that fails on demand: the store answers as SQLite does when the disk is full.
   store.plants.put = (plant, options) =>
-    failing.put ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') })) : put(plant, options);
+    failing.put
+      ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') }))
+      : put(plant, options);
   const t = await testApp(after, { store, logger: loggerOptions('trace', sink) });
   const readOnly = await t.tokenWith('plants:read');
   const unknown = 'unknownTokenValue_9f8e7d6c5b4a39281706';
@@ -65,7 +67,11 @@ test('logs are JSON lines with a request id per request, and never carry a token
   const accessLines = lines.filter((line) => line.msg === 'request');
   assert.equal(accessLines.length, answers.length);
   const ids = answers.map((a) => a.headers['x-request-id']);
-  assert.deepEqual(accessLines.map((line) => line.reqId), ids, 'each access line carries the id the answer carried');
+  assert.deepEqual(
+    accessLines.map((line) => line.reqId),
+    ids,
+    'each access line carries the id the answer carried',
+  );
   assert.equal(new Set(ids).size, ids.length, 'request ids are unique');
   const storeError = lines.find((line) => line.msg === 'store unavailable');
   assert.ok(storeError, 'the store failure is logged');

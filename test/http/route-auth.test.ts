@@ -31,7 +31,10 @@ describe('every documented operation refuses callers without the right token', a
   test('the document lists the plant operations and the public ones', () => {
     assert.ok(operations.length >= 9, `only ${operations.length} operations documented`);
     assert.deepEqual(
-      operations.filter(({ op }) => op.security?.length === 0).map(({ method, path }) => `${method} ${path}`).sort(),
+      operations
+        .filter(({ op }) => op.security?.length === 0)
+        .map(({ method, path }) => `${method} ${path}`)
+        .sort(),
       ['GET /healthz', 'GET /openapi.json', 'GET /readyz'],
     );
   });

@@ -106,7 +106,11 @@ describe('CORS', async () => {
     test('a preflight from an allowed origin is answered 204 without a token, with the methods of that path', async () => {
       const response = await t.call('OPTIONS', '/plants/42', {
         token: null,
-        headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization, content-type' },
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'authorization, content-type',
+        },
       });
       assert.equal(response.statusCode, 204);
       assert.equal(response.payload, '');

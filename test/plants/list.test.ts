@@ -64,7 +64,10 @@ describe('GET /plants', () => {
 
   it('gives 100 plants by default, and up to 1000 when asked', async () => {
     const t = await testApp(after);
-    await seed(t, Array.from({ length: 120 }, (_, i) => BigInt(i + 1)));
+    await seed(
+      t,
+      Array.from({ length: 120 }, (_, i) => BigInt(i + 1)),
+    );
     const first = await t.call('GET', '/plants');
     assert.equal(first.json<unknown[]>().length, 100);
     assert.equal(nextLink(first.headers.link), '/plants?after=100');
@@ -90,7 +93,10 @@ describe('GET /plants', () => {
 
   it('filters by tag, and the next link keeps the tag and the limit', async () => {
     const t = await testApp(after);
-    await seed(t, Array.from({ length: 10 }, (_, i) => BigInt(i)));
+    await seed(
+      t,
+      Array.from({ length: 10 }, (_, i) => BigInt(i)),
+    );
     const first = await t.call('GET', '/plants?tag=even&limit=2');
     assert.equal(first.statusCode, 200);
     assert.equal(first.payload, '[{"id":0,"name":"p0","tag":"even"},{"id":2,"name":"p2","tag":"even"}]');

@@ -52,27 +52,33 @@ describe('crash durability on PostgreSQL', { skip }, () => {
     await service.stop('SIGTERM');
   });
 
-  test('the database server killed (immediate shutdown) under writes: 503 while down, no acknowledged write lost, the service recovers by itself', { timeout: 10 * 60_000 }, async (t) => {
-    const db = await cluster();
-    const env = { DATABASE_URL: await db.createDatabase(), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info', DB_TIMEOUT_MS: '2000' };
-    const known = new Map<string, Known>();
-    const service: ServerProcess = await startServer(after, { env });
-    const stop = { now: false };
-    const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop));
-    const acked = () => [...known.values()].filter((k) => k.acked !== undefined).length;
-    await waitUntil(() => acked() >= 1000, 120_000, 'writes to be acknowledged');
-    await sleep(Math.floor(Math.random() * 1000));
-    await db.stop('immediate');
-    const ackedBeforeCrash = acked();
-    await sleep(1000);
-    assert.ok(service.running, 'the service survives its database going away');
-    await db.startServer();
-    await waitUntil(() => acked() >= ackedBeforeCrash + 500, 120_000, 'writes to be acknowledged again after the database restart');
-    stop.now = true;
-    await Promise.all(writers);
-    const count = await verifyAfterCrash(service, known);
-    assert.match(service.stdout, /"msg":"store unavailable"/, 'the outage is logged');
-    t.diagnostic(`${ackedBeforeCrash} writes acknowledged before the database crash, ${acked()} in all; ${count} plants after, none lost or changed`);
-    await service.stop('SIGTERM');
-  });
+  test(
+    'the database server killed (immediate shutdown) under writes: 503 while down, no acknowledged write lost, the service recovers by itself',
+    { timeout: 10 * 60_000 },
+    async (t) => {
+      const db = await cluster();
+      const env = { DATABASE_URL: await db.createDatabase(), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info', DB_TIMEOUT_MS: '2000' };
+      const known = new Map<string, Known>();
+      const service: ServerProcess = await startServer(after, { env });
+      const stop = { now: false };
+      const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop));
+      const acked = () => [...known.values()].filter((k) => k.acked !== undefined).length;
+      await waitUntil(() => acked() >= 1000, 120_000, 'writes to be acknowledged');
+      await sleep(Math.floor(Math.random() * 1000));
+      await db.stop('immediate');
+      const ackedBeforeCrash = acked();
+      await sleep(1000);
+      assert.ok(service.running, 'the service survives its database going away');
+      await db.startServer();
+      await waitUntil(() => acked() >= ackedBeforeCrash + 500, 120_000, 'writes to be acknowledged again after the database restart');
+      stop.now = true;
+      await Promise.all(writers);
+      const count = await verifyAfterCrash(service, known);
+      assert.match(service.stdout, /"msg":"store unavailable"/, 'the outage is logged');
+      t.diagnostic(
+        `${ackedBeforeCrash} writes acknowledged before the database crash, ${acked()} in all; ${count} plants after, none lost or changed`,
+      );
+      await service.stop('SIGTERM');
+    },
+  );
 });

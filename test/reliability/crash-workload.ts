@@ -73,7 +73,9 @@ export function check(stored: Map<string, Plant>, known: Map<string, Known>): { 
   const lostOrWrong: string[] = [];
   for (const [id, { acked, inFlight }] of known) {
     const got = stored.get(id);
-    const ok = [acked, inFlight].some((p) => (p === undefined ? got === undefined && acked === undefined : JSON.stringify(got) === JSON.stringify(p)));
+    const ok = [acked, inFlight].some((p) =>
+      p === undefined ? got === undefined && acked === undefined : JSON.stringify(got) === JSON.stringify(p),
+    );
     if (!ok) lostOrWrong.push(`${id}: stored ${JSON.stringify(got)}, acknowledged ${JSON.stringify(acked)}, in flight ${JSON.stringify(inFlight)}`);
   }
   const unknown = [...stored.keys()].filter((id) => !known.has(id));

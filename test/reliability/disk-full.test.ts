@@ -84,13 +84,17 @@ test('a full disk: writes answer 503 with a clear log line, nothing acknowledged
 
   rmSync(filler);
   let resumedAt: number | undefined;
-  await waitUntil(async () => {
-    const id = 100_000 + acknowledged.length;
-    if ((await post(id)).status !== 200) return false;
-    resumedAt = id;
-    acknowledged.push(id);
-    return true;
-  }, 30_000, 'writes to succeed again once space is free');
+  await waitUntil(
+    async () => {
+      const id = 100_000 + acknowledged.length;
+      if ((await post(id)).status !== 200) return false;
+      resumedAt = id;
+      acknowledged.push(id);
+      return true;
+    },
+    30_000,
+    'writes to succeed again once space is free',
+  );
   assert.ok(resumedAt);
   for (const id of acknowledged) {
     const answer = await request(`${server.url}/plants/${id}`, { token: TOKEN });

@@ -9,10 +9,34 @@ import fc from 'fast-check';
 
 /** Integers spelled at and beyond the int64 and double edges, and numbers that are not integers. */
 const NUMBER_EDGES = [
-  '0', '-0', '1', '-1', '7', '9007199254740991', '9007199254740992', '9007199254740993', '-9007199254740993',
-  '9223372036854775807', '9223372036854775808', '-9223372036854775808', '-9223372036854775809',
-  '18446744073709551616', '123456789012345678901234567890', '1e3', '1E400', '1.0', '1.5', '-1.5e300', '0.0000001',
-  '00', '01', '-', '1_000', '0x10', 'NaN', 'Infinity',
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '7',
+  '9007199254740991',
+  '9007199254740992',
+  '9007199254740993',
+  '-9007199254740993',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775808',
+  '-9223372036854775809',
+  '18446744073709551616',
+  '123456789012345678901234567890',
+  '1e3',
+  '1E400',
+  '1.0',
+  '1.5',
+  '-1.5e300',
+  '0.0000001',
+  '00',
+  '01',
+  '-',
+  '1_000',
+  '0x10',
+  'NaN',
+  'Infinity',
 ];
 
 /** ids mostly from a small pool, so that operations meet the same plants again. */
@@ -59,7 +83,10 @@ const plausiblePlant: fc.Arbitrary<string> = fc
       name: fc.oneof(
         { weight: 10, arbitrary: fc.string({ minLength: 1, maxLength: 30 }).map((s) => JSON.stringify(s)) },
         { weight: 2, arbitrary: valueText },
-        { weight: 1, arbitrary: fc.constantFrom('"\\ud800"', '"a\\udfff"', '"\\ud83c\\udf31"', '"\\uDBFF\\uDFFF"', '"\\udc00\\ud800"', '"x\\u0000"') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('"\\ud800"', '"a\\udfff"', '"\\ud83c\\udf31"', '"\\uDBFF\\uDFFF"', '"\\udc00\\ud800"', '"x\\u0000"'),
+        },
       ),
       tag: fc.oneof(
         { weight: 3, arbitrary: fc.constantFrom('"herb"', '"tree"', '"fern"') },
@@ -69,7 +96,12 @@ const plausiblePlant: fc.Arbitrary<string> = fc
     },
     { requiredKeys: ['name'] },
   )
-  .map((plant) => `{${Object.entries(plant).map(([key, value]) => `"${key}":${value}`).join(',')}}`);
+  .map(
+    (plant) =>
+      `{${Object.entries(plant)
+        .map(([key, value]) => `"${key}":${value}`)
+        .join(',')}}`,
+  );
 
 /** Bodies that stress the parser: deep nesting, huge arrays and strings, truncation, broken UTF-8. */
 const hostileBody: fc.Arbitrary<string | Buffer> = fc.oneof(
@@ -80,9 +112,9 @@ const hostileBody: fc.Arbitrary<string | Buffer> = fc.oneof(
   fc.integer({ min: 1, max: 30 }).map((n) => `{"id":${'9'.repeat(n * 10)},"name":"x"}`),
   plausiblePlant.chain((text) => fc.integer({ min: 0, max: text.length }).map((cut) => text.slice(0, cut))),
   plausiblePlant.chain((text) =>
-    fc.tuple(fc.integer({ min: 0, max: text.length }), fc.constantFrom([0xff], [0xc3], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80])).map(
-      ([at, bytes]) => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]),
-    ),
+    fc
+      .tuple(fc.integer({ min: 0, max: text.length }), fc.constantFrom([0xff], [0xc3], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]))
+      .map(([at, bytes]) => Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))])),
   ),
   fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
   fc.constantFrom('', ' ', '\ufeff{"id":1,"name":"bom"}', '{"id":1,"name":"x"} trailing', '{"id":1,"name":"x"}{"id":2}', '\u0000'),
@@ -102,7 +134,25 @@ const pathId: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: idText.map((text) => encodeURIComponent(text)) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom('%31', '%2D1', '+1', '%2B1', '1%00', '%zz', '%', '%E0%A4%A', '%C0%AF', '..', '.', '1;x', '1%2F2', ' 1', '%201', '1.', '1e2'),
+    arbitrary: fc.constantFrom(
+      '%31',
+      '%2D1',
+      '+1',
+      '%2B1',
+      '1%00',
+      '%zz',
+      '%',
+      '%E0%A4%A',
+      '%C0%AF',
+      '..',
+      '.',
+      '1;x',
+      '1%2F2',
+      ' 1',
+      '%201',
+      '1.',
+      '1e2',
+    ),
   },
   { weight: 1, arbitrary: fc.integer({ min: 150, max: 260 }).map((n) => '9'.repeat(n)) },
   { weight: 1, arbitrary: printable(30).map((s) => encodeURIComponent(s)) },
@@ -113,7 +163,21 @@ export const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constant('/plants') },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('/plants/', '/plants//1', '/plants/1/x', '/PLANTS', '/healthz', '/readyz', '/openapi.json', '/', '//', '/plants/__proto__', '/plants/constructor', '/%', '/plants%2F1'),
+    arbitrary: fc.constantFrom(
+      '/plants/',
+      '/plants//1',
+      '/plants/1/x',
+      '/PLANTS',
+      '/healthz',
+      '/readyz',
+      '/openapi.json',
+      '/',
+      '//',
+      '/plants/__proto__',
+      '/plants/constructor',
+      '/%',
+      '/plants%2F1',
+    ),
   },
   { weight: 1, arbitrary: printable(40).map((s) => `/${encodeURI(s)}`) },
 );
@@ -147,9 +211,23 @@ export const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      undefined, 'application/json; charset=utf-8', 'application/json; charset=latin1', 'APPLICATION/JSON', ' application/json',
-      'application/json;', 'application/jsonx', 'application/json, text/plain', 'text/plain', 'text/json', 'application/x-www-form-urlencoded',
-      'multipart/form-data; boundary=x', '', '*/*', 'application/*', 'application/problem+json', 'json',
+      undefined,
+      'application/json; charset=utf-8',
+      'application/json; charset=latin1',
+      'APPLICATION/JSON',
+      ' application/json',
+      'application/json;',
+      'application/jsonx',
+      'application/json, text/plain',
+      'text/plain',
+      'text/json',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      '',
+      '*/*',
+      'application/*',
+      'application/problem+json',
+      'json',
     ),
   },
   { weight: 1, arbitrary: printable(30) },

@@ -44,7 +44,10 @@ describe('malformed HTTP on a real socket', async () => {
 
   test('a chunked body cut off before its last chunk stores nothing', async () => {
     const body = plantBody(1002);
-    const { answers } = await exchange(port, [request('POST', '/plants', { ...json, 'transfer-encoding': 'chunked' }), `${body.length.toString(16)}\r\n${body}\r\n`]);
+    const { answers } = await exchange(port, [
+      request('POST', '/plants', { ...json, 'transfer-encoding': 'chunked' }),
+      `${body.length.toString(16)}\r\n${body}\r\n`,
+    ]);
     for (const answer of answers) assertAnswer(answer, 'truncated chunked');
     assert.ok(answers.every((a) => a.status >= 400));
     assert.equal(await stored(1002), false);
@@ -69,19 +72,45 @@ describe('malformed HTTP on a real socket', async () => {
   });
 
   const framing: Array<[string, Buffer | string]> = [
-    ['Content-Length and Transfer-Encoding together', request('POST', '/plants', { ...json, 'content-length': '5', 'transfer-encoding': 'chunked' }, plantBody(1005))],
-    ['two different Content-Lengths', `POST /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\ncontent-type: application/json\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\n${plantBody(1005)}`],
-    ['a bad chunk size', Buffer.concat([request('POST', '/plants', { ...json, 'transfer-encoding': 'chunked' }), Buffer.from('zz\r\n{}\r\n0\r\n\r\n')])],
+    [
+      'Content-Length and Transfer-Encoding together',
+      request('POST', '/plants', { ...json, 'content-length': '5', 'transfer-encoding': 'chunked' }, plantBody(1005)),
+    ],
+    [
+      'two different Content-Lengths',
+      `POST /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\ncontent-type: application/json\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\n${plantBody(1005)}`,
+    ],
+    [
+      'a bad chunk size',
+      Buffer.concat([request('POST', '/plants', { ...json, 'transfer-encoding': 'chunked' }), Buffer.from('zz\r\n{}\r\n0\r\n\r\n')]),
+    ],
     ['a header name with a space', `GET /plants HTTP/1.1\r\nhost: x\r\nbad name: 1\r\n\r\n`],
     ['a NUL in a header value', `GET /plants HTTP/1.1\r\nhost: x\r\nauthorization: Bearer a\0b\r\n\r\n`],
     ['obsolete line folding', `GET /plants HTTP/1.1\r\nhost: x\r\nauthorization: Bearer\r\n ${TOKEN}\r\n\r\n`],
-    ['bytes that are not UTF-8 in the path', Buffer.concat([Buffer.from('GET /plants/'), Buffer.from([0xff, 0xfe]), Buffer.from(` HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nconnection: close\r\n\r\n`)])],
-    ['bytes that are not UTF-8 in a header', Buffer.concat([Buffer.from(`GET /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nx-odd: `), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('\r\nconnection: close\r\n\r\n')])],
+    [
+      'bytes that are not UTF-8 in the path',
+      Buffer.concat([
+        Buffer.from('GET /plants/'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(` HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nconnection: close\r\n\r\n`),
+      ]),
+    ],
+    [
+      'bytes that are not UTF-8 in a header',
+      Buffer.concat([
+        Buffer.from(`GET /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nx-odd: `),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from('\r\nconnection: close\r\n\r\n'),
+      ]),
+    ],
     ['headers larger than the limit', `GET /plants HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`],
     ['a request line that is not HTTP', 'HELLO\r\n\r\n'],
     ['an unknown method', `BREW /plants HTTP/1.1\r\nhost: x\r\n\r\n`],
     ['HTTP/1.1 without Host', `GET /plants HTTP/1.1\r\nauthorization: ${AUTH}\r\n\r\n`],
-    ['an absolute URL with another host', `GET http://evil.example/plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nconnection: close\r\n\r\n`],
+    [
+      'an absolute URL with another host',
+      `GET http://evil.example/plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\nconnection: close\r\n\r\n`,
+    ],
     ['a request to *', `OPTIONS * HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`],
     ['an HTTP version from the future', `GET /plants HTTP/3.7\r\nhost: x\r\n\r\n`],
   ];
@@ -106,9 +135,18 @@ describe('malformed HTTP on a real socket', async () => {
   test('pipelined requests are answered in turn', async () => {
     // (Requests in a pipeline may be carried out concurrently; answers come back in order.)
     const { answers } = await exchange(port, [
-      Buffer.concat([request('PUT', '/plants/1007', json, '{"name":"a"}'), request('PUT', '/plants/1009', { ...json, connection: 'close' }, '{"name":"b"}')]),
+      Buffer.concat([
+        request('PUT', '/plants/1007', json, '{"name":"a"}'),
+        request('PUT', '/plants/1009', { ...json, connection: 'close' }, '{"name":"b"}'),
+      ]),
     ]);
-    assert.deepEqual(answers.map((a) => [a.status, JSON.parse(a.body).name]), [[201, 'a'], [201, 'b']]);
+    assert.deepEqual(
+      answers.map((a) => [a.status, JSON.parse(a.body).name]),
+      [
+        [201, 'a'],
+        [201, 'b'],
+      ],
+    );
     assert.ok((await stored(1007)) && (await stored(1009)));
   });
 
@@ -122,8 +160,15 @@ describe('malformed HTTP on a real socket', async () => {
   });
 
   test(`${RUNS} random byte streams, bare or after a valid request head, break no invariant`, async () => {
-    const head = fc.constantFrom('', 'GET /plants HTTP/1.1\r\n', `POST /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\ncontent-type: application/json\r\n`);
-    const tail = fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), fc.string({ maxLength: 300 }).map((s) => Buffer.from(s)));
+    const head = fc.constantFrom(
+      '',
+      'GET /plants HTTP/1.1\r\n',
+      `POST /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH}\r\ncontent-type: application/json\r\n`,
+    );
+    const tail = fc.oneof(
+      fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+      fc.string({ maxLength: 300 }).map((s) => Buffer.from(s)),
+    );
     await fc.assert(
       fc.asyncProperty(head, tail, fc.boolean(), async (start, bytes, terminate) => {
         const payload = Buffer.concat([Buffer.from(start), bytes, Buffer.from(terminate ? '\r\n\r\n' : '')]);

@@ -158,15 +158,25 @@ test(`fuzz: ${RUNS} hostile requests over every operation break no invariant`, {
       }
       if (cases % 250 === 0) await compareStoreWithModel();
     }),
-    { numRuns: RUNS, seed: SEED, endOnFailure: true, reporter: (details) => {
-      if (details.failed) {
-        const example = details.counterexample?.[0] as FuzzRequest | undefined;
-        throw new Error(`fuzz failed (seed ${details.seed}, path ${details.counterexamplePath}): ${example ? describeCase(example) : ''}\n${String(details.errorInstance)}`);
-      }
-    } },
+    {
+      numRuns: RUNS,
+      seed: SEED,
+      endOnFailure: true,
+      reporter: (details) => {
+        if (details.failed) {
+          const example = details.counterexample?.[0] as FuzzRequest | undefined;
+          throw new Error(
+            `fuzz failed (seed ${details.seed}, path ${details.counterexamplePath}): ${example ? describeCase(example) : ''}\n${String(details.errorInstance)}`,
+          );
+        }
+      },
+    },
   );
   await compareStoreWithModel();
-  const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
+  const summary = [...statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}: ${n}`)
+    .join(', ');
   context.diagnostic(`fuzz: ${cases} cases, ${model.size} plants in the model; statuses ${summary}`);
   // The run must have reached the store, not only bounced off validation.
   assert.ok((statuses.get(200) ?? 0) > RUNS / 50, `too few 200s: ${summary}`);

@@ -95,6 +95,8 @@ export function request(method: string, path: string, headers: Record<string, st
   const bodyBytes = body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(body) ? body : Buffer.from(body);
   const all: Record<string, string> = { host: 'localhost', ...headers };
   if (body !== undefined && all['transfer-encoding'] === undefined) all['content-length'] ??= String(bodyBytes.length);
-  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), bodyBytes]);
 }

@@ -57,7 +57,11 @@ describe('slow and abusive clients', async () => {
 
   test('a body that trickles in is cut off, and nothing of it is stored', async () => {
     const body = `{"id":4242,"name":"${'s'.repeat(600)}"}`;
-    const head = request('POST', '/plants', { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': String(body.length) });
+    const head = request('POST', '/plants', {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+    });
     const result = await exchange(port, [head, ...trickle(body)], { gapMs: TRICKLE_GAP_MS, end: false, waitMs: CLIENT_PATIENCE_MS });
     assert.ok(result.closedByServer, 'the server closed the connection');
     assertTimeoutAnswer(result.answers);
@@ -72,7 +76,10 @@ describe('slow and abusive clients', async () => {
   test('an idle keep-alive connection is closed after its answer', async () => {
     const result = await exchange(port, [request('GET', '/healthz', {})], { end: false, waitMs: CLIENT_PATIENCE_MS });
     assert.ok(result.closedByServer);
-    assert.deepEqual(result.answers.map((a) => a.status), [200]);
+    assert.deepEqual(
+      result.answers.map((a) => a.status),
+      [200],
+    );
   });
 
   test('connections beyond the cap are refused at once; the cap frees as connections close', async () => {
@@ -94,6 +101,9 @@ describe('slow and abusive clients', async () => {
     held.forEach((s) => s.destroy());
     await until(async () => (await connections()) === 0, 'the held connections are gone');
     const later = await exchange(port, [request('GET', '/healthz', { connection: 'close' })], { waitMs: CLIENT_PATIENCE_MS });
-    assert.deepEqual(later.answers.map((a) => a.status), [200]);
+    assert.deepEqual(
+      later.answers.map((a) => a.status),
+      [200],
+    );
   });
 });

@@ -52,7 +52,10 @@ test('an unwritable database file: writes answer 503 with a log line, reads go o
     const message = assertError(res, 503);
     assert.match(message, /unavailable/);
     assert.equal(res.headers['retry-after'], '1');
-    assert.ok(lines.some((line) => /store unavailable/.test(line) && /SQLITE_(IOERR|READONLY|CANTOPEN)/.test(line)), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => /store unavailable/.test(line) && /SQLITE_(IOERR|READONLY|CANTOPEN)/.test(line)),
+      lines.join('\n'),
+    );
     assertError(await app.call('DELETE', '/plants/1'), 503);
     // Reads need no write.
     assert.deepEqual((await app.call('GET', '/plants/1')).json(), { id: 1, name: 'before' });

@@ -56,8 +56,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const store = await open();
       try {
         for (let id = 1; id <= 10; id++) await store.plants.put({ id, name: `p${id}`, tag: id % 2 ? 'odd' : 'even' });
-        assert.deepEqual((await store.plants.list({ limit: 3, after: 4 })).map((p) => p.id), [5, 6, 7]);
-        assert.deepEqual((await store.plants.list({ limit: 10, tag: 'even', after: 4 })).map((p) => p.id), [6, 8, 10]);
+        assert.deepEqual(
+          (await store.plants.list({ limit: 3, after: 4 })).map((p) => p.id),
+          [5, 6, 7],
+        );
+        assert.deepEqual(
+          (await store.plants.list({ limit: 10, tag: 'even', after: 4 })).map((p) => p.id),
+          [6, 8, 10],
+        );
         assert.deepEqual(await store.plants.list({ limit: 5, after: 10 }), []);
       } finally {
         await store.close();

@@ -13,7 +13,11 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
 
 const DIST_TEST = fileURLToPath(new URL('../', import.meta.url));
 const SUITES = [
-  ...(existsSync(`${DIST_TEST}plants`) ? readdirSync(`${DIST_TEST}plants`).filter((f) => f.endsWith('.test.js')).map((f) => `plants/${f}`) : []),
+  ...(existsSync(`${DIST_TEST}plants`)
+    ? readdirSync(`${DIST_TEST}plants`)
+        .filter((f) => f.endsWith('.test.js'))
+        .map((f) => `plants/${f}`)
+    : []),
   'http/auth.test.js',
 ].filter((file) => existsSync(DIST_TEST + file));
 

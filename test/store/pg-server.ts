@@ -125,7 +125,13 @@ export class TestPostgres {
   async freeze(frozen: boolean): Promise<void> {
     const postmaster = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]);
-    const pids = [postmaster, ...stdout.split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)];
+    const pids = [
+      postmaster,
+      ...stdout
+        .split('\n')
+        .map((line) => Number(line.trim()))
+        .filter((pid) => pid > 0),
+    ];
     for (const pid of pids) process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
   }
 

@@ -41,7 +41,10 @@ describe('sqlite store', () => {
     const results = await Promise.allSettled([store.plants.put({ id: 1, name: 'a' }), store.plants.put({ id: 2, name: 'b' })]);
     blocker.exec('ROLLBACK');
     blocker.close();
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     for (const r of results) assert.equal((r as PromiseRejectedResult).reason.name, 'StoreUnavailableError');
     assert.equal(await store.plants.get(1), undefined);
     // The store recovers once the lock is gone.
