@@ -1,42 +1,155 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { availableParallelism } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+import { databaseKind, redactUrl } from './store/database-url.js';
 
 /**
- * Every setting the service reads, read once at start from the environment. The type is derived
- * from the schema; a bad value stops the start with a one-line message naming the setting.
+ * Every setting the service reads, in one table: the environment variable, the schema (type, bounds,
+ * default, meaning) and, where the text needs more than a number or a word, a parser. The Config type,
+ * the reader below and the README's configuration table are all made from this table, so they cannot
+ * drift apart. Settings are read once, at start; a bad value stops the start with a one-line message
+ * naming the variable. Code reads the resolved Config only.
  */
-export const ConfigSchema = Type.Object({
-  port: Type.Integer({ minimum: 0, maximum: 65535 }),
-  host: Type.String({ minLength: 1 }),
-  databaseUrl: Type.String({ minLength: 1 }),
-  /** Static bearer tokens with full access. */
-  tokens: Type.Array(Type.String()),
-  bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024 }),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
-  sqliteSynchronous: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')]),
-  /** Longest a request may wait for the database before it is answered 503. */
-  dbTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
-  pgPoolSize: Type.Integer({ minimum: 1, maximum: 1000 }),
-  /** Processes serving (node:cluster workers); 1 serves from the process itself. */
-  webConcurrency: Type.Integer({ minimum: 1, maximum: 256 }),
-  /** Origins a browser may call the API from (CORS); empty: CORS off; ['*']: any origin. */
-  corsOrigins: Type.Array(Type.String()),
-  /** A client must have sent all request headers within this time, else the connection is closed (408). */
-  headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
-  /** A client must have sent the whole request (headers and body) within this time, else 408. */
-  requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
-  /** An idle keep-alive connection is closed after this time. */
-  keepAliveTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
-  /** Open connections beyond this many are refused at once. */
-  maxConnections: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
-  /** Requests per minute per token (per client address without one); 0: no rate limit. */
-  rateLimitPerMinute: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
-  /** Shed load (503) while the event loop lags more than this; 0: never on this account. */
-  overloadEventLoopDelayMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
-  /** Shed load (503) while the JS heap in use exceeds this many MiB; 0: 80% of V8's heap limit. */
-  overloadHeapUsedMb: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
-});
+
+type Env = Record<string, string | undefined>;
+
+interface Setting<S extends TSchema = TSchema> {
+  env: string;
+  /** Type, bounds, `default` and `description` (the README's "Meaning"). */
+  schema: S;
+  /** Text to value where a plain integer or word will not do; throws an Error whose message says what is wrong. */
+  parse?: (text: string) => Static<S>;
+  /** A default computed from the settings above it or the machine, when the schema's `default` will not do. */
+  defaultFrom?: (earlier: Readonly<Record<string, unknown>>) => Static<S>;
+  /** How the README shows a computed default. */
+  docDefault?: string;
+}
+
+/** RFC 6750 b64token: what a bearer token may contain. */
+export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const int = (minimum: number, maximum: number, fallback: number, description: string) =>
+  Type.Integer({ minimum, maximum, default: fallback, description });
+const oneOf = <T extends string>(values: readonly T[], fallback: T, description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { default: fallback, description },
+  );
+
+function commaList(text: string, what: string, check: (item: string, n: number) => string): string[] {
+  return text.split(',').map((raw, i) => {
+    const item = raw.trim();
+    if (item === '') throw new Error(`${what} ${i + 1} is empty (${what}s are separated by commas)`);
+    return check(item, i + 1);
+  });
+}
+
+export const SETTINGS = {
+  port: { env: 'PORT', schema: int(0, 65535, 8080, 'TCP port') },
+  host: { env: 'HOST', schema: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to listen on (`0.0.0.0` for all)' }) },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    schema: Type.String({
+      default: 'file:./data/plant-store.db',
+      description: '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`',
+    }),
+    parse: (text: string) => {
+      if (databaseKind(text) === undefined) throw new Error(`must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(text)}"`);
+      return text;
+    },
+  },
+  tokens: {
+    env: 'PLANT_STORE_TOKENS',
+    schema: Type.Array(Type.String(), { default: [], description: 'Comma-separated static bearer tokens, each with full access' }),
+    // The message never repeats a token: it is a secret.
+    parse: (text: string) =>
+      commaList(text, 'token', (token, n) => {
+        if (!BEARER_TOKEN.test(token)) {
+          throw new Error(`token ${n} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`);
+        }
+        return token;
+      }),
+  },
+  bodyLimit: { env: 'BODY_LIMIT', schema: int(1024, 16 * 1024 * 1024, 64 * 1024, 'Largest request body in bytes (larger: 413)') },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    schema: oneOf(
+      LOG_LEVELS,
+      'info',
+      '`fatal` … `trace`, or `silent`; logs are JSON lines on stdout, one access line per request (written in batches every 50 ms; warnings and errors at once)',
+    ),
+    parse: (text: string) => text.toLowerCase(),
+  },
+  sqliteSynchronous: {
+    env: 'SQLITE_SYNCHRONOUS',
+    schema: oneOf(['FULL', 'NORMAL'] as const, 'FULL', '`NORMAL` is faster but a power loss may undo the last commits (never corrupts)'),
+    parse: (text: string) => text.toUpperCase(),
+  },
+  dbTimeoutMs: { env: 'DB_TIMEOUT_MS', schema: int(100, 600_000, 5000, 'Longest a request waits for the database before a 503') },
+  writeQueueLimit: {
+    env: 'WRITE_QUEUE_LIMIT',
+    schema: int(1, 10_000_000, 10_000, 'Writes waiting for the database at most; beyond, a write is answered 503 with `Retry-After` at once'),
+  },
+  pgPoolSize: { env: 'PG_POOL_SIZE', schema: int(1, 1000, 10, 'Connections per process to PostgreSQL') },
+  webConcurrency: {
+    env: 'WEB_CONCURRENCY',
+    schema: int(1, 256, 1, 'Worker processes (see Scaling out)'),
+    // PostgreSQL settles every race between processes itself; SQLite's one writer gains nothing from more
+    // processes (writes would contend for the file lock instead of sharing group commits).
+    defaultFrom: (earlier: Readonly<Record<string, unknown>>) =>
+      databaseKind(String(earlier.databaseUrl)) === 'postgres' ? Math.min(availableParallelism(), 256) : 1,
+    docDefault: '1 on SQLite, CPUs on PostgreSQL',
+  },
+  corsOrigins: {
+    env: 'CORS_ORIGINS',
+    schema: Type.Array(Type.String(), {
+      default: [],
+      description: 'Comma-separated origins (`https://app.example`) allowed to call from a browser, or `*`',
+    }),
+    parse: (text: string) =>
+      text.trim() === '*'
+        ? ['*']
+        : commaList(text, 'origin', (origin, n) => {
+            if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
+              throw new Error(`origin ${n} ("${origin}") must look like https://example.com or http://host:port, or the whole setting be *`);
+            }
+            return origin.toLowerCase();
+          }),
+    docDefault: 'off',
+  },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    schema: int(100, 600_000, 10_000, 'A client must send its headers within this (408); at most `REQUEST_TIMEOUT_MS`'),
+  },
+  requestTimeoutMs: { env: 'REQUEST_TIMEOUT_MS', schema: int(100, 3_600_000, 30_000, 'A client must send its whole request within this (408)') },
+  keepAliveTimeoutMs: { env: 'KEEP_ALIVE_TIMEOUT_MS', schema: int(100, 600_000, 72_000, 'Idle keep-alive connections close after this') },
+  maxConnections: { env: 'MAX_CONNECTIONS', schema: int(1, 1_000_000, 1024, 'Open connections beyond this are refused') },
+  rateLimitPerMinute: {
+    env: 'RATE_LIMIT_PER_MINUTE',
+    schema: int(0, 100_000_000, 0, 'Requests per minute per token (per address without one); 429 beyond; 0: off'),
+    docDefault: '`0` (off)',
+  },
+  overloadEventLoopDelayMs: {
+    env: 'OVERLOAD_EVENT_LOOP_DELAY_MS',
+    schema: int(0, 60_000, 500, 'Shed load (503) while the event loop lags more (0: never)'),
+  },
+  overloadHeapUsedMb: {
+    env: 'OVERLOAD_HEAP_USED_MB',
+    schema: int(0, 1_000_000, 0, 'Shed load (503) while the heap in use is larger, in MiB (0: the default)'),
+    // Resolved here, so that code reads a number of MiB and knows no special value.
+    parse: (text: string) => wholeNumber(text) || heapDefaultMb(),
+    defaultFrom: () => heapDefaultMb(),
+    docDefault: "80% of V8's limit",
+  },
+} satisfies Record<string, Setting>;
+
+type Settings = typeof SETTINGS;
+
+export const ConfigSchema = Type.Object(
+  Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, setting.schema])) as { [K in keyof Settings]: Settings[K]['schema'] },
+) as TObject<{ [K in keyof Settings]: Settings[K]['schema'] }>;
 export type Config = Static<typeof ConfigSchema>;
 
 export class ConfigError extends Error {
@@ -49,112 +162,76 @@ export class ConfigError extends Error {
   }
 }
 
-export const DEFAULT_DATABASE_URL = 'file:./data/plant-store.db';
+interface SchemaShape {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  anyOf?: Array<{ const?: unknown }>;
+  default?: unknown;
+  description?: string;
+}
 
-/** RFC 6750 b64token: what a bearer token may contain. */
-export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-
-type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw}`);
+/** The value a setting's text spells, by its schema: an integer in bounds, one of the listed words, a string. */
+function read(setting: Setting, text: string): unknown {
+  const schema = setting.schema as SchemaShape;
+  const value: unknown = setting.parse ? setting.parse(text) : schema.type === 'integer' ? wholeNumber(text) : text;
+  if (schema.type === 'integer') {
+    const n = value as number;
+    if (n < schema.minimum! || n > schema.maximum!) throw new Error(`must be between ${schema.minimum} and ${schema.maximum}, got ${text}`);
+  } else if (schema.anyOf) {
+    const allowed = schema.anyOf.map((s) => s.const);
+    if (!allowed.includes(value)) throw new Error(`must be one of ${allowed.join(', ')}, got "${text}"`);
+  } else if (schema.type === 'string' && (value as string).length < (schema.minLength ?? 0)) {
+    throw new Error('must not be empty');
+  }
   return value;
 }
 
-function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = (name === 'LOG_LEVEL' ? raw.toLowerCase() : raw.toUpperCase()) as T;
-  if (!allowed.includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
-  return value;
+function heapDefaultMb(): number {
+  return Math.round((getHeapStatistics().heap_size_limit / 2 ** 20) * 0.8);
 }
 
-function databaseUrl(env: Env): string {
-  const raw = env.DATABASE_URL;
-  if (raw === undefined || raw === '') return DEFAULT_DATABASE_URL;
-  if (/^file:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw;
-  throw new ConfigError('DATABASE_URL', `must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(raw)}"`);
+function wholeNumber(text: string): number {
+  if (!/^\d+$/.test(text)) throw new Error(`must be a whole number, got "${text}"`);
+  return Number(text);
 }
 
-function tokens(env: Env): string[] {
-  const raw = env.PLANT_STORE_TOKENS;
-  if (raw === undefined || raw.trim() === '') return [];
-  return raw.split(',').map((token, i) => {
-    const t = token.trim();
-    if (t === '') throw new ConfigError('PLANT_STORE_TOKENS', `token ${i + 1} is empty (tokens are separated by commas)`);
-    if (!BEARER_TOKEN.test(t)) {
-      throw new ConfigError(
-        'PLANT_STORE_TOKENS',
-        `token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`,
-      );
-    }
-    return t;
-  });
-}
-
-/** `https://a.example, https://b.example` or `*`: each origin a scheme, a host and an optional port. */
-function corsOrigins(env: Env): string[] {
-  const raw = env.CORS_ORIGINS;
-  if (raw === undefined || raw.trim() === '') return [];
-  if (raw.trim() === '*') return ['*'];
-  return raw.split(',').map((origin, i) => {
-    const o = origin.trim();
-    if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)) {
-      throw new ConfigError(
-        'CORS_ORIGINS',
-        `origin ${i + 1} ("${o}") must look like https://example.com or http://host:port, or the whole setting be *`,
-      );
-    }
-    return o.toLowerCase();
-  });
-}
-
-/**
- * WEB_CONCURRENCY: how many processes serve. Unset: one per CPU on PostgreSQL, which settles every race
- * between processes itself; one on SQLite, whose single writer gains nothing from more processes
- * (writes would contend for the file lock instead of sharing group commits).
- */
-function webConcurrency(env: Env): number {
-  const usesPostgres = /^postgres(ql)?:\/\//.test(env.DATABASE_URL ?? '');
-  return integer(env, 'WEB_CONCURRENCY', usesPostgres ? Math.min(availableParallelism(), 256) : 1, 1, 256);
-}
-
-/** Hides the password of a URL so that a message or a log line never carries it. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
-}
-
-export function loadConfig(env: Env = process.env): Config {
-  const config: Config = {
-    port: integer(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST,
-    databaseUrl: databaseUrl(env),
-    tokens: tokens(env),
-    bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 16 * 1024 * 1024),
-    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
-    dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 5000, 100, 600_000),
-    pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
-    webConcurrency: webConcurrency(env),
-    corsOrigins: corsOrigins(env),
-    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
-    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
-    maxConnections: integer(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 100_000_000),
-    overloadEventLoopDelayMs: integer(env, 'OVERLOAD_EVENT_LOOP_DELAY_MS', 500, 0, 60_000),
-    overloadHeapUsedMb: integer(env, 'OVERLOAD_HEAP_USED_MB', 0, 0, 1_000_000),
-  };
+/** Rules between settings, checked once each has its value. */
+function checkRelations(config: Config): void {
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
   }
-  // The readers above give each setting its own message; this guards the schema and the readers
-  // against drifting apart.
-  const error = Value.Errors(ConfigSchema, config).First();
-  if (error) throw new ConfigError(error.path, error.message);
+}
+
+/** The settings from the environment; an empty value counts as unset. */
+export function loadConfig(env: Env = process.env): Config {
+  const resolved: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as Array<[string, Setting]>) {
+    const text = env[setting.env];
+    if (text === undefined || text.trim() === '') {
+      const fallback = setting.defaultFrom ? setting.defaultFrom(resolved) : (setting.schema as SchemaShape).default;
+      // A fresh copy: defaults such as [] must not be shared between configurations.
+      resolved[key] = Array.isArray(fallback) ? [...(fallback as unknown[])] : fallback;
+      continue;
+    }
+    try {
+      resolved[key] = read(setting, text);
+    } catch (error) {
+      throw new ConfigError(setting.env, error instanceof Error ? error.message : String(error));
+    }
+  }
+  const config = resolved as Config;
+  checkRelations(config);
   return config;
+}
+
+/** The README's configuration table, made from the settings table (test/config-docs.test.ts keeps the README in step). */
+export function configTable(): string {
+  const rows = (Object.values(SETTINGS) as Setting[]).map((setting) => {
+    const schema = setting.schema as SchemaShape;
+    const fallback = setting.docDefault ?? (Array.isArray(schema.default) && schema.default.length === 0 ? 'none' : `\`${String(schema.default)}\``);
+    return `| \`${setting.env}\` | ${fallback} | ${schema.description ?? ''} |`;
+  });
+  return ['| Setting | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { getHeapStatistics } from 'node:v8';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 /** The reliability and security settings: defaults, and a bad value named in the message. */
@@ -13,7 +14,10 @@ test('defaults: CORS off, timeouts on, connection cap, no rate limit, shedding a
   assert.equal(config.maxConnections, 1024);
   assert.equal(config.rateLimitPerMinute, 0);
   assert.equal(config.overloadEventLoopDelayMs, 500);
-  assert.equal(config.overloadHeapUsedMb, 0);
+  // 80% of V8's heap limit, resolved at start.
+  assert.equal(config.overloadHeapUsedMb, Math.round((getHeapStatistics().heap_size_limit / 2 ** 20) * 0.8));
+  assert.equal(loadConfig({ OVERLOAD_HEAP_USED_MB: '0' }).overloadHeapUsedMb, config.overloadHeapUsedMb);
+  assert.equal(loadConfig({ OVERLOAD_HEAP_USED_MB: '300' }).overloadHeapUsedMb, 300);
 });
 
 test('CORS_ORIGINS: a list of origins, or *', () => {
