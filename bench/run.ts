@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
 import { machine, summarize, table, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
@@ -12,6 +12,7 @@ import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 
 /**
  * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
+ *   [--compare=../other-checkout/dist/src/server.js]
  * (--cpu-prof: the service writes V8 CPU profiles to $TMPDIR/plant-store-profiles; summarize them with
  * node dist/bench/profile.js <file.cpuprofile>.)
  *
@@ -20,21 +21,33 @@ import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
  * DATABASE_URL=postgres://… or --postgres runs the service on PostgreSQL instead of SQLite.
  */
 
-const args = new Set(process.argv.slice(2).filter((a) => !a.includes('=')));
-const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-const QUICK = args.has('--quick');
-const PEERS = args.has('--peers');
-const CPU_PROF = args.has('--cpu-prof');
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    peers: { type: 'boolean', default: false },
+    postgres: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    runs: { type: 'string', default: '2' },
+    only: { type: 'string' },
+    'sqlite-synchronous': { type: 'string' },
+    /** Another build of the service (its dist/src/server.js) measured in the same run, as "compared": before/after a change. */
+    compare: { type: 'string' },
+  },
+});
+const QUICK = options.quick;
+const PEERS = options.peers;
+const CPU_PROF = options['cpu-prof'];
 const PROFILE_DIR = join(tmpdir(), 'plant-store-profiles');
-const RUNS = Number(option('runs') ?? 2);
-const ONLY = option('only')?.split(',');
+const RUNS = Number(options.runs);
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a whole number from 1, got ${options.runs}`);
+const ONLY = options.only?.split(',');
 /** For comparison only (how much the fsync costs): --sqlite-synchronous=NORMAL. The default, FULL, is what the targets are about. */
-const SYNCHRONOUS = option('sqlite-synchronous');
+const SYNCHRONOUS = options['sqlite-synchronous'];
 const WARMUP_MS = QUICK ? 500 : 1000;
 const DURATION_MS = QUICK ? 2000 : 5000;
 const TOKEN = 'bench-token-0123456789abcdef';
 const PG_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
-const POSTGRES = PG_URL !== undefined || args.has('--postgres');
+const POSTGRES = PG_URL !== undefined || options.postgres;
 
 const work = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
 const logFile = join(work, 'servers.log');
@@ -53,7 +66,7 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
   });
 }
 
-type Target = 'baseline' | 'service' | 'json-server 0.17';
+type Target = 'baseline' | 'service' | 'compared' | 'json-server 0.17';
 
 async function start(target: Target, scenario: Scenario, store: BenchStore): Promise<Running> {
   const port = await freePort();
@@ -67,11 +80,11 @@ async function start(target: Target, scenario: Scenario, store: BenchStore): Pro
       logFile,
     });
   }
-  if (target === 'service') {
+  if (target === 'service' || target === 'compared') {
     const profileArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
     return startServer({
-      name: 'service',
-      args: [...profileArgs, SERVICE_JS],
+      name: target,
+      args: [...profileArgs, target === 'compared' ? options.compare! : SERVICE_JS],
       env: {
         NODE_ENV: 'production',
         PORT: String(port),
@@ -153,7 +166,12 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
       if (scenario.seeded > 0) await store.url(scenario.seeded);
-      const targets: Target[] = ['baseline', 'service', ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : [])];
+      const targets: Target[] = [
+        'baseline',
+        'service',
+        ...(options.compare ? (['compared'] as const) : []),
+        ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : []),
+      ];
       for (let run = 0; run < Math.max(2, RUNS); run++) {
         for (const target of targets) {
           const m = await measure(target, scenario, store);

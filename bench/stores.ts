@@ -41,7 +41,7 @@ export function sqliteStores(dir: string): BenchStore {
 
 async function seedPostgres(url: string, count: number): Promise<void> {
   // The service's own migrations make the schema; generate_series fills it in one statement.
-  const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 60_000, pgPoolSize: 1 });
+  const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 60_000, pgPoolSize: 1, writeQueueLimit: 10_000 });
   await store.close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
-import { ErrorBody } from './http/errors.js';
+import { ErrorBody, NoContent } from './http/errors.js';
 import { namedSchemas } from './plants/schema.js';
 
 declare module 'fastify' {
@@ -72,7 +72,7 @@ export function buildOpenApi(routes: readonly RouteOptions[]): object {
       responses[status] = {
         description: schema.responseDescriptions?.[Number(status)] ?? ERROR_DESCRIPTIONS[Number(status)] ?? 'Error response',
         ...(STATUS_HEADERS[Number(status)] && { headers: STATUS_HEADERS[Number(status)] }),
-        ...(body ? { content: { 'application/json': { schema: show(body) } } } : {}),
+        ...(body && body !== NoContent ? { content: { 'application/json': { schema: show(body) } } } : {}),
       };
     }
     // Any status not listed (404/405 for another route, 429, 500 with its request id…) has the Error shape too.
@@ -82,7 +82,7 @@ export function buildOpenApi(routes: readonly RouteOptions[]): object {
     };
     const auth = route.config?.auth;
     paths[path] ??= {};
-    paths[path]![method.toLowerCase()] = {
+    paths[path][method.toLowerCase()] = {
       operationId: schema.operationId,
       summary: schema.summary,
       security: auth === 'public' ? [] : [{ bearerAuth: [auth] }],

@@ -2,9 +2,9 @@ import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
-import { ConfigError, loadConfig, redactUrl, type Config } from './config.js';
-import { BatchedLogStream } from './http/log-stream.js';
-import { loggerOptions } from './http/logging.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, logDestination } from './http/logging.js';
+import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 
 /** The longest a graceful stop waits for requests in flight before exiting anyway (exit code 1). */
@@ -26,12 +26,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const store = await openStore(config).catch((error: unknown) => {
-    // Name the setting: "SQLITE_CANTOPEN" alone does not tell an operator where to look.
-    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
-  });
+  const store = await openStore(config);
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   if (config.webConcurrency > 1 && cluster.isPrimary) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing.
@@ -42,9 +37,8 @@ async function main(): Promise<void> {
   const app = await buildApp({
     config,
     store,
-    // Tokens never reach a log line, wherever a serializer might put them (see http/logging.ts).
-    // Log lines are written in batches (see http/log-stream.ts): one write per line costs too much per request.
-    logger: loggerOptions(config.logLevel, new BatchedLogStream()),
+    // JSON lines on stdout, written in batches; tokens never reach a line (see http/logging.ts).
+    logger: createLogger(config.logLevel, logDestination()),
   });
 
   let stopping = false;

@@ -9,7 +9,8 @@ import type { Config } from '../src/config.js';
 import { createToken } from '../src/auth/tokens.js';
 import { PostgresStore } from '../src/store/postgres.js';
 import { SqliteStore } from '../src/store/sqlite.js';
-import type { Scope, Store } from '../src/store/store.js';
+import type { Scope } from '../src/auth/scopes.js';
+import type { Store } from '../src/store/store.js';
 import { createDatabase, TEST_PG_ENV } from './store/pg-server.js';
 
 /** The static full-access token every test app accepts. */
@@ -61,7 +62,7 @@ export async function testApp(
   const app = await buildApp({
     config: { ...options.config, tokens: [TOKEN], bodyLimit: options.bodyLimit ?? 64 * 1024 },
     store,
-    logger: options.logger ?? false,
+    logger: options.logger,
   });
   await app.ready();
   cleanup(async () => {
@@ -96,7 +97,7 @@ export async function testApp(
 export function assertError(response: LightMyRequestResponse, status: number, mentions?: string | RegExp): string {
   assert.equal(response.statusCode, status, `expected ${status}, got ${response.statusCode}: ${response.payload}`);
   assert.match(String(response.headers['content-type']), /^application\/json\b/);
-  const body = response.json() as { error: unknown; message: unknown };
+  const body = response.json<{ error: unknown; message: unknown }>();
   assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
   assert.equal(body.error, status);
   assert.equal(typeof body.message, 'string');

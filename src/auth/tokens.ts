@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SCOPES, type Scope, type TokenRecord, type TokenStore } from '../store/store.js';
+import type { TokenRecord, TokenStore } from '../store/store.js';
+import { SCOPES, type Scope } from './scopes.js';
 
 /**
  * Bearer tokens. A token is a long random secret, so a fast hash (SHA-256) is as safe to store as a
@@ -83,13 +84,3 @@ export class TokenVerifier {
 }
 
 const STATIC_PRINCIPAL: Principal = { tokenId: 'static', scopes: SCOPES };
-
-export function parseScopes(text: string): Scope[] {
-  const scopes = text.split(/[\s,]+/).filter((s) => s !== '');
-  for (const scope of scopes) {
-    if (!(SCOPES as readonly string[]).includes(scope)) {
-      throw new Error(`unknown scope "${scope}": the scopes are ${SCOPES.join(', ')}`);
-    }
-  }
-  return [...new Set(scopes)] as Scope[];
-}

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { createToken, parseScopes } from '../auth/tokens.js';
-import { ConfigError, loadConfig, redactUrl } from '../config.js';
+import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../auth/scopes.js';
+import { createToken } from '../auth/tokens.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { openStore } from '../store/open.js';
-import { SCOPES, type Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 
 const USAGE = `Usage: plant-store <command>
 
@@ -26,12 +27,7 @@ function usage<T>(parse: () => T): T {
 }
 
 async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const store = await openStore(config).catch((error: unknown) => {
-    throw new Error(`DATABASE_URL: cannot open ${redactUrl(config.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
-  });
+  const store = await openStore(loadConfig());
   try {
     return await run(store);
   } finally {
@@ -56,7 +52,7 @@ async function tokenCommand(args: string[]): Promise<void> {
         throw new UsageError('--name must be at most 64 characters, without control characters');
       }
       const requested = values.scope;
-      const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...SCOPES];
+      const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...DEFAULT_TOKEN_SCOPES];
       if (scopes.length === 0) throw new UsageError('token create needs at least one --scope');
       const name = values.name;
       const { secret, record } = await withStore((store) => createToken(store.tokens, name, scopes));
@@ -100,7 +96,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'token') await tokenCommand(args);
     else if (command === 'migrate') {
-      await withStore(async (store) => process.stderr.write(`the ${store.kind} store's schema is up to date\n`));
+      const kind = await withStore((store) => Promise.resolve(store.kind));
+      process.stderr.write(`the ${kind} store's schema is up to date\n`);
     } else if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       process.stdout.write(USAGE);
     } else throw new UsageError(`unknown command "${command}"`);

@@ -1,6 +1,6 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { Scope } from '../auth/scopes.js';
 import type { Principal, TokenVerifier } from '../auth/tokens.js';
-import type { Scope } from '../store/store.js';
 import { HttpError } from './errors.js';
 
 /** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
@@ -8,11 +8,27 @@ export type RouteAuth = Scope | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** Required of every route (requireRouteAuth refuses a route without it). */
     auth?: RouteAuth;
+    /** Answered even while the service sheds load (http/overload.ts): /healthz. */
+    servesWhenOverloaded?: boolean;
   }
   interface FastifyRequest {
-    principal?: Principal;
+    /** Who sent the request, once authenticated; null on public routes. */
+    principal: Principal | null;
   }
+}
+
+/**
+ * Secure by default: a route that does not say who may call it is a bug, caught when it is registered.
+ * Every route registered is also handed to `collect` (the OpenAPI document is made from them).
+ */
+export function requireRouteAuth(app: FastifyInstance, collect: (route: RouteOptions) => void): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === undefined) throw new Error(`route ${String(route.method)} ${route.url} has no auth setting`);
+    collect(route);
+  });
 }
 
 const REALM = 'Bearer realm="plant-store"';

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
 export const ErrorBody = Type.Object(
@@ -11,6 +11,9 @@ export const ErrorBody = Type.Object(
   { description: 'Error' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
+
+/** The "schema" of an answer without a body (204): it types `reply.send()` without a payload, and the OpenAPI document shows no content. */
+export const NoContent = Type.Unsafe<void>({});
 
 /** Response schemas for the error statuses an operation can answer, each the Error shape. */
 export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
@@ -47,7 +50,7 @@ function validationMessage(error: FastifyError): string {
   const context = error.validationContext ?? 'request';
   if (!first) return `${context} is not valid`;
   const where = context + first.instancePath.replace(/\//g, '.');
-  const params = first.params as Record<string, unknown>;
+  const params = first.params;
   if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
   // The one pattern the schemas use is STORABLE_TEXT (plants/schema.ts); say what it means.
   if (first.keyword === 'pattern') return `${where} must not contain U+0000 or an unpaired surrogate`;
@@ -61,7 +64,7 @@ export function send(reply: FastifyReply, status: number, message: string): Fast
 
 /** The methods some route answers on this path (empty: no route has the path). */
 export function allowedMethods(app: FastifyInstance, path: string): string[] {
-  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => app.findRoute({ method: method as 'GET', url: path }) !== null);
+  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => app.findRoute({ method, url: path }) !== null);
 }
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
@@ -69,6 +72,12 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (error instanceof HttpError) {
       reply.headers(error.headers);
       return send(reply, error.statusCode, error.message);
+    }
+    if (error instanceof StoreBusyError) {
+      // Not a fault: the service is taking writes faster than the database commits them.
+      request.log.warn(error.message);
+      reply.header('retry-after', '1');
+      return send(reply, 503, `the store is busy with other writes, retry later (request id ${request.id})`);
     }
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error.cause ?? error }, 'store unavailable');

@@ -1,5 +1,8 @@
 import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance } from 'fastify';
 import { parse as parseLossless } from 'lossless-json';
+import { toPlantId } from '../plants/id.js';
+import { HttpError } from './errors.js';
 
 /**
  * JSON with exact 64-bit integers. JSON.parse turns every number into a double, which loses digits
@@ -8,13 +11,9 @@ import { parse as parseLossless } from 'lossless-json';
  * path keeps integers that do not fit a double as bigint.
  */
 const LONG_DIGIT_RUN = /\d{16}/;
-const INTEGER = /^-?\d+$/;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 function parseNumber(text: string): number | bigint {
-  if (!INTEGER.test(text)) return Number(text);
-  const value = BigInt(text);
-  return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
+  return /^-?\d+$/.test(text) ? toPlantId(text) : Number(text);
 }
 
 export function parseJson(text: string): unknown {
@@ -23,32 +22,12 @@ export function parseJson(text: string): unknown {
   return parseLossless(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue });
 }
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/** True for a value parseJson gave for a JSON integer that fits int64 exactly. */
-export function isInt64(value: unknown): value is number | bigint {
-  if (typeof value === 'number') return Number.isSafeInteger(value);
-  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
-}
-
-const INT64_TEXT = /^-?(0|[1-9]\d{0,18})$/;
-
-/** The int64 a path or query parameter spells in decimal, or undefined when it spells none. */
-export function parseInt64(text: string): number | bigint | undefined {
-  if (!INT64_TEXT.test(text)) return undefined;
-  if (text.length < 16) return Number(text);
-  const value = BigInt(text);
-  if (value < INT64_MIN || value > INT64_MAX) return undefined;
-  return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
-}
-
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A request body that is not what RFC 8259 calls JSON text: not UTF-8, or a string no UTF-8 can hold. */
-export class JsonBodyError extends Error {}
+class JsonBodyError extends Error {}
 
 /** True when some string (value or key) of a parsed document holds a lone surrogate. Iterative: documents may nest deeply. */
 function hasLoneSurrogate(root: unknown): boolean {
@@ -79,4 +58,23 @@ export function parseJsonBody(bytes: Buffer): unknown {
     throw new JsonBodyError('a string in the body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text');
   }
   return value;
+}
+
+/** The media types whose bodies are JSON: plain JSON, and JSON merge patches (RFC 7396) for PATCH. */
+export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
+
+/**
+ * The only body parser: JSON (and merge patches) with exact int64, UTF-8 and surrogate checks. Any other
+ * media type is refused 415 by Fastify, because no parser takes it.
+ */
+export function installJsonParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      const message = error instanceof JsonBodyError ? error.message : `body is not valid JSON: ${(error as Error).message}`;
+      done(new HttpError(400, message), undefined);
+    }
+  });
 }

@@ -1,5 +1,4 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
@@ -16,13 +15,11 @@ export interface LoadSample {
 const SAMPLE_EVERY_MS = 500;
 /** The histogram's timer period; its mean delay includes it, so it is taken off. */
 const RESOLUTION_MS = 10;
-/** OVERLOAD_HEAP_USED_MB=0: shed above this share of V8's heap limit. */
-const DEFAULT_HEAP_SHARE = 0.8;
 const RETRY_AFTER_SECONDS = '2';
 
 /**
  * Load shedding. Every half second the monitor reads the event loop's mean delay (perf_hooks) and the
- * JS heap in use; while either is over its threshold, every request but /healthz is answered 503 with
+ * JS heap in use; while either is over its threshold, every request but those of routes marked `servesWhenOverloaded` (/healthz) is answered 503 with
  * Retry-After at once, before authentication or body parsing, so the process spends nothing on work it
  * cannot finish in time and lets the loop and the heap recover. /healthz stays cheap and answers: the
  * process is up, just busy (readyz reports the overload as 503, which takes the instance out of a
@@ -42,8 +39,7 @@ export class OverloadMonitor {
     private readonly measure?: () => LoadSample,
   ) {
     this.loopLimitMs = settings.overloadEventLoopDelayMs;
-    this.heapLimitMb =
-      settings.overloadHeapUsedMb > 0 ? settings.overloadHeapUsedMb : (getHeapStatistics().heap_size_limit / 2 ** 20) * DEFAULT_HEAP_SHARE;
+    this.heapLimitMb = settings.overloadHeapUsedMb;
   }
 
   start(): void {
@@ -89,7 +85,7 @@ export class OverloadMonitor {
   /** The 503 this request gets while shedding, or undefined: checked in onRequest, before authentication. */
   refusal(request: FastifyRequest): HttpError | undefined {
     const reason = this.reason;
-    if (reason === undefined || request.routeOptions.url === '/healthz') return undefined;
+    if (reason === undefined || request.routeOptions.config.servesWhenOverloaded === true) return undefined;
     return new HttpError(503, `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': RETRY_AFTER_SECONDS });
   }
 }

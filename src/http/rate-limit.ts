@@ -136,7 +136,7 @@ export function rateLimitHooks(limiter: RateLimiter): { beforeAuth: Hook; afterA
     },
     afterAuth(request, reply, done) {
       const principal = request.principal;
-      if (principal === undefined) return done();
+      if (principal === null) return done();
       settle(
         limiter.hit(`token:${principal.tokenId}`),
         (d) => {

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
@@ -16,6 +16,22 @@ function clientErrorAnswer(code: string | undefined): { status: number; message:
 }
 
 /**
+ * The answer each connection is writing or wrote last. A client error can arrive on a keep-alive
+ * connection while an earlier answer is half written; then no error answer may be written into it.
+ */
+const lastAnswer = new WeakMap<Socket, ServerResponse>();
+
+function rememberAnswer(request: IncomingMessage, response: ServerResponse): void {
+  lastAnswer.set(request.socket, response);
+}
+
+/** True while an answer on this connection has begun and not finished. */
+function answerInProgress(socket: Socket): boolean {
+  const response = lastAnswer.get(socket);
+  return response !== undefined && response.headersSent && !response.writableFinished;
+}
+
+/**
  * Answers a malformed or too slow request on the socket itself (no request object exists yet) in the
  * Error shape, then closes the connection. Nothing is written when an answer has already begun.
  */
@@ -23,8 +39,7 @@ function clientErrorHandler(this: FastifyInstance, error: Error & { code?: strin
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, message } = clientErrorAnswer(error.code);
   this.log.info({ code: error.code, status }, `client error: ${message}; closing the connection`);
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && inFlight?.headersSent !== true) {
+  if (socket.writable && !answerInProgress(socket)) {
     const body = JSON.stringify({ error: status, message });
     const headers = Object.entries(SECURITY_HEADERS)
       .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -65,11 +80,17 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
 }
 
 /**
- * Connections beyond the cap are closed as soon as they are accepted. A client that half-closes its
- * side after sending a whole request (as `nc` and some proxies do) still gets its answer; Node's
- * default would drop the request unanswered, after it may have been carried out.
+ * Connections beyond the cap are closed as soon as they are accepted.
+ *
+ * httpAllowHalfOpen: a client that half-closes its side after sending a whole request (as `nc`, `curl
+ * --data … -N` and some proxies do) still gets its answer. With Node's default (false) the server ends
+ * the connection when the client's side ends, so the answer to a request that may already have been
+ * carried out (a POST committed) is never written. The property is not in Node's documentation; it is
+ * set on every http.Server by its constructor and read when a client ends its side (checked in Node
+ * 20.20 and 24.x: lib/_http_server.js, socketOnEnd). test/http/transport.test.ts pins the behaviour.
  */
 export function configureServer(app: FastifyInstance, settings: TransportSettings): void {
   app.server.maxConnections = settings.maxConnections;
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+  app.server.on('request', rememberAnswer);
 }

@@ -1,6 +1,6 @@
 import { Ajv, type AnySchema, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { isInt64, parseInt64 } from './json.js';
+import { isInt64, parseInt64 } from '../plants/id.js';
 
 /**
  * Request validators, compiled from the same schemas the OpenAPI document shows. Two things differ

@@ -1,12 +1,12 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { PlantId } from './id.js';
+
+export type { PlantId } from './id.js';
 
 /**
  * The plant resource's schemas: the one source for request validation, answer serialization, the
  * OpenAPI document and the TypeScript types below.
  */
-
-/** A plant id as the program holds it: a number when it is a safe integer, a bigint beyond that. */
-export type PlantId = number | bigint;
 
 export const NAME_MAX = 256;
 export const TAG_MAX = 64;

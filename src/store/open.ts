@@ -1,18 +1,36 @@
 import type { Config } from '../config.js';
+import { databaseKind, redactUrl } from './database-url.js';
 import type { Store } from './store.js';
 
+export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'>;
+
 /**
- * Opens the store DATABASE_URL names, migrating its schema to the current version. Each store's
- * module is loaded only when used: the pg driver alone adds ~60 ms to a SQLite start, and the other way round.
+ * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
+ * CLI both open it here. A failure says which setting to look at ("SQLITE_CANTOPEN" alone does not),
+ * without the password. Each store's module is loaded only when used: the pg driver alone adds ~60 ms
+ * to a SQLite start, and the other way round.
  */
-export async function openStore(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize'>): Promise<Store> {
-  if (config.databaseUrl.startsWith('file:')) {
-    const { SqliteStore } = await import('./sqlite.js');
-    return SqliteStore.open(config.databaseUrl, { synchronous: config.sqliteSynchronous, busyTimeoutMs: config.dbTimeoutMs });
+export async function openStore(settings: StoreSettings): Promise<Store> {
+  try {
+    switch (databaseKind(settings.databaseUrl)) {
+      case 'sqlite': {
+        const { SqliteStore } = await import('./sqlite.js');
+        return SqliteStore.open(settings.databaseUrl, {
+          synchronous: settings.sqliteSynchronous,
+          busyTimeoutMs: settings.dbTimeoutMs,
+          writeQueueLimit: settings.writeQueueLimit,
+        });
+      }
+      case 'postgres': {
+        const { PostgresStore } = await import('./postgres.js');
+        return await PostgresStore.open(settings.databaseUrl, { poolSize: settings.pgPoolSize, timeoutMs: settings.dbTimeoutMs });
+      }
+      case undefined:
+        throw new Error('must be a file: or postgres:// URL');
+    }
+  } catch (error) {
+    throw new Error(`DATABASE_URL: cannot open ${redactUrl(settings.databaseUrl)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
-  if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
-    const { PostgresStore } = await import('./postgres.js');
-    return PostgresStore.open(config.databaseUrl, { poolSize: config.pgPoolSize, timeoutMs: config.dbTimeoutMs });
-  }
-  throw new Error('DATABASE_URL: must be a file: or postgres:// URL');
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { readMigrations } from './migrations.js';
+import { POSTGRES_MIGRATIONS } from './migrations/postgres.js';
 
 /**
  * Any constant both sides agree on: the key of the session-level advisory lock that serialises
@@ -13,7 +13,7 @@ const MIGRATION_LOCK_KEY = '7031642925113512'; // 'plant-store' in spirit; a big
  * find everything applied. The lock is a session lock, so a crashed migrator releases it.
  */
 export async function migratePostgres(client: pg.Client | pg.PoolClient): Promise<number[]> {
-  const migrations = readMigrations('postgres');
+  const migrations = POSTGRES_MIGRATIONS;
   // Nothing to do is the common start, and needs no write and no lock (a read-only replica can start).
   if ((await appliedVersions(client)).size === migrations.length) return [];
   const applied: number[] = [];

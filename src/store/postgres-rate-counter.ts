@@ -1,6 +1,5 @@
+import type { Query } from './postgres-query.js';
 import type { RateCounter } from './store.js';
-
-type Query = <R extends Record<string, unknown>>(text: string, values: unknown[]) => Promise<{ rows: R[] }>;
 
 /**
  * Rate-limit counts in a PostgreSQL table, so that every instance on one database counts against the

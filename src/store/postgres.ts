@@ -1,8 +1,10 @@
 import pg from 'pg';
-import type { PlantId } from '../plants/schema.js';
+import type { Scope } from '../auth/scopes.js';
+import { toPlantId, type PlantId } from '../plants/id.js';
 import { translatePgError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
+import type { Query } from './postgres-query.js';
 import {
   DuplicateTokenNameError,
   StoreUnavailableError,
@@ -12,7 +14,6 @@ import {
   type PlantStore,
   type PutOutcome,
   type RateCounter,
-  type Scope,
   type Store,
   type TokenRecord,
   type TokenStore,
@@ -28,14 +29,6 @@ export interface PostgresOptions {
 /** Readiness probes want a quick answer: a ping waits at most this long (or timeoutMs if shorter). */
 const PING_TIMEOUT_MS = 2000;
 
-/** Postgres hands int8 back as text; keep ordinary ids as plain numbers, the rest as bigint (as on SQLite). */
-function toId(text: string): PlantId {
-  // Up to 15 digits is always a safe integer; longer ones are checked exactly.
-  if (text.length <= 15) return Number(text);
-  const big = BigInt(text);
-  return big <= BigInt(Number.MAX_SAFE_INTEGER) && big >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
-}
-
 /** An id as a query parameter: decimal text, so that no digit ever passes through a float. */
 function idParam(id: PlantId): string {
   return typeof id === 'bigint' ? id.toString() : String(id);
@@ -48,7 +41,7 @@ interface PlantRow {
 }
 
 function toPlant(row: PlantRow): Plant {
-  const id = toId(row.id);
+  const id = toPlantId(row.id);
   return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
 }
 
@@ -67,9 +60,9 @@ export class PostgresStore implements Store {
     private readonly pool: pg.Pool,
     private readonly timeoutMs: number,
   ) {
-    const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> => {
+    const query: Query = async (text, values) => {
       try {
-        return await pool.query<R>(text, values);
+        return await pool.query(text, values);
       } catch (error) {
         throw translatePgError(error);
       }
@@ -136,9 +129,7 @@ export class PostgresStore implements Store {
   }
 }
 
-type Query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
-
-// id as text: int8 parsed by toId, whatever type parsers the process has installed. (ORDER BY must then
+// id as text: int8 parsed by toPlantId, whatever type parsers the process has installed. (ORDER BY must then
 // name plants.id: a bare "id" there would be the text column and sort "10" before "5".)
 const PLANT_COLUMNS = 'SELECT id::text AS id, name, tag FROM plants';
 
@@ -219,7 +210,7 @@ function toToken(row: TokenRow): TokenRecord {
   };
 }
 
-/** The partial unique index that lets only one active token carry a name (see migrations/postgres/001). */
+/** The partial unique index that lets only one active token carry a name (see migrations/postgres.ts, version 1). */
 const ACTIVE_NAME_INDEX = 'tokens_active_name';
 const UNIQUE_VIOLATION = '23505';
 

@@ -1,51 +1,66 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { toPlant, type PlantRow } from './sqlite.js';
-import type { WriterSettings, WriteOp, WriterReply } from './write-thread.js';
+import { classifySqliteError, configureConnection, toPlant, type PlantRow } from './sqlite-rows.js';
+import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './sqlite-writes.js';
 
 /**
- * The SQLite writer thread (see write-thread.ts): its own connection, one transaction per batch of
- * plant writes, committed (and, with synchronous=FULL, fsynced) here so that the main thread keeps
- * serving while the disk flushes.
+ * The SQLite writer thread (started by write-thread.ts): its own connection, one transaction per batch
+ * of writes, committed (and, with synchronous=FULL, fsynced) here so that the main thread keeps serving
+ * while the disk flushes.
  */
 
 const settings = workerData as WriterSettings;
 const port = parentPort!;
 const db = new Database(settings.path);
-db.pragma(`busy_timeout = ${settings.busyTimeoutMs}`);
-db.pragma(`synchronous = ${settings.synchronous}`);
+configureConnection(db, settings);
 
-const getStmt = db.prepare<[bigint | number], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
-const insertStmt = db.prepare<[bigint | number, string, string | null]>('INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
-const updateStmt = db.prepare<[string, string | null, bigint | number]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?');
-const deleteStmt = db.prepare<[bigint | number]>('DELETE FROM plants WHERE id = ?');
+const getPlant = db.prepare<[bigint | number], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
+const insertPlant = db.prepare<[bigint | number, string, string | null]>('INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
+const updatePlant = db.prepare<[string, string | null, bigint | number]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?');
+const deletePlant = db.prepare<[bigint | number]>('DELETE FROM plants WHERE id = ?');
+const activeTokenNamed = db.prepare<[string]>('SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
+const insertToken = db.prepare<[string, string, Buffer, string, string]>(
+  'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+);
+const revokeToken = db.prepare<[string, string, string]>('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
 
-function apply(op: WriteOp): unknown {
-  switch (op[0]) {
-    case 'put': {
-      const [, id, name, tag, createOnly] = op;
-      if (insertStmt.run(id, name, tag).changes === 1) return 'created';
-      if (createOnly) return 'exists';
-      updateStmt.run(name, tag, id);
-      return 'replaced';
-    }
-    case 'patch': {
-      const [, id, name, tag] = op;
-      const row = getStmt.get(id);
-      if (!row) return undefined;
-      const current = toPlant(row);
-      const newName = name ?? current.name;
-      const newTag = tag === undefined ? (current.tag ?? null) : tag;
-      updateStmt.run(newName, newTag, id);
-      return newTag === null ? { id: current.id, name: newName } : { id: current.id, name: newName, tag: newTag };
-    }
-    case 'delete':
-      return deleteStmt.run(op[1]).changes === 1;
-  }
+/** How each kind of write is applied, inside the batch's transaction. */
+const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
+  put({ id, name, tag, createOnly }) {
+    if (insertPlant.run(id, name, tag).changes === 1) return 'created';
+    if (createOnly) return 'exists';
+    updatePlant.run(name, tag, id);
+    return 'replaced';
+  },
+  patch({ id, name, tag }) {
+    const row = getPlant.get(id);
+    if (!row) return undefined;
+    const current = toPlant(row);
+    const newName = name ?? current.name;
+    const newTag = tag === undefined ? (current.tag ?? null) : tag;
+    updatePlant.run(newName, newTag, id);
+    return newTag === null ? { id: current.id, name: newName } : { id: current.id, name: newName, tag: newTag };
+  },
+  delete({ id }) {
+    return deletePlant.run(id).changes === 1;
+  },
+  createToken({ id, name, hash, scopes, createdAt }) {
+    if (activeTokenNamed.get(name)) return 'duplicate-name';
+    // A Buffer arrives as a plain Uint8Array after the thread hop.
+    insertToken.run(id, name, Buffer.from(hash), scopes, createdAt);
+    return 'created';
+  },
+  revokeToken({ idOrName, at }) {
+    return revokeToken.run(at, idOrName, idOrName).changes > 0;
+  },
+};
+
+function applyOne(op: WriteOp): WriteResults[WriteKind] {
+  return (apply[op.kind] as (op: WriteOp) => WriteResults[WriteKind])(op);
 }
 
 // One statement failing aborts the whole batch: a batch is committed whole or not at all.
-const commitBatch = db.transaction((ops: WriteOp[]) => ops.map(apply));
+const commitBatch = db.transaction((ops: WriteOp[]) => ops.map(applyOne));
 
 port.on('message', (message: WriteOp[] | 'close') => {
   if (message === 'close') {
@@ -53,14 +68,13 @@ port.on('message', (message: WriteOp[] | 'close') => {
     port.close();
     return;
   }
-  let reply: WriterReply;
+  let reply: BatchReply;
   try {
     // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
-    reply = { results: commitBatch.immediate(message) };
+    reply = { ok: true, results: commitBatch.immediate(message) };
   } catch (error) {
-    const e = error as { message?: string; code?: unknown };
-    reply = { error: { message: String(e.message ?? error), code: typeof e.code === 'string' ? e.code : undefined } };
+    reply = { ok: false, error: classifySqliteError(error) };
   }
   port.postMessage(reply);
 });

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { PlantId } from '../plants/schema.js';
-import { readMigrations } from './migrations.js';
+import type { Scope } from '../auth/scopes.js';
+import type { PlantId } from '../plants/id.js';
+import { sqlitePath } from './database-url.js';
+import { SQLITE_MIGRATIONS } from './migrations/sqlite.js';
+import { classifySqliteError, configureConnection, toPlant, type PlantRow, type SqliteConnectionSettings } from './sqlite-rows.js';
 import {
   DuplicateTokenNameError,
   StoreUnavailableError,
@@ -12,37 +14,27 @@ import {
   type PlantChanges,
   type PlantStore,
   type PutOutcome,
-  type Scope,
   type Store,
   type TokenRecord,
   type TokenStore,
 } from './store.js';
-import { WriteBatcher } from './write-batcher.js';
-import { WriteThread, type WriteOp } from './write-thread.js';
+import { WriteThread } from './write-thread.js';
 
-export interface SqliteOptions {
-  /** FULL (default): a commit survives power loss. NORMAL: faster, may lose the last commits on power loss. */
-  synchronous: 'FULL' | 'NORMAL';
-  /** How long a write waits for another process's lock (the CLI's, say) before it fails. */
-  busyTimeoutMs: number;
+export interface SqliteOptions extends SqliteConnectionSettings {
+  /** Writes waiting for the writer thread at most (WRITE_QUEUE_LIMIT). */
+  writeQueueLimit?: number;
 }
 
-/** The file a `file:` URL names: `file:/abs/path.db`, `file:./relative.db`, `file:///abs/path.db`. */
-export function sqlitePath(url: string): string {
-  if (url.startsWith('file://')) return fileURLToPath(url);
-  return resolve(url.slice('file:'.length));
+const DEFAULT_WRITE_QUEUE_LIMIT = 10_000;
+
+/** A better-sqlite3 error as the store reports it: an outage becomes StoreUnavailableError (a 503), anything else stays a bug. */
+function translate(error: unknown): Error {
+  const classified = classifySqliteError(error);
+  if (classified.unavailable) return new StoreUnavailableError(`SQLite: ${classified.code}`, { cause: error });
+  return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Codes that mean the database cannot be used right now, as opposed to a bug in a query. */
-const UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|BUSY|LOCKED|CANTOPEN|NOMEM|PROTOCOL|CORRUPT|NOTADB)/;
-
-function translate(error: unknown): unknown {
-  if (error instanceof Database.SqliteError) {
-    if (UNAVAILABLE.test(error.code)) return new StoreUnavailableError(`SQLite: ${error.code}`, { cause: error });
-  }
-  return error;
-}
-
+/** Runs a read on the main thread's connection, as a promise like every store call. */
 function guard<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
@@ -51,39 +43,22 @@ function guard<T>(fn: () => T): Promise<T> {
   }
 }
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** SQLite hands ids back as bigint (safeIntegers); keep ordinary ones as plain numbers. */
-function toId(value: bigint): PlantId {
-  return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
-}
-
-export interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
-export function toPlant(row: PlantRow): Plant {
-  return row.tag === null ? { id: toId(row.id), name: row.name } : { id: toId(row.id), name: row.name, tag: row.tag };
-}
-
+/**
+ * The SQLite store: one file, WAL mode. Reads run on the main thread's connection (WAL: they see every
+ * committed batch); every write goes through the writer thread (write-thread.ts), which commits writes
+ * that arrive together in one transaction.
+ */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
-  private readonly db: Database.Database;
 
-  private readonly writer: WriteThread;
-
-  private constructor(db: Database.Database, path: string, options: SqliteOptions) {
-    this.db = db;
-    const batcher = new WriteBatcher(db, translate);
-    // Plant writes commit on a writer thread, so the main thread keeps serving during each fsync;
-    // token writes (rare) keep the main-thread batcher.
-    this.writer = new WriteThread({ path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs }, translate);
-    this.plants = new SqlitePlants(db, this.writer);
-    this.tokens = new SqliteTokens(db, batcher);
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly writer: WriteThread,
+  ) {
+    this.plants = new SqlitePlants(db, writer);
+    this.tokens = new SqliteTokens(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {
@@ -91,14 +66,17 @@ export class SqliteStore implements Store {
     try {
       mkdirSync(dirname(path), { recursive: true });
       const db = new Database(path);
-      db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      configureConnection(db, options);
       db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${options.synchronous}`);
       // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
       // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
       db.pragma('cache_size = -16000');
       migrate(db);
-      return new SqliteStore(db, path, options);
+      const writer = new WriteThread(
+        { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
+        options.writeQueueLimit ?? DEFAULT_WRITE_QUEUE_LIMIT,
+      );
+      return new SqliteStore(db, writer);
     } catch (error) {
       throw translate(error);
     }
@@ -121,7 +99,7 @@ function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-  for (const m of readMigrations('sqlite')) {
+  for (const m of SQLITE_MIGRATIONS) {
     if (applied.has(m.version)) continue;
     // IMMEDIATE takes the write lock first, so two processes starting at once apply each migration once.
     db.transaction(() => {
@@ -174,16 +152,15 @@ class SqlitePlants implements PlantStore {
   }
 
   put(plant: Plant, options: { createOnly?: boolean } = {}): Promise<PutOutcome> {
-    const op: WriteOp = ['put', plant.id, plant.name, plant.tag ?? null, options.createOnly === true];
-    return this.writer.write<PutOutcome>(op);
+    return this.writer.write({ kind: 'put', id: plant.id, name: plant.name, tag: plant.tag ?? null, createOnly: options.createOnly === true });
   }
 
   patch(id: PlantId, changes: PlantChanges): Promise<Plant | undefined> {
-    return this.writer.write<Plant | undefined>(['patch', id, changes.name, changes.tag]);
+    return this.writer.write({ kind: 'patch', id, name: changes.name, tag: changes.tag });
   }
 
   delete(id: PlantId): Promise<boolean> {
-    return this.writer.write<boolean>(['delete', id]);
+    return this.writer.write({ kind: 'delete', id });
   }
 }
 
@@ -207,45 +184,42 @@ function toToken(row: TokenRow): TokenRecord {
 }
 
 class SqliteTokens implements TokenStore {
+  private readonly byHash;
+  private readonly all;
+  private readonly total;
+
   constructor(
-    private readonly db: Database.Database,
-    private readonly batcher: WriteBatcher,
-  ) {}
+    db: Database.Database,
+    private readonly writer: WriteThread,
+  ) {
+    this.byHash = db.prepare<[Buffer], TokenRow>('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.all = db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id');
+    this.total = db.prepare<[], number>('SELECT count(*) FROM tokens').pluck();
+  }
 
   async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
     const createdAt = new Date().toISOString();
-    // A duplicate name is answered, not thrown: a throw would fail the other writes of the batch.
-    const created = await this.batcher.write(() => {
-      if (this.db.prepare('SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL').get(token.name)) return false;
-      this.db
-        .prepare('INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(token.id, token.name, token.hash, token.scopes.join(' '), createdAt);
-      return true;
-    });
-    if (!created) throw new DuplicateTokenNameError(token.name);
+    const outcome = await this.writer.write({ kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt });
+    if (outcome === 'duplicate-name') throw new DuplicateTokenNameError(token.name);
     return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
   }
 
   findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined> {
     return guard(() => {
-      const row = this.db.prepare<[Buffer], TokenRow>('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL').get(hash);
+      const row = this.byHash.get(hash);
       return row && { ...toToken(row), hash: row.hash };
     });
   }
 
   list(): Promise<TokenRecord[]> {
-    return guard(() => this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id').all().map(toToken));
+    return guard(() => this.all.all().map(toToken));
   }
 
   revoke(idOrName: string): Promise<boolean> {
-    const at = new Date().toISOString();
-    return this.batcher.write(
-      () =>
-        this.db.prepare('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL').run(at, idOrName, idOrName).changes > 0,
-    );
+    return this.writer.write({ kind: 'revokeToken', idOrName, at: new Date().toISOString() });
   }
 
   count(): Promise<number> {
-    return guard(() => this.db.prepare('SELECT count(*) FROM tokens').pluck().get() as number);
+    return guard(() => this.total.get()!);
   }
 }

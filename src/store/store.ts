@@ -1,9 +1,11 @@
-import type { PlantId, StoredPlant } from '../plants/schema.js';
+import type { Scope } from '../auth/scopes.js';
+import type { PlantId } from '../plants/id.js';
+import type { StoredPlant } from '../plants/schema.js';
 
 /**
  * The store: everything the service keeps, behind one small interface with one implementation per
- * database (sqlite.ts, and PostgreSQL next). It knows nothing of HTTP. Every write it acknowledges
- * (a resolved promise) is committed to durable storage.
+ * database (sqlite.ts, postgres.ts). It knows nothing of HTTP. Every write it acknowledges (a resolved
+ * promise) is committed to durable storage.
  */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
@@ -49,9 +51,6 @@ export interface PlantStore {
   delete(id: PlantId): Promise<boolean>;
 }
 
-export const SCOPES = ['plants:read', 'plants:write'] as const;
-export type Scope = (typeof SCOPES)[number];
-
 export interface TokenRecord {
   id: string;
   name: string;
@@ -85,6 +84,14 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Too many writes are already waiting for the database (WRITE_QUEUE_LIMIT): refused at once, not queued. */
+export class StoreBusyError extends StoreUnavailableError {
+  constructor(limit: number) {
+    super(`${limit} writes are already waiting for the database (WRITE_QUEUE_LIMIT)`);
+    this.name = 'StoreBusyError';
   }
 }
 

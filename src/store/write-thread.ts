@@ -1,54 +1,61 @@
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
-import type { PlantId } from '../plants/schema.js';
-import { StoreUnavailableError } from './store.js';
+import { StoreBusyError, StoreUnavailableError } from './store.js';
+import type { ClassifiedError } from './sqlite-rows.js';
+import type { BatchReply, WriteKind, WriteOf, WriteResults, WriterSettings } from './sqlite-writes.js';
 
 /**
- * Group commit on a writer thread. With synchronous=FULL every commit waits for an fsync (about 3 ms on
- * an ordinary disk); done on the main thread that wait stops all serving. Here the plant writes go to
- * a worker thread with its own connection: writes that arrive while a batch is committing form the
- * next batch, which is sent the moment the previous one has committed. Each caller's promise settles
- * only after its batch has committed; if the batch fails, every write in it fails.
+ * The one way SQLite writes are made: group commit on a writer thread. With synchronous=FULL every
+ * commit waits for an fsync (about 3 ms on an ordinary disk); done on the main thread that wait would
+ * stop all serving. Writes go to a worker thread with its own connection: writes that arrive while a
+ * batch is committing form the next batch, sent the moment the previous one has committed. Each
+ * caller's promise settles only after its batch has committed; if the batch fails, every write in it
+ * fails. At most `queueLimit` writes wait; beyond, a write is refused at once (StoreBusyError, a 503)
+ * instead of growing memory.
  */
 
-export type WriteOp =
-  | readonly ['put', PlantId, string, string | null, boolean]
-  | readonly ['patch', PlantId, string | undefined, string | null | undefined]
-  | readonly ['delete', PlantId];
-
-export type WriterReply = { results: unknown[] } | { error: { message: string; code: string | undefined } };
-
-export interface WriterSettings {
-  path: string;
-  synchronous: 'FULL' | 'NORMAL';
-  busyTimeoutMs: number;
-}
-
 interface Pending {
-  op: WriteOp;
-  resolve: (value: unknown) => void;
+  op: WriteOf<WriteKind>;
+  resolve: (value: WriteResults[WriteKind]) => void;
   reject: (error: unknown) => void;
 }
 
 const WRITER_JS = new URL('./sqlite-writer.js', import.meta.url);
+
+/** SQLite's error as the writer thread reported it: its message and result code (logged with the 503 or 500). */
+class SqliteWriteError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'SqliteWriteError';
+  }
+}
+
+/** The error a caller sees for a batch that did not commit: an outage is StoreUnavailableError (503), anything else a bug (500). */
+function batchError(error: ClassifiedError): Error {
+  const cause = new SqliteWriteError(error.message, error.code);
+  return error.unavailable ? new StoreUnavailableError(`SQLite: ${error.code}`, { cause }) : cause;
+}
 
 export class WriteThread {
   private queue: Pending[] = [];
   private inFlight: Pending[] | undefined;
   private scheduled = false;
   private worker: Worker | undefined;
-  private closed = false;
-  private drained: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly settings: WriterSettings,
-    private readonly translate: (error: unknown) => unknown,
+    private readonly queueLimit: number,
   ) {}
 
-  write<T>(op: WriteOp): Promise<T> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+  write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
+    if (this.closing) return Promise.reject(new StoreUnavailableError('the store is closed'));
+    if (this.queue.length >= this.queueLimit) return Promise.reject(new StoreBusyError(this.queueLimit));
+    return new Promise<WriteResults[K]>((resolve, reject) => {
+      this.queue.push({ op, resolve: resolve as Pending['resolve'], reject });
       if (this.inFlight === undefined && !this.scheduled) {
         this.scheduled = true;
         // setImmediate runs after the I/O callbacks of this turn, so requests parsed in the same turn
@@ -58,10 +65,13 @@ export class WriteThread {
     });
   }
 
-  /** Waits for every write accepted so far, then stops the thread. */
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.inFlight !== undefined || this.queue.length > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+  /** Waits for every write accepted so far, then stops the thread. Every caller, however many, gets the same promise. */
+  close(): Promise<void> {
+    return (this.closing ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.inFlight !== undefined || this.queue.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     const worker = this.worker;
     this.worker = undefined;
     if (!worker) return;
@@ -85,21 +95,20 @@ export class WriteThread {
 
   private start(): Worker {
     const worker = new Worker(WRITER_JS, { workerData: this.settings });
-    worker.on('message', (reply: WriterReply) => this.settle(reply));
+    worker.on('message', (reply: BatchReply) => this.settle(reply));
     worker.on('error', (error) => this.fail(worker, error));
     worker.on('exit', (code) => this.fail(worker, new Error(`the SQLite writer thread exited (code ${code})`)));
     return worker;
   }
 
-  private settle(reply: WriterReply): void {
+  private settle(reply: BatchReply): void {
     const batch = this.inFlight ?? [];
     this.inFlight = undefined;
-    if ('error' in reply) {
-      const { message, code } = reply.error;
-      const error = this.translate(code === undefined ? new Error(message) : new Database.SqliteError(message, code));
-      for (const pending of batch) pending.reject(error);
-    } else {
+    if (reply.ok) {
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]);
+    } else {
+      const error = batchError(reply.error);
+      for (const pending of batch) pending.reject(error);
     }
     this.next();
   }
@@ -115,10 +124,10 @@ export class WriteThread {
   }
 
   private next(): void {
-    if (this.queue.length > 0) this.send();
-    else {
-      this.worker?.unref();
-      this.drained?.();
-    }
+    if (this.queue.length > 0) return this.send();
+    this.worker?.unref();
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 }

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { accessLogHook } from '../../src/http/access-log.js';
-import { BatchedLogStream } from '../../src/http/log-stream.js';
-import { loggerOptions } from '../../src/http/logging.js';
+import { accessLogHook, createLogger, logDestination } from '../../src/http/logging.js';
 import { tempDir } from '../helpers.js';
 
 class Sink extends Writable {
@@ -17,46 +17,79 @@ class Sink extends Writable {
   }
 }
 
-test('the access line built directly is the line pino itself writes for the same fields', async () => {
+test('one access line per request, with exactly these fields in this order, and a query token hidden', async () => {
   const sink = new Sink();
-  const app = Fastify({ logger: loggerOptions('info', sink), genReqId: () => 'req-1' });
+  const app = Fastify({ loggerInstance: createLogger('info', sink), genReqId: () => 'req-1' });
   after(() => app.close());
   const hook = accessLogHook(app.log);
   assert.ok(hook);
-  assert.equal(hook.name, 'accessLog', 'the fast path is taken for the service logger');
   app.addHook('onResponse', hook);
   app.get('/plants/:id', async () => ({ ok: true }));
   await app.inject({ method: 'GET', url: '/plants/7?access_token=secret123&tag=%22q%22' });
-  const line = sink.text.split('\n').find((l) => l.includes('"msg":"request"'));
-  assert.ok(line, sink.text);
-  const fields = JSON.parse(line) as Record<string, unknown>;
-  // pino writes the same fields, in this order, for this call:
-  sink.text = '';
-  app.log.child({ reqId: 'req-1' }).info({ method: 'GET', url: fields.url, status: 200, ms: fields.ms }, 'request');
-  const expected = sink.text.trim().replace(/"time":\d+/, '"time":T');
-  assert.equal(line.replace(/"time":\d+/, '"time":T'), expected);
+  const lines = sink.text.split('\n').filter((l) => l.includes('"msg":"request"'));
+  assert.equal(lines.length, 1, sink.text);
+  const line = lines[0]!;
+  assert.match(
+    line,
+    /^\{"level":30,"time":\d+,"pid":\d+,"hostname":"[^"]*","reqId":"req-1","method":"GET","url":"\/plants\/7\?access_token=\[redacted\]&tag=%22q%22","status":200,"ms":\d+(\.\d+)?,"msg":"request"\}$/,
+  );
   assert.ok(!line.includes('secret123'), 'a token in the query is hidden');
 });
 
-test('an access log is not installed when info lines are off', () => {
-  const app = Fastify({ logger: loggerOptions('warn') });
-  after(() => app.close());
-  assert.equal(accessLogHook(app.log), undefined);
+test('an access log is not installed when info lines are off, nor without a logger', () => {
+  const quiet = Fastify({ loggerInstance: createLogger('warn', new Sink()) });
+  const none = Fastify({ logger: false });
+  after(() => Promise.all([quiet.close(), none.close()]));
+  assert.equal(accessLogHook(quiet.log), undefined);
+  assert.equal(accessLogHook(none.log), undefined);
 });
 
-test('batched log lines: routine lines wait, a warning or error line writes everything before it at once', () => {
+test('the logger flushes its destination after a warning or an error, not after routine lines', () => {
+  const written: string[] = [];
+  const flushedAfter: number[] = [];
+  const destination = { write: (line: string) => void written.push(line), flush: () => void flushedAfter.push(written.length) };
+  const log = createLogger('debug', destination);
+  log.info('a');
+  log.debug('b');
+  assert.deepEqual(flushedAfter, [], 'routine lines wait for the batch');
+  log.warn('c');
+  assert.deepEqual(flushedAfter, [3], 'a warning flushes everything up to and including itself');
+  log.error('d');
+  log.info('e');
+  assert.deepEqual(flushedAfter, [3, 4]);
+});
+
+test('the batched destination holds routine lines back, writes them within its period, at once after a warning, and all on exit', async () => {
   const file = join(tempDir(after), 'log');
   const fd = openSync(file, 'w');
-  after(() => closeSync(fd));
-  const stream = new BatchedLogStream(fd);
-  stream.write('{"level":30,"msg":"a"}\n');
-  stream.write('{"level":20,"msg":"b"}\n');
-  assert.equal(readFileSync(file, 'utf8'), '', 'info and debug lines are gathered');
-  stream.write('{"level":50,"msg":"c"}\n');
-  assert.equal(readFileSync(file, 'utf8'), '{"level":30,"msg":"a"}\n{"level":20,"msg":"b"}\n{"level":50,"msg":"c"}\n');
-  stream.write('{"level":30,"msg":"d"}\n');
-  stream.flush();
-  assert.ok(readFileSync(file, 'utf8').endsWith('{"level":30,"msg":"d"}\n'));
-  stream.write('not a pino line\n');
-  assert.ok(readFileSync(file, 'utf8').endsWith('not a pino line\n'), 'a line of unknown shape is written at once');
+  const destination = logDestination(fd);
+  after(() => {
+    destination.close();
+    closeSync(fd);
+  });
+  const log = createLogger('info', destination);
+  log.info('routine');
+  assert.equal(readFileSync(file, 'utf8'), '', 'a routine line is gathered, not written by itself');
+  log.warn('urgent');
+  assert.deepEqual(
+    readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg),
+    ['routine', 'urgent'],
+    'a warning is written at once, after everything before it',
+  );
+  log.info('later');
+  const deadline = Date.now() + 5000;
+  while (!readFileSync(file, 'utf8').includes('later') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.match(readFileSync(file, 'utf8'), /"msg":"later"/, 'written by the periodic flush');
+
+  // A process that logs and exits at once loses nothing.
+  const logging = fileURLToPath(new URL('../../src/http/logging.js', import.meta.url));
+  const script = `import { createLogger, logDestination } from ${JSON.stringify(logging)};
+    const log = createLogger('info', logDestination());
+    for (let i = 0; i < 100; i++) log.info({ i }, 'line');
+    process.exit(0);`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(out.trim().split('\n').length, 100);
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { StoreUnavailableError, type PlantStore, type Store } from '../../src/store/store.js';
+import { createLogger } from '../../src/http/logging.js';
+import { StoreBusyError, StoreUnavailableError, type PlantStore, type Store } from '../../src/store/store.js';
 import { assertError, openSqlite, tempDir, testApp, TOKEN } from '../helpers.js';
 
 /** A real SQLite store whose plant operations all fail with this error. */
@@ -116,7 +117,7 @@ describe('error answers', async () => {
     const stream = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
     const broken = await testApp(after, {
       store: failingStore(() => new Error('disk on fire at /var/lib/db')),
-      logger: { level: 'error', stream },
+      logger: createLogger('error', stream),
     });
     const res = await broken.call('GET', '/plants/1');
     assertError(res, 500);
@@ -144,5 +145,12 @@ describe('error answers', async () => {
       assert.match(String(res.headers['retry-after']), /^\d+$/);
       assert.ok(!res.payload.includes('10.0.0.5'), 'no internal detail');
     }
+  });
+
+  it('503 with Retry-After when too many writes already wait for the store (WRITE_QUEUE_LIMIT)', async () => {
+    const busy = await testApp(after, { store: failingStore(() => new StoreBusyError(10)) });
+    const res = await busy.call('POST', '/plants', { body: { id: 1, name: 'x' } });
+    assertError(res, 503, /busy/);
+    assert.equal(res.headers['retry-after'], '1');
   });
 });

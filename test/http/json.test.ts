@@ -1,7 +1,9 @@
+import { inspect } from 'node:util';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { INT64_MAX, INT64_MIN, isInt64, parseInt64, parseJson } from '../../src/http/json.js';
+import { parseJson } from '../../src/http/json.js';
+import { INT64_MAX, INT64_MIN, isInt64, parseInt64 } from '../../src/plants/id.js';
 
 describe('parseJson', () => {
   describe('fast path (no run of 16 digits): same as JSON.parse', () => {
@@ -103,7 +105,7 @@ describe('isInt64', () => {
   });
   it('refuses everything else', () => {
     for (const value of [1.5, NaN, Infinity, 2 ** 53, -(2 ** 53), 1e20, INT64_MAX + 1n, INT64_MIN - 1n, '1', null, undefined, true, [], {}]) {
-      assert.equal(isInt64(value), false, String(value));
+      assert.equal(isInt64(value), false, inspect(value));
     }
   });
 });

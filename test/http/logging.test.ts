@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
-import { loggableUrl, loggerOptions } from '../../src/http/logging.js';
+import { createLogger, loggableUrl } from '../../src/http/logging.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { openSqlite, tempDir, testApp, TOKEN } from '../helpers.js';
 
@@ -30,7 +30,7 @@ test('logs are JSON lines with a request id per request, and never carry a token
     failing.put
       ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') }))
       : put(plant, options);
-  const t = await testApp(after, { store, logger: loggerOptions('trace', sink) });
+  const t = await testApp(after, { store, logger: createLogger('trace', sink) });
   const readOnly = await t.tokenWith('plants:read');
   const unknown = 'unknownTokenValue_9f8e7d6c5b4a39281706';
   const malformed = 'malformedTokenValue"with spaces 1a2b3c';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { SCOPES, type Scope } from '../../src/store/store.js';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 
 interface Operation {
@@ -21,7 +21,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
  */
 describe('every documented operation refuses callers without the right token', async () => {
   const t = await testApp(after);
-  const doc = (await t.call('GET', '/openapi.json', { token: null })).json() as OpenApiDoc;
+  const doc = (await t.call('GET', '/openapi.json', { token: null })).json<OpenApiDoc>();
   const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([method]) => METHODS.includes(method))

@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 
 /** The URL of a Link: <…>; rel="next" header, or undefined when there is none. */
-function nextLink(header: unknown): string | undefined {
+function nextLink(header: string | string[] | number | undefined): string | undefined {
   if (header === undefined) return undefined;
   const match = /^<([^>]+)>;\s*rel="next"$/.exec(String(header));
   assert.ok(match, `Link header "${String(header)}" is not <url>; rel="next"`);

@@ -200,10 +200,10 @@ export const queryArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('?', '?&&&', '?limit', '?=1', '?limit=1&limit=2', `?tag=${'t'.repeat(5000)}`, `?${'a=1&'.repeat(2000)}`) },
 );
 
-export const methodArb = fc.oneof(
+export const methodArb: fc.Arbitrary<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS'> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') },
   { weight: 1, arbitrary: fc.constantFrom('HEAD', 'OPTIONS') },
-) as fc.Arbitrary<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS'>;
+);
 
 export const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },

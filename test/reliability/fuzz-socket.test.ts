@@ -66,8 +66,8 @@ describe('malformed HTTP on a real socket', async () => {
     const chunk = Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
     const { answers } = await exchange(port, [request('POST', '/plants', { ...json, 'transfer-encoding': 'chunked', connection: 'close' }), chunk]);
     assert.equal(answers[0]?.status, 400);
-    assertAnswer(answers[0]!, 'invalid UTF-8');
-    assert.match(answers[0]!.body, /UTF-8/);
+    assertAnswer(answers[0], 'invalid UTF-8');
+    assert.match(answers[0].body, /UTF-8/);
     assert.equal(await stored(1004), false);
   });
 
@@ -127,7 +127,7 @@ describe('malformed HTTP on a real socket', async () => {
       `POST /plants HTTP/1.1\r\nhost: x\r\nauthorization: ${first}\r\nauthorization: ${second}\r\ncontent-type: application/json\r\ncontent-type: text/plain\r\nconnection: close\r\ncontent-length: ${plantBody(1006).length}\r\n\r\n${plantBody(1006)}`;
     const refused = await exchange(port, [dup('Bearer wrong', AUTH)]);
     assert.equal(refused.answers[0]?.status, 401);
-    assertAnswer(refused.answers[0]!, 'wrong token first');
+    assertAnswer(refused.answers[0], 'wrong token first');
     const accepted = await exchange(port, [dup(AUTH, 'Bearer wrong')]);
     for (const answer of accepted.answers) assertAnswer(answer, 'right token first');
   });

@@ -164,7 +164,7 @@ test(`fuzz: ${RUNS} hostile requests over every operation break no invariant`, {
       endOnFailure: true,
       reporter: (details) => {
         if (details.failed) {
-          const example = details.counterexample?.[0] as FuzzRequest | undefined;
+          const example = details.counterexample?.[0];
           throw new Error(
             `fuzz failed (seed ${details.seed}, path ${details.counterexamplePath}): ${example ? describeCase(example) : ''}\n${String(details.errorInstance)}`,
           );

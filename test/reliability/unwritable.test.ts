@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
+import { createLogger } from '../../src/http/logging.js';
 import { assertError, openSqlite, tempDir, testApp } from '../helpers.js';
 
 /**
@@ -42,7 +43,7 @@ test('an unwritable database file: writes answer 503 with a log line, reads go o
   const log = new PassThrough();
   const lines: string[] = [];
   log.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
-  const app = await testApp(after, { store: openSqlite(dir), logger: { level: 'warn', stream: log } });
+  const app = await testApp(after, { store: openSqlite(dir), logger: createLogger('warn', log) });
 
   assert.equal((await app.call('POST', '/plants', { body: { id: 1, name: 'before' } })).statusCode, 200);
   const files = [join(dir, 'plants.db'), join(dir, 'plants.db-wal'), dir];

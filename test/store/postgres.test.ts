@@ -94,7 +94,7 @@ if (skipReason) {
       // All three count zero tokens before any creates one; the partial unique index lets one win.
       await Promise.all(stores.map((store) => bootstrapToken(store, [], (text) => printed.push(text))));
       assert.equal(printed.length, 1);
-      assert.equal(await stores[0]!.tokens.count(), 1);
+      assert.equal(await stores[0].tokens.count(), 1);
       await Promise.all(stores.map((s) => s.close()));
     });
 

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteStore, sqlitePath } from '../../src/store/sqlite.js';
+import { sqlitePath } from '../../src/store/database-url.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { StoreBusyError, StoreUnavailableError } from '../../src/store/store.js';
 import { openSqlite, tempDir } from '../helpers.js';
 import { storeContract } from './contract.js';
 
@@ -50,5 +52,59 @@ describe('sqlite store', () => {
     // The store recovers once the lock is gone.
     assert.equal(await store.plants.put({ id: 1, name: 'a' }), 'created');
     await store.close();
+  });
+});
+
+describe('sqlite writer thread', () => {
+  it('refuses writes beyond WRITE_QUEUE_LIMIT at once, as busy, and accepts them again once the queue drains', async () => {
+    const store = SqliteStore.open(`file:${join(tempDir(after), 'p.db')}`, { synchronous: 'FULL', busyTimeoutMs: 1000, writeQueueLimit: 5 });
+    try {
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.plants.put({ id: i, name: `p${i}` })));
+      const accepted = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.equal(accepted.length, 5, 'the first five wait in the queue');
+      assert.equal(refused.length, 15);
+      for (const r of refused) {
+        assert.ok(r.reason instanceof StoreBusyError);
+        assert.ok(r.reason instanceof StoreUnavailableError, 'answered like any outage: 503 with Retry-After');
+      }
+      assert.equal((await store.plants.list({ limit: 100 })).length, 5, 'exactly the accepted writes are stored');
+      assert.equal(await store.plants.put({ id: 99, name: 'later' }), 'created');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('close() resolves for every caller, also while a batch is in flight, after the writes accepted before it', async () => {
+    const store = openSqlite(tempDir(after));
+    const writes = [
+      store.plants.put({ id: 1, name: 'a' }),
+      store.tokens.create({ id: 't1', name: 'n', hash: Buffer.alloc(32, 9), scopes: ['plants:read'] }),
+    ];
+    const closes = [store.close(), store.close()];
+    const [put, token] = await Promise.all(writes);
+    assert.equal(put, 'created');
+    assert.equal((token as { name: string }).name, 'n');
+    await Promise.all(closes);
+    await store.close();
+    await assert.rejects(store.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
+  });
+
+  it('commits token writes through the same thread as plant writes', async () => {
+    const store = openSqlite(tempDir(after));
+    try {
+      const [created, duplicate] = await Promise.allSettled([
+        store.tokens.create({ id: 'x1', name: 'same', hash: Buffer.alloc(32, 1), scopes: ['plants:read'] }),
+        store.tokens.create({ id: 'x2', name: 'same', hash: Buffer.alloc(32, 2), scopes: ['plants:read'] }),
+        store.plants.put({ id: 5, name: 'five' }),
+      ]);
+      assert.equal(created.status, 'fulfilled');
+      assert.equal(duplicate.status, 'rejected', 'a name in use fails only its own write, not the batch');
+      assert.deepEqual(await store.plants.get(5), { id: 5, name: 'five' });
+      assert.equal(await store.tokens.revoke('same'), true);
+      assert.equal(await store.tokens.count(), 1);
+    } finally {
+      await store.close();
+    }
   });
 });

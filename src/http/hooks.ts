@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { TokenVerifier } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
+import { authHook } from './auth.js';
+import { accessLogHook } from './logging.js';
+import { OverloadMonitor } from './overload.js';
+import { MemoryRateLimiter, rateLimitHooks, SharedRateLimiter } from './rate-limit.js';
+import { installSecurity } from './security.js';
+
+/**
+ * What every request passes through before its handler, in this order: its id and the security
+ * headers, the Host check and load shedding (refusing must cost less than serving, so these come
+ * first); the rate limit by address; authentication (before the body is read); the rate limit by
+ * token. After the answer: one access line.
+ */
+export function installRequestHooks(app: FastifyInstance, settings: Config, store: Store): void {
+  const overload = new OverloadMonitor(settings, (reason) =>
+    reason === undefined
+      ? app.log.warn('load back to normal: no longer shedding')
+      : app.log.warn({ reason }, `overloaded: answering 503 until it passes (${reason})`),
+  );
+  installSecurity(app, settings, (request) => overload.refusal(request));
+  app.addHook('onReady', (done) => (overload.start(), done()));
+  app.addHook('onClose', (_app, done) => (overload.stop(), done()));
+
+  // Counted by the store where it is shared by several instances (PostgreSQL), else in this process.
+  const limit = settings.rateLimitPerMinute;
+  const rateLimit =
+    limit > 0 ? rateLimitHooks(store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
+  if (rateLimit) app.addHook('onRequest', rateLimit.beforeAuth);
+  app.addHook('onRequest', authHook(new TokenVerifier(settings.tokens, store.tokens)));
+  if (rateLimit) {
+    app.addHook('onRequest', rateLimit.afterAuth);
+    app.addHook('onResponse', rateLimit.onResponse);
+  }
+
+  const accessLog = accessLogHook(app.log);
+  if (accessLog) app.addHook('onResponse', accessLog);
+}

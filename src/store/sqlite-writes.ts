@@ -1,0 +1,35 @@
+import type { PlantId } from '../plants/id.js';
+import type { ClassifiedError } from './sqlite-rows.js';
+import type { Plant, PutOutcome } from './store.js';
+
+/**
+ * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
+ * result type (WriteResults). Every write of the store goes this one way (see write-thread.ts).
+ */
+export type WriteOp =
+  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean }
+  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined }
+  | { kind: 'delete'; id: PlantId }
+  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
+  | { kind: 'revokeToken'; idOrName: string; at: string };
+
+export interface WriteResults {
+  put: PutOutcome;
+  patch: Plant | undefined;
+  delete: boolean;
+  /** A name an active token already has is answered, not thrown: a throw would fail the whole batch. */
+  createToken: 'created' | 'duplicate-name';
+  revokeToken: boolean;
+}
+
+export type WriteKind = WriteOp['kind'];
+export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
+
+/** The writer thread's answer to one batch: every result in order, or why the batch did not commit. */
+export type BatchReply = { ok: true; results: Array<WriteResults[WriteKind]> } | { ok: false; error: ClassifiedError };
+
+export interface WriterSettings {
+  path: string;
+  synchronous: 'FULL' | 'NORMAL';
+  busyTimeoutMs: number;
+}

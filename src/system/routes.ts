@@ -1,0 +1,51 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { ErrorBody, send } from '../http/errors.js';
+import type { Store } from '../store/store.js';
+
+const Status = Type.Object({ status: Type.String(), store: Type.Optional(Type.String()) });
+
+/** Health, readiness and the API's own description: public, so that probes and tools need no token. */
+export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi: () => object }> = (app, { store, openApi }, done) => {
+  app.get(
+    '/healthz',
+    {
+      // Answered even while shedding load: the process is up, just busy.
+      config: { auth: 'public', servesWhenOverloaded: true },
+      schema: { operationId: 'health', summary: 'The process is up', response: { 200: Status }, responseDescriptions: { 200: 'Up' } },
+    },
+    async (_request, reply) => reply.send({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: { auth: 'public' },
+      schema: {
+        operationId: 'ready',
+        summary: 'The store answers',
+        response: { 200: Status, 503: ErrorBody },
+        responseDescriptions: { 200: 'Ready', 503: 'The store does not answer' },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await store.ping();
+      } catch (error) {
+        request.log.warn({ err: error }, 'store not ready');
+        reply.header('retry-after', '1');
+        return send(reply, 503, 'not ready: the store does not answer');
+      }
+      return reply.send({ status: 'ready', store: store.kind });
+    },
+  );
+
+  app.get(
+    '/openapi.json',
+    {
+      config: { auth: 'public' },
+      schema: { operationId: 'openapi', summary: 'This OpenAPI 3.1 document', responseDescriptions: { 200: 'The document' } },
+    },
+    async (_request, reply) => reply.type('application/json').send(openApi()),
+  );
+  done();
+};
