@@ -135,5 +135,5 @@ class RequestLogger {
 
 /** Fastify's childLoggerFactory: a request's logger, made on first use (see RequestLogger). */
 export function lazyRequestLogger(logger: FastifyBaseLogger, bindings: Record<string, unknown>, options: object): FastifyBaseLogger {
-  return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+  return new RequestLogger(logger as Logger, bindings, options);
 }
