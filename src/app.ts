@@ -13,6 +13,7 @@ import { buildOpenApi } from './openapi.js';
 import { plantRoutes } from './plants/routes.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
   /** Settings left out take their defaults (loadConfig of an empty environment). */
@@ -58,6 +59,7 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   requireRouteAuth(app, (route) => routes.push(route));
   let openApi: object | undefined;
   await app.register(plantRoutes, { plants: store.plants });
+  await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes)) });
   return app;
 }

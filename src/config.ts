@@ -38,7 +38,7 @@ const oneOf = <T extends string>(values: readonly T[], fallback: T, description:
     { default: fallback, description },
   );
 
-function commaList(text: string, what: string, check: (item: string, n: number) => string): string[] {
+function commaList<T>(text: string, what: string, check: (item: string, n: number) => T): T[] {
   return text.split(',').map((raw, i) => {
     const item = raw.trim();
     if (item === '') throw new Error(`${what} ${i + 1} is empty (${what}s are separated by commas)`);
@@ -143,6 +143,55 @@ export const SETTINGS = {
     defaultFrom: () => heapDefaultMb(),
     docDefault: "80% of V8's limit",
   },
+  webhookTimeoutMs: {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    schema: int(100, 600_000, 15_000, 'A webhook delivery succeeds on a 2xx answer within this; otherwise it is retried'),
+  },
+  webhookRetrySchedule: {
+    env: 'WEBHOOK_RETRY_SCHEDULE',
+    schema: Type.Array(Type.Number({ minimum: 0, maximum: 30 * 86_400 }), {
+      minItems: 1,
+      maxItems: 100,
+      default: [5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+      description:
+        'Seconds to wait before each retry of a failed webhook delivery, comma-separated (`5,300`: three attempts in all); each wait is lengthened by up to 10% at random',
+    }),
+    parse: (text: string) =>
+      commaList(text, 'wait', (item, n) => {
+        if (!/^\d+(\.\d+)?$/.test(item)) throw new Error(`wait ${n} ("${item}") must be a number of seconds`);
+        const seconds = Number(item);
+        if (seconds > 30 * 86_400) throw new Error(`wait ${n} (${item} s) is longer than 30 days`);
+        return seconds;
+      }),
+    docDefault: '`5,300,1800,7200,18000,36000,36000` (about three days)',
+  },
+  webhookDisableAfterHours: {
+    env: 'WEBHOOK_DISABLE_AFTER_HOURS',
+    schema: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 100_000,
+      default: 120,
+      description: 'An endpoint whose deliveries kept failing, with no success, for this many hours is disabled',
+    }),
+  },
+  webhookRetentionDays: {
+    env: 'WEBHOOK_RETENTION_DAYS',
+    schema: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 100_000,
+      default: 30,
+      description: 'Delivered and failed webhook messages are deleted after this many days',
+    }),
+  },
+  webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', schema: int(1, 10_000, 16, 'Webhook deliveries in flight per process at most') },
+  webhookAllowPrivateNetworks: {
+    env: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+    schema: Type.Boolean({
+      default: false,
+      description:
+        '`true` lets webhook URLs reach loopback, private and link-local addresses (development and tests only: it opens server-side request forgery)',
+    }),
+  },
 } satisfies Record<string, Setting>;
 
 type Settings = typeof SETTINGS;
@@ -167,6 +216,7 @@ interface SchemaShape {
   minimum?: number;
   maximum?: number;
   minLength?: number;
+  exclusiveMinimum?: number;
   anyOf?: Array<{ const?: unknown }>;
   default?: unknown;
   description?: string;
@@ -175,10 +225,15 @@ interface SchemaShape {
 /** The value a setting's text spells, by its schema: an integer in bounds, one of the listed words, a string. */
 function read(setting: Setting, text: string): unknown {
   const schema = setting.schema as SchemaShape;
-  const value: unknown = setting.parse ? setting.parse(text) : schema.type === 'integer' ? wholeNumber(text) : text;
-  if (schema.type === 'integer') {
+  const value: unknown = setting.parse ? setting.parse(text) : byType(schema.type, text);
+  if (schema.type === 'integer' || schema.type === 'number') {
     const n = value as number;
-    if (n < schema.minimum! || n > schema.maximum!) throw new Error(`must be between ${schema.minimum} and ${schema.maximum}, got ${text}`);
+    const low = schema.minimum ?? schema.exclusiveMinimum!;
+    if (n < low || n > schema.maximum! || n === schema.exclusiveMinimum) {
+      throw new Error(
+        `must be ${schema.exclusiveMinimum === undefined ? 'between' : 'more than'} ${low} and ${schema.exclusiveMinimum === undefined ? '' : 'at most '}${schema.maximum}, got ${text}`,
+      );
+    }
   } else if (schema.anyOf) {
     const allowed = schema.anyOf.map((s) => s.const);
     if (!allowed.includes(value)) throw new Error(`must be one of ${allowed.join(', ')}, got "${text}"`);
@@ -190,6 +245,21 @@ function read(setting: Setting, text: string): unknown {
 
 function heapDefaultMb(): number {
   return Math.round((getHeapStatistics().heap_size_limit / 2 ** 20) * 0.8);
+}
+
+function byType(type: string | undefined, text: string): unknown {
+  if (type === 'integer') return wholeNumber(text);
+  if (type === 'number') {
+    if (!/^\d+(\.\d+)?$/.test(text)) throw new Error(`must be a number, got "${text}"`);
+    return Number(text);
+  }
+  if (type === 'boolean') {
+    const word = text.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(word)) return true;
+    if (['false', '0', 'no', 'off'].includes(word)) return false;
+    throw new Error(`must be true or false, got "${text}"`);
+  }
+  return text;
 }
 
 function wholeNumber(text: string): number {
@@ -230,7 +300,8 @@ export function loadConfig(env: Env = process.env): Config {
 export function configTable(): string {
   const rows = (Object.values(SETTINGS) as Setting[]).map((setting) => {
     const schema = setting.schema as SchemaShape;
-    const fallback = setting.docDefault ?? (Array.isArray(schema.default) && schema.default.length === 0 ? 'none' : `\`${String(schema.default)}\``);
+    const fallback =
+      setting.docDefault ?? (Array.isArray(schema.default) && schema.default.length === 0 ? 'none' : `\`${String(schema.default)}\``);
     return `| \`${setting.env}\` | ${fallback} | ${schema.description ?? ''} |`;
   });
   return ['| Setting | Default | Meaning |', '|---|---|---|', ...rows].join('\n');

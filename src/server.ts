@@ -6,9 +6,13 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, logDestination } from './http/logging.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
+import { Sender } from './webhooks/delivery.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
 
 /** The longest a graceful stop waits for requests in flight before exiting anyway (exit code 1). */
 const FORCE_EXIT_MS = 10_000;
+/** The longest a graceful stop waits for webhook deliveries in flight; the rest are sent again after their lease. */
+const DELIVERY_GRACE_MS = 3000;
 
 /**
  * The process: reads the configuration, opens the store, serves, and shuts down cleanly on SIGTERM or
@@ -41,6 +45,21 @@ async function main(): Promise<void> {
     logger: createLogger(config.logLevel, logDestination()),
   });
 
+  // Webhook deliveries, from the outbox in the store, in the background of this process.
+  const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
+  const dispatcher = new Dispatcher(
+    store.webhooks,
+    sender,
+    {
+      concurrency: config.webhookConcurrency,
+      timeoutMs: config.webhookTimeoutMs,
+      retrySchedule: config.webhookRetrySchedule,
+      disableAfterHours: config.webhookDisableAfterHours,
+      retentionDays: config.webhookRetentionDays,
+    },
+    app.log,
+  );
+
   let stopping = false;
   // Answers finished while stopping tell the client to close its keep-alive connection, so it does
   // not send its next request into a connection about to end.
@@ -70,6 +89,8 @@ async function main(): Promise<void> {
     sweep.unref();
     app
       .close()
+      .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
+      .then(() => sender.close())
       .then(() => store.close())
       .then(() => {
         app.log.info('stopped');
@@ -88,6 +109,7 @@ async function main(): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
   });
+  dispatcher.start();
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 

@@ -1,4 +1,5 @@
 import { DuplicateTokenNameError, type Store } from '../store/store.js';
+import { SCOPES } from './scopes.js';
 import { createToken } from './tokens.js';
 
 /**
@@ -10,7 +11,7 @@ export async function bootstrapToken(store: Store, staticTokens: readonly string
   if (staticTokens.length > 0 || (await store.tokens.count()) > 0) return;
   let secret: string;
   try {
-    ({ secret } = await createToken(store.tokens, 'initial', ['plants:read', 'plants:write']));
+    ({ secret } = await createToken(store.tokens, 'initial', SCOPES));
   } catch (error) {
     // Several instances starting at once on one empty database: one of them made the token and showed it.
     if (error instanceof DuplicateTokenNameError) return;

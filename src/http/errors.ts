@@ -54,6 +54,7 @@ function validationMessage(error: FastifyError): string {
   if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
   // The one pattern the schemas use is STORABLE_TEXT (plants/schema.ts); say what it means.
   if (first.keyword === 'pattern') return `${where} must not contain U+0000 or an unpaired surrogate`;
+  if (first.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
   return `${where} ${first.message ?? 'is not valid'}`;
 }
 

@@ -1,4 +1,5 @@
 import { Ajv, type AnySchema, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isInt64, parseInt64 } from '../plants/id.js';
 
@@ -74,6 +75,8 @@ const textDecimal: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({ coerceTypes: coerce, allErrors: false, strict: true, strictTypes: false });
+  // RFC 3339 timestamps (`date-time`, with a time zone) in webhook replay windows.
+  addFormats.default(ajv, ['date-time']);
   ajv.addKeyword({
     keyword: 'int64',
     schemaType: 'boolean',

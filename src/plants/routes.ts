@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { nextPageLink } from '../http/paging.js';
 import type { PlantStore } from '../store/store.js';
 import type { PlantId } from './id.js';
 import {
@@ -31,14 +31,6 @@ function checkBodyId(bodyId: PlantId | undefined, pathId: PlantId): void {
   if (bodyId !== undefined && BigInt(bodyId) !== BigInt(pathId)) {
     throw new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
   }
-}
-
-/** The query string of the next page: the request's own parameters with `after` moved on. */
-function nextPageLink(request: FastifyRequest, lastId: PlantId): string {
-  const at = request.url.indexOf('?');
-  const params = new URLSearchParams(at === -1 ? '' : request.url.slice(at + 1));
-  params.set('after', String(lastId));
-  return `</plants?${params.toString()}>; rel="next"`;
 }
 
 export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> = (app, { plants }, done) => {
@@ -82,7 +74,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       const page = await plants.list({ limit: limit + 1, after, tag });
       if (page.length > limit) {
         page.length = limit;
-        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, String(page[limit - 1]!.id)));
       }
       return reply.send(page);
     },

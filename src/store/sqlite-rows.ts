@@ -17,6 +17,8 @@ export interface SqliteConnectionSettings {
 export function configureConnection(db: Database.Database, settings: SqliteConnectionSettings): void {
   db.pragma(`busy_timeout = ${settings.busyTimeoutMs}`);
   db.pragma(`synchronous = ${settings.synchronous}`);
+  // Deleting a webhook endpoint deletes its messages (ON DELETE CASCADE).
+  db.pragma('foreign_keys = ON');
 }
 
 /** A plant row as read with safeIntegers: ids as bigint, exact. */

@@ -1,6 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { PlantChange } from '../webhooks/events.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow } from './sqlite-rows.js';
+import { sqliteWebhookWrites } from './sqlite-webhook-writes.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './sqlite-writes.js';
 
 /**
@@ -24,12 +26,25 @@ const insertToken = db.prepare<[string, string, Buffer, string, string]>(
 );
 const revokeToken = db.prepare<[string, string, string]>('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
 
+const webhooks = sqliteWebhookWrites(db);
+
+/** The plant changes of the batch being applied: the outbox announces them before the batch commits. */
+let changes: PlantChange[] = [];
+
+function plantOf(id: bigint | number, name: string, tag: string | null): { id: bigint | number; name: string; tag?: string } {
+  return tag === null ? { id, name } : { id, name, tag };
+}
+
 /** How each kind of write is applied, inside the batch's transaction. */
 const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
   put({ id, name, tag, createOnly }) {
-    if (insertPlant.run(id, name, tag).changes === 1) return 'created';
+    if (insertPlant.run(id, name, tag).changes === 1) {
+      changes.push({ type: 'plant.created', plant: plantOf(id, name, tag) });
+      return 'created';
+    }
     if (createOnly) return 'exists';
     updatePlant.run(name, tag, id);
+    changes.push({ type: 'plant.updated', plant: plantOf(id, name, tag) });
     return 'replaced';
   },
   patch({ id, name, tag }) {
@@ -39,10 +54,14 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
     const newName = name ?? current.name;
     const newTag = tag === undefined ? (current.tag ?? null) : tag;
     updatePlant.run(newName, newTag, id);
-    return newTag === null ? { id: current.id, name: newName } : { id: current.id, name: newName, tag: newTag };
+    const plant = newTag === null ? { id: current.id, name: newName } : { id: current.id, name: newName, tag: newTag };
+    changes.push({ type: 'plant.updated', plant });
+    return plant;
   },
   delete({ id }) {
-    return deletePlant.run(id).changes === 1;
+    if (deletePlant.run(id).changes !== 1) return false;
+    changes.push({ type: 'plant.deleted', plant: { id } });
+    return true;
   },
   createToken({ id, name, hash, scopes, createdAt }) {
     if (activeTokenNamed.get(name)) return 'duplicate-name';
@@ -53,14 +72,21 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
   revokeToken({ idOrName, at }) {
     return revokeToken.run(at, idOrName, idOrName).changes > 0;
   },
+  ...webhooks.ops,
 };
 
 function applyOne(op: WriteOp): WriteResults[WriteKind] {
   return (apply[op.kind] as (op: WriteOp) => WriteResults[WriteKind])(op);
 }
 
-// One statement failing aborts the whole batch: a batch is committed whole or not at all.
-const commitBatch = db.transaction((ops: WriteOp[]) => ops.map(applyOne));
+// One statement failing aborts the whole batch: a batch is committed whole or not at all, its webhook
+// messages with it.
+const commitBatch = db.transaction((ops: WriteOp[]) => {
+  changes = [];
+  const results = ops.map(applyOne);
+  const queued = changes.length > 0 ? webhooks.queue(changes, Date.now()) : 0;
+  return { results, queued };
+});
 
 port.on('message', (message: WriteOp[] | 'close') => {
   if (message === 'close') {
@@ -72,7 +98,7 @@ port.on('message', (message: WriteOp[] | 'close') => {
   try {
     // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
-    reply = { ok: true, results: commitBatch.immediate(message) };
+    reply = { ok: true, ...commitBatch.immediate(message) };
   } catch (error) {
     reply = { ok: false, error: classifySqliteError(error) };
   }

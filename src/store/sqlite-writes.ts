@@ -1,6 +1,7 @@
 import type { PlantId } from '../plants/id.js';
 import type { ClassifiedError } from './sqlite-rows.js';
 import type { Plant, PutOutcome } from './store.js';
+import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from './webhook-store.js';
 
 /**
  * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
@@ -11,7 +12,15 @@ export type WriteOp =
   | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined }
   | { kind: 'delete'; id: PlantId }
   | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
-  | { kind: 'revokeToken'; idOrName: string; at: string };
+  | { kind: 'revokeToken'; idOrName: string; at: string }
+  | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
+  | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
+  | { kind: 'deleteEndpoint'; id: string }
+  | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
+  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
+  | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
+  | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
+  | { kind: 'deleteExpired'; before: number };
 
 export interface WriteResults {
   put: PutOutcome;
@@ -20,13 +29,26 @@ export interface WriteResults {
   /** A name an active token already has is answered, not thrown: a throw would fail the whole batch. */
   createToken: 'created' | 'duplicate-name';
   revokeToken: boolean;
+  createEndpoint: null;
+  /** False when there is no such endpoint. */
+  updateEndpoint: boolean;
+  deleteEndpoint: boolean;
+  rotateSecret: boolean;
+  /** Messages queued again; null when there is no such endpoint. */
+  replay: number | null;
+  claimDue: DueMessage[];
+  recordAttempts: null;
+  deleteExpired: number;
 }
 
 export type WriteKind = WriteOp['kind'];
 export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
 
-/** The writer thread's answer to one batch: every result in order, or why the batch did not commit. */
-export type BatchReply = { ok: true; results: Array<WriteResults[WriteKind]> } | { ok: false; error: ClassifiedError };
+/**
+ * The writer thread's answer to one batch: every result in order and how many webhook messages the
+ * batch queued for delivery, or why the batch did not commit.
+ */
+export type BatchReply = { ok: true; results: Array<WriteResults[WriteKind]>; queued: number } | { ok: false; error: ClassifiedError };
 
 export interface WriterSettings {
   path: string;

@@ -6,6 +6,7 @@ import type { PlantId } from '../plants/id.js';
 import { sqlitePath } from './database-url.js';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow, type SqliteConnectionSettings } from './sqlite-rows.js';
+import { SqliteWebhooks } from './sqlite-webhooks.js';
 import {
   DuplicateTokenNameError,
   StoreUnavailableError,
@@ -52,6 +53,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
+  readonly webhooks: SqliteWebhooks;
 
   private constructor(
     private readonly db: Database.Database,
@@ -59,6 +61,7 @@ export class SqliteStore implements Store {
   ) {
     this.plants = new SqlitePlants(db, writer);
     this.tokens = new SqliteTokens(db, writer);
+    this.webhooks = new SqliteWebhooks(db, writer, guard);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {

@@ -1,6 +1,7 @@
 import type { Scope } from '../auth/scopes.js';
 import type { PlantId } from '../plants/id.js';
 import type { StoredPlant } from '../plants/schema.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The store: everything the service keeps, behind one small interface with one implementation per
@@ -11,6 +12,12 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
+  /**
+   * Webhook endpoints and the outbox. Every plant write (put, patch, delete) that changes a plant queues,
+   * in its own transaction, one message per endpoint subscribed to its event: a committed change has its
+   * messages, and a change that did not commit has none.
+   */
+  readonly webhooks: WebhookStore;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
    * instances (PostgreSQL). Absent: the service counts in its own memory.

@@ -45,6 +45,7 @@ export class WriteThread {
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
+  private readonly queuedListeners: Array<() => void> = [];
 
   constructor(
     private readonly settings: WriterSettings,
@@ -63,6 +64,11 @@ export class WriteThread {
         setImmediate(this.send);
       }
     });
+  }
+
+  /** Calls `listener` after every batch that queued webhook messages for delivery. */
+  onQueued(listener: () => void): void {
+    this.queuedListeners.push(listener);
   }
 
   /** Waits for every write accepted so far, then stops the thread. Every caller, however many, gets the same promise. */
@@ -106,6 +112,7 @@ export class WriteThread {
     this.inFlight = undefined;
     if (reply.ok) {
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]);
+      if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
     } else {
       const error = batchError(reply.error);
       for (const pending of batch) pending.reject(error);

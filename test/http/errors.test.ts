@@ -15,6 +15,7 @@ function failingStore(error: () => Error): Store {
     kind: real.kind,
     plants,
     tokens: real.tokens,
+    webhooks: real.webhooks,
     ping: () => real.ping(),
     close: () => real.close(),
   };

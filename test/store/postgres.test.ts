@@ -6,6 +6,7 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { isUnavailable } from '../../src/store/postgres-errors.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { storeContract } from './contract.js';
+import { webhookContract } from './webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
 const skipReason = postgresUnavailableReason();
@@ -18,6 +19,7 @@ if (skipReason) {
   const open = async (url?: string) => PostgresStore.open(url ?? (await server.createDatabase()), { poolSize: 4, timeoutMs: 5000 });
 
   storeContract('postgres', () => open());
+  webhookContract('postgres', () => open());
 
   describe('postgres store', () => {
     it('applies migrations once, recorded, even when several instances start at once', async () => {
@@ -36,6 +38,7 @@ if (skipReason) {
       assert.deepEqual(rows, [
         { version: 1, name: 'plants_and_tokens' },
         { version: 2, name: 'rate_limits' },
+        { version: 3, name: 'webhooks' },
       ]);
     });
 

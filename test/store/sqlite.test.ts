@@ -3,12 +3,15 @@ import { after, describe, it } from 'node:test';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sqlitePath } from '../../src/store/database-url.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { StoreBusyError, StoreUnavailableError } from '../../src/store/store.js';
 import { openSqlite, tempDir } from '../helpers.js';
 import { storeContract } from './contract.js';
+import { webhookContract } from './webhook-contract.js';
 
 storeContract('sqlite', async () => openSqlite(tempDir(after)));
+webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 
 describe('sqlite store', () => {
   it('reads file: URLs in their three spellings', () => {
@@ -27,7 +30,10 @@ describe('sqlite store', () => {
     assert.deepEqual(await second.plants.get(2n ** 62n), { id: 2n ** 62n, name: 'kept' });
     await second.close();
     const db = new Database(join(dir, 'p.db'));
-    assert.deepEqual(db.prepare('SELECT version FROM schema_migrations').pluck().all(), [1]);
+    assert.deepEqual(
+      db.prepare('SELECT version FROM schema_migrations').pluck().all(),
+      SQLITE_MIGRATIONS.map((m) => m.version),
+    );
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     db.close();
   });

@@ -41,4 +41,46 @@ CREATE UNLOGGED TABLE rate_limits (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'webhooks',
+    sql: `
+-- Webhook endpoints. The secret is kept as is: deliveries are signed with it (HMAC), so it cannot be hashed.
+CREATE TABLE webhook_endpoints (
+  id                    text PRIMARY KEY,  -- ep_<ulid>: ordered by creation
+  url                   text NOT NULL,
+  events                text[] NOT NULL,
+  description           text,
+  enabled               boolean NOT NULL,
+  disabled_reason       text,
+  secret                text NOT NULL,
+  previous_secret       text,              -- also signs deliveries until previous_secret_until
+  previous_secret_until bigint,            -- epoch ms
+  created_at            bigint NOT NULL,   -- epoch ms
+  failing_since         bigint             -- first failed delivery since the last success, epoch ms
+);
+
+-- The outbox: one message per event and endpoint, written in the transaction of the change it announces.
+CREATE TABLE webhook_messages (
+  seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  event_id        text NOT NULL,
+  type            text NOT NULL,
+  payload         text NOT NULL,
+  occurred_at     bigint NOT NULL,
+  status          text NOT NULL,
+  attempts        integer NOT NULL DEFAULT 0,
+  round_attempts  integer NOT NULL DEFAULT 0,
+  next_attempt_at bigint,
+  last_attempt_at bigint,
+  last_status     integer,
+  last_error      text,
+  lease_until     bigint,
+  UNIQUE (endpoint_id, event_id)
+);
+CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_messages_log ON webhook_messages (endpoint_id, seq);
+CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
+`,
+  },
 ]);

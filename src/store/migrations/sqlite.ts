@@ -27,4 +27,46 @@ CREATE TABLE tokens (
 CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
 `,
   },
+  {
+    version: 2,
+    name: 'webhooks',
+    sql: `
+-- Webhook endpoints. The secret is kept as is: deliveries are signed with it (HMAC), so it cannot be hashed.
+CREATE TABLE webhook_endpoints (
+  id                    TEXT PRIMARY KEY,  -- ep_<ulid>: ordered by creation
+  url                   TEXT NOT NULL,
+  events                TEXT NOT NULL,     -- event types, space-separated
+  description           TEXT,
+  enabled               INTEGER NOT NULL,  -- 0 or 1
+  disabled_reason       TEXT,
+  secret                TEXT NOT NULL,
+  previous_secret       TEXT,              -- also signs deliveries until previous_secret_until
+  previous_secret_until INTEGER,           -- epoch ms
+  created_at            INTEGER NOT NULL,  -- epoch ms
+  failing_since         INTEGER            -- first failed delivery since the last success, epoch ms
+);
+
+-- The outbox: one message per event and endpoint, written in the transaction of the change it announces.
+CREATE TABLE webhook_messages (
+  seq             INTEGER PRIMARY KEY,     -- order of creation (the deliveries log is newest first)
+  endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  event_id        TEXT NOT NULL,           -- the webhook-id (msg_<ulid>), the same for every endpoint
+  type            TEXT NOT NULL,
+  payload         TEXT NOT NULL,           -- the exact body sent, on every attempt
+  occurred_at     INTEGER NOT NULL,        -- when the change committed, epoch ms
+  status          TEXT NOT NULL,           -- pending, delivered or failed
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  round_attempts  INTEGER NOT NULL DEFAULT 0, -- attempts since queued or replayed: the place in the retry schedule
+  next_attempt_at INTEGER,                 -- epoch ms, while pending
+  last_attempt_at INTEGER,
+  last_status     INTEGER,
+  last_error      TEXT,
+  lease_until     INTEGER,                 -- claimed by a dispatcher until then, epoch ms
+  UNIQUE (endpoint_id, event_id)
+);
+CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_messages_log ON webhook_messages (endpoint_id, seq);
+CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
+`,
+  },
 ]);

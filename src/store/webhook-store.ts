@@ -1,0 +1,117 @@
+import type { EventType } from '../webhooks/events.js';
+
+/**
+ * What the store keeps for webhooks: the endpoints, and the outbox of messages (one per event and
+ * endpoint, written in the same transaction as the change it announces; see store.ts). Times are epoch
+ * milliseconds. The dispatcher (webhooks/dispatcher.ts) claims due messages, sends them and records
+ * each attempt; the store only keeps state and settles races (a message is claimed by one dispatcher at
+ * a time, for a lease).
+ */
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: EventType[];
+  description?: string;
+  enabled: boolean;
+  /** Why the service disabled it (410 Gone, failing too long); absent when enabled or disabled by a client. */
+  disabledReason?: string;
+  createdAt: number;
+}
+
+export interface NewEndpointRecord {
+  id: string;
+  url: string;
+  events: EventType[];
+  description?: string | undefined;
+  secret: string;
+  createdAt: number;
+}
+
+export interface EndpointChanges {
+  url?: string | undefined;
+  events?: EventType[] | undefined;
+  /** null removes it. */
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+export type MessageStatus = 'pending' | 'delivered' | 'failed';
+
+/** One message of an endpoint, as its deliveries log shows it. */
+export interface WebhookMessage {
+  /** The webhook-id. */
+  id: string;
+  type: EventType;
+  status: MessageStatus;
+  attempts: number;
+  occurredAt: number;
+  lastAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+}
+
+/** A message claimed for delivery, with what sending it needs. */
+export interface DueMessage {
+  /** The message's key in the outbox. */
+  seq: string;
+  endpointId: string;
+  url: string;
+  /** The secrets to sign with: the current one, then the previous one during the day after a rotation. */
+  secrets: string[];
+  eventId: string;
+  payload: string;
+  /** Attempts since the message was queued or replayed: its place in the retry schedule. */
+  roundAttempts: number;
+}
+
+/** What became of one attempt, as the dispatcher decided it. */
+export interface AttemptRecord {
+  seq: string;
+  endpointId: string;
+  at: number;
+  /** The receiver's HTTP status, or null when there was no answer. */
+  status: number | null;
+  error: string | null;
+  /** delivered; retry at nextAttemptAt; failed for good; or failed and the endpoint disabled (`disable` says why). */
+  outcome: 'delivered' | 'retry' | 'failed';
+  nextAttemptAt?: number;
+  /** Disable the endpoint at once, with this reason (a 410 Gone answer). */
+  disable?: string;
+}
+
+export interface MessagePage {
+  status?: MessageStatus | undefined;
+  limit: number;
+  /** The webhook-id of the last message of the previous page. */
+  after?: string | undefined;
+}
+
+export interface WebhookStore {
+  createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint>;
+  getEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
+  /** Endpoints in id (creation) order. */
+  listEndpoints(page: { limit: number; after?: string | undefined }): Promise<WebhookEndpoint[]>;
+  /** Undefined when there is no such endpoint. Enabling clears the reason and the failure streak. */
+  updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined>;
+  /** Deletes the endpoint and its messages; false when there was none. */
+  deleteEndpoint(id: string): Promise<boolean>;
+  /** Makes `secret` current; the old one keeps signing until `previousUntil`. False when there is no such endpoint. */
+  rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
+  /**
+   * The endpoint's messages, newest first; undefined when there is no such endpoint, or `after` names no
+   * message of it.
+   */
+  listMessages(endpointId: string, page: MessagePage): Promise<WebhookMessage[] | undefined>;
+  /** Queues the endpoint's failed messages whose event happened in [since, until] again; undefined when there is no such endpoint. */
+  replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined>;
+  /** Claims up to `limit` messages due now on enabled endpoints, each for `leaseMs` (no other dispatcher takes them meanwhile). */
+  claimDue(limit: number, leaseMs: number): Promise<DueMessage[]>;
+  /** Records attempts; a failure starts or extends the endpoint's failure streak, which disables it after `disableAfterMs`. */
+  recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void>;
+  /** Deletes delivered and failed messages whose last attempt (or event, never attempted) is older than `before`. */
+  deleteExpired(before: number): Promise<number>;
+  /** Calls `listener` after each commit of this process that queued messages, so that delivery starts at once. */
+  onQueued(listener: () => void): void;
+}

@@ -1,0 +1,101 @@
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import type { DueMessage } from '../store/webhook-store.js';
+import { VERSION } from '../version.js';
+import { forbiddenAddress, guardedLookup, type Resolver } from './network-guard.js';
+import { signatureHeader } from './signing.js';
+
+/** What one attempt to deliver a message came to. */
+export interface AttemptOutcome {
+  /** The receiver's HTTP status, or null when no answer came. */
+  status: number | null;
+  /** Why the attempt failed; null on success (a 2xx). */
+  error: string | null;
+  /** A 429 or 503's Retry-After, in ms. */
+  retryAfterMs?: number;
+}
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowPrivateNetworks: boolean;
+  /** Name resolution, for tests; the system's by default. */
+  resolver?: Resolver | undefined;
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  if (e.code === 'EWEBHOOKFORBIDDEN') return e.message ?? 'address not allowed';
+  const cause = e.cause as { code?: string; message?: string } | undefined;
+  const code = e.code ?? cause?.code;
+  const message = cause?.message ?? e.message ?? String(error);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/**
+ * Sends messages to receivers: one POST each, signed (Standard Webhooks), bounded by WEBHOOK_TIMEOUT_MS,
+ * no redirects followed, connected only to addresses the network guard allowed.
+ */
+export class Sender {
+  private readonly agent: Agent;
+  private readonly userAgent = `plant-store/${VERSION}`;
+
+  constructor(private readonly options: SenderOptions) {
+    this.agent = new Agent({
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: { timeout: options.timeoutMs, ...(options.allowPrivateNetworks ? {} : { lookup: guardedLookup(options.resolver) }) },
+    });
+  }
+
+  async send(message: DueMessage): Promise<AttemptOutcome> {
+    const { timeoutMs, allowPrivateNetworks } = this.options;
+    const url = new URL(message.url);
+    if (!allowPrivateNetworks) {
+      // Node does not look up an IP literal, so the guarded lookup never sees it: check it here.
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const why = isIP(host) === 0 ? undefined : forbiddenAddress(host);
+      if (why !== undefined) return { status: null, error: `${host} is ${why}: webhooks may only reach public addresses` };
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': this.userAgent,
+          'webhook-id': message.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader(message.secrets, message.eventId, timestamp, message.payload),
+        },
+        body: message.payload,
+      });
+      // The answer's body is not used; reading it frees the connection for the next delivery.
+      await response.body.dump();
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return { status, error: null };
+      const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+      const error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
+      return retryAfterMs === undefined ? { status, error } : { status, error, retryAfterMs };
+    } catch (error) {
+      return { status: null, error: describe(error, timeoutMs) };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

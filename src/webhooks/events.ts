@@ -1,0 +1,37 @@
+import type { PlantId } from '../plants/id.js';
+import { newId } from './ids.js';
+
+/** What webhooks announce: every change to a plant. */
+export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A change as the store commits it: the plant as stored (created, updated), or its id (deleted). */
+export type PlantChange =
+  | { type: 'plant.created' | 'plant.updated'; plant: { id: PlantId; name: string; tag?: string | undefined } }
+  | { type: 'plant.deleted'; plant: { id: PlantId } };
+
+/** A webhook-id: the same for every endpoint that gets the event and on every attempt. */
+export function newEventId(): string {
+  return newId('msg');
+}
+
+/**
+ * The body of one event, the Standard Webhooks envelope with exactly three fields:
+ * `{"type":…,"timestamp":…,"data":{"id":…,"name":…,"tag":…}}`. Written by hand so that an id beyond
+ * 2^53 stays an exact JSON integer (JSON.stringify cannot write a bigint). The same bytes are stored,
+ * signed and sent on every attempt.
+ */
+export function eventBody(change: PlantChange, timestamp: Date): string {
+  const { plant } = change;
+  const id = typeof plant.id === 'bigint' ? plant.id.toString() : String(plant.id);
+  let data = `{"id":${id}`;
+  if ('name' in plant) {
+    data += `,"name":${JSON.stringify(plant.name)}`;
+    if (plant.tag !== undefined) data += `,"tag":${JSON.stringify(plant.tag)}`;
+  }
+  return `{"type":"${change.type}","timestamp":"${timestamp.toISOString()}","data":${data}}}`;
+}
+
+export function subscribes(events: readonly string[], type: EventType): boolean {
+  return events.includes(type);
+}

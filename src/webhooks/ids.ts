@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A unique, time-ordered id with a prefix saying what it names (`msg_…`, `ep_…`): a ULID, 48 bits of
+ * milliseconds then 80 random bits, in Crockford base32. Ids made later sort later (to the
+ * millisecond), on any instance, and they carry no `.`, which Standard Webhooks forbids in a webhook-id.
+ */
+export function newId(prefix: string, now = Date.now()): string {
+  let time = '';
+  for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32]! + time;
+  const random = randomBytes(10);
+  let rest = '';
+  // 80 bits, 5 at a time.
+  let acc = 0;
+  let bits = 0;
+  for (const byte of random) {
+    acc = (acc << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      rest += CROCKFORD[(acc >> bits) & 31];
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return `${prefix}_${time}${rest}`;
+}

@@ -1,0 +1,250 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { nextPageLink } from '../http/paging.js';
+import type { WebhookEndpoint, WebhookMessage, WebhookStore } from '../store/webhook-store.js';
+import { EVENT_TYPES } from './events.js';
+import { newId } from './ids.js';
+import { checkWebhookUrl, WebhookUrlError, type Resolver } from './network-guard.js';
+import {
+  CreatedEndpoint,
+  Delivery,
+  DeliveryQuery,
+  Endpoint,
+  EndpointIdParams,
+  EndpointListQuery,
+  EndpointPatch,
+  NewEndpoint,
+  PAGE_LIMIT_DEFAULT,
+  ReplayRequest,
+  ReplayResult,
+  RotatedSecret,
+} from './schema.js';
+import { newSecret } from './signing.js';
+
+/** How long the secret before a rotation keeps signing deliveries beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+export interface WebhookRouteOptions {
+  webhooks: WebhookStore;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
+  allowPrivateNetworks: boolean;
+  resolver?: Resolver | undefined;
+}
+
+function notFound(id: string): HttpError {
+  return new HttpError(404, `no webhook endpoint with id ${id}`);
+}
+
+export function endpointView(endpoint: WebhookEndpoint): Endpoint {
+  return { ...endpoint, createdAt: new Date(endpoint.createdAt).toISOString() };
+}
+
+export function deliveryView(message: WebhookMessage): Delivery {
+  return {
+    id: message.id,
+    type: message.type,
+    status: message.status,
+    attempts: message.attempts,
+    lastAttemptAt: message.lastAttemptAt === null ? null : new Date(message.lastAttemptAt).toISOString(),
+    lastStatus: message.lastStatus,
+    ...(message.lastError === null ? {} : { lastError: message.lastError }),
+    ...(message.status === 'pending' && message.nextAttemptAt !== null ? { nextAttemptAt: new Date(message.nextAttemptAt).toISOString() } : {}),
+  };
+}
+
+/**
+ * Webhook endpoints: register, list, read, change, delete, rotate the secret, see the deliveries log and
+ * replay failed messages. All need the `webhooks:manage` scope. A URL must reach a public address unless
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
+ */
+export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, allowPrivateNetworks, resolver }, done) => {
+  const checkUrl = async (url: string, field: string): Promise<void> => {
+    try {
+      await checkWebhookUrl(url, { allowPrivate: allowPrivateNetworks, resolver });
+    } catch (error) {
+      if (error instanceof WebhookUrlError) throw new HttpError(400, `${field} ${error.message}`);
+      throw error;
+    }
+  };
+  const auth = 'webhooks:manage' as const;
+
+  app.post(
+    '/webhooks',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'createWebhookEndpoint',
+        summary: 'Registers a webhook endpoint (its signing secret is in this answer only)',
+        body: NewEndpoint,
+        response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503) },
+        responseDescriptions: { 201: 'The endpoint, with its secret' },
+      },
+    },
+    async (request, reply) => {
+      const { url, events = [...EVENT_TYPES], description } = request.body;
+      await checkUrl(url, 'body.url');
+      const secret = newSecret();
+      const endpoint = await webhooks.createEndpoint({ id: newId('ep'), url, events, description, secret, createdAt: Date.now() });
+      return reply
+        .code(201)
+        .header('location', `/webhooks/${endpoint.id}`)
+        .send({ ...endpointView(endpoint), secret });
+    },
+  );
+
+  app.get(
+    '/webhooks',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'listWebhookEndpoints',
+        summary: 'Lists webhook endpoints in id order, a page at a time (Link: rel="next" when more remain)',
+        querystring: EndpointListQuery,
+        response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of endpoints' },
+      },
+    },
+    async (request, reply) => {
+      const { limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const page = await webhooks.listEndpoints({ limit: limit + 1, after });
+      if (page.length > limit) {
+        page.length = limit;
+        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+      }
+      return reply.send(page.map(endpointView));
+    },
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'getWebhookEndpoint',
+        summary: 'Reads a webhook endpoint (and why it was disabled, if it was)',
+        params: EndpointIdParams,
+        response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The endpoint' },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await webhooks.getEndpoint(request.params.id);
+      if (!endpoint) throw notFound(request.params.id);
+      return reply.send(endpointView(endpoint));
+    },
+  );
+
+  app.patch(
+    '/webhooks/:id',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'patchWebhookEndpoint',
+        summary: 'Changes a webhook endpoint (JSON merge patch); {"enabled": true} turns it back on',
+        params: EndpointIdParams,
+        body: EndpointPatch,
+        response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+        responseDescriptions: { 200: 'The endpoint, changed' },
+      },
+    },
+    async (request, reply) => {
+      const { url, events, description, enabled } = request.body;
+      if (url !== undefined) await checkUrl(url, 'body.url');
+      const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, enabled });
+      if (!endpoint) throw notFound(request.params.id);
+      return reply.send(endpointView(endpoint));
+    },
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Deletes a webhook endpoint and its messages',
+        params: EndpointIdParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 204: 'Endpoint deleted' },
+      },
+    },
+    async (request, reply) => {
+      if (!(await webhooks.deleteEndpoint(request.params.id))) throw notFound(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: 'Makes a new signing secret; for 24 hours deliveries carry signatures with both, the new one first',
+        params: EndpointIdParams,
+        response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The new secret (shown only here)' },
+      },
+    },
+    async (request, reply) => {
+      const secret = newSecret();
+      if (!(await webhooks.rotateSecret(request.params.id, secret, Date.now() + ROTATION_OVERLAP_MS))) throw notFound(request.params.id);
+      return reply.send({ secret });
+    },
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: 'An endpoint\'s messages, newest first, a page at a time (Link: rel="next" when more remain)',
+        params: EndpointIdParams,
+        querystring: DeliveryQuery,
+        response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
+        responseDescriptions: { 200: 'A page of messages' },
+      },
+    },
+    async (request, reply) => {
+      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const page = await webhooks.listMessages(request.params.id, { status, limit: limit + 1, after });
+      if (page === undefined) {
+        if (after !== undefined && (await webhooks.getEndpoint(request.params.id))) {
+          throw new HttpError(400, `querystring.after names no message of endpoint ${request.params.id}`);
+        }
+        throw notFound(request.params.id);
+      }
+      if (page.length > limit) {
+        page.length = limit;
+        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+      }
+      return reply.send(page.map(deliveryView));
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/replay',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'replayWebhookMessages',
+        summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
+        params: EndpointIdParams,
+        body: ReplayRequest,
+        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+        responseDescriptions: { 202: 'How many messages were queued again' },
+      },
+    },
+    async (request, reply) => {
+      const since = Date.parse(request.body.since);
+      const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
+      if (until !== undefined && until < since) throw new HttpError(400, 'body.until must not be before body.since');
+      const requeued = await webhooks.replay(request.params.id, since, until);
+      if (requeued === undefined) throw notFound(request.params.id);
+      return reply.code(202).send({ requeued });
+    },
+  );
+
+  done();
+};

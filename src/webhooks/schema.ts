@@ -1,0 +1,98 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { STORABLE_TEXT } from '../plants/schema.js';
+import { EVENT_TYPES, type EventType } from './events.js';
+import { URL_MAX_LENGTH } from './network-guard.js';
+
+/**
+ * The webhook resource's schemas: validation, serialization, the OpenAPI document and the types below.
+ */
+
+export const DESCRIPTION_MAX = 1000;
+export const PAGE_LIMIT_MAX = 1000;
+export const PAGE_LIMIT_DEFAULT = 100;
+
+const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description: 'An event type' });
+const Events = Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: 'The events sent to this endpoint' });
+const Url = Type.String({
+  maxLength: URL_MAX_LENGTH,
+  description: 'Where deliveries are POSTed: an absolute http(s) URL whose host resolves to public addresses only',
+});
+const Description = Type.String({ maxLength: DESCRIPTION_MAX, pattern: STORABLE_TEXT, description: 'Free text for people' });
+const Time = (description: string) => Type.String({ format: 'date-time', description });
+
+export const NewEndpoint = Type.Object(
+  { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
+  { description: 'NewWebhookEndpoint' },
+);
+export type NewEndpoint = Static<typeof NewEndpoint>;
+
+export const EndpointPatch = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    enabled: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true resumes them (pending messages flow again)' })),
+  },
+  { description: 'WebhookEndpointPatch' },
+);
+export type EndpointPatch = Static<typeof EndpointPatch>;
+
+const endpointFields = {
+  id: Type.String({ description: 'The endpoint id' }),
+  url: Url,
+  events: Events,
+  description: Type.Optional(Description),
+  enabled: Type.Boolean(),
+  disabledReason: Type.Optional(Type.String({ description: 'Why the service disabled it (410 Gone, failing too long)' })),
+  createdAt: Time('When it was registered'),
+};
+
+export const Endpoint = Type.Object(endpointFields, { description: 'WebhookEndpoint' });
+export type Endpoint = Static<typeof Endpoint>;
+
+export const Secret = Type.String({
+  pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+  description: 'The signing secret: whsec_ and base64 of 32 random bytes. Shown only when made.',
+});
+
+export const CreatedEndpoint = Type.Object({ ...endpointFields, secret: Secret }, { description: 'CreatedWebhookEndpoint' });
+export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'RotatedSecret' });
+
+export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The endpoint id' }) });
+
+export const EndpointListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
+  after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last endpoint of the previous page' })),
+});
+
+export const MESSAGE_STATUSES = ['pending', 'delivered', 'failed'] as const;
+
+export const DeliveryQuery = Type.Object({
+  status: Type.Optional(Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
+  after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last message of the previous page' })),
+});
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ description: 'The webhook-id of the message' }),
+    type: EventTypeSchema,
+    status: Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] }),
+    attempts: Type.Integer({ minimum: 0 }),
+    lastAttemptAt: Type.Union([Time('When it was last sent'), Type.Null()]),
+    lastStatus: Type.Union([Type.Integer({ description: "The receiver's HTTP status" }), Type.Null()]),
+    lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed' })),
+    nextAttemptAt: Type.Optional(Time('When it is sent next (pending messages)')),
+  },
+  { description: 'WebhookDelivery' },
+);
+export type Delivery = Static<typeof Delivery>;
+
+export const ReplayRequest = Type.Object(
+  {
+    since: Time('Failed messages whose event happened at or after this are sent again'),
+    until: Type.Optional(Time('… and at or before this (default: now)')),
+  },
+  { description: 'WebhookReplay' },
+);
+export const ReplayResult = Type.Object({ requeued: Type.Integer({ minimum: 0 }) }, { description: 'WebhookReplayResult' });

@@ -1,0 +1,350 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Store } from '../../src/store/store.js';
+import type { NewEndpointRecord } from '../../src/store/webhook-store.js';
+import { EVENT_TYPES } from '../../src/webhooks/events.js';
+import { newId } from '../../src/webhooks/ids.js';
+import { DISABLED_AT_EVENT } from '../../src/webhooks/reasons.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function endpoint(overrides: Partial<NewEndpointRecord> = {}): NewEndpointRecord {
+  return {
+    id: newId('ep'),
+    url: 'https://hooks.example/plants',
+    events: [...EVENT_TYPES],
+    secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTAx',
+    createdAt: Date.now(),
+    ...overrides,
+  };
+}
+
+/** Runs `check` against a fresh store and closes it whatever happens. */
+async function withStore(open: () => Promise<Store>, check: (store: Store) => Promise<void>): Promise<void> {
+  const store = await open();
+  try {
+    await check(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The webhook part of the store: endpoints, the outbox written with each plant change, claims, attempts. */
+export function webhookContract(name: string, open: () => Promise<Store>): void {
+  describe(`webhook store contract: ${name}`, () => {
+    it('creates, reads, lists in id order, changes and deletes endpoints', () =>
+      withStore(open, async ({ webhooks }) => {
+        const a = await webhooks.createEndpoint(endpoint({ description: 'shop front', createdAt: 1_700_000_000_123 }));
+        assert.deepEqual(a, {
+          id: a.id,
+          url: 'https://hooks.example/plants',
+          events: [...EVENT_TYPES],
+          description: 'shop front',
+          enabled: true,
+          createdAt: 1_700_000_000_123,
+        });
+        const b = await webhooks.createEndpoint(endpoint({ events: ['plant.deleted'] }));
+        const c = await webhooks.createEndpoint(endpoint());
+        assert.deepEqual(await webhooks.getEndpoint(b.id), b);
+        assert.equal(await webhooks.getEndpoint('ep_nope'), undefined);
+        const ids = [a.id, b.id, c.id].sort();
+        assert.deepEqual(
+          (await webhooks.listEndpoints({ limit: 10 })).map((e) => e.id),
+          ids,
+        );
+        assert.deepEqual(
+          (await webhooks.listEndpoints({ limit: 1, after: ids[0] })).map((e) => e.id),
+          [ids[1]],
+        );
+
+        const changed = await webhooks.updateEndpoint(a.id, { url: 'https://other.example/x', events: ['plant.created'], description: null });
+        assert.deepEqual(changed, { id: a.id, url: 'https://other.example/x', events: ['plant.created'], enabled: true, createdAt: a.createdAt });
+        assert.equal((await webhooks.updateEndpoint(a.id, { enabled: false }))?.enabled, false);
+        assert.equal(await webhooks.updateEndpoint('ep_nope', { enabled: false }), undefined);
+        assert.equal(await webhooks.deleteEndpoint(b.id), true);
+        assert.equal(await webhooks.deleteEndpoint(b.id), false);
+        assert.equal(await webhooks.getEndpoint(b.id), undefined);
+      }));
+
+    it('queues one message per subscribed endpoint in the write that changes a plant, and none for a write that changes nothing', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        let woken = 0;
+        webhooks.onQueued(() => woken++);
+        // No endpoint: nothing is queued, nothing wakes.
+        await plants.put({ id: 1, name: 'before any endpoint' });
+        assert.equal(woken, 0);
+        const all = await webhooks.createEndpoint(endpoint());
+        const deletes = await webhooks.createEndpoint(endpoint({ events: ['plant.deleted'] }));
+        const before = Date.now();
+        await plants.put({ id: 2n ** 63n - 1n, name: 'Max', tag: 'big' });
+        await plants.put({ id: 2n ** 63n - 1n, name: 'Max', tag: 'big' }, { createOnly: true }); // exists: nothing
+        await plants.put({ id: 2n ** 63n - 1n, name: 'Max II' });
+        await plants.patch(2n ** 63n - 1n, { tag: 'patched' });
+        await plants.patch(404, { name: 'missing' }); // nothing
+        await plants.delete(404); // nothing
+        await plants.delete(2n ** 63n - 1n);
+        assert.ok(woken >= 1, 'this process was told messages were queued');
+
+        const log = (await webhooks.listMessages(all.id, { limit: 10 }))!;
+        assert.deepEqual(
+          log.map((m) => [m.type, m.status, m.attempts]),
+          [
+            ['plant.deleted', 'pending', 0],
+            ['plant.updated', 'pending', 0],
+            ['plant.updated', 'pending', 0],
+            ['plant.created', 'pending', 0],
+          ],
+          'newest first',
+        );
+        for (const m of log) {
+          assert.match(m.id, /^msg_[0-9A-Z]{26}$/);
+          assert.ok(m.occurredAt >= before - 1000 && m.occurredAt <= Date.now() + 1000);
+          assert.equal(m.lastAttemptAt, null);
+          assert.equal(m.lastStatus, null);
+        }
+        const onlyDeletes = (await webhooks.listMessages(deletes.id, { limit: 10 }))!;
+        assert.equal(onlyDeletes.length, 1);
+        assert.equal(onlyDeletes[0]!.id, log[0]!.id, 'one event, one webhook-id, whatever the endpoint');
+
+        const claimed = await webhooks.claimDue(10, 60_000);
+        assert.equal(claimed.length, 5);
+        const payloads = claimed.filter((m) => m.endpointId === all.id).map((m) => JSON.parse(m.payload.replace(/"id":(-?\d+)/, '"id":"$1"')));
+        assert.deepEqual(
+          payloads.map((p) => [p.type, p.data]),
+          [
+            ['plant.created', { id: '9223372036854775807', name: 'Max', tag: 'big' }],
+            ['plant.updated', { id: '9223372036854775807', name: 'Max II' }],
+            ['plant.updated', { id: '9223372036854775807', name: 'Max II', tag: 'patched' }],
+            ['plant.deleted', { id: '9223372036854775807' }],
+          ],
+        );
+        for (const m of claimed) {
+          assert.match(
+            m.payload,
+            /^\{"type":"plant\.[a-z]+","timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","data":\{"id":9223372036854775807[,}]/,
+          );
+          assert.deepEqual(m.secrets, ['whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTAx']);
+          assert.equal(m.roundAttempts, 0);
+        }
+      }));
+
+    it('records an event for a disabled endpoint as failed, and never claims it', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const off = await webhooks.createEndpoint(endpoint());
+        await webhooks.updateEndpoint(off.id, { enabled: false });
+        await plants.put({ id: 7, name: 'while disabled' });
+        const [message] = (await webhooks.listMessages(off.id, { limit: 10 }))!;
+        assert.equal(message?.status, 'failed');
+        assert.equal(message?.lastError, DISABLED_AT_EVENT);
+        assert.deepEqual(await webhooks.claimDue(10, 60_000), []);
+      }));
+
+    it('claims a message for one dispatcher at a time until its lease passes; pending messages of a disabled endpoint wait', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint());
+        await plants.put({ id: 1, name: 'a' });
+        assert.equal((await webhooks.claimDue(10, 300)).length, 1);
+        assert.equal((await webhooks.claimDue(10, 300)).length, 0, 'leased');
+        await sleep(400);
+        const again = await webhooks.claimDue(10, 60_000);
+        assert.equal(again.length, 1, 'the lease passed: claimed again');
+        await webhooks.updateEndpoint(e.id, { enabled: false });
+        await plants.put({ id: 2, name: 'b' }); // failed at once: disabled
+        await webhooks.recordAttempts(
+          [{ seq: again[0]!.seq, endpointId: e.id, at: Date.now(), status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: Date.now() - 1 }],
+          3_600_000,
+        );
+        assert.equal((await webhooks.claimDue(10, 60_000)).length, 0, 'disabled: its pending message waits');
+        await webhooks.updateEndpoint(e.id, { enabled: true });
+        assert.equal((await webhooks.claimDue(10, 60_000)).length, 1, 'enabled again: it flows');
+      }));
+
+    it('records attempts: delivered, retried later, failed for good, and 410 disables with a reason', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        const [first, second, third] = await webhooks.claimDue(10, 60_000);
+        const now = Date.now();
+        await webhooks.recordAttempts(
+          [
+            { seq: first!.seq, endpointId: e.id, at: now, status: 204, error: null, outcome: 'delivered' },
+            { seq: second!.seq, endpointId: e.id, at: now, status: 503, error: 'HTTP 503', outcome: 'retry', nextAttemptAt: now + 60_000 },
+            { seq: third!.seq, endpointId: e.id, at: now, status: null, error: 'no answer within 100 ms', outcome: 'failed' },
+          ],
+          3_600_000,
+        );
+        const log = (await webhooks.listMessages(e.id, { limit: 10 }))!;
+        const byId = new Map(log.map((m) => [m.id, m]));
+        assert.deepEqual(byId.get(first!.eventId), {
+          ...byId.get(first!.eventId)!,
+          status: 'delivered',
+          attempts: 1,
+          lastAttemptAt: now,
+          lastStatus: 204,
+          lastError: null,
+          nextAttemptAt: null,
+        });
+        assert.deepEqual(byId.get(second!.eventId), {
+          ...byId.get(second!.eventId)!,
+          status: 'pending',
+          attempts: 1,
+          lastStatus: 503,
+          lastError: 'HTTP 503',
+          nextAttemptAt: now + 60_000,
+        });
+        assert.deepEqual(byId.get(third!.eventId), {
+          ...byId.get(third!.eventId)!,
+          status: 'failed',
+          attempts: 1,
+          lastStatus: null,
+          lastError: 'no answer within 100 ms',
+        });
+        assert.deepEqual(await webhooks.claimDue(10, 60_000), [], 'the retry is not due yet');
+        assert.deepEqual(
+          (await webhooks.listMessages(e.id, { limit: 10, status: 'failed' }))!.map((m) => m.id),
+          [third!.eventId],
+        );
+
+        await plants.put({ id: 4, name: 'gone' });
+        const [fourth] = await webhooks.claimDue(10, 60_000);
+        await webhooks.recordAttempts(
+          [
+            {
+              seq: fourth!.seq,
+              endpointId: e.id,
+              at: Date.now(),
+              status: 410,
+              error: 'HTTP 410',
+              outcome: 'failed',
+              disable: 'the receiver answered 410 Gone',
+            },
+          ],
+          3_600_000,
+        );
+        const disabled = await webhooks.getEndpoint(e.id);
+        assert.equal(disabled?.enabled, false);
+        assert.equal(disabled?.disabledReason, 'the receiver answered 410 Gone');
+        const enabled = await webhooks.updateEndpoint(e.id, { enabled: true });
+        assert.equal(enabled?.enabled, true);
+        assert.equal(enabled?.disabledReason, undefined, 'enabling clears the reason');
+      }));
+
+    it('disables an endpoint whose deliveries kept failing, with no success, for the configured time', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint());
+        await plants.put({ id: 1, name: 'a' });
+        await plants.put({ id: 2, name: 'b' });
+        const [one, two] = await webhooks.claimDue(10, 60_000);
+        const start = Date.now();
+        await webhooks.recordAttempts(
+          [{ seq: one!.seq, endpointId: e.id, at: start, status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: start }],
+          1000,
+        );
+        assert.equal((await webhooks.getEndpoint(e.id))?.enabled, true, 'failing, not yet for long');
+        await webhooks.recordAttempts(
+          [{ seq: two!.seq, endpointId: e.id, at: start + 1500, status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: start }],
+          1000,
+        );
+        const disabled = await webhooks.getEndpoint(e.id);
+        assert.equal(disabled?.enabled, false);
+        assert.match(disabled?.disabledReason ?? '', /failed for .* hours, with no success/);
+      }));
+
+    it('a success ends a failure streak', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint());
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        const [one, two, three] = await webhooks.claimDue(10, 60_000);
+        const t = Date.now();
+        await webhooks.recordAttempts(
+          [{ seq: one!.seq, endpointId: e.id, at: t, status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: t + 60_000 }],
+          1000,
+        );
+        await webhooks.recordAttempts([{ seq: two!.seq, endpointId: e.id, at: t + 900, status: 204, error: null, outcome: 'delivered' }], 1000);
+        await webhooks.recordAttempts(
+          [{ seq: three!.seq, endpointId: e.id, at: t + 1500, status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: t + 60_000 }],
+          1000,
+        );
+        assert.equal((await webhooks.getEndpoint(e.id))?.enabled, true);
+      }));
+
+    it('pages the deliveries log by webhook-id, and refuses an unknown endpoint or cursor', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        for (let id = 1; id <= 5; id++) await plants.put({ id, name: `p${id}` });
+        const all = (await webhooks.listMessages(e.id, { limit: 10 }))!;
+        assert.equal(all.length, 5);
+        const page = (await webhooks.listMessages(e.id, { limit: 2, after: all[1]!.id }))!;
+        assert.deepEqual(
+          page.map((m) => m.id),
+          [all[2]!.id, all[3]!.id],
+        );
+        assert.equal(await webhooks.listMessages(e.id, { limit: 2, after: 'msg_00000000000000000000000000' }), undefined);
+        assert.equal(await webhooks.listMessages('ep_nope', { limit: 2 }), undefined);
+      }));
+
+    it("replays an endpoint's failed messages from a time window, keeping their webhook-id and attempts", () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        await plants.put({ id: 1, name: 'early' });
+        await sleep(30);
+        const middle = Date.now();
+        await plants.put({ id: 2, name: 'in the window' });
+        const claimed = await webhooks.claimDue(10, 60_000);
+        await webhooks.recordAttempts(
+          claimed.map((m) => ({ seq: m.seq, endpointId: e.id, at: Date.now(), status: 500, error: 'HTTP 500', outcome: 'failed' as const })),
+          3_600_000,
+        );
+        assert.equal(await webhooks.replay(e.id, middle, undefined), 1);
+        const [again] = await webhooks.claimDue(10, 60_000);
+        assert.equal(again?.payload.includes('in the window'), true);
+        assert.equal(again?.roundAttempts, 0, 'a replay starts the retry schedule again');
+        const log = (await webhooks.listMessages(e.id, { limit: 10 }))!;
+        assert.deepEqual(
+          log.map((m) => [m.status, m.attempts]),
+          [
+            ['pending', 1],
+            ['failed', 1],
+          ],
+        );
+        assert.equal(await webhooks.replay(e.id, 0, middle - 1), 1, 'the early one, by an until');
+        assert.equal(await webhooks.replay('ep_nope', 0, undefined), undefined);
+      }));
+
+    it('signs with both secrets for the overlap after a rotation, then with the new one only', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint({ secret: 'whsec_b2xk' }));
+        assert.equal(await webhooks.rotateSecret(e.id, 'whsec_bmV3', Date.now() + 60_000), true);
+        await plants.put({ id: 1, name: 'a' });
+        assert.deepEqual((await webhooks.claimDue(10, 60_000))[0]?.secrets, ['whsec_bmV3', 'whsec_b2xk']);
+        assert.equal(await webhooks.rotateSecret(e.id, 'whsec_bmV3ZXI=', Date.now() - 1), true);
+        await plants.put({ id: 2, name: 'b' });
+        assert.deepEqual((await webhooks.claimDue(10, 60_000))[0]?.secrets, ['whsec_bmV3ZXI=']);
+        assert.equal(await webhooks.rotateSecret('ep_nope', 'whsec_eA==', 0), false);
+      }));
+
+    it('deletes delivered and failed messages past retention, never pending ones; deleting an endpoint deletes its messages', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        const [one, two] = await webhooks.claimDue(2, 60_000);
+        const old = Date.now() - 10_000;
+        await webhooks.recordAttempts(
+          [
+            { seq: one!.seq, endpointId: e.id, at: old, status: 204, error: null, outcome: 'delivered' },
+            { seq: two!.seq, endpointId: e.id, at: old, status: 500, error: 'HTTP 500', outcome: 'failed' },
+          ],
+          3_600_000,
+        );
+        assert.equal(await webhooks.deleteExpired(Date.now() - 5000), 2);
+        assert.deepEqual(
+          (await webhooks.listMessages(e.id, { limit: 10 }))!.map((m) => m.status),
+          ['pending'],
+        );
+        const other = await webhooks.createEndpoint(endpoint());
+        await plants.put({ id: 9, name: 'x' });
+        await webhooks.deleteEndpoint(other.id);
+        assert.equal((await webhooks.claimDue(10, 60_000)).filter((m) => m.endpointId === other.id).length, 0);
+      }));
+  });
+}

@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { VERSION } from '../../src/version.js';
+import { webhookHarness } from './harness.js';
+import { verify } from './receiver.js';
+
+/** Polls `check` until it holds or `timeoutMs` passes. */
+async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('webhook deliveries to a real receiver, verified with the standardwebhooks package', () => {
+  it('announces created, updated and deleted plants, signed, with exact int64 ids and the documented headers', async () => {
+    const { t, receiver, register } = await webhookHarness(after);
+    const { secret } = await register();
+    const id = '9223372036854775807';
+    assert.equal((await t.call('POST', '/plants', { body: `{"id":${id},"name":"Monstera","tag":"tropical"}` })).statusCode, 200);
+    assert.equal((await t.call('PUT', `/plants/${id}`, { body: { name: 'Monstera deliciosa' } })).statusCode, 200);
+    assert.equal((await t.call('PATCH', `/plants/${id}`, { body: { tag: 'big' } })).statusCode, 200);
+    assert.equal((await t.call('DELETE', `/plants/${id}`)).statusCode, 204);
+    const deliveries = await receiver.waitFor(4);
+    const bodies = deliveries.map((d) => verify(secret, d));
+    bodies.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    assert.deepEqual(
+      bodies.map((b) => [b.type, b.data]),
+      [
+        ['plant.created', { id, name: 'Monstera', tag: 'tropical' }],
+        ['plant.updated', { id, name: 'Monstera deliciosa' }],
+        ['plant.updated', { id, name: 'Monstera deliciosa', tag: 'big' }],
+        ['plant.deleted', { id }],
+      ],
+    );
+    for (const delivery of deliveries) {
+      assert.deepEqual(Object.keys(JSON.parse(delivery.body.replace(/"id":\d+/, '"id":0'))), ['type', 'timestamp', 'data']);
+      assert.match(delivery.body, /"id":9223372036854775807[,}]/, 'the id is a plain JSON integer, exact');
+      assert.equal(delivery.headers['content-type'], 'application/json');
+      assert.equal(delivery.headers['user-agent'], `plant-store/${VERSION}`);
+      assert.match(String(delivery.headers['webhook-id']), /^msg_[0-9A-Z]{26}$/);
+      assert.ok(Math.abs(Number(delivery.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
+      assert.match(String(delivery.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]+=*$/);
+    }
+    // A change that changed nothing announces nothing: a 412, a 404.
+    assert.equal((await t.call('POST', '/plants', { body: { id: 5, name: 'x' } })).statusCode, 200);
+    assert.equal((await t.call('POST', '/plants', { body: { id: 5, name: 'y' }, headers: { 'if-none-match': '*' } })).statusCode, 412);
+    assert.equal((await t.call('DELETE', '/plants/404')).statusCode, 404);
+    assert.equal((await t.call('PATCH', '/plants/404', { body: { name: 'z' } })).statusCode, 404);
+    await receiver.waitFor(5);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(receiver.received.length, 5, 'only the one real change was announced');
+  });
+
+  it('sends one event to every subscribed endpoint with the same webhook-id, and only the events each asked for', async () => {
+    const { t, receiver, register } = await webhookHarness(after);
+    const all = await register();
+    const deletes = await register({ events: ['plant.deleted'] });
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await t.call('DELETE', '/plants/1');
+    const deliveries = await receiver.waitFor(3);
+    const deleted = deliveries.filter((d) => d.body.includes('plant.deleted'));
+    assert.equal(deleted.length, 2);
+    assert.equal(deleted[0]!.headers['webhook-id'], deleted[1]!.headers['webhook-id']);
+    // Each endpoint's copy is signed with its own secret.
+    const secrets = [all.secret, deletes.secret];
+    const verifies = (secret: string, delivery: (typeof deleted)[number]) => {
+      try {
+        verify(secret, delivery);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const d of deleted) assert.equal(secrets.filter((s) => verifies(s, d)).length, 1, "each copy verifies with its endpoint's secret only");
+  });
+
+  it('after a secret rotation every delivery carries both signatures, new first, and each verifies', async () => {
+    const { t, receiver, register } = await webhookHarness(after);
+    const { id, secret: old } = await register();
+    const rotated = (await t.call('POST', `/webhooks/${id}/rotate-secret`)).json().secret as string;
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const [delivery] = await receiver.waitFor(1);
+    const signatures = String(delivery!.headers['webhook-signature']).split(' ');
+    assert.equal(signatures.length, 2);
+    verify(rotated, delivery!);
+    verify(old, delivery!);
+    // The new secret's signature comes first.
+    const headers = {
+      'webhook-id': String(delivery!.headers['webhook-id']),
+      'webhook-timestamp': String(delivery!.headers['webhook-timestamp']),
+      'webhook-signature': signatures[0]!,
+    };
+    new Webhook(rotated).verify(delivery!.body, headers);
+  });
+
+  it('retries a 500 by the schedule, with the same webhook-id, then marks the message failed; the log shows it', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [0.05, 0.05] } });
+    receiver.answer = () => ({ status: 500 });
+    const { id, secret } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const attempts = await receiver.waitFor(3);
+    for (const a of attempts) verify(secret, a);
+    assert.equal(new Set(attempts.map((a) => a.headers['webhook-id'])).size, 1, 'one webhook-id for every attempt');
+    const [message] = await eventually(async () => {
+      const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      return log[0]?.status === 'failed' ? log : undefined;
+    }, 'the message to be failed');
+    assert.deepEqual(Object.keys(message).sort(), ['attempts', 'id', 'lastAttemptAt', 'lastError', 'lastStatus', 'status', 'type']);
+    assert.equal(message.id, attempts[0]!.headers['webhook-id']);
+    assert.equal(message.attempts, 3);
+    assert.equal(message.lastStatus, 500);
+    assert.equal(message.lastError, 'HTTP 500');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(receiver.received.length, 3, 'no fourth attempt');
+  });
+
+  it('a success after failures delivers the message; the log shows the attempts and the pending state before', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [0.3, 0.3] } });
+    receiver.answer = (_d, index) => ({ status: index === 0 ? 503 : 200 });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await receiver.waitFor(1);
+    const pending = await eventually(async () => {
+      const [m] = (await t.call('GET', `/webhooks/${id}/deliveries?status=pending`)).json();
+      return m?.attempts === 1 ? m : undefined;
+    }, 'the first attempt to be recorded');
+    assert.equal(pending.lastStatus, 503);
+    assert.match(pending.nextAttemptAt, /^\d{4}-/);
+    await receiver.waitFor(2);
+    const delivered = await eventually(async () => {
+      const [m] = (await t.call('GET', `/webhooks/${id}/deliveries?status=delivered`)).json();
+      return m;
+    }, 'the message to be delivered');
+    assert.equal(delivered.attempts, 2);
+    assert.equal(delivered.lastStatus, 200);
+    assert.equal(delivered.lastError, undefined);
+    assert.equal(delivered.nextAttemptAt, undefined);
+  });
+
+  it('honours Retry-After on a 429 or 503: the next attempt waits at least that long', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [0.01] } });
+    receiver.answer = (_d, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 204 });
+    await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const [first, second] = await receiver.waitFor(2, 10_000);
+    assert.ok(second!.at - first!.at >= 1000, `waited ${second!.at - first!.at} ms`);
+  });
+
+  it('410 Gone disables the endpoint at once, with the reason; later events are recorded as failed; enabling lets pending ones flow', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [0.05] } });
+    receiver.answer = () => ({ status: 410 });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await receiver.waitFor(1);
+    const endpoint = await eventually(async () => {
+      const e = (await t.call('GET', `/webhooks/${id}`)).json();
+      return e.enabled === false ? e : undefined;
+    }, 'the endpoint to be disabled');
+    assert.match(endpoint.disabledReason, /410 Gone/);
+    await t.call('POST', '/plants', { body: { id: 2, name: 'b' } });
+    const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+    assert.deepEqual(
+      log.map((m: { status: string }) => m.status),
+      ['failed', 'failed'],
+    );
+    assert.equal(log[0].attempts, 0);
+    assert.match(log[0].lastError, /disabled/);
+
+    receiver.answer = () => ({ status: 204 });
+    const enabled = (await t.call('PATCH', `/webhooks/${id}`, { body: { enabled: true } })).json();
+    assert.equal(enabled.enabled, true);
+    assert.equal(enabled.disabledReason, undefined);
+    // The failed messages are sent again by a replay.
+    const replay = (await t.call('POST', `/webhooks/${id}/replay`, { body: { since: new Date(Date.now() - 60_000).toISOString() } })).json();
+    assert.equal(replay.requeued, 2);
+    const again = await receiver.waitFor(3);
+    const replayed = again.slice(1).map((d) => d.headers['webhook-id']);
+    assert.ok(replayed.includes(again[0]!.headers['webhook-id']), 'a replay keeps the webhook-id');
+    const first = await eventually(async () => {
+      const l = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      const m = l.find((x: { id: string }) => x.id === again[0]!.headers['webhook-id']);
+      return m?.status === 'delivered' ? m : undefined;
+    }, 'the replayed message to be delivered');
+    assert.equal(first.attempts, 2, 'attempts keep counting across a replay');
+  });
+
+  it('a redirect is a failure, not followed', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [] as number[] } });
+    receiver.answer = () => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await receiver.waitFor(1);
+    const [message] = await eventually(async () => {
+      const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      return log[0]?.status === 'failed' ? log : undefined;
+    }, 'the message to fail');
+    assert.equal(message.lastStatus, 302);
+    assert.match(message.lastError, /redirects are not followed/);
+    assert.equal(receiver.received.length, 1);
+  });
+
+  it('a receiver slower than WEBHOOK_TIMEOUT_MS fails the attempt, which is retried; the request path never waits for it', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { timeoutMs: 300, retrySchedule: [0.05] } });
+    receiver.answer = (_d, index) => (index === 0 ? { status: 204, delayMs: 3000 } : { status: 204 });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await receiver.waitFor(1);
+    // The receiver holds the first delivery; plant writes are answered meanwhile.
+    assert.equal((await t.call('POST', '/plants', { body: { id: 2, name: 'b' } })).statusCode, 200);
+    assert.equal(receiver.received.length >= 1, true);
+    const log = await eventually(async () => {
+      const l = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      return l.length === 2 && l.every((m: { status: string }) => m.status === 'delivered') ? l : undefined;
+    }, 'both messages to be delivered');
+    const retried = log.find((m: { attempts: number }) => m.attempts === 2);
+    assert.ok(retried, JSON.stringify(log));
+  });
+
+  it('an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS, with no success, is disabled with the reason shown', async () => {
+    const { t, receiver, register } = await webhookHarness(after, {
+      dispatcher: { retrySchedule: [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1], disableAfterHours: 0.5 / 3600 },
+    });
+    receiver.answer = () => ({ status: 500 });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const endpoint = await eventually(async () => {
+      const e = (await t.call('GET', `/webhooks/${id}`)).json();
+      return e.enabled === false ? e : undefined;
+    }, 'the endpoint to be disabled');
+    assert.match(endpoint.disabledReason, /with no success/);
+    const [message] = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+    assert.equal(message.status, 'pending', 'its message waits for the endpoint to be enabled');
+  });
+
+  it('refuses to deliver to a private address when private networks are not allowed, checked at delivery', async () => {
+    // Registered while allowed (as if the setting changed, or DNS now answers otherwise), delivered while not.
+    const { t, receiver, register } = await webhookHarness(after, {
+      sender: { allowPrivateNetworks: false },
+      dispatcher: { retrySchedule: [] as number[] },
+    });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const [message] = await eventually(async () => {
+      const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      return log[0]?.status === 'failed' ? log : undefined;
+    }, 'the attempt to fail');
+    assert.match(message.lastError, /127\.0\.0\.1 is loopback/);
+    assert.equal(message.lastStatus, null);
+    assert.equal(receiver.received.length, 0, 'no connection was made');
+  });
+});

@@ -1,0 +1,84 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { after } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+
+/** One delivery as a receiver saw it. */
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** How the receiver answers a delivery: a status, headers, and a delay before answering. */
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+/**
+ * A webhook receiver on loopback (node:http), as a subscriber would run one: it records every delivery
+ * and answers as `answer` says (204 by default).
+ */
+export class Receiver {
+  readonly received: Received[] = [];
+  answer: (delivery: Received, index: number) => Answer = () => ({ status: 204 });
+  private waiters: Array<() => void> = [];
+  private readonly server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const index = this.received.push(delivery) - 1;
+      const { status, headers = {}, delayMs = 0 } = this.answer(delivery, index);
+      setTimeout(() => {
+        if (!response.destroyed) response.writeHead(status, headers).end();
+      }, delayMs);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+  });
+
+  static async start(cleanup: typeof after): Promise<Receiver> {
+    const receiver = new Receiver();
+    const server = receiver.server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup(() => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    return receiver;
+  }
+
+  get url(): string {
+    const { port } = this.server.address() as { port: number };
+    return `http://127.0.0.1:${port}/hooks`;
+  }
+
+  /** Waits until `count` deliveries have arrived (in all), or fails after `timeoutMs`. */
+  async waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`expected ${count} deliveries, got ${this.received.length} after ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 200));
+        this.waiters.push(() => (clearTimeout(timer), resolve()));
+      });
+    }
+    return this.received.slice(0, count);
+  }
+}
+
+/**
+ * Verifies a delivery with the standardwebhooks package (an independent implementation, not ours) and
+ * returns its parsed body, ids kept as text so that no digit is lost.
+ */
+export function verify(secret: string, delivery: Received): { type: string; timestamp: string; data: Record<string, unknown> } {
+  const headers = {
+    'webhook-id': String(delivery.headers['webhook-id']),
+    'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+    'webhook-signature': String(delivery.headers['webhook-signature']),
+  };
+  new Webhook(secret).verify(delivery.body, headers);
+  return JSON.parse(delivery.body.replace(/"id":(-?\d+)/, '"id":"$1"')) as { type: string; timestamp: string; data: Record<string, unknown> };
+}
