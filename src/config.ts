@@ -300,8 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
 export function configTable(): string {
   const rows = (Object.values(SETTINGS) as Setting[]).map((setting) => {
     const schema = setting.schema as SchemaShape;
-    const fallback =
-      setting.docDefault ?? (Array.isArray(schema.default) && schema.default.length === 0 ? 'none' : `\`${String(schema.default)}\``);
+    const fallback = setting.docDefault ?? (Array.isArray(schema.default) && schema.default.length === 0 ? 'none' : `\`${String(schema.default)}\``);
     return `| \`${setting.env}\` | ${fallback} | ${schema.description ?? ''} |`;
   });
   return ['| Setting | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
