@@ -11,8 +11,10 @@ import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
 import { buildOpenApi } from './openapi.js';
 import { plantRoutes } from './plants/routes.js';
+import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
+import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
@@ -60,6 +62,7 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   let openApi: object | undefined;
   await app.register(plantRoutes, { plants: store.plants });
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes)) });
+  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
+  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   return app;
 }

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { ErrorBody, NoContent } from './http/errors.js';
-import { namedSchemas } from './plants/schema.js';
+import type { WebhookEventDoc } from './webhooks/events-doc.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -17,7 +17,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Error response: the request is not valid (the message names the field or parameter)',
   401: 'Error response: missing, malformed, unknown or revoked bearer token',
   403: 'Error response: the token lacks the scope this operation needs',
-  404: 'Error response: no plant with this id',
+  404: 'Error response: nothing with this id',
   412: 'Error response: If-None-Match: * was sent and a plant with this id exists',
   413: 'Error response: the body is larger than the limit',
   415: 'Error response: the body is not application/json',
@@ -34,6 +34,34 @@ const STATUS_HEADERS: Record<number, Record<string, { description: string; schem
   503: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string' } } },
 };
 
+/** The headers every webhook delivery carries. */
+const WEBHOOK_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'The event: the same for every endpoint that receives it and on every retry or replay',
+    schema: { type: 'string' },
+  },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt', schema: { type: 'string' } },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description: 'v1,<base64 HMAC-SHA256>: one signature, or two (new first) during the 24 hours after a secret rotation',
+    schema: { type: 'string' },
+  },
+];
+
+/** What a receiver's answer means to the service. */
+const WEBHOOK_ANSWERS = {
+  '2XX': { description: 'Received: any 2xx within WEBHOOK_TIMEOUT_MS acknowledges the delivery' },
+  '410': { description: 'Gone: the endpoint is disabled at once' },
+  '429': { description: 'Too many: retried, no sooner than its Retry-After' },
+  '503': { description: 'Unavailable: retried, no sooner than its Retry-After' },
+  default: { description: 'Anything else (a redirect included), or no answer in time: retried by WEBHOOK_RETRY_SCHEDULE' },
+};
+
 const MEDIA_TYPES: Record<string, string[]> = {
   PATCH: ['application/merge-patch+json', 'application/json'],
 };
@@ -42,8 +70,11 @@ const MEDIA_TYPES: Record<string, string[]> = {
  * The OpenAPI 3.1 document of the API, generated from the routes as registered: the same schemas
  * validate requests, serialize answers and appear here, so the document cannot drift from behaviour.
  */
-export function buildOpenApi(routes: readonly RouteOptions[]): object {
-  const components = new Map<unknown, string>([...namedSchemas.map(([name, s]) => [s, name] as const), [ErrorBody, 'Error']]);
+export function buildOpenApi(
+  routes: readonly RouteOptions[],
+  extras: { schemas: ReadonlyArray<readonly [string, TSchema]>; webhooks: Record<string, WebhookEventDoc>; signing: string },
+): object {
+  const components = new Map<unknown, string>([...extras.schemas.map(([name, s]) => [s, name] as const), [ErrorBody, 'Error']]);
   // JSON Schema as the document shows it: named schemas by reference, TypeBox's symbols dropped.
   const show = (schema: unknown, top = false): unknown => {
     if (!top && components.has(schema)) return { $ref: `#/components/schemas/${components.get(schema)}` };
@@ -107,6 +138,21 @@ export function buildOpenApi(routes: readonly RouteOptions[]): object {
       license: { name: 'MIT', identifier: 'MIT' },
     },
     paths,
+    webhooks: Object.fromEntries(
+      Object.entries(extras.webhooks).map(([event, doc]) => [
+        event,
+        {
+          post: {
+            operationId: event,
+            summary: doc.summary,
+            description: extras.signing,
+            parameters: WEBHOOK_HEADERS,
+            requestBody: { required: true, content: { 'application/json': { schema: show(doc.body) } } },
+            responses: WEBHOOK_ANSWERS,
+          },
+        },
+      ]),
+    ),
     components: {
       schemas: Object.fromEntries([...components].map(([schema, name]) => [name, show(schema, true)])),
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },

@@ -200,4 +200,41 @@ describe('GET /openapi.json', async () => {
     const again = await t.call('GET', '/openapi.json', { token: null });
     assert.equal(again.payload, res.payload);
   });
+
+  it('describes the three webhook events at the top level: their bodies, headers and signing', () => {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['plant.created', 'plant.deleted', 'plant.updated']);
+    for (const [event, item] of Object.entries(doc.webhooks as Record<string, Json>)) {
+      const post = item.post;
+      assert.match(post.description, /HMAC-SHA256/);
+      assert.deepEqual(
+        post.parameters.map((p: Json) => `${p.in}:${p.name}:${p.required}`),
+        ['header:webhook-id:true', 'header:webhook-timestamp:true', 'header:webhook-signature:true'],
+      );
+      const body = resolve(doc, post.requestBody.content['application/json'].schema.$ref) as Json;
+      assert.deepEqual(Object.keys(body.properties), ['type', 'timestamp', 'data'], event);
+      assert.equal(body.properties.type.const, event);
+      assert.ok(post.responses['2XX']);
+      assert.ok(post.responses['410']);
+    }
+    const deleted = resolve(doc, doc.webhooks['plant.deleted'].post.requestBody.content['application/json'].schema.$ref) as Json;
+    assert.deepEqual(Object.keys(deleted.properties.data.properties), ['id']);
+  });
+
+  it('documents the webhook management operations with their scope', () => {
+    for (const key of [
+      'post /webhooks',
+      'get /webhooks',
+      'get /webhooks/{id}',
+      'patch /webhooks/{id}',
+      'delete /webhooks/{id}',
+      'post /webhooks/{id}/rotate-secret',
+      'get /webhooks/{id}/deliveries',
+      'post /webhooks/{id}/replay',
+    ]) {
+      assert.ok(op(key), key);
+      assert.deepEqual(op(key).security, [{ bearerAuth: ['webhooks:manage'] }], key);
+    }
+    assert.ok(op('post /webhooks').responses['201'].headers.Location);
+    assert.ok(op('post /webhooks/{id}/replay').responses['202']);
+  });
 });

@@ -2,9 +2,8 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookEndpoint, WebhookMessage, WebhookStore } from '../store/webhook-store.js';
-import { EVENT_TYPES } from './events.js';
-import { newId } from './ids.js';
-import { checkWebhookUrl, WebhookUrlError, type Resolver } from './network-guard.js';
+import { registerEndpoint, type EndpointRules } from './endpoints.js';
+import { checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
   Delivery,
@@ -24,11 +23,8 @@ import { newSecret } from './signing.js';
 /** How long the secret before a rotation keeps signing deliveries beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
-export interface WebhookRouteOptions {
+export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
-  allowPrivateNetworks: boolean;
-  resolver?: Resolver | undefined;
 }
 
 function notFound(id: string): HttpError {
@@ -57,14 +53,11 @@ export function deliveryView(message: WebhookMessage): Delivery {
  * replay failed messages. All need the `webhooks:manage` scope. A URL must reach a public address unless
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
-export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, allowPrivateNetworks, resolver }, done) => {
-  const checkUrl = async (url: string, field: string): Promise<void> => {
-    try {
-      await checkWebhookUrl(url, { allowPrivate: allowPrivateNetworks, resolver });
-    } catch (error) {
-      if (error instanceof WebhookUrlError) throw new HttpError(400, `${field} ${error.message}`);
-      throw error;
-    }
+export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, ...rules }, done) => {
+  /** A refused URL is the client's error: 400 naming the field. */
+  const asBadUrl = (error: unknown): never => {
+    if (error instanceof WebhookUrlError) throw new HttpError(400, `body.url ${error.message}`);
+    throw error;
   };
   const auth = 'webhooks:manage' as const;
 
@@ -81,10 +74,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { url, events = [...EVENT_TYPES], description } = request.body;
-      await checkUrl(url, 'body.url');
-      const secret = newSecret();
-      const endpoint = await webhooks.createEndpoint({ id: newId('ep'), url, events, description, secret, createdAt: Date.now() });
+      const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl);
       return reply
         .code(201)
         .header('location', `/webhooks/${endpoint.id}`)
@@ -149,7 +139,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     },
     async (request, reply) => {
       const { url, events, description, enabled } = request.body;
-      if (url !== undefined) await checkUrl(url, 'body.url');
+      if (url !== undefined) await checkWebhookUrl(url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl);
       const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, enabled });
       if (!endpoint) throw notFound(request.params.id);
       return reply.send(endpointView(endpoint));

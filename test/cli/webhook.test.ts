@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { tempDir } from '../helpers.js';
+import { CLI_JS, request, run, startServer, waitUntil } from '../process.js';
+import { Receiver, verify } from '../webhooks/receiver.js';
+
+/** `plant-store webhook ...` against the database of a running server, as an operator uses it. */
+
+const TOKEN = 'cli-webhook-test-token';
+
+describe('webhook commands against a running server', async () => {
+  const databaseUrl = `file:${join(tempDir(after), 'w.db')}`;
+  const allowed = { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+  const webhook = (...args: string[]) => run([CLI_JS, 'webhook', ...args], { env: allowed });
+  const server = await startServer(after, {
+    env: { ...allowed, PLANT_STORE_TOKENS: TOKEN, WEBHOOK_RETRY_SCHEDULE: '0.1' },
+  });
+  const receiver = await Receiver.start(after);
+
+  test('add prints the endpoint with its secret; the running server delivers to it; list, deliveries and remove', async () => {
+    const added = await webhook('add', receiver.url, '--event', 'plant.created', '--description', 'from the CLI');
+    assert.equal(added.code, 0, added.stderr);
+    const endpoint = JSON.parse(added.stdout) as { id: string; url: string; events: string[]; secret: string; enabled: boolean; description: string };
+    assert.equal(endpoint.url, receiver.url);
+    assert.deepEqual(endpoint.events, ['plant.created']);
+    assert.equal(endpoint.description, 'from the CLI');
+    assert.equal(endpoint.enabled, true);
+    assert.match(endpoint.secret, /^whsec_/);
+
+    const created = await request(`${server.url}/plants`, { token: TOKEN, method: 'POST', body: JSON.stringify({ id: 77, name: 'Announced' }) });
+    assert.equal(created.status, 200);
+    const [delivery] = await receiver.waitFor(1);
+    assert.deepEqual(verify(endpoint.secret, delivery!).data, { id: '77', name: 'Announced' });
+
+    const listed = await webhook('list', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const endpoints = JSON.parse(listed.stdout) as Array<{ id: string }>;
+    assert.deepEqual(
+      endpoints.map((e) => e.id),
+      [endpoint.id],
+    );
+    assert.ok(!listed.stdout.includes('whsec_'), 'never the secret');
+    const table = await webhook('list');
+    assert.match(table.stdout, /^ID\s+URL\s+EVENTS\s+STATE\n/);
+    assert.ok(table.stdout.includes(endpoint.id));
+
+    await waitUntil(
+      async () => {
+        const log = await webhook('deliveries', endpoint.id, '--json', '--status', 'delivered');
+        return log.code === 0 && (JSON.parse(log.stdout) as unknown[]).length === 1;
+      },
+      10_000,
+      'the delivery to be in the log',
+      200,
+    );
+    const log = await webhook('deliveries', endpoint.id);
+    assert.match(log.stdout, /plant\.created\s+delivered\s+1/);
+
+    const removed = await webhook('remove', endpoint.id);
+    assert.equal(removed.code, 0, removed.stderr);
+    const again = await webhook('remove', endpoint.id);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no webhook endpoint/);
+  });
+
+  test('refuses what HTTP refuses, with exit 2: a private address (by default), a bad URL, an unknown event or status', async () => {
+    const strict = await run([CLI_JS, 'webhook', 'add', 'http://127.0.0.1:9/x'], { env: { DATABASE_URL: databaseUrl } });
+    assert.equal(strict.code, 2);
+    assert.match(strict.stderr, /public addresses/);
+    for (const args of [
+      ['add', 'ftp://example.com/x'],
+      ['add', receiver.url, '--event', 'plant.eaten'],
+      ['add'],
+      ['deliveries'],
+      ['deliveries', 'ep_x', '--status', 'lost'],
+      ['nope'],
+    ]) {
+      const result = await webhook(...args);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stdout, '');
+    }
+    const unknown = await webhook('deliveries', 'ep_nope');
+    assert.equal(unknown.code, 1);
+  });
+});

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LookupAddress } from 'node:dns';
+import { checkWebhookUrl, forbiddenAddress, guardedLookup, parseWebhookUrl, WebhookUrlError } from '../../src/webhooks/network-guard.js';
+
+describe('the network guard', () => {
+  it('refuses every non-public address, IPv4 and IPv6, and IPv4 carried inside IPv6', () => {
+    const forbidden: Array<[string, RegExp]> = [
+      ['127.0.0.1', /loopback/],
+      ['127.255.255.254', /loopback/],
+      ['0.0.0.0', /unspecified/],
+      ['10.1.2.3', /private/],
+      ['172.16.0.1', /private/],
+      ['172.31.255.255', /private/],
+      ['192.168.0.1', /private/],
+      ['169.254.169.254', /link-local/],
+      ['100.64.0.1', /CGNAT/],
+      ['100.127.255.255', /CGNAT/],
+      ['224.0.0.251', /multicast/],
+      ['239.255.255.250', /multicast/],
+      ['255.255.255.255', /reserved/],
+      ['198.18.0.1', /benchmarking/],
+      ['::', /unspecified/],
+      ['::1', /loopback/],
+      ['fc00::1', /unique local/],
+      ['fdff:ffff::1', /unique local/],
+      ['fe80::1', /link-local/],
+      ['fe80::1%eth0', /link-local/],
+      ['ff02::1', /multicast/],
+      ['::ffff:127.0.0.1', /loopback, inside an IPv6 address/],
+      ['::ffff:7f00:1', /loopback, inside an IPv6 address/],
+      ['::ffff:10.0.0.1', /private, inside an IPv6 address/],
+      ['::ffff:169.254.169.254', /link-local/],
+      ['64:ff9b::a9fe:a9fe', /link-local/],
+      ['2002:7f00:1::', /loopback/],
+    ];
+    for (const [address, why] of forbidden) assert.match(forbiddenAddress(address) ?? 'allowed', why, address);
+  });
+
+  it('allows public addresses', () => {
+    for (const address of [
+      '93.184.215.14',
+      '8.8.8.8',
+      '1.1.1.1',
+      '172.32.0.1',
+      '172.15.255.255',
+      '100.128.0.1',
+      '192.169.0.1',
+      '2606:4700::1111',
+      '2a00:1450:4001:80b::200e',
+      '::ffff:8.8.8.8',
+    ]) {
+      assert.equal(forbiddenAddress(address), undefined, address);
+    }
+  });
+
+  it('reads URLs as the WHATWG parser does, so that numeric spellings of loopback are caught', async () => {
+    for (const text of ['http://2130706433/', 'http://0x7f000001/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/']) {
+      await assert.rejects(checkWebhookUrl(text, { allowPrivate: false }), WebhookUrlError, text);
+    }
+    assert.equal((await checkWebhookUrl('http://127.0.0.1:9/x', { allowPrivate: true })).port, '9', 'allowed when private networks are allowed');
+    assert.throws(() => parseWebhookUrl('mailto:a@b.example'), /absolute http/);
+    assert.throws(() => parseWebhookUrl(`https://a.example/${'x'.repeat(2048)}`), /2048/);
+  });
+
+  it('checks every address a name resolves to: one private address among public ones refuses it', async () => {
+    const resolver = async (): Promise<LookupAddress[]> => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '10.0.0.7', family: 4 },
+    ];
+    await assert.rejects(checkWebhookUrl('https://mixed.example/x', { allowPrivate: false, resolver }), /resolves to 10\.0\.0\.7/);
+    const unresolvable = async (): Promise<LookupAddress[]> => {
+      throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    };
+    await assert.rejects(
+      checkWebhookUrl('https://nowhere.example/x', { allowPrivate: false, resolver: unresolvable }),
+      /does not resolve \(ENOTFOUND\)/,
+    );
+  });
+
+  it("the connection's lookup connects to the address it checked, and refuses a name that now resolves privately (DNS rebinding)", async () => {
+    let answer = '93.184.215.14';
+    const lookups: string[] = [];
+    const lookup = guardedLookup(async (host) => {
+      lookups.push(host);
+      return [{ address: answer, family: 4 }];
+    });
+    const resolved = await new Promise<{ address: unknown; family: unknown }>((resolve, reject) =>
+      lookup('rebind.example', { family: 0 }, (error, address, family) => (error ? reject(error) : resolve({ address, family }))),
+    );
+    assert.deepEqual(resolved, { address: '93.184.215.14', family: 4 });
+    const all = await new Promise<unknown>((resolve, reject) =>
+      lookup('rebind.example', { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+    );
+    assert.deepEqual(all, [{ address: '93.184.215.14', family: 4 }], 'the form Node asks for with autoSelectFamily');
+    answer = '127.0.0.1';
+    const refused = await new Promise<NodeJS.ErrnoException | null>((resolve) => lookup('rebind.example', {}, (error) => resolve(error)));
+    assert.equal(refused?.code, 'EWEBHOOKFORBIDDEN');
+    assert.match(refused?.message ?? '', /loopback/);
+    assert.equal(lookups.length, 3, 'one resolution per connection, used for the connection itself');
+  });
+});
