@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config.js';
+import { docsRoutes } from './docs/routes.js';
 import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { installRequestHooks } from './http/hooks.js';
@@ -59,5 +60,6 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   let openApi: object | undefined;
   await app.register(plantRoutes, { plants: store.plants });
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes)) });
+  await app.register(docsRoutes);
   return app;
 }
