@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config.js';
+import { docsRoutes } from './docs/routes.js';
 import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { installRequestHooks } from './http/hooks.js';
@@ -64,5 +65,6 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
+  await app.register(docsRoutes);
   return app;
 }

@@ -6,6 +6,8 @@ import { allowedMethods, HttpError } from './errors.js';
  * everything a browser could do with an answer: load resources from it, frame it, sniff it as HTML,
  * cache it (plant data is per-token and changes), or send a Referer onward.
  * No Strict-Transport-Security: the service speaks plain HTTP; TLS and HSTS belong to the proxy in front.
+ * The API reference (docs/routes.ts) is the exception: its page sets a policy of its own, and its files
+ * may be cached (revalidated by ETag).
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',

@@ -15,9 +15,11 @@ export const LIST_LIMIT_DEFAULT = 100;
 
 /**
  * A 64-bit integer. The validator gives `format: int64` its exact meaning (see http/validation.ts):
- * any JSON integer from -2^63 to 2^63-1, held without losing digits.
+ * any JSON integer from -2^63 to 2^63-1, held without losing digits. Its `examples` must be safe
+ * integers (within ±(2^53-1)): documentation tools read them as JS numbers and would show others rounded.
  */
-export const Int64 = (options: { description?: string } = {}) => Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
+export const Int64 = (options: { description?: string; examples?: number[] } = {}) =>
+  Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
 
 /**
  * Text either store can hold exactly: PostgreSQL's text cannot hold U+0000, and an unpaired UTF-16
@@ -26,9 +28,16 @@ export const Int64 = (options: { description?: string } = {}) => Type.Unsafe<Pla
  */
 export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
 
-const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: STORABLE_TEXT, description: 'The name of the plant' });
-const Tag = Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT, description: 'Tag that specifies the type of the plant' });
-const Id = Int64({ description: 'Identification number of the plant' });
+// The examples are what the API reference (/docs) shows and pre-fills; without them it would make up
+// strings from the pattern and show 0 for ids.
+const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: STORABLE_TEXT, description: 'The name of the plant', examples: ['Monstera'] });
+const Tag = Type.String({
+  maxLength: TAG_MAX,
+  pattern: STORABLE_TEXT,
+  description: 'Tag that specifies the type of the plant',
+  examples: ['tropical'],
+});
+const Id = Int64({ description: 'Identification number of the plant', examples: [1] });
 
 /** The specification's Plant: what POST /plants answers. It has no id. */
 export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { description: 'Plant' });

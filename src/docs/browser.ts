@@ -1,0 +1,89 @@
+/**
+ * Code that runs in the browser, not in Node: page.ts sends these functions' source text as the
+ * page's start script. Each must therefore be self-contained: no imports, nothing from this module but
+ * the other functions here, and nothing of Node's.
+ */
+
+/** What Swagger UI's bundle defines (https://github.com/swagger-api/swagger-ui/blob/master/docs/customization/plugin-api.md). */
+declare const SwaggerUIBundle: (options: object) => unknown;
+
+interface SwaggerUiSystem {
+  React: { createElement(this: void, type: unknown, props: object | null, ...children: unknown[]): unknown };
+  getComponent(name: string, container?: boolean): unknown;
+}
+
+interface ResponseBodyProps {
+  content?: unknown;
+  contentType?: string;
+}
+
+/**
+ * JSON text indented by two spaces, exactly as `JSON.stringify(JSON.parse(text), null, 2)` lays it
+ * out, but without parsing it: every number keeps every digit (ids beyond 2^53 included) and every
+ * string stays as sent. The text must be valid JSON.
+ */
+export function indentJson(text: string): string {
+  let out = '';
+  let depth = 0;
+  const newline = () => '\n' + '  '.repeat(depth);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charAt(i);
+    if (c === '"') {
+      // Copy the whole string, escapes included: its end is the first quote not escaped.
+      let end = i + 1;
+      while (end < text.length && text.charAt(end) !== '"') end += text.charAt(end) === '\\' ? 2 : 1;
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (c === '{' || c === '[') {
+      const rest = text.slice(i + 1).trimStart();
+      const close = c === '{' ? '}' : ']';
+      if (rest.startsWith(close)) {
+        out += c + close;
+        i = text.indexOf(close, i + 1);
+      } else {
+        depth++;
+        out += c + newline();
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += ',' + newline();
+    } else if (c === ':') {
+      out += ': ';
+    } else if (c.trim() !== '') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/**
+ * A Swagger UI plugin: the "Try it out" console shows a JSON answer as the server sent it, indented
+ * (indentJson), where Swagger UI would pass it through JSON.parse and round every id beyond 2^53.
+ * Anything else, and text that is not JSON, Swagger UI shows itself. The markup is Swagger UI's own.
+ */
+export function exactJsonResponses() {
+  return {
+    wrapComponents: {
+      responseBody: (Original: unknown, system: SwaggerUiSystem) => (props: ResponseBodyProps) => {
+        const h = system.React.createElement;
+        const text = props.content;
+        if (typeof text !== 'string' || !/json/i.test(props.contentType ?? '')) return h(Original, props);
+        try {
+          JSON.parse(text);
+        } catch {
+          return h(Original, props);
+        }
+        const HighlightCode = system.getComponent('HighlightCode', true);
+        const code = h(HighlightCode, { language: 'json', downloadable: true, fileName: 'response.json', canCopy: true }, indentJson(text));
+        return h('div', null, h('h5', null, 'Response body'), code);
+      },
+    },
+  };
+}
+
+/** Starts Swagger UI with these options and the plugin above. */
+export function startSwaggerUi(options: object): void {
+  SwaggerUIBundle({ ...options, plugins: [exactJsonResponses] });
+}

@@ -1,0 +1,73 @@
+import { exactJsonResponses, indentJson, startSwaggerUi } from './browser.js';
+
+/**
+ * What the browser gets at /docs besides Swagger UI's own files: the page, the script that starts
+ * Swagger UI on /openapi.json, and the page's Content-Security-Policy. Every URL here is relative to
+ * the page, and none names another origin.
+ */
+
+/** Where the page's files are served, relative to the page (/docs → /docs/<file>). */
+export const ASSET_DIR = 'docs';
+
+/**
+ * The docs page's policy; every other answer keeps http/security.ts's `default-src 'none'`. Everything
+ * comes from the service itself: no inline script or style, no eval, no fonts, no frames.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  // swagger-ui-bundle.js and start.js (below), both files the service serves; nothing inline.
+  "script-src 'self'",
+  // swagger-ui.css. Swagger UI's other styling is set through the DOM (element.style), which the policy allows.
+  "style-src 'self'",
+  // The favicon; the icons inside swagger-ui.css are data: URLs (no request, no other origin).
+  "img-src 'self' data:",
+  // Fetching /openapi.json, and the requests the "Try it out" console sends.
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * Swagger UI's settings (https://swagger.io/docs/open-source-tools/swagger-ui/usage/configuration/):
+ * only the options that differ from the defaults, or that must never change for the page to stay on
+ * its own origin.
+ */
+const SWAGGER_UI_OPTIONS = {
+  url: 'openapi.json',
+  dom_id: '#swagger-ui',
+  // The default validator badge would send the document to validator.swagger.io.
+  validatorUrl: null,
+  // A ?url= or ?configUrl= in the page's address must not point the page at another document.
+  queryConfigEnabled: false,
+  // Links to each operation (#/default/getPlant).
+  deepLinking: true,
+  displayRequestDuration: true,
+  // The token typed into "Authorize" lives in the page only, never in localStorage.
+  persistAuthorization: false,
+};
+
+/** The functions of browser.ts as source text, then the call that starts Swagger UI; strict, and leaving no globals. */
+export const START_SCRIPT = `(() => {
+'use strict';
+${[indentJson, exactJsonResponses, startSwaggerUi].map(String).join('\n')}
+startSwaggerUi(${JSON.stringify(SWAGGER_UI_OPTIONS)});
+})();
+`;
+
+export const PAGE_HTML = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Plant Store API</title>
+    <link rel="icon" type="image/png" href="${ASSET_DIR}/favicon.png">
+    <link rel="stylesheet" href="${ASSET_DIR}/swagger-ui.css">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="${ASSET_DIR}/swagger-ui-bundle.js"></script>
+    <script src="${ASSET_DIR}/start.js"></script>
+  </body>
+</html>
+`;

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ASSET_DIR, DOCS_CSP, PAGE_HTML, START_SCRIPT } from './page.js';
+
+/** A file the docs page needs, held in memory with its validator. */
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  /** A strong ETag: the content's hash, so it changes exactly when the file does (an upgrade of swagger-ui-dist). */
+  etag: string;
+}
+
+function staticFile(body: Buffer | string, type: string): StaticFile {
+  const bytes = Buffer.from(body);
+  return { body: bytes, type, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
+}
+
+/** A file of the installed swagger-ui-dist, wherever npm put the package. */
+function swaggerUiFile(name: string, type: string): StaticFile {
+  return staticFile(readFileSync(createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`)), type);
+}
+
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
+
+/** Read on the first start of an app in this process, then shared: the bundle alone is 1.7 MB. */
+let loaded: { page: StaticFile; assets: Map<string, StaticFile> } | undefined;
+function docsFiles(): NonNullable<typeof loaded> {
+  return (loaded ??= {
+    page: staticFile(PAGE_HTML, 'text/html; charset=utf-8'),
+    assets: new Map([
+      ['swagger-ui-bundle.js', swaggerUiFile('swagger-ui-bundle.js', JAVASCRIPT)],
+      ['swagger-ui.css', swaggerUiFile('swagger-ui.css', 'text/css; charset=utf-8')],
+      ['favicon.png', swaggerUiFile('favicon-32x32.png', 'image/png')],
+      ['start.js', staticFile(START_SCRIPT, JAVASCRIPT)],
+    ]),
+  });
+}
+
+/** RFC 9110 13.1.2: If-None-Match compares weakly and `*` matches any representation. */
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
+  });
+}
+
+/**
+ * Cache-Control no-cache: browsers keep the files and revalidate them on each visit, which costs a 304
+ * instead of 1.7 MB. Longer freshness would let a cached bundle outlive an upgrade, as the URLs stay.
+ */
+function serve(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
+  reply.header('etag', file.etag).header('cache-control', 'no-cache');
+  if (notModified(request, file.etag)) return reply.code(304).send();
+  return reply.type(file.type).send(file.body);
+}
+
+/**
+ * GET /docs: the API's interactive reference (Swagger UI on /openapi.json), and the files it loads,
+ * all from the service itself. Public, like /openapi.json. These routes have no schema: they are for
+ * browsers, not part of the JSON API, so the OpenAPI document leaves them out.
+ */
+export const docsRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
+  const { page, assets } = docsFiles();
+  app.get('/docs', { config: { auth: 'public' } }, async (request, reply) => {
+    reply.header('content-security-policy', DOCS_CSP);
+    return serve(request, reply, page);
+  });
+  // One route per file: any other path under /docs is the service's ordinary 404.
+  for (const [name, file] of assets) {
+    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file));
+  }
+  done();
+};
