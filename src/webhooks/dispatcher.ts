@@ -17,8 +17,8 @@ export interface DispatcherSettings {
 /** Looks for due messages (retries, other instances' events) this often, besides being woken by this process's writes. */
 const POLL_MS = 1000;
 const SWEEP_MS = 3_600_000;
-/** A claimed message is left alone by other dispatchers for its attempt's timeout plus this. */
-const LEASE_MARGIN_MS = 15_000;
+/** A claimed message is left alone by other dispatchers for twice its attempt's timeout plus this: time to send it and record the attempt. */
+const LEASE_MARGIN_MS = 1000;
 /** Jitter: each wait is lengthened by up to this share, never shortened. */
 const JITTER = 0.1;
 
@@ -103,7 +103,7 @@ export class Dispatcher {
       while (!this.stopped && this.maybeDue && this.inFlight < this.settings.concurrency) {
         this.maybeDue = false;
         const room = this.settings.concurrency - this.inFlight;
-        const due = await this.store.claimDue(room, this.settings.timeoutMs + LEASE_MARGIN_MS);
+        const due = await this.store.claimDue(room, 2 * this.settings.timeoutMs + LEASE_MARGIN_MS);
         if (due.length === room) this.maybeDue = true;
         for (const message of due) this.deliver(message);
       }

@@ -22,6 +22,9 @@ export interface Answer {
  */
 export class Receiver {
   readonly received: Received[] = [];
+  /** webhook-ids that arrived while an earlier delivery of the same id was still unanswered: sent twice at once. */
+  readonly concurrent: string[] = [];
+  private readonly unanswered = new Map<string, number>();
   answer: (delivery: Received, index: number) => Answer = () => ({ status: 204 });
   private waiters: Array<() => void> = [];
   private readonly server: Server = createServer((request, response) => {
@@ -30,8 +33,14 @@ export class Receiver {
     request.on('end', () => {
       const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       const index = this.received.push(delivery) - 1;
+      const id = String(request.headers['webhook-id']);
+      if (this.unanswered.has(id)) this.concurrent.push(id);
+      this.unanswered.set(id, (this.unanswered.get(id) ?? 0) + 1);
       const { status, headers = {}, delayMs = 0 } = this.answer(delivery, index);
       setTimeout(() => {
+        const left = (this.unanswered.get(id) ?? 1) - 1;
+        if (left === 0) this.unanswered.delete(id);
+        else this.unanswered.set(id, left);
         if (!response.destroyed) response.writeHead(status, headers).end();
       }, delayMs);
       for (const wake of this.waiters.splice(0)) wake();
