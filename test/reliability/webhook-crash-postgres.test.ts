@@ -74,19 +74,19 @@ describe('webhooks on PostgreSQL', { skip }, () => {
       // Each answer takes a while, so that two deliveries of one message at once would overlap here.
       receiver.answer = () => ({ status: 204, delayMs: 100 });
       const [a, b] = await Promise.all([startServer(after, { env }), startServer(after, { env })]);
-      const secret = await registerEndpoint(a!, receiver.url);
+      const secret = await registerEndpoint(a, receiver.url);
       const announced = announcements(receiver, secret);
       const writes: Writes = { acked: new Set(), maybe: new Set() };
       const stop = { now: false };
       let aAlive = true;
       const writers = Array.from({ length: WRITERS }, (_, w) =>
-        webhookWriter(() => (w % 2 === 0 && aAlive ? a! : b!).url, `2${String(w).padStart(2, '0')}`, writes, stop),
+        webhookWriter(() => (w % 2 === 0 && aAlive ? a : b).url, `2${String(w).padStart(2, '0')}`, writes, stop),
       );
       await waitUntil(() => writes.acked.size >= 400, 120_000, 'writes through both instances');
       // Kill one instance while it has deliveries in flight; the other goes on, and takes its claims over.
-      a!.signal('SIGKILL');
+      a.signal('SIGKILL');
       aAlive = false;
-      await a!.exited;
+      await a.exited;
       const atKill = writes.acked.size;
       await waitUntil(() => writes.acked.size >= atKill + 200, 120_000, 'writes through the surviving instance');
       stop.now = true;
@@ -95,7 +95,7 @@ describe('webhooks on PostgreSQL', { skip }, () => {
       assertAllAnnounced(writes, announced());
       assert.deepEqual(receiver.concurrent, [], 'no message was sent by both instances at once');
       t.diagnostic(`${writes.acked.size} acknowledged writes through two instances, all announced; ${receiver.received.length} deliveries`);
-      await b!.stop('SIGTERM');
+      await b.stop('SIGTERM');
     },
   );
 });
