@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LoadResult } from './load.js';
+import type { DeliveryStats } from './subscriber.js';
 
 /** Turning measurements into the table of bench/RESULTS.md. */
 
@@ -9,6 +10,8 @@ export interface Measurement extends LoadResult {
   target: string;
   peakRssMb?: number;
   readyMs: number;
+  /** The webhook scenario: what the subscriber saw. */
+  webhooks?: DeliveryStats;
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
@@ -81,6 +84,32 @@ export function table(rows: Row[]): string {
         `${fixed(r.peakRssMb, 0)} | ${r.readyMs.toFixed(0)} | ${r.errors} | ${r.non2xx} |`,
     );
   }
+  return lines.join('\n');
+}
+
+/**
+ * The webhook scenario's own table: throughput with one subscriber against the same service without one
+ * (each as a ratio of its baseline in the same run), and what the subscriber saw of each run.
+ */
+export function webhookTable(measurements: Measurement[], withHook: string, without: string): string | undefined {
+  const runs = measurements.filter((m) => m.scenario === withHook && m.webhooks !== undefined);
+  if (runs.length === 0) return undefined;
+  const ratio = (key: string, target: string) => {
+    const service = measurements.filter((m) => m.scenario === key && m.target === target);
+    const base = measurements.filter((m) => m.scenario === key && m.target === 'baseline');
+    return base.length === 0 || service.length === 0 ? NaN : mean(service.map((m) => m.reqPerSec)) / mean(base.map((m) => m.reqPerSec));
+  };
+  const lines = [
+    '| server | run | req/s | with / without subscriber (ratios to baseline) | delivered | delivery lag p50 ms | lag p99 ms | drained after the load, ms |',
+    '|---|---:|---:|---|---:|---:|---:|---:|',
+  ];
+  runs.forEach((m, i) => {
+    const relative = ratio(withHook, m.target) / ratio(without, m.target);
+    lines.push(
+      `| ${m.target} | ${i + 1} | ${m.reqPerSec.toFixed(0)} | ${fixed(ratio(withHook, m.target), 2)} / ${fixed(ratio(without, m.target), 2)} = **${fixed(relative, 2)}** | ` +
+        `${m.webhooks!.delivered} | ${fixed(m.webhooks!.lagP50Ms, 0)} | ${fixed(m.webhooks!.lagP99Ms, 0)} | ${m.webhooks!.drainMs} |`,
+    );
+  });
   return lines.join('\n');
 }
 

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
-import { machine, summarize, table, writeResults, type Measurement } from './report.js';
+import { machine, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
+import { subscribe } from './subscriber.js';
 
 /**
  * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
@@ -91,6 +92,8 @@ async function start(target: Target, scenario: Scenario, store: BenchStore): Pro
         HOST: '127.0.0.1',
         DATABASE_URL: await store.url(scenario.seeded),
         PLANT_STORE_TOKENS: TOKEN,
+        // The webhook scenario's subscriber listens on loopback.
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
         ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
       },
@@ -128,6 +131,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
   const server = await start(target, scenario, store);
   try {
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
+    const subscriber = scenario.subscriber && target !== 'baseline' ? await subscribe(server.port, TOKEN) : undefined;
     const result = await runLoadProcess({
       port: server.port,
       connections: scenario.connections,
@@ -137,8 +141,16 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
       workload: scenario.workload(idBase),
       serverPid: server.pid,
     });
+    const webhooks = await subscriber?.finish();
     const peak = server.peakRssMb();
-    return { ...result, scenario: scenario.key, target, readyMs: server.readyMs, ...(peak === undefined ? {} : { peakRssMb: peak }) };
+    return {
+      ...result,
+      scenario: scenario.key,
+      target,
+      readyMs: server.readyMs,
+      ...(peak === undefined ? {} : { peakRssMb: peak }),
+      ...(webhooks === undefined ? {} : { webhooks }),
+    };
   } finally {
     await server.stop();
   }
@@ -149,7 +161,10 @@ function line(m: Measurement): string {
     `  ${m.target.padEnd(16)} ${m.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
     `server CPU ${m.serverCpu === undefined ? '?' : `${(m.serverCpu * 100).toFixed(0)}% (${((m.serverCpu / m.reqPerSec) * 1e6).toFixed(0)} µs/req)`}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
-    (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '')
+    (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
+    (m.webhooks
+      ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered, lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
+      : '')
   );
 }
 
@@ -186,7 +201,8 @@ async function main(): Promise<void> {
   }
 
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
-  const text = table(rows);
+  const hooks = webhookTable(measurements, 'post64hook', 'post64');
+  const text = hooks ? `${table(rows)}\n\nWebhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}` : table(rows);
   process.stdout.write(`\n${text}\n`);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}${PG_URL ? ' (DATABASE_URL=postgres://…)' : ''}`;
   const generated = [

@@ -12,6 +12,8 @@ export interface Scenario {
   workload: (idBase: number) => Workload;
   /** json-server runs too (with --peers). */
   peers?: boolean;
+  /** The service has one webhook subscriber, a loopback receiver answering 204 (bench/subscriber.ts). */
+  subscriber?: boolean;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -22,6 +24,14 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     peers: true,
+  },
+  {
+    key: 'post64hook',
+    title: 'POST /plants, 64 conn, durable, one webhook subscriber',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
   },
   { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
   { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },

@@ -4,6 +4,7 @@ import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, logDestination } from './http/logging.js';
+import { RequestPressure } from './http/request-pressure.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 import { Sender } from './webhooks/delivery.js';
@@ -45,7 +46,9 @@ async function main(): Promise<void> {
     logger: createLogger(config.logLevel, logDestination()),
   });
 
-  // Webhook deliveries, from the outbox in the store, in the background of this process.
+  // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
+  // requests whenever they need all the CPU.
+  const pressure = new RequestPressure(app.server);
   const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const dispatcher = new Dispatcher(
     store.webhooks,
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
       retentionDays: config.webhookRetentionDays,
     },
     app.log,
+    pressure,
   );
 
   let stopping = false;
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
   });
+  pressure.start();
   dispatcher.start();
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STORABLE_TEXT } from '../plants/schema.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
@@ -52,8 +53,12 @@ function validationMessage(error: FastifyError): string {
   const where = context + first.instancePath.replace(/\//g, '.');
   const params = first.params;
   if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
-  // The one pattern the schemas use is STORABLE_TEXT (plants/schema.ts); say what it means.
-  if (first.keyword === 'pattern') return `${where} must not contain U+0000 or an unpaired surrogate`;
+  if (first.keyword === 'pattern') {
+    // STORABLE_TEXT (plants/schema.ts) is the pattern of free text; say what it means. Others are formats.
+    return params.pattern === STORABLE_TEXT
+      ? `${where} must not contain U+0000 or an unpaired surrogate`
+      : `${where} must match ${String(params.pattern)}`;
+  }
   if (first.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
   return `${where} ${first.message ?? 'is not valid'}`;
 }

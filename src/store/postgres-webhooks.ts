@@ -147,17 +147,12 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async listMessages(endpointId: string, { status, limit, after }: MessagePage): Promise<WebhookMessage[] | undefined> {
-    const found = await this.query<{ endpoint: boolean; cursor: string | null }>(
-      `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1) AS endpoint,
-              (SELECT seq::text FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2) AS cursor`,
-      [endpointId, after ?? null],
-    );
-    const { endpoint, cursor } = found.rows[0]!;
-    if (!endpoint || (after !== undefined && cursor === null)) return undefined;
+    if (!(await this.getEndpoint(endpointId))) return undefined;
+    // '~' sorts after every webhook-id (byte order: event_id is COLLATE "C"): no cursor means from the newest.
     const { rows } = await this.query<MessageRow>(
-      `${MESSAGE_COLUMNS} WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint) AND ($3::text IS NULL OR status = $3)
-       ORDER BY seq DESC LIMIT $4`,
-      [endpointId, cursor, status ?? null, limit],
+      `${MESSAGE_COLUMNS} WHERE endpoint_id = $1 AND event_id < $2 AND ($3::text IS NULL OR status = $3)
+       ORDER BY event_id DESC LIMIT $4`,
+      [endpointId, after ?? '~', status ?? null, limit],
     );
     return rows.map(toMessage);
   }

@@ -70,7 +70,6 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly byId;
   private readonly firstEndpoints;
   private readonly nextEndpoints;
-  private readonly cursor;
 
   constructor(
     private readonly db: Database.Database,
@@ -80,7 +79,6 @@ export class SqliteWebhooks implements WebhookStore {
     this.byId = db.prepare<[string], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id = ?`);
     this.firstEndpoints = db.prepare<[number], EndpointRow>(`${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
     this.nextEndpoints = db.prepare<[string, number], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
-    this.cursor = db.prepare<[string, string], { seq: number }>('SELECT seq FROM webhook_messages WHERE endpoint_id = ? AND event_id = ?');
   }
 
   async createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint> {
@@ -115,20 +113,18 @@ export class SqliteWebhooks implements WebhookStore {
   listMessages(endpointId: string, { status, limit, after }: MessagePage): Promise<WebhookMessage[] | undefined> {
     return this.guard(() => {
       if (!this.byId.get(endpointId)) return undefined;
-      let before = Number.MAX_SAFE_INTEGER;
-      if (after !== undefined) {
-        const row = this.cursor.get(endpointId, after);
-        if (!row) return undefined;
-        before = row.seq;
-      }
+      // '~' sorts after every webhook-id: no cursor means from the newest.
+      const before = after ?? '~';
       const rows =
         status === undefined
           ? this.db
-              .prepare<[string, number, number], MessageRow>(`${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+              .prepare<[string, string, number], MessageRow>(
+                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?`,
+              )
               .all(endpointId, before, limit)
           : this.db
-              .prepare<[string, number, string, number], MessageRow>(
-                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? AND status = ? ORDER BY seq DESC LIMIT ?`,
+              .prepare<[string, string, string, number], MessageRow>(
+                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? AND status = ? ORDER BY event_id DESC LIMIT ?`,
               )
               .all(endpointId, before, status, limit);
       return rows.map(toMessage);

@@ -84,7 +84,7 @@ export interface AttemptRecord {
 export interface MessagePage {
   status?: MessageStatus | undefined;
   limit: number;
-  /** The webhook-id of the last message of the previous page. */
+  /** The webhook-id of the last message of the previous page: the page holds older ones. */
   after?: string | undefined;
 }
 
@@ -100,8 +100,8 @@ export interface WebhookStore {
   /** Makes `secret` current; the old one keeps signing until `previousUntil`. False when there is no such endpoint. */
   rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
   /**
-   * The endpoint's messages, newest first; undefined when there is no such endpoint, or `after` names no
-   * message of it.
+   * The endpoint's messages, newest first (by webhook-id, which orders by event time to the millisecond);
+   * `after` pages on from a webhook-id. Undefined when there is no such endpoint.
    */
   listMessages(endpointId: string, page: MessagePage): Promise<WebhookMessage[] | undefined>;
   /** Queues the endpoint's failed messages whose event happened in [since, until] again; undefined when there is no such endpoint. */

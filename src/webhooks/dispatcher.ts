@@ -21,6 +21,14 @@ const SWEEP_MS = 3_600_000;
 const LEASE_MARGIN_MS = 1000;
 /** Jitter: each wait is lengthened by up to this share, never shortened. */
 const JITTER = 0.1;
+/** While requests need all the CPU, deliveries go one at a time with this pause between them. */
+const YIELD_PAUSE_MS = 50;
+
+/** Whether background work should give way to requests (http/request-pressure.ts); never, by default. */
+export interface Yield {
+  readonly high: boolean;
+  onRelief(listener: () => void): void;
+}
 
 /** What to record of an attempt: delivered on a 2xx; 410 disables the endpoint; else a retry by the schedule, or failed when it is spent. */
 export function decide(
@@ -55,14 +63,19 @@ export class Dispatcher {
   private flushing: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
   private drained: Array<() => void> = [];
+  private nextClaimAt = 0;
+  private pauseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: WebhookStore,
     private readonly sender: { send(message: DueMessage): Promise<AttemptOutcome> },
     private readonly settings: DispatcherSettings,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'debug' | 'error'>,
+    private readonly pressure: Yield = { high: false, onRelief: () => undefined },
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    pressure.onRelief(() => this.wake());
+  }
 
   start(): void {
     if (!this.stopped) return;
@@ -81,6 +94,7 @@ export class Dispatcher {
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    clearTimeout(this.pauseTimer);
     if (this.inFlight > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -94,15 +108,28 @@ export class Dispatcher {
 
   readonly wake = (): void => {
     this.maybeDue = true;
-    if (!this.stopped && !this.claiming) void this.claim();
+    if (this.stopped || this.claiming) return;
+    if (this.pressure.high) {
+      // Giving way to requests: one claim per pause, however often it is woken.
+      const wait = this.nextClaimAt - Date.now();
+      if (wait > 0) {
+        this.pauseTimer ??= setTimeout(() => {
+          this.pauseTimer = undefined;
+          this.wake();
+        }, wait).unref();
+        return;
+      }
+      this.nextClaimAt = Date.now() + YIELD_PAUSE_MS;
+    }
+    void this.claim();
   };
 
   private async claim(): Promise<void> {
     this.claiming = true;
     try {
-      while (!this.stopped && this.maybeDue && this.inFlight < this.settings.concurrency) {
+      while (!this.stopped && this.maybeDue && this.inFlight < this.limit()) {
         this.maybeDue = false;
-        const room = this.settings.concurrency - this.inFlight;
+        const room = this.limit() - this.inFlight;
         const due = await this.store.claimDue(room, 2 * this.settings.timeoutMs + LEASE_MARGIN_MS);
         if (due.length === room) this.maybeDue = true;
         for (const message of due) this.deliver(message);
@@ -113,6 +140,14 @@ export class Dispatcher {
     } finally {
       this.claiming = false;
     }
+  }
+
+  /**
+   * Deliveries in flight at most now: all of WEBHOOK_CONCURRENCY, or one while the request path needs all
+   * the CPU (a delivery costs about as much as a request; the messages wait in the database meanwhile).
+   */
+  private limit(): number {
+    return this.pressure.high ? 1 : this.settings.concurrency;
   }
 
   private deliver(message: DueMessage): void {

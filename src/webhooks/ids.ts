@@ -1,6 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * Random bytes from a pool filled 4 KiB at a time: an id is made for every plant change announced, and
+ * asking the CSPRNG for 10 bytes at a time costs ~4 µs each, against ~0.01 µs from the pool.
+ */
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+
+function randomBytes10(): Buffer {
+  if (used + 10 > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += 10;
+  return pool.subarray(used - 10, used);
+}
 
 /**
  * A unique, time-ordered id with a prefix saying what it names (`msg_…`, `ep_…`): a ULID, 48 bits of
@@ -10,7 +26,7 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 export function newId(prefix: string, now = Date.now()): string {
   let time = '';
   for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32]! + time;
-  const random = randomBytes(10);
+  const random = randomBytes10();
   let rest = '';
   // 80 bits, 5 at a time.
   let acc = 0;

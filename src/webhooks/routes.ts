@@ -199,12 +199,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     async (request, reply) => {
       const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
       const page = await webhooks.listMessages(request.params.id, { status, limit: limit + 1, after });
-      if (page === undefined) {
-        if (after !== undefined && (await webhooks.getEndpoint(request.params.id))) {
-          throw new HttpError(400, `querystring.after names no message of endpoint ${request.params.id}`);
-        }
-        throw notFound(request.params.id);
-      }
+      if (page === undefined) throw notFound(request.params.id);
       if (page.length > limit) {
         page.length = limit;
         reply.header('link', nextPageLink(request, page[limit - 1]!.id));

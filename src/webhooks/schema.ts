@@ -65,12 +65,17 @@ export const EndpointListQuery = Type.Object({
   after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last endpoint of the previous page' })),
 });
 
+/** A webhook-id: msg_ and a ULID (time-ordered). */
+export const WEBHOOK_ID = '^msg_[0-9A-HJKMNP-TV-Z]{26}$';
+
 export const MESSAGE_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 export const DeliveryQuery = Type.Object({
   status: Type.Optional(Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
-  after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last message of the previous page' })),
+  after: Type.Optional(
+    Type.String({ pattern: WEBHOOK_ID, description: 'The webhook-id of the last message of the previous page: the next page holds older ones' }),
+  ),
 });
 
 export const Delivery = Type.Object(

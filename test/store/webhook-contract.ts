@@ -268,7 +268,7 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         assert.equal((await webhooks.getEndpoint(e.id))?.enabled, true);
       }));
 
-    it('pages the deliveries log by webhook-id, and refuses an unknown endpoint or cursor', () =>
+    it('pages the deliveries log newest first by webhook-id, from any cursor; an unknown endpoint has none', () =>
       withStore(open, async ({ plants, webhooks }) => {
         const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
         for (let id = 1; id <= 5; id++) await plants.put({ id, name: `p${id}` });
@@ -279,7 +279,13 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
           page.map((m) => m.id),
           [all[2]!.id, all[3]!.id],
         );
-        assert.equal(await webhooks.listMessages(e.id, { limit: 2, after: 'msg_00000000000000000000000000' }), undefined);
+        assert.deepEqual(await webhooks.listMessages(e.id, { limit: 2, after: 'msg_00000000000000000000000000' }), [], 'nothing is older');
+        assert.deepEqual(
+          (await webhooks.listMessages(e.id, { limit: 10, after: 'msg_ZZZZZZZZZZZZZZZZZZZZZZZZZZ' }))!.map((m) => m.id),
+          all.map((m) => m.id),
+        );
+        const ids = all.map((m) => m.id);
+        assert.deepEqual(ids, [...ids].sort().reverse(), 'newest first is webhook-id order');
         assert.equal(await webhooks.listMessages('ep_nope', { limit: 2 }), undefined);
       }));
 

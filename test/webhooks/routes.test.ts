@@ -158,7 +158,8 @@ describe('webhook endpoints over HTTP', async () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), []);
     assertError(await t.call('GET', `/webhooks/${id}/deliveries?status=lost`), 400, 'querystring.status');
-    assertError(await t.call('GET', `/webhooks/${id}/deliveries?after=msg_01HZZZZZZZZZZZZZZZZZZZZZZZ`), 400, 'querystring.after');
+    assertError(await t.call('GET', `/webhooks/${id}/deliveries?after=not-a-webhook-id`), 400, 'querystring.after');
+    assert.deepEqual((await t.call('GET', `/webhooks/${id}/deliveries?after=msg_01HZZZZZZZZZZZZZZZZZZZZZZZ`)).json(), []);
     assertError(await t.call('GET', `/webhooks/${id}/deliveries?limit=1001`), 400, 'querystring.limit');
     assertError(await t.call('GET', '/webhooks/ep_nope/deliveries'), 404);
   });

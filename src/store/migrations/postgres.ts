@@ -64,7 +64,7 @@ CREATE TABLE webhook_endpoints (
 CREATE TABLE webhook_messages (
   seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
-  event_id        text NOT NULL,
+  event_id        text COLLATE "C" NOT NULL,
   type            text NOT NULL,
   payload         text NOT NULL,
   occurred_at     bigint NOT NULL,
@@ -76,10 +76,10 @@ CREATE TABLE webhook_messages (
   last_status     integer,
   last_error      text,
   lease_until     bigint,
+  -- An endpoint's deliveries log, newest first, and its keyset cursor.
   UNIQUE (endpoint_id, event_id)
 );
 CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
-CREATE INDEX webhook_messages_log ON webhook_messages (endpoint_id, seq);
 CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
 `,
   },

@@ -48,9 +48,9 @@ CREATE TABLE webhook_endpoints (
 
 -- The outbox: one message per event and endpoint, written in the transaction of the change it announces.
 CREATE TABLE webhook_messages (
-  seq             INTEGER PRIMARY KEY,     -- order of creation (the deliveries log is newest first)
+  seq             INTEGER PRIMARY KEY,
   endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
-  event_id        TEXT NOT NULL,           -- the webhook-id (msg_<ulid>), the same for every endpoint
+  event_id        TEXT NOT NULL,           -- the webhook-id (msg_<ulid>), the same for every endpoint; in time order
   type            TEXT NOT NULL,
   payload         TEXT NOT NULL,           -- the exact body sent, on every attempt
   occurred_at     INTEGER NOT NULL,        -- when the change committed, epoch ms
@@ -62,10 +62,10 @@ CREATE TABLE webhook_messages (
   last_status     INTEGER,
   last_error      TEXT,
   lease_until     INTEGER,                 -- claimed by a dispatcher until then, epoch ms
+  -- An endpoint's deliveries log, newest first, and its keyset cursor.
   UNIQUE (endpoint_id, event_id)
 );
 CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
-CREATE INDEX webhook_messages_log ON webhook_messages (endpoint_id, seq);
 CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
 `,
   },
