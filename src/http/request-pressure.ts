@@ -24,7 +24,11 @@ export class RequestPressure {
   private readonly cores = availableParallelism();
   private readonly listeners: Array<() => void> = [];
 
-  constructor(private readonly server: Server) {}
+  constructor(
+    private readonly server: Server,
+    /** The load of the last window, 0–1 (the busier of the event loop and the CPUs); measured unless given (tests). */
+    private readonly measure: () => number = () => this.measureLoad(),
+  ) {}
 
   /** True while the request path is saturated. */
   get high(): boolean {
@@ -50,7 +54,7 @@ export class RequestPressure {
     this.requests++;
   };
 
-  private sample(): void {
+  private measureLoad(): number {
     const loop = performance.eventLoopUtilization(this.loop);
     this.loop = performance.eventLoopUtilization();
     const cpu = process.cpuUsage(this.cpu);
@@ -58,7 +62,12 @@ export class RequestPressure {
     const now = performance.now();
     const cpuShare = (cpu.user + cpu.system) / 1000 / ((now - this.at) * this.cores);
     this.at = now;
-    const load = Math.max(loop.utilization, cpuShare);
+    return Math.max(loop.utilization, cpuShare);
+  }
+
+  /** Takes one window's measure and decides; run every WINDOW_MS once started. */
+  sample(): void {
+    const load = this.measure();
     const wasSaturated = this.saturated;
     if (this.requests === 0) this.saturated = false;
     else if (load >= HIGH) this.saturated = true;

@@ -26,7 +26,7 @@ const YIELD_PAUSE_MS = 50;
 
 /** Whether background work should give way to requests (http/request-pressure.ts); never, by default. */
 export interface Yield {
-  readonly high: boolean;
+  high: boolean;
   onRelief(listener: () => void): void;
 }
 

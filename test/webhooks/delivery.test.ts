@@ -254,3 +254,24 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     assert.equal(receiver.received.length, 0, 'no connection was made');
   });
 });
+
+describe('deliveries give way to requests', () => {
+  it('while the request path is saturated: one delivery at a time, with a pause; all of them again on relief', async () => {
+    const relief: Array<() => void> = [];
+    const pressure = { high: true, onRelief: (listener: () => void) => void relief.push(listener) };
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { concurrency: 8 }, pressure });
+    receiver.answer = () => ({ status: 204, delayMs: 30 });
+    await register({ events: ['plant.created'] });
+    for (let id = 1; id <= 6; id++) await t.call('POST', '/plants', { body: { id, name: `p${id}` } });
+    const slow = await receiver.waitFor(4, 10_000);
+    assert.deepEqual(receiver.concurrent, []);
+    for (let i = 1; i < slow.length; i++) assert.ok(slow[i]!.at - slow[i - 1]!.at >= 40, 'one at a time, a pause between');
+    pressure.high = false;
+    for (const listener of relief) listener();
+    for (let id = 7; id <= 30; id++) await t.call('POST', '/plants', { body: { id, name: `p${id}` } });
+    const all = await receiver.waitFor(30, 10_000);
+    // At full concurrency several are in flight at once: arrivals closer together than one answer takes.
+    const gaps = all.slice(6).map((d, i) => d.at - all[5 + i]!.at);
+    assert.ok(gaps.filter((g) => g < 25).length >= 5, `gaps ${gaps.join(' ')}`);
+  });
+});

@@ -1,7 +1,7 @@
 import type { after } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { Sender, type SenderOptions } from '../../src/webhooks/delivery.js';
-import { Dispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
+import { Dispatcher, type DispatcherSettings, type Yield } from '../../src/webhooks/dispatcher.js';
 import { testApp, type TestApp } from '../helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -21,7 +21,7 @@ export interface WebhookHarness {
  */
 export async function webhookHarness(
   cleanup: typeof after,
-  options: { dispatcher?: Partial<DispatcherSettings>; sender?: Partial<SenderOptions>; config?: Partial<Config> } = {},
+  options: { dispatcher?: Partial<DispatcherSettings>; sender?: Partial<SenderOptions>; config?: Partial<Config>; pressure?: Yield } = {},
 ): Promise<WebhookHarness> {
   // after() hooks run in the order they were registered: the dispatcher must stop before the store closes.
   let stop = async (): Promise<void> => undefined;
@@ -37,7 +37,7 @@ export async function webhookHarness(
     ...options.dispatcher,
   };
   const sender = new Sender({ timeoutMs: settings.timeoutMs, allowPrivateNetworks: true, ...options.sender });
-  const dispatcher = new Dispatcher(t.store.webhooks, sender, settings, quietLog);
+  const dispatcher = new Dispatcher(t.store.webhooks, sender, settings, quietLog, options.pressure);
   dispatcher.start();
   stop = async () => {
     await dispatcher.stop(100);
