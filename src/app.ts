@@ -11,6 +11,7 @@ import { lazyRequestLogger } from './http/logging.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
 import { buildOpenApi } from './openapi.js';
+import { plantImportRoute } from './plants/import-route.js';
 import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
@@ -51,7 +52,7 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
     routerOptions: { maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  configureServer(app, settings);
+  const deadlines = configureServer(app, settings);
   installErrorHandling(app, settings.bodyLimit);
   installJsonParser(app);
   app.setValidatorCompiler(validatorCompiler);
@@ -62,6 +63,12 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   requireRouteAuth(app, (route) => routes.push(route));
   let openApi: object | undefined;
   await app.register(plantRoutes, { plants: store.plants });
+  await app.register(plantImportRoute, {
+    plants: store.plants,
+    bodyLimit: settings.importBodyLimit,
+    timeoutMs: settings.importTimeoutMs,
+    deadlines,
+  });
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });

@@ -72,7 +72,23 @@ export const SETTINGS = {
         return token;
       }),
   },
-  bodyLimit: { env: 'BODY_LIMIT', schema: int(1024, 16 * 1024 * 1024, 64 * 1024, 'Largest request body in bytes (larger: 413)') },
+  bodyLimit: {
+    env: 'BODY_LIMIT',
+    schema: int(1024, 16 * 1024 * 1024, 64 * 1024, 'Largest request body in bytes (larger: 413); imports have their own'),
+  },
+  importBodyLimit: {
+    env: 'IMPORT_BODY_LIMIT',
+    schema: int(
+      1024,
+      2 ** 50,
+      2 ** 30,
+      'Largest bulk import (`POST /plants/import`) in bytes (larger: 413, nothing stored); it is streamed, not held',
+    ),
+  },
+  importTimeoutMs: {
+    env: 'IMPORT_TIMEOUT_MS',
+    schema: int(1000, 24 * 3_600_000, 600_000, 'A client must send a whole bulk import within this (instead of `REQUEST_TIMEOUT_MS`)'),
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: oneOf(

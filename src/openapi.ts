@@ -9,6 +9,12 @@ declare module 'fastify' {
     summary?: string;
     /** The OpenAPI description of each status the route answers with a body of its own or none. */
     responseDescriptions?: Record<number, string>;
+    /** Headers a status carries on this route (besides those it carries everywhere). */
+    responseHeaders?: Record<number, Record<string, { description: string; schema: object }>>;
+    /** Media types a status may also be answered in (exports), besides application/json. */
+    responseMediaTypes?: Record<number, Record<string, { schema: object }>>;
+    /** The request body of a route that reads it as a stream (no body schema to validate it whole). */
+    requestBodyDoc?: Record<string, { schema: unknown }>;
   }
 }
 
@@ -18,9 +24,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Error response: missing, malformed, unknown or revoked bearer token',
   403: 'Error response: the token lacks the scope this operation needs',
   404: 'Error response: nothing with this id',
-  412: 'Error response: If-None-Match: * was sent and a plant with this id exists',
+  409: 'Error response: a conflict with what is stored; nothing changed',
+  412: 'Error response: a precondition failed (If-Match names no current version, or If-None-Match: * and the plant exists); nothing changed',
   413: 'Error response: the body is larger than the limit',
-  415: 'Error response: the body is not application/json',
+  415: 'Error response: the body is not of a media type this operation takes',
   503: 'Error response: the store is unavailable; retry after Retry-After seconds',
 };
 
@@ -100,10 +107,13 @@ export function buildOpenApi(
     const statuses = new Set([...Object.keys(schema.responseDescriptions ?? {}), ...Object.keys(schema.response ?? {})]);
     for (const status of [...statuses].sort()) {
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
+      const headers = { ...STATUS_HEADERS[Number(status)], ...schema.responseHeaders?.[Number(status)] };
       responses[status] = {
         description: schema.responseDescriptions?.[Number(status)] ?? ERROR_DESCRIPTIONS[Number(status)] ?? 'Error response',
-        ...(STATUS_HEADERS[Number(status)] && { headers: STATUS_HEADERS[Number(status)] }),
-        ...(body && body !== NoContent ? { content: { 'application/json': { schema: show(body) } } } : {}),
+        ...(Object.keys(headers).length > 0 && { headers }),
+        ...(body && body !== NoContent
+          ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[Number(status)] } }
+          : {}),
       };
     }
     // Any status not listed (404/405 for another route, 429, 500 with its request id…) has the Error shape too.
@@ -119,6 +129,12 @@ export function buildOpenApi(
       security: auth === 'public' ? [] : [{ bearerAuth: [auth] }],
       ...(auth !== 'public' && { description: `Needs a bearer token with the scope \`${auth}\`.` }),
       parameters: [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')],
+      ...(schema.requestBodyDoc !== undefined && {
+        requestBody: {
+          required: true,
+          content: Object.fromEntries(Object.entries(schema.requestBodyDoc).map(([type, { schema: s }]) => [type, { schema: show(s) }])),
+        },
+      }),
       ...(schema.body !== undefined && {
         requestBody: {
           required: true,

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { STORABLE_TEXT } from '../plants/schema.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
+import { describeValidationError } from './validation.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
 export const ErrorBody = Type.Object(
@@ -47,20 +47,7 @@ function bodyTooLarge(limit: number): string {
 
 /** A validation error from Ajv, phrased with where it happened: "body.name must be string". */
 function validationMessage(error: FastifyError): string {
-  const first = error.validation?.[0];
-  const context = error.validationContext ?? 'request';
-  if (!first) return `${context} is not valid`;
-  const where = context + first.instancePath.replace(/\//g, '.');
-  const params = first.params;
-  if (first.keyword === 'required') return `${where}.${String(params.missingProperty)} is required`;
-  if (first.keyword === 'pattern') {
-    // STORABLE_TEXT (plants/schema.ts) is the pattern of free text; say what it means. Others are formats.
-    return params.pattern === STORABLE_TEXT
-      ? `${where} must not contain U+0000 or an unpaired surrogate`
-      : `${where} must match ${String(params.pattern)}`;
-  }
-  if (first.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
-  return `${where} ${first.message ?? 'is not valid'}`;
+  return describeValidationError(error.validationContext ?? 'request', error.validation?.[0]);
 }
 
 export function send(reply: FastifyReply, status: number, message: string): FastifyReply {

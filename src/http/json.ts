@@ -52,10 +52,17 @@ function hasLoneSurrogate(root: unknown): boolean {
  */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (!isUtf8(bytes)) throw new JsonBodyError('body is not valid UTF-8');
-  const text = bytes.toString('utf8');
+  return parseJsonText(bytes.toString('utf8'), 'the body');
+}
+
+/**
+ * JSON text (already decoded) with exact int64 and no lone surrogate: a request body, or one row of an
+ * import. A syntax error is a SyntaxError; a lone surrogate a JsonBodyError naming `what`.
+ */
+export function parseJsonText(text: string, what = 'the row'): unknown {
   const value = parseJson(text);
   if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
-    throw new JsonBodyError('a string in the body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text');
+    throw new JsonBodyError(`a string in ${what} holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text`);
   }
   return value;
 }

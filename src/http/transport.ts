@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
+import { RequestDeadlines } from './deadlines.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
@@ -61,15 +62,15 @@ const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (e
 };
 
 /**
- * Server options against slow and abusive clients: all headers within HEADERS_TIMEOUT_MS, the whole
- * request within REQUEST_TIMEOUT_MS (a body that trickles in cannot pin a connection and its buffer),
- * idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. Node checks the first two on a timer;
- * its default period (30 s) is shortened so that a timeout is enforced within a quarter of its length.
+ * Server options against slow and abusive clients: all headers within HEADERS_TIMEOUT_MS (Node checks
+ * this on a timer; its default period, 30 s, is shortened so that the timeout is enforced within a
+ * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
+ * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
  */
 export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> & { http: object } {
   const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
   return {
-    requestTimeout: settings.requestTimeoutMs,
+    requestTimeout: 0,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     // requireHostHeader off: Node would answer a request without Host with an empty 400 of its own;
     // http/security.ts refuses it in the Error shape instead.
@@ -89,8 +90,18 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
  * set on every http.Server by its constructor and read when a client ends its side (checked in Node
  * 20.20 and 24.x: lib/_http_server.js, socketOnEnd). test/http/transport.test.ts pins the behaviour.
  */
-export function configureServer(app: FastifyInstance, settings: TransportSettings): void {
+export function configureServer(app: FastifyInstance, settings: TransportSettings): RequestDeadlines {
   app.server.maxConnections = settings.maxConnections;
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
-  app.server.on('request', rememberAnswer);
+  // A request not received whole in time is answered 408 on its socket, as Node itself would.
+  const deadlines = new RequestDeadlines(settings.requestTimeoutMs, (request) =>
+    clientErrorHandler.call(app, Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), request.socket),
+  );
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    rememberAnswer(request, response);
+    deadlines.track(request);
+  });
+  app.addHook('onReady', (done) => (deadlines.start(), done()));
+  app.addHook('onClose', (_app, done) => (deadlines.stop(), done()));
+  return deadlines;
 }

@@ -1,7 +1,8 @@
-import { Ajv, type AnySchema, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+import { Ajv, type AnySchema, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isInt64, parseInt64 } from '../plants/id.js';
+import { STORABLE_TEXT } from '../plants/schema.js';
 
 /**
  * Request validators, compiled from the same schemas the OpenAPI document shows. Two things differ
@@ -95,3 +96,30 @@ export const validatorCompiler: FastifySchemaCompiler<AnySchema> = ({ schema, ht
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   return ajv.compile(forValidation(schema, httpPart !== 'body') as AnySchema) as ValidateFunction;
 };
+
+/**
+ * A validation error, phrased with where it happened. For a request part (`body`, `querystring`…) the
+ * field is a path: "body.name is required". For a row of an import (`line 17`) it follows a colon:
+ * "line 17: name is required".
+ */
+export function describeValidationError(
+  context: string,
+  error: Pick<ErrorObject, 'keyword' | 'instancePath' | 'params' | 'message'> | undefined,
+): string {
+  const row = !/^[a-z]+$/.test(context);
+  const field = (error?.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const at = (name: string) => (row ? `${context}: ${name}` : `${context}.${name}`);
+  const where = field === '' ? (row ? `${context}: the row` : context) : at(field);
+  if (!error) return `${where} is not valid`;
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required')
+    return `${at(field === '' ? String(params.missingProperty) : `${field}.${String(params.missingProperty)}`)} is required`;
+  if (error.keyword === 'pattern') {
+    // STORABLE_TEXT (plants/schema.ts) is the pattern of free text; say what it means. Others are formats.
+    return params.pattern === STORABLE_TEXT
+      ? `${where} must not contain U+0000 or an unpaired surrogate`
+      : `${where} must match ${String(params.pattern)}`;
+  }
+  if (error.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
+  return `${where} ${error.message ?? 'is not valid'}`;
+}

@@ -1,28 +1,44 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
-import type { PlantStore } from '../store/store.js';
+import type { IfMatch, PlantStore } from '../store/store.js';
+import { exportStream, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from './id.js';
 import {
+  ChangeHeaders,
   CreateHeaders,
   LIST_LIMIT_DEFAULT,
+  ListHeaders,
   ListQuery,
   NewPlant,
   Plant,
   PlantIdParams,
   PlantMergePatch,
   PlantReplacement,
+  ReadHeaders,
+  ReplaceHeaders,
   StoredPlant,
 } from './schema.js';
 
 /**
  * The plant resource: POST /plants as the specification fixes it, and the rest of the resource. Each
  * route's schema validates the request, serializes the answer, documents it (OpenAPI) and types the
- * handler; handlers validate nothing themselves and call the store.
+ * handler; handlers validate nothing themselves and call the store. Every write answers the plant's
+ * new ETag; If-Match makes a write conditional, settled by the database.
  */
 
 function notFound(id: PlantId): HttpError {
   return new HttpError(404, `no plant with id ${id}`);
+}
+
+function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
+  return new HttpError(
+    412,
+    condition === '*'
+      ? `no plant with id ${id} (If-Match: *)`
+      : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
+  );
 }
 
 /** A body may repeat the path's id, but not contradict it. */
@@ -32,6 +48,14 @@ function checkBodyId(bodyId: PlantId | undefined, pathId: PlantId): void {
     throw new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
   }
 }
+
+const ETAG_HEADER = { ETag: { description: 'The version of the plant as stored: a strong entity tag, "<version>"', schema: { type: 'string' } } };
+const LIST_HEADERS = {
+  Link: { description: '<…>; rel="next" while more plants remain (a page, not an export)', schema: { type: 'string' } },
+  'X-Total-Count': { description: 'With Prefer: count=exact: how many plants (of the tag) there are', schema: { type: 'string' } },
+  'Preference-Applied': { description: 'count=exact, when it was asked for', schema: { type: 'string' } },
+  'Content-Disposition': { description: 'CSV: attachment; filename="plants.csv"', schema: { type: 'string' } },
+};
 
 export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> = (app, { plants }, done) => {
   app.post(
@@ -45,14 +69,19 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         body: NewPlant,
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'Plant response' },
+        responseHeaders: { 200: ETAG_HEADER },
       },
     },
     async (request, reply) => {
       const { id, name, tag } = request.body;
-      const createOnly = request.headers['if-none-match']?.trim() === '*';
-      const outcome = await plants.put(tag === undefined ? { id, name } : { id, name, tag }, { createOnly });
-      if (outcome === 'exists') throw new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
-      return reply.code(200).send({ name, tag });
+      const condition = ifMatch(request.headers['if-match']);
+      const result = await plants.put(tag === undefined ? { id, name } : { id, name, tag }, {
+        createOnly: createOnly(request.headers['if-none-match']),
+        ifMatch: condition,
+      });
+      if (result.outcome === 'exists') throw new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
+      return reply.code(200).header('etag', etag(result.version)).send({ name, tag });
     },
   );
 
@@ -62,20 +91,44 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:read' },
       schema: {
         operationId: 'listPlants',
-        summary: 'Lists plants in ascending id order, a page at a time (Link: rel="next" when more remain)',
+        summary: 'Lists plants in ascending id order, a page at a time (Link: rel="next" when more remain), or exports them all',
         querystring: ListQuery,
+        headers: ListHeaders,
         response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of plants' },
+        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant (of the tag), streamed' },
+        responseHeaders: { 200: LIST_HEADERS },
+        responseMediaTypes: {
+          200: {
+            'application/x-ndjson': { schema: { type: 'string', description: 'One plant per line, `{"id":…,"name":…,"tag":…}`, ids exact' } },
+            'text/csv': {
+              schema: {
+                type: 'string',
+                description: "RFC 4180, CRLF, header id,name,tag; a cell starting with =, +, -, @, tab or CR is prefixed with '",
+              },
+            },
+          },
+        },
       },
     },
     async (request, reply) => {
-      const { limit = LIST_LIMIT_DEFAULT, after, tag } = request.query;
+      const { limit = LIST_LIMIT_DEFAULT, after, tag, format } = request.query;
+      const chosen = negotiate(request.headers.accept, format);
+      const count = prefersExactCount(request.headers.prefer);
+      if (chosen !== 'json') {
+        const snapshot = await plants.export({ tag });
+        if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
+        if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');
+        // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
+        const stream = exportStream(snapshot, chosen) as unknown as StoredPlant[];
+        return reply.type(`${MEDIA_TYPES[chosen]}; charset=utf-8`).send(stream);
+      }
       // One more than asked tells whether another page follows, without a COUNT.
-      const page = await plants.list({ limit: limit + 1, after, tag });
+      const [page, total] = await Promise.all([plants.list({ limit: limit + 1, after, tag }), count ? plants.count(tag) : undefined]);
       if (page.length > limit) {
         page.length = limit;
         reply.header('link', nextPageLink(request, String(page[limit - 1]!.id)));
       }
+      if (total !== undefined) reply.header('x-total-count', String(total)).header('preference-applied', 'count=exact');
       return reply.send(page);
     },
   );
@@ -86,16 +139,20 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:read' },
       schema: {
         operationId: 'getPlant',
-        summary: 'Reads one plant',
+        summary: 'Reads one plant (304 when If-None-Match names its current ETag)',
         params: PlantIdParams,
-        response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 503) },
-        responseDescriptions: { 200: 'The plant' },
+        headers: ReadHeaders,
+        response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The plant', 304: 'Not modified: the ETag the client holds is current' },
+        responseHeaders: { 200: ETAG_HEADER, 304: ETAG_HEADER },
       },
     },
     async (request, reply) => {
-      const plant = await plants.get(request.params.id);
-      if (!plant) throw notFound(request.params.id);
-      return reply.send(plant);
+      const found = await plants.get(request.params.id);
+      if (!found) throw notFound(request.params.id);
+      reply.header('etag', etag(found.version));
+      if (noneMatch(request.headers['if-none-match'], found.version)) return reply.code(304).send();
+      return reply.send(found.plant);
     },
   );
 
@@ -105,11 +162,13 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'replacePlant',
-        summary: 'Replaces the plant with this id, or creates it',
+        summary: 'Replaces the plant with this id, or creates it (If-Match: only a version you hold; If-None-Match: *: only create)',
         params: PlantIdParams,
+        headers: ReplaceHeaders,
         body: PlantReplacement,
-        response: { 200: StoredPlant, 201: StoredPlant, ...errorResponses(400, 401, 403, 413, 415, 503) },
+        response: { 200: StoredPlant, 201: StoredPlant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
+        responseHeaders: { 200: ETAG_HEADER, 201: ETAG_HEADER },
       },
     },
     async (request, reply) => {
@@ -117,8 +176,12 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       const { name, tag } = request.body;
       checkBodyId(request.body.id, id);
       const plant = tag === undefined ? { id, name } : { id, name, tag };
-      const outcome = await plants.put(plant);
-      if (outcome === 'created') return reply.code(201).header('location', `/plants/${id}`).send(plant);
+      const condition = ifMatch(request.headers['if-match']);
+      const result = await plants.put(plant, { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition });
+      if (result.outcome === 'exists') throw new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
+      reply.header('etag', etag(result.version));
+      if (result.outcome === 'created') return reply.code(201).header('location', `/plants/${id}`).send(plant);
       return reply.send(plant);
     },
   );
@@ -131,17 +194,21 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         operationId: 'patchPlant',
         summary: 'Changes some fields of a plant (JSON merge patch; "tag": null removes the tag)',
         params: PlantIdParams,
+        headers: ChangeHeaders,
         body: PlantMergePatch,
-        response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+        response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, changed' },
+        responseHeaders: { 200: ETAG_HEADER },
       },
     },
     async (request, reply) => {
       const { id } = request.params;
       checkBodyId(request.body.id, id);
-      const plant = await plants.patch(id, { name: request.body.name, tag: request.body.tag });
-      if (!plant) throw notFound(id);
-      return reply.send(plant);
+      const condition = ifMatch(request.headers['if-match']);
+      const result = await plants.patch(id, { name: request.body.name, tag: request.body.tag }, { ifMatch: condition });
+      if (result === 'not-found') throw notFound(id);
+      if (result === 'precondition-failed') throw preconditionFailed(id, condition!);
+      return reply.header('etag', etag(result.version)).send(result.plant);
     },
   );
 
@@ -151,16 +218,22 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'deletePlant',
-        summary: 'Deletes a plant',
+        summary: 'Deletes a plant (If-Match: only at a version you hold)',
         params: PlantIdParams,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
+        headers: ChangeHeaders,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 204: 'Plant deleted' },
       },
     },
     async (request, reply) => {
-      if (!(await plants.delete(request.params.id))) throw notFound(request.params.id);
+      const { id } = request.params;
+      const condition = ifMatch(request.headers['if-match']);
+      const result = await plants.delete(id, { ifMatch: condition });
+      if (result === 'not-found') throw notFound(id);
+      if (result === 'precondition-failed') throw preconditionFailed(id, condition!);
       return reply.code(204).send();
     },
   );
+
   done();
 };

@@ -76,13 +76,58 @@ export const ListQuery = Type.Object({
   ),
   after: Type.Optional(Int64({ description: 'Return the plants whose id is greater than this one' })),
   tag: Type.Optional(Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT, description: 'Return only the plants with this tag' })),
+  format: Type.Optional(
+    Type.Unsafe<'json' | 'ndjson' | 'csv'>({
+      type: 'string',
+      enum: ['json', 'ndjson', 'csv'],
+      description: 'json: a page (the default). ndjson or csv: every plant, streamed (limit and after do not apply); the same as Accept',
+    }),
+  ),
 });
 export type ListQuery = Static<typeof ListQuery>;
 
-export const CreateHeaders = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'With `*`, the POST only creates: an existing id answers 412 and changes nothing.' })),
+export const ListHeaders = Type.Object({
+  accept: Type.Optional(
+    Type.String({ description: 'application/json (a page, the default), application/x-ndjson or text/csv (every plant, streamed)' }),
+  ),
+  prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants (of the tag)' })),
 });
-export type CreateHeaders = Static<typeof CreateHeaders>;
+
+const IfMatch = Type.String({
+  description: 'Only if the plant is at one of these versions (its ETags, `"7"`), or `*`: exists. Otherwise 412, nothing changed.',
+});
+const IfNoneMatchCreate = Type.String({ description: 'With `*`, only creates: an existing plant answers 412 and changes nothing.' });
+
+export const CreateHeaders = Type.Object({
+  'if-none-match': Type.Optional(IfNoneMatchCreate),
+  'if-match': Type.Optional(IfMatch),
+});
+
+export const ReadHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'The ETags the client holds, or `*`: 304 Not Modified when one is current' })),
+});
+
+export const ReplaceHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchCreate) });
+export const ChangeHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
+
+export const ImportQuery = Type.Object({
+  mode: Type.Optional(
+    Type.Unsafe<'replace' | 'create-only'>({
+      type: 'string',
+      enum: ['replace', 'create-only'],
+      default: 'replace',
+      description: 'replace (the default): existing plants are replaced. create-only: 409, nothing stored, when any id exists',
+    }),
+  ),
+});
+
+export const ImportResult = Type.Object(
+  {
+    created: Type.Integer({ minimum: 0, description: 'Plants created (distinct ids)' }),
+    replaced: Type.Integer({ minimum: 0, description: 'Plants replaced (distinct ids)' }),
+  },
+  { description: 'ImportResult' },
+);
 
 /** The schemas the OpenAPI document names as components. */
 export const namedSchemas: ReadonlyArray<readonly [string, TSchema]> = [
@@ -91,4 +136,5 @@ export const namedSchemas: ReadonlyArray<readonly [string, TSchema]> = [
   ['StoredPlant', StoredPlant],
   ['PlantReplacement', PlantReplacement],
   ['PlantMergePatch', PlantMergePatch],
+  ['ImportResult', ImportResult],
 ];

@@ -1,4 +1,4 @@
-import { eventBody, newEventId, type EventType, type PlantChange } from '../webhooks/events.js';
+import { eventBody, type EventType, type PlantChange } from '../webhooks/events.js';
 import { DISABLED_AT_EVENT } from '../webhooks/reasons.js';
 
 /**
@@ -21,12 +21,6 @@ export function insertMessages(params: { type: string; payload: string; eventId:
            CASE WHEN e.enabled THEN NULL ELSE '${DISABLED_AT_EVENT}' END
     FROM ${params.from} JOIN webhook_endpoints e ON ${params.type} = ANY (e.events)
     RETURNING status`;
-}
-
-/** One event's id, time and body, made before the statement that may announce it. */
-export function prepareEvent(change: PlantChange): { eventId: string; at: number; payload: string } {
-  const at = Date.now();
-  return { eventId: newEventId(), at, payload: eventBody(change, new Date(at)) };
 }
 
 export function bodyFor(type: EventType, plant: PlantChange['plant'], at: number): string {

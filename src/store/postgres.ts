@@ -37,7 +37,7 @@ export class PostgresStore implements Store {
     const query = poolQuery(pool);
     const transaction = poolTransaction(pool);
     this.webhooks = new PostgresWebhooks(query, transaction);
-    this.plants = new PostgresPlants(query, transaction, this.webhooks.queued);
+    this.plants = new PostgresPlants(pool, query, transaction, this.webhooks.queued);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }

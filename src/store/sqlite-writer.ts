@@ -1,9 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { PlantId } from '../plants/id.js';
 import type { PlantChange } from '../webhooks/events.js';
+import { sqliteImports } from './sqlite-imports.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow } from './sqlite-rows.js';
 import { sqliteWebhookWrites } from './sqlite-webhook-writes.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './sqlite-writes.js';
+import type { IfMatch } from './store.js';
 
 /**
  * The SQLite writer thread (started by write-thread.ts): its own connection, one transaction per batch
@@ -16,10 +19,13 @@ const port = parentPort!;
 const db = new Database(settings.path);
 configureConnection(db, settings);
 
-const getPlant = db.prepare<[bigint | number], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
-const insertPlant = db.prepare<[bigint | number, string, string | null]>('INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
-const updatePlant = db.prepare<[string, string | null, bigint | number]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?');
-const deletePlant = db.prepare<[bigint | number]>('DELETE FROM plants WHERE id = ?');
+const getPlant = db.prepare<[PlantId], PlantRow & { version: bigint }>('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
+const getVersion = db.prepare<[PlantId], bigint>('SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
+const insertPlant = db.prepare<[PlantId, string, string | null, number]>('INSERT OR IGNORE INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)');
+const updatePlant = db.prepare<[string, string | null, number, PlantId]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
+const deletePlant = db.prepare<[PlantId]>('DELETE FROM plants WHERE id = ?');
+const readCounter = db.prepare<[], number>("SELECT value FROM counters WHERE name = 'plant_version'").pluck();
+const writeCounter = db.prepare<[number]>("UPDATE counters SET value = ? WHERE name = 'plant_version'");
 const activeTokenNamed = db.prepare<[string]>('SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
 const insertToken = db.prepare<[string, string, Buffer, string, string]>(
   'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -28,40 +34,65 @@ const revokeToken = db.prepare<[string, string, string]>('UPDATE tokens SET revo
 
 const webhooks = sqliteWebhookWrites(db);
 
-/** The plant changes of the batch being applied: the outbox announces them before the batch commits. */
+/** The state of the batch being applied: its plant changes (announced before it commits) and versions. */
 let changes: PlantChange[] = [];
+let queued = 0;
+let lastVersion: number | undefined;
 
-function plantOf(id: bigint | number, name: string, tag: string | null): { id: bigint | number; name: string; tag?: string } {
+/** The next plant version: counted in memory through the batch, from the stored counter, written back before commit. */
+function nextVersion(count = 1): number {
+  lastVersion = (lastVersion ?? readCounter.get()!) + count;
+  return lastVersion;
+}
+
+/** The current version of a plant, or undefined when there is none. */
+function versionOf(id: PlantId): number | undefined {
+  const version = getVersion.get(id);
+  return version === undefined ? undefined : Number(version);
+}
+
+function holds(ifMatch: IfMatch, version: number | undefined): boolean {
+  return version !== undefined && (ifMatch === '*' || ifMatch.includes(version));
+}
+
+function plantOf(id: PlantId, name: string, tag: string | null): { id: PlantId; name: string; tag?: string } {
   return tag === null ? { id, name } : { id, name, tag };
 }
 
+const imports = sqliteImports(db, { nextVersion, queue: (batch, now) => (queued += webhooks.queue(batch, now)) });
+
 /** How each kind of write is applied, inside the batch's transaction. */
 const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
-  put({ id, name, tag, createOnly }) {
-    if (insertPlant.run(id, name, tag).changes === 1) {
+  put({ id, name, tag, createOnly, ifMatch }) {
+    if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return { outcome: 'precondition-failed' };
+    const version = nextVersion();
+    if (ifMatch === undefined && insertPlant.run(id, name, tag, version).changes === 1) {
       changes.push({ type: 'plant.created', plant: plantOf(id, name, tag) });
-      return 'created';
+      return { outcome: 'created', version };
     }
-    if (createOnly) return 'exists';
-    updatePlant.run(name, tag, id);
+    if (createOnly) return { outcome: 'exists' };
+    updatePlant.run(name, tag, version, id);
     changes.push({ type: 'plant.updated', plant: plantOf(id, name, tag) });
-    return 'replaced';
+    return { outcome: 'replaced', version };
   },
-  patch({ id, name, tag }) {
+  patch({ id, name, tag, ifMatch }) {
     const row = getPlant.get(id);
-    if (!row) return undefined;
+    if (ifMatch !== undefined && !holds(ifMatch, row && Number(row.version))) return 'precondition-failed';
+    if (!row) return 'not-found';
     const current = toPlant(row);
     const newName = name ?? current.name;
     const newTag = tag === undefined ? (current.tag ?? null) : tag;
-    updatePlant.run(newName, newTag, id);
-    const plant = newTag === null ? { id: current.id, name: newName } : { id: current.id, name: newName, tag: newTag };
+    const version = nextVersion();
+    updatePlant.run(newName, newTag, version, id);
+    const plant = plantOf(current.id, newName, newTag);
     changes.push({ type: 'plant.updated', plant });
-    return plant;
+    return { plant, version };
   },
-  delete({ id }) {
-    if (deletePlant.run(id).changes !== 1) return false;
+  delete({ id, ifMatch }) {
+    if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return 'precondition-failed';
+    if (deletePlant.run(id).changes !== 1) return 'not-found';
     changes.push({ type: 'plant.deleted', plant: { id } });
-    return true;
+    return 'deleted';
   },
   createToken({ id, name, hash, scopes, createdAt }) {
     if (activeTokenNamed.get(name)) return 'duplicate-name';
@@ -73,6 +104,7 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
     return revokeToken.run(at, idOrName, idOrName).changes > 0;
   },
   ...webhooks.ops,
+  ...imports.ops,
 };
 
 function applyOne(op: WriteOp): WriteResults[WriteKind] {
@@ -80,11 +112,14 @@ function applyOne(op: WriteOp): WriteResults[WriteKind] {
 }
 
 // One statement failing aborts the whole batch: a batch is committed whole or not at all, its webhook
-// messages with it.
+// messages and its version counter with it.
 const commitBatch = db.transaction((ops: WriteOp[]) => {
   changes = [];
+  queued = 0;
+  lastVersion = undefined;
   const results = ops.map(applyOne);
-  const queued = changes.length > 0 ? webhooks.queue(changes, Date.now()) : 0;
+  if (changes.length > 0) queued += webhooks.queue(changes, Date.now());
+  if (lastVersion !== undefined) writeCounter.run(lastVersion);
   return { results, queued };
 });
 
@@ -100,6 +135,8 @@ port.on('message', (message: WriteOp[] | 'close') => {
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
     reply = { ok: true, ...commitBatch.immediate(message) };
   } catch (error) {
+    // A failed batch leaves its import stages as they were before it (TEMP tables roll back too).
+    lastVersion = undefined;
     reply = { ok: false, error: classifySqliteError(error) };
   }
   port.postMessage(reply);

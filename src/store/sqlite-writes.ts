@@ -1,6 +1,6 @@
 import type { PlantId } from '../plants/id.js';
 import type { ClassifiedError } from './sqlite-rows.js';
-import type { Plant, PutOutcome } from './store.js';
+import type { IfMatch, ImportResult, Plant, PutResult, VersionedPlant } from './store.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from './webhook-store.js';
 
 /**
@@ -8,9 +8,12 @@ import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } fr
  * result type (WriteResults). Every write of the store goes this one way (see write-thread.ts).
  */
 export type WriteOp =
-  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean }
-  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined }
-  | { kind: 'delete'; id: PlantId }
+  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean; ifMatch: IfMatch | undefined }
+  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined; ifMatch: IfMatch | undefined }
+  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined }
+  | { kind: 'importStage'; importId: number; rows: Plant[] }
+  | { kind: 'importCommit'; importId: number; createOnly: boolean }
+  | { kind: 'importAbort'; importId: number }
   | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
   | { kind: 'revokeToken'; idOrName: string; at: string }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
@@ -23,9 +26,13 @@ export type WriteOp =
   | { kind: 'deleteExpired'; before: number };
 
 export interface WriteResults {
-  put: PutOutcome;
-  patch: Plant | undefined;
-  delete: boolean;
+  put: PutResult;
+  patch: VersionedPlant | 'not-found' | 'precondition-failed';
+  delete: 'deleted' | 'not-found' | 'precondition-failed';
+  importStage: null;
+  /** The counts, or (create-only) the first id that exists already. */
+  importCommit: ImportResult | { conflict: PlantId };
+  importAbort: null;
   /** A name an active token already has is answered, not thrown: a throw would fail the whole batch. */
   createToken: 'created' | 'duplicate-name';
   revokeToken: boolean;

@@ -10,11 +10,17 @@ import { SqliteWebhooks } from './sqlite-webhooks.js';
 import {
   DuplicateTokenNameError,
   StoreUnavailableError,
+  ImportConflictError,
+  type IfMatch,
   type ListOptions,
   type Plant,
   type PlantChanges,
+  type PlantExport,
+  type PlantImport,
   type PlantStore,
-  type PutOutcome,
+  type PutOptions,
+  type PutResult,
+  type VersionedPlant,
   type Store,
   type TokenRecord,
   type TokenStore,
@@ -33,6 +39,15 @@ function translate(error: unknown): Error {
   const classified = classifySqliteError(error);
   if (classified.unavailable) return new StoreUnavailableError(`SQLite: ${classified.code}`, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Runs a read, its errors translated. */
+function guardSync<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw translate(error);
+  }
 }
 
 /** Runs a read on the main thread's connection, as a promise like every store call. */
@@ -58,8 +73,9 @@ export class SqliteStore implements Store {
   private constructor(
     private readonly db: Database.Database,
     private readonly writer: WriteThread,
+    path: string,
   ) {
-    this.plants = new SqlitePlants(db, writer);
+    this.plants = new SqlitePlants(db, writer, path);
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer, guard);
   }
@@ -79,7 +95,7 @@ export class SqliteStore implements Store {
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
         options.writeQueueLimit ?? DEFAULT_WRITE_QUEUE_LIMIT,
       );
-      return new SqliteStore(db, writer);
+      return new SqliteStore(db, writer, path);
     } catch (error) {
       throw translate(error);
     }
@@ -114,29 +130,88 @@ function migrate(db: Database.Database): void {
   }
 }
 
+/** Plants are exported this many at a time, each chunk read from the export's own snapshot. */
+const EXPORT_CHUNK = 1000;
+let imports = 0;
+
+/**
+ * An export reads on a connection of its own, in one read transaction (WAL: a snapshot that later
+ * commits do not change), a chunk at a time by key, so that the main connection keeps serving and
+ * memory stays flat.
+ */
+class SqliteExport implements PlantExport {
+  private readonly db: Database.Database;
+  private readonly first;
+  private readonly next;
+  private readonly total;
+  private readonly args: string[];
+
+  constructor(path: string, tag: string | undefined) {
+    this.db = new Database(path, { readonly: true, fileMustExist: true });
+    // A deferred transaction takes its snapshot at its first read: read at once, so that the export is
+    // the store as it was when it was asked for.
+    this.db.exec('BEGIN');
+    this.db.prepare('SELECT 1 FROM plants LIMIT 1').get();
+    const cols = 'SELECT id, name, tag FROM plants';
+    this.args = tag === undefined ? [] : [tag];
+    const where = tag === undefined ? '' : 'tag = ? AND ';
+    this.first = this.db.prepare<unknown[], PlantRow>(`${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.next = this.db.prepare<unknown[], PlantRow>(`${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.total = this.db.prepare<unknown[], number>(`SELECT count(*) FROM plants ${tag === undefined ? '' : 'WHERE tag = ?'}`).pluck();
+  }
+
+  count(): Promise<number> {
+    return guard(() => this.total.get(...this.args)!);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
+    try {
+      let rows = guardSync(() => this.first.all(...this.args, EXPORT_CHUNK));
+      while (rows.length > 0) {
+        yield rows.map(toPlant);
+        if (rows.length < EXPORT_CHUNK) break;
+        const last = rows.at(-1)!.id;
+        rows = guardSync(() => this.next.all(...this.args, last, EXPORT_CHUNK));
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.db.open) this.db.close();
+    return Promise.resolve();
+  }
+}
+
 class SqlitePlants implements PlantStore {
   private readonly getStmt;
   private readonly firstPage;
   private readonly nextPage;
   private readonly firstTagPage;
   private readonly nextTagPage;
+  private readonly countAll;
+  private readonly countTag;
 
   constructor(
     db: Database.Database,
     private readonly writer: WriteThread,
+    private readonly path: string,
   ) {
     const cols = 'SELECT id, name, tag FROM plants';
-    this.getStmt = db.prepare<[PlantId], PlantRow>(`${cols} WHERE id = ?`).safeIntegers(true);
+    this.getStmt = db.prepare<[PlantId], PlantRow & { version: bigint }>('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
     this.firstPage = db.prepare<[number], PlantRow>(`${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
     this.nextPage = db.prepare<[PlantId, number], PlantRow>(`${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
     this.firstTagPage = db.prepare<[string, number], PlantRow>(`${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
     this.nextTagPage = db.prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.countAll = db.prepare<[], number>('SELECT count(*) FROM plants').pluck();
+    this.countTag = db.prepare<[string], number>('SELECT count(*) FROM plants WHERE tag = ?').pluck();
   }
 
-  get(id: PlantId): Promise<Plant | undefined> {
+  get(id: PlantId): Promise<VersionedPlant | undefined> {
     return guard(() => {
       const row = this.getStmt.get(id);
-      return row && toPlant(row);
+      return row && { plant: toPlant(row), version: Number(row.version) };
     });
   }
 
@@ -154,16 +229,57 @@ class SqlitePlants implements PlantStore {
     });
   }
 
-  put(plant: Plant, options: { createOnly?: boolean } = {}): Promise<PutOutcome> {
-    return this.writer.write({ kind: 'put', id: plant.id, name: plant.name, tag: plant.tag ?? null, createOnly: options.createOnly === true });
+  count(tag?: string): Promise<number> {
+    return guard(() => (tag === undefined ? this.countAll.get()! : this.countTag.get(tag)!));
   }
 
-  patch(id: PlantId, changes: PlantChanges): Promise<Plant | undefined> {
-    return this.writer.write({ kind: 'patch', id, name: changes.name, tag: changes.tag });
+  put(plant: Plant, options: PutOptions = {}): Promise<PutResult> {
+    return this.writer.write({
+      kind: 'put',
+      id: plant.id,
+      name: plant.name,
+      tag: plant.tag ?? null,
+      createOnly: options.createOnly === true,
+      ifMatch: options.ifMatch,
+    });
   }
 
-  delete(id: PlantId): Promise<boolean> {
-    return this.writer.write({ kind: 'delete', id });
+  patch(
+    id: PlantId,
+    changes: PlantChanges,
+    options: { ifMatch?: IfMatch | undefined } = {},
+  ): Promise<VersionedPlant | 'not-found' | 'precondition-failed'> {
+    return this.writer.write({ kind: 'patch', id, name: changes.name, tag: changes.tag, ifMatch: options.ifMatch });
+  }
+
+  delete(id: PlantId, options: { ifMatch?: IfMatch | undefined } = {}): Promise<'deleted' | 'not-found' | 'precondition-failed'> {
+    return this.writer.write({ kind: 'delete', id, ifMatch: options.ifMatch });
+  }
+
+  export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
+    return guard(() => new SqliteExport(this.path, tag));
+  }
+
+  startImport(): Promise<PlantImport> {
+    const importId = ++imports;
+    const writer = this.writer;
+    let done = false;
+    return Promise.resolve({
+      async add(rows) {
+        if (rows.length > 0) await writer.write({ kind: 'importStage', importId, rows });
+      },
+      async commit({ createOnly }) {
+        const result = await writer.write({ kind: 'importCommit', importId, createOnly });
+        done = true;
+        if ('conflict' in result) throw new ImportConflictError(result.conflict);
+        return result;
+      },
+      async abort() {
+        if (done) return;
+        done = true;
+        await writer.write({ kind: 'importAbort', importId });
+      },
+    });
   }
 }
 

@@ -43,19 +43,81 @@ export interface PlantChanges {
   tag?: string | null | undefined;
 }
 
-/** What a put did: created the plant, replaced an existing one, or (create-only) found one and changed nothing. */
-export type PutOutcome = 'created' | 'replaced' | 'exists';
+/**
+ * A precondition on a plant's current version (If-Match): one of these versions, or `*` (the plant
+ * exists). Checked in the same statement or transaction as the write, so a race between writers is
+ * settled by the database.
+ */
+export type IfMatch = '*' | readonly number[];
+
+/** A plant as stored, with its version: a counter, new on every write to it (its ETag). */
+export interface VersionedPlant {
+  plant: Plant;
+  version: number;
+}
+
+/** What a put did: created or replaced the plant (its new version), or changed nothing and why. */
+export type PutResult =
+  | { outcome: 'created' | 'replaced'; version: number }
+  /** createOnly, and the plant exists. */
+  | { outcome: 'exists' }
+  /** ifMatch did not hold. */
+  | { outcome: 'precondition-failed' };
+
+export type PutOutcome = PutResult['outcome'];
+
+export interface PutOptions {
+  /** Only create: an existing plant is left as it is (If-None-Match: *). */
+  createOnly?: boolean | undefined;
+  ifMatch?: IfMatch | undefined;
+}
+
+/**
+ * Every plant (of a tag) in id order, from one consistent snapshot, a chunk at a time (iterate once).
+ * The snapshot is released when the iteration ends, stops early (break, return) or `close` is called.
+ */
+export interface PlantExport extends AsyncIterable<Plant[]> {
+  /** How many plants the snapshot holds. */
+  count(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** What an import did; nothing is stored unless every row was valid (see plants/import.ts). */
+export interface ImportResult {
+  created: number;
+  replaced: number;
+}
+
+/**
+ * A bulk import in progress: rows are staged as they arrive, nothing is visible until `commit`, which
+ * stores all of them in one transaction (duplicate ids: the last row wins), or none.
+ */
+export interface PlantImport {
+  add(rows: Plant[]): Promise<void>;
+  /** With createOnly, refuses (ImportConflictError) when any id exists already, storing nothing. */
+  commit(options: { createOnly: boolean }): Promise<ImportResult>;
+  /** Drops what was staged. Safe to call more than once, and after commit. */
+  abort(): Promise<void>;
+}
 
 export interface PlantStore {
-  get(id: PlantId): Promise<Plant | undefined>;
+  get(id: PlantId): Promise<VersionedPlant | undefined>;
   /** Plants in ascending id order. */
   list(options: ListOptions): Promise<Plant[]>;
-  /** Creates or replaces the plant; with createOnly an existing plant is left as it is. */
-  put(plant: Plant, options?: { createOnly?: boolean }): Promise<PutOutcome>;
-  /** Applies the changes to an existing plant; undefined when there is none. */
-  patch(id: PlantId, changes: PlantChanges): Promise<Plant | undefined>;
-  /** False when there was no such plant. */
-  delete(id: PlantId): Promise<boolean>;
+  /** How many plants there are (of the tag, when given). */
+  count(tag?: string): Promise<number>;
+  /** Creates or replaces the plant, unless an option says not to. */
+  put(plant: Plant, options?: PutOptions): Promise<PutResult>;
+  /** Applies the changes to an existing plant. */
+  patch(
+    id: PlantId,
+    changes: PlantChanges,
+    options?: { ifMatch?: IfMatch | undefined },
+  ): Promise<VersionedPlant | 'not-found' | 'precondition-failed'>;
+  delete(id: PlantId, options?: { ifMatch?: IfMatch | undefined }): Promise<'deleted' | 'not-found' | 'precondition-failed'>;
+  /** Opens a snapshot to export from. */
+  export(options: { tag?: string | undefined }): Promise<PlantExport>;
+  startImport(): Promise<PlantImport>;
 }
 
 export interface TokenRecord {
@@ -99,6 +161,14 @@ export class StoreBusyError extends StoreUnavailableError {
   constructor(limit: number) {
     super(`${limit} writes are already waiting for the database (WRITE_QUEUE_LIMIT)`);
     this.name = 'StoreBusyError';
+  }
+}
+
+/** An import with createOnly named ids that exist already; nothing was stored. */
+export class ImportConflictError extends Error {
+  constructor(readonly existing: PlantId) {
+    super(`a plant with id ${existing} exists already (mode=create-only): nothing was imported`);
+    this.name = 'ImportConflictError';
   }
 }
 

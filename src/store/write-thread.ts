@@ -111,7 +111,7 @@ export class WriteThread {
     const batch = this.inFlight ?? [];
     this.inFlight = undefined;
     if (reply.ok) {
-      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]);
+      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
     } else {
       const error = batchError(reply.error);

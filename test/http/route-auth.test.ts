@@ -88,10 +88,13 @@ describe('every documented operation refuses callers without the right token', a
   }
 
   test('a documented path answers no undocumented method', async () => {
+    const templates = Object.keys(doc.paths).map((p) => ({ p, pattern: new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`) }));
     for (const path of Object.keys(doc.paths)) {
       const url = path.replace(/\{[^}]+\}/g, '7');
       for (const method of METHODS) {
         if (doc.paths[path]![method]) continue;
+        // GET /plants/import is GET /plants/{id} with the id "import": that documented operation answers it.
+        if (templates.some(({ p, pattern }) => p !== path && doc.paths[p]![method] && pattern.test(url))) continue;
         const response = await t.call(method.toUpperCase() as 'GET', url, { token: null });
         assertError(response, 405);
       }

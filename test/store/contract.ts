@@ -11,13 +11,13 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     it('creates, reads, replaces and deletes a plant', async () => {
       const store = await open();
       try {
-        assert.equal(await store.plants.put({ id: 1, name: 'Fern', tag: 'green' }), 'created');
-        assert.deepEqual(await store.plants.get(1), { id: 1, name: 'Fern', tag: 'green' });
-        assert.equal(await store.plants.put({ id: 1, name: 'Moss' }), 'replaced');
-        assert.deepEqual(await store.plants.get(1), { id: 1, name: 'Moss' });
-        assert.equal(await store.plants.delete(1), true);
+        assert.equal((await store.plants.put({ id: 1, name: 'Fern', tag: 'green' })).outcome, 'created');
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'Fern', tag: 'green' });
+        assert.equal((await store.plants.put({ id: 1, name: 'Moss' })).outcome, 'replaced');
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'Moss' });
+        assert.equal(await store.plants.delete(1), 'deleted');
         assert.equal(await store.plants.get(1), undefined);
-        assert.equal(await store.plants.delete(1), false);
+        assert.equal(await store.plants.delete(1), 'not-found');
       } finally {
         await store.close();
       }
@@ -30,7 +30,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         for (const id of ids) await store.plants.put({ id, name: `p${id}` });
         await store.plants.put({ id: Number.MAX_SAFE_INTEGER, name: 'max safe' });
         await store.plants.put({ id: 0, name: 'zero' });
-        for (const id of ids) assert.deepEqual(await store.plants.get(id), { id, name: `p${id}` });
+        for (const id of ids) assert.deepEqual((await store.plants.get(id))?.plant, { id, name: `p${id}` });
         const all = await store.plants.list({ limit: 10 });
         assert.deepEqual(
           all.map((p) => p.id),
@@ -44,9 +44,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     it('with createOnly leaves an existing plant as it is', async () => {
       const store = await open();
       try {
-        assert.equal(await store.plants.put({ id: 7, name: 'a' }, { createOnly: true }), 'created');
-        assert.equal(await store.plants.put({ id: 7, name: 'b' }, { createOnly: true }), 'exists');
-        assert.deepEqual(await store.plants.get(7), { id: 7, name: 'a' });
+        assert.equal((await store.plants.put({ id: 7, name: 'a' }, { createOnly: true })).outcome, 'created');
+        assert.equal((await store.plants.put({ id: 7, name: 'b' }, { createOnly: true })).outcome, 'exists');
+        assert.deepEqual((await store.plants.get(7))?.plant, { id: 7, name: 'a' });
       } finally {
         await store.close();
       }
@@ -74,11 +74,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const store = await open();
       try {
         await store.plants.put({ id: 3, name: 'a', tag: 't' });
-        assert.deepEqual(await store.plants.patch(3, { name: 'b' }), { id: 3, name: 'b', tag: 't' });
-        assert.deepEqual(await store.plants.patch(3, { tag: null }), { id: 3, name: 'b' });
-        assert.deepEqual(await store.plants.patch(3, { tag: 'u' }), { id: 3, name: 'b', tag: 'u' });
-        assert.deepEqual(await store.plants.get(3), { id: 3, name: 'b', tag: 'u' });
-        assert.equal(await store.plants.patch(4, { name: 'x' }), undefined);
+        const patched = async (changes: { name?: string; tag?: string | null }) => {
+          const result = await store.plants.patch(3, changes);
+          assert.ok(typeof result === 'object', JSON.stringify(result));
+          return result.plant;
+        };
+        assert.deepEqual(await patched({ name: 'b' }), { id: 3, name: 'b', tag: 't' });
+        assert.deepEqual(await patched({ tag: null }), { id: 3, name: 'b' });
+        assert.deepEqual(await patched({ tag: 'u' }), { id: 3, name: 'b', tag: 'u' });
+        assert.deepEqual((await store.plants.get(3))?.plant, { id: 3, name: 'b', tag: 'u' });
+        assert.equal(await store.plants.patch(4, { name: 'x' }), 'not-found');
       } finally {
         await store.close();
       }
@@ -89,12 +94,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       try {
         const writes = Array.from({ length: 50 }, (_, i) => store.plants.put({ id: 99, name: `n${i}`, tag: `t${i}` }));
         const outcomes = await Promise.all(writes);
-        assert.equal(outcomes.filter((o) => o === 'created').length, 1);
-        const plant = await store.plants.get(99);
+        assert.equal(outcomes.filter((o) => o.outcome === 'created').length, 1);
+        const plant = (await store.plants.get(99))?.plant;
         assert.ok(plant);
         assert.equal(plant.name.slice(1), plant.tag?.slice(1));
         const creates = await Promise.all(Array.from({ length: 20 }, (_, i) => store.plants.put({ id: 100, name: `c${i}` }, { createOnly: true })));
-        assert.equal(creates.filter((o) => o === 'created').length, 1);
+        assert.equal(creates.filter((o) => o.outcome === 'created').length, 1);
       } finally {
         await store.close();
       }
@@ -144,6 +149,183 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const store = await open();
       await store.ping();
       await store.close();
+    });
+
+    it('gives every write a new version, never reused, even for the same content or after a delete', async () => {
+      const store = await open();
+      try {
+        const versions: number[] = [];
+        const write = async (result: Promise<{ outcome: string; version?: number }>) => {
+          const r = await result;
+          assert.ok(r.version !== undefined, JSON.stringify(r));
+          versions.push(r.version);
+        };
+        await write(store.plants.put({ id: 1, name: 'a' }));
+        await write(store.plants.put({ id: 1, name: 'a' }));
+        assert.equal((await store.plants.get(1))?.version, versions[1]);
+        const patched = await store.plants.patch(1, {});
+        assert.ok(typeof patched === 'object');
+        versions.push(patched.version);
+        await store.plants.delete(1);
+        await write(store.plants.put({ id: 1, name: 'a' }));
+        assert.equal(new Set(versions).size, versions.length, `all different: ${versions.join(' ')}`);
+        assert.deepEqual(
+          [...versions].sort((a, b) => a - b),
+          versions,
+          'increasing',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('conditional writes: If-Match by version or *, a failed condition changes nothing', async () => {
+      const store = await open();
+      try {
+        const created = await store.plants.put({ id: 5, name: 'v1' });
+        assert.equal(created.outcome, 'created');
+        const v1 = 'version' in created ? created.version : -1;
+        assert.deepEqual(await store.plants.put({ id: 5, name: 'x' }, { ifMatch: [v1 + 1000] }), { outcome: 'precondition-failed' });
+        const replaced = await store.plants.put({ id: 5, name: 'v2' }, { ifMatch: [v1 + 1000, v1] });
+        assert.equal(replaced.outcome, 'replaced');
+        const v2 = 'version' in replaced ? replaced.version : -1;
+        assert.ok(v2 > v1);
+        assert.deepEqual(
+          await store.plants.put({ id: 6, name: 'x' }, { ifMatch: '*' }),
+          { outcome: 'precondition-failed' },
+          'If-Match: * and no plant',
+        );
+        assert.equal(await store.plants.get(6), undefined);
+        assert.equal(await store.plants.patch(5, { name: 'y' }, { ifMatch: [v1] }), 'precondition-failed');
+        assert.equal(await store.plants.patch(6, { name: 'y' }, { ifMatch: '*' }), 'precondition-failed');
+        const patched = await store.plants.patch(5, { tag: 't' }, { ifMatch: [v2] });
+        assert.ok(typeof patched === 'object');
+        assert.deepEqual(patched.plant, { id: 5, name: 'v2', tag: 't' });
+        assert.equal(await store.plants.delete(5, { ifMatch: [v2] }), 'precondition-failed');
+        assert.equal(await store.plants.delete(6, { ifMatch: '*' }), 'precondition-failed');
+        assert.deepEqual((await store.plants.get(5))?.plant, { id: 5, name: 'v2', tag: 't' }, 'nothing changed by a failed condition');
+        assert.equal(await store.plants.delete(5, { ifMatch: [patched.version] }), 'deleted');
+        assert.deepEqual(
+          await store.plants.put({ id: 7, name: 'n' }, { ifMatch: [], createOnly: false }),
+          { outcome: 'precondition-failed' },
+          'an empty list never matches',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('settles concurrent conditional writes: of N writes with the same If-Match exactly one wins', async () => {
+      const store = await open();
+      try {
+        const created = await store.plants.put({ id: 9, name: 'start' });
+        const version = 'version' in created ? created.version : -1;
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.plants.put({ id: 9, name: `w${i}` }, { ifMatch: [version] })));
+        const winners = results.filter((r) => r.outcome === 'replaced');
+        assert.equal(winners.length, 1, JSON.stringify(results));
+        const deletes = await Promise.all(Array.from({ length: 10 }, () => store.plants.delete(9, { ifMatch: '*' })));
+        assert.equal(deletes.filter((r) => r === 'deleted').length, 1);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('counts plants, all or of a tag', async () => {
+      const store = await open();
+      try {
+        assert.equal(await store.plants.count(), 0);
+        for (let id = 1; id <= 7; id++) await store.plants.put({ id, name: `p${id}`, ...(id % 3 === 0 ? { tag: 'three' } : {}) });
+        assert.equal(await store.plants.count(), 7);
+        assert.equal(await store.plants.count('three'), 2);
+        assert.equal(await store.plants.count('none'), 0);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('exports every plant (of a tag) in id order from one snapshot, a chunk at a time, ids exact', async () => {
+      const store = await open();
+      try {
+        const ids = [-(2n ** 63n), -5, 0, 7, Number.MAX_SAFE_INTEGER, 2n ** 63n - 1n];
+        for (const id of ids) await store.plants.put({ id, name: `p${id}`, tag: id === 7 ? 'seven' : 'other' });
+        for (let id = 100; id < 2600; id++) await store.plants.put({ id, name: `bulk ${id}` });
+        const snapshot = await store.plants.export({});
+        // Written after the snapshot was taken: not in it.
+        await store.plants.put({ id: 99_999, name: 'late' });
+        await store.plants.delete(0);
+        assert.equal(await snapshot.count(), 2506);
+        const seen: Array<number | bigint> = [];
+        let chunks = 0;
+        for await (const chunk of snapshot) {
+          chunks++;
+          for (const plant of chunk) seen.push(plant.id);
+        }
+        assert.ok(chunks >= 3, `${chunks} chunks`);
+        assert.equal(seen.length, 2506);
+        assert.deepEqual(seen.slice(0, 5), [-(2n ** 63n), -5, 0, 7, 100]);
+        assert.deepEqual(seen.slice(-2), [Number.MAX_SAFE_INTEGER, 2n ** 63n - 1n]);
+        const tagged = await store.plants.export({ tag: 'seven' });
+        const all = [];
+        for await (const chunk of tagged) all.push(...chunk);
+        assert.deepEqual(all, [{ id: 7, name: 'p7', tag: 'seven' }]);
+        // An export closed early releases its snapshot; the store keeps working.
+        const early = await store.plants.export({});
+        for await (const chunk of early) {
+          assert.ok(chunk.length > 0);
+          break;
+        }
+        await (await store.plants.export({})).close();
+        assert.equal((await store.plants.put({ id: 1, name: 'after' })).outcome, 'created');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('imports all or nothing: staged rows are invisible until commit, the last row of an id wins, counts are distinct ids', async () => {
+      const store = await open();
+      try {
+        await store.plants.put({ id: 1, name: 'old one' });
+        await store.plants.put({ id: 2n ** 63n - 1n, name: 'old max' });
+        const session = await store.plants.startImport();
+        await session.add([
+          { id: 1, name: 'first 1' },
+          { id: 2, name: 'two', tag: 't' },
+        ]);
+        await session.add([
+          { id: 1, name: 'last 1', tag: 'won' },
+          { id: 2n ** 63n - 1n, name: 'new max' },
+          { id: -(2n ** 63n), name: 'min' },
+        ]);
+        assert.equal(await store.plants.get(2), undefined, 'nothing visible before the commit');
+        assert.deepEqual(await session.commit({ createOnly: false }), { created: 2, replaced: 2 });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'last 1', tag: 'won' });
+        assert.deepEqual((await store.plants.get(2n ** 63n - 1n))?.plant, { id: 2n ** 63n - 1n, name: 'new max' });
+        assert.deepEqual((await store.plants.get(-(2n ** 63n)))?.plant, { id: -(2n ** 63n), name: 'min' });
+        await session.abort(); // after a commit: nothing happens
+
+        const aborted = await store.plants.startImport();
+        await aborted.add([{ id: 50, name: 'never' }]);
+        await aborted.abort();
+        assert.equal(await store.plants.get(50), undefined);
+
+        const refused = await store.plants.startImport();
+        await refused.add([
+          { id: 60, name: 'new' },
+          { id: 2, name: 'exists' },
+        ]);
+        await assert.rejects(refused.commit({ createOnly: true }), (e: Error) => e.name === 'ImportConflictError' && e.message.includes('id 2'));
+        await refused.abort();
+        assert.equal(await store.plants.get(60), undefined, 'create-only refused: nothing stored');
+        assert.deepEqual((await store.plants.get(2))?.plant, { id: 2, name: 'two', tag: 't' });
+
+        const empty = await store.plants.startImport();
+        assert.deepEqual(await empty.commit({ createOnly: true }), { created: 0, replaced: 0 });
+        const created = await store.plants.startImport();
+        await created.add([{ id: 70, name: 'fresh' }]);
+        assert.deepEqual(await created.commit({ createOnly: true }), { created: 1, replaced: 0 });
+      } finally {
+        await store.close();
+      }
     });
   });
 }

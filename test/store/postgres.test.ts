@@ -26,10 +26,10 @@ if (skipReason) {
       const url = await server.createDatabase();
       const stores = await Promise.all(Array.from({ length: 4 }, () => open(url)));
       await stores[0]!.plants.put({ id: 2n ** 62n, name: 'kept' });
-      assert.deepEqual(await stores[3]!.plants.get(2n ** 62n), { id: 2n ** 62n, name: 'kept' });
+      assert.deepEqual((await stores[3]!.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
       await Promise.all(stores.map((s) => s.close()));
       const again = await open(url);
-      assert.deepEqual(await again.plants.get(2n ** 62n), { id: 2n ** 62n, name: 'kept' });
+      assert.deepEqual((await again.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
       await again.close();
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -39,6 +39,7 @@ if (skipReason) {
         { version: 1, name: 'plants_and_tokens' },
         { version: 2, name: 'rate_limits' },
         { version: 3, name: 'webhooks' },
+        { version: 4, name: 'plant_versions' },
       ]);
     });
 
@@ -75,7 +76,7 @@ if (skipReason) {
         // A fresh store: the setting applies to new sessions.
         const readOnly = await open(url);
         try {
-          assert.deepEqual(await readOnly.plants.get(1), { id: 1, name: 'a' });
+          assert.deepEqual((await readOnly.plants.get(1))?.plant, { id: 1, name: 'a' });
           await assert.rejects(readOnly.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
         } finally {
           await readOnly.close();

@@ -27,7 +27,7 @@ describe('sqlite store', () => {
     await first.plants.put({ id: 2n ** 62n, name: 'kept' });
     await first.close();
     const second = SqliteStore.open(url, { synchronous: 'FULL', busyTimeoutMs: 1000 });
-    assert.deepEqual(await second.plants.get(2n ** 62n), { id: 2n ** 62n, name: 'kept' });
+    assert.deepEqual((await second.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
     await second.close();
     const db = new Database(join(dir, 'p.db'));
     assert.deepEqual(
@@ -56,7 +56,7 @@ describe('sqlite store', () => {
     for (const r of results) assert.equal((r as PromiseRejectedResult).reason.name, 'StoreUnavailableError');
     assert.equal(await store.plants.get(1), undefined);
     // The store recovers once the lock is gone.
-    assert.equal(await store.plants.put({ id: 1, name: 'a' }), 'created');
+    assert.equal((await store.plants.put({ id: 1, name: 'a' })).outcome, 'created');
     await store.close();
   });
 });
@@ -75,7 +75,7 @@ describe('sqlite writer thread', () => {
         assert.ok(r.reason instanceof StoreUnavailableError, 'answered like any outage: 503 with Retry-After');
       }
       assert.equal((await store.plants.list({ limit: 100 })).length, 5, 'exactly the accepted writes are stored');
-      assert.equal(await store.plants.put({ id: 99, name: 'later' }), 'created');
+      assert.equal((await store.plants.put({ id: 99, name: 'later' })).outcome, 'created');
     } finally {
       await store.close();
     }
@@ -83,14 +83,11 @@ describe('sqlite writer thread', () => {
 
   it('close() resolves for every caller, also while a batch is in flight, after the writes accepted before it', async () => {
     const store = openSqlite(tempDir(after));
-    const writes = [
-      store.plants.put({ id: 1, name: 'a' }),
-      store.tokens.create({ id: 't1', name: 'n', hash: Buffer.alloc(32, 9), scopes: ['plants:read'] }),
-    ];
+    const put = store.plants.put({ id: 1, name: 'a' });
+    const token = store.tokens.create({ id: 't1', name: 'n', hash: Buffer.alloc(32, 9), scopes: ['plants:read'] });
     const closes = [store.close(), store.close()];
-    const [put, token] = await Promise.all(writes);
-    assert.equal(put, 'created');
-    assert.equal((token as { name: string }).name, 'n');
+    assert.equal((await put).outcome, 'created');
+    assert.equal((await token).name, 'n');
     await Promise.all(closes);
     await store.close();
     await assert.rejects(store.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
@@ -106,7 +103,7 @@ describe('sqlite writer thread', () => {
       ]);
       assert.equal(created.status, 'fulfilled');
       assert.equal(duplicate.status, 'rejected', 'a name in use fails only its own write, not the batch');
-      assert.deepEqual(await store.plants.get(5), { id: 5, name: 'five' });
+      assert.deepEqual((await store.plants.get(5))?.plant, { id: 5, name: 'five' });
       assert.equal(await store.tokens.revoke('same'), true);
       assert.equal(await store.tokens.count(), 1);
     } finally {

@@ -51,5 +51,8 @@ describe('Standard Webhooks signing and bodies', () => {
     assert.match(earlier, /^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.ok(earlier < later);
     assert.ok(!newId('ep').includes('.'));
+    const burst = Array.from({ length: 1000 }, () => newId('msg', 1_800_000_000_000));
+    assert.deepEqual([...burst].sort(), burst, 'ids made in one millisecond still count up');
+    assert.equal(new Set(burst).size, 1000);
   });
 });

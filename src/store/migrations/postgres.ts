@@ -83,4 +83,43 @@ CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE st
 CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
 `,
   },
+  {
+    version: 4,
+    name: 'plant_versions',
+    sql: `
+-- Every write to a plant gives it a new version (its ETag) from one sequence, never reused, so that a
+-- plant deleted and created again can never match an ETag of its earlier life. Plants from before start at 0.
+ALTER TABLE plants ADD COLUMN version bigint NOT NULL DEFAULT 0;
+CREATE SEQUENCE plant_version;
+
+-- A webhook-id made by the database (bulk imports announce their plants from SQL): msg_ and a ULID, 48
+-- bits of milliseconds then 80 random bits in Crockford base32, as src/webhooks/ids.ts makes them.
+CREATE FUNCTION plant_store_event_id() RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  -- Unique, not secret: random() is enough, and needs no extension (gen_random_uuid is PostgreSQL 13+).
+  random bytea := decode(md5(random()::text || clock_timestamp()::text), 'hex');
+  id text := '';
+  bits bigint := 0;
+  count int := 0;
+BEGIN
+  FOR i IN 1..10 LOOP
+    id := substr(alphabet, (ms % 32)::int + 1, 1) || id;
+    ms := ms / 32;
+  END LOOP;
+  FOR i IN 0..9 LOOP
+    bits := (bits << 8) | get_byte(random, i);
+    count := count + 8;
+    WHILE count >= 5 LOOP
+      count := count - 5;
+      id := id || substr(alphabet, ((bits >> count) & 31)::int + 1, 1);
+    END LOOP;
+    bits := bits & ((1 << count) - 1);
+  END LOOP;
+  RETURN 'msg_' || id;
+END
+$fn$;
+`,
+  },
 ]);

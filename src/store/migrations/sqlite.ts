@@ -69,4 +69,15 @@ CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE st
 CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
 `,
   },
+  {
+    version: 3,
+    name: 'plant_versions',
+    sql: `
+-- Every write to a plant gives it a new version (its ETag): a counter, never reused, so that a plant
+-- deleted and created again can never match an ETag of its earlier life. Plants from before start at 0.
+ALTER TABLE plants ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO counters (name, value) VALUES ('plant_version', 0);
+`,
+  },
 ]);

@@ -1,0 +1,49 @@
+import type { IfMatch } from '../store/store.js';
+
+/**
+ * Conditional requests (RFC 9110 §13) on versioned resources: a version is a counter, its ETag the
+ * strong entity tag `"<version>"`.
+ */
+
+export function etag(version: number): string {
+  return `"${version}"`;
+}
+
+/** The entity tags of an If-Match or If-None-Match list, with whether each is weak; undefined for `*`. */
+function entityTags(header: string): Array<{ weak: boolean; tag: string }> | undefined {
+  if (header.trim() === '*') return undefined;
+  const tags: Array<{ weak: boolean; tag: string }> = [];
+  for (const match of header.matchAll(/(W\/)?"([^"]*)"/g)) tags.push({ weak: match[1] !== undefined, tag: match[2]! });
+  return tags;
+}
+
+function version(tag: string): number | undefined {
+  return /^(0|[1-9]\d{0,15})$/.test(tag) ? Number(tag) : undefined;
+}
+
+/**
+ * If-Match as a store precondition: `*` (the resource exists), or the versions its strong ETags name. A
+ * weak or foreign tag can never match (strong comparison): a list of only those is an empty list, which
+ * fails. Undefined when the header is absent.
+ */
+export function ifMatch(header: string | undefined): IfMatch | undefined {
+  if (header === undefined) return undefined;
+  const tags = entityTags(header);
+  if (tags === undefined) return '*';
+  return tags.flatMap(({ weak, tag }) => {
+    const v = weak ? undefined : version(tag);
+    return v === undefined ? [] : [v];
+  });
+}
+
+/** If-None-Match on a read: true when it is `*` or names the current version (weak comparison): answer 304. */
+export function noneMatch(header: string | undefined, current: number): boolean {
+  if (header === undefined) return false;
+  const tags = entityTags(header);
+  return tags === undefined || tags.some(({ tag }) => version(tag) === current);
+}
+
+/** If-None-Match on a write: only `*` means something there (create only, RFC 9110 §13.1.2). */
+export function createOnly(header: string | undefined): boolean {
+  return header !== undefined && header.trim() === '*';
+}

@@ -1,0 +1,100 @@
+import { Readable } from 'node:stream';
+import type { Plant, PlantExport } from '../store/store.js';
+
+/**
+ * Whole-catalogue exports: every plant (of a tag) in id order, as NDJSON or CSV, streamed from one
+ * snapshot with flat memory. The same code serves GET /plants and `plant-store plants export`.
+ */
+
+export const EXPORT_FORMATS = ['json', 'ndjson', 'csv'] as const;
+export type ListFormat = (typeof EXPORT_FORMATS)[number];
+
+export const MEDIA_TYPES: Record<ListFormat, string> = {
+  json: 'application/json',
+  ndjson: 'application/x-ndjson',
+  csv: 'text/csv',
+};
+
+const ID = (plant: Plant) => (typeof plant.id === 'bigint' ? plant.id.toString() : String(plant.id));
+
+/** One plant as an NDJSON line: `{"id":…,"name":…,"tag":…}`, the id a plain JSON integer, exact. */
+export function ndjsonLine(plant: Plant): string {
+  return `{"id":${ID(plant)},"name":${JSON.stringify(plant.name)}${plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`}}\n`;
+}
+
+/**
+ * A CSV cell (RFC 4180): quoted when it holds a comma, a quote, CR or LF, quotes doubled. A cell that a
+ * spreadsheet would run as a formula (starting with =, +, -, @, tab or CR) is prefixed with `'`, which
+ * spreadsheets show as text (OWASP's advice against CSV injection).
+ */
+export function csvCell(text: string): string {
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+export const CSV_HEADER = 'id,name,tag\r\n';
+
+/** One plant as a CSV record. An absent tag and an empty one are both an empty cell: NDJSON keeps the difference. */
+export function csvLine(plant: Plant): string {
+  return `${ID(plant)},${csvCell(plant.name)},${plant.tag === undefined ? '' : csvCell(plant.tag)}\r\n`;
+}
+
+async function* lines(snapshot: PlantExport, format: 'ndjson' | 'csv'): AsyncGenerator<string> {
+  if (format === 'csv') yield CSV_HEADER;
+  const line = format === 'csv' ? csvLine : ndjsonLine;
+  for await (const chunk of snapshot) {
+    let text = '';
+    for (const plant of chunk) text += line(plant);
+    yield text;
+  }
+}
+
+/**
+ * The export as a stream, a chunk of plants at a time as the reader takes them. Destroying the stream
+ * (the client went away) stops the reads and releases the snapshot.
+ */
+export function exportStream(snapshot: PlantExport, format: 'ndjson' | 'csv'): Readable {
+  const stream = Readable.from(lines(snapshot, format), { objectMode: false });
+  // A stream destroyed before its first read never starts the generator: release the snapshot anyway.
+  stream.once('close', () => void snapshot.close());
+  return stream;
+}
+
+/**
+ * The answer's format: `format` when given, else the client's Accept (RFC 9110 §12.5.1: the supported
+ * type with the highest q, JSON on a tie or when none is acceptable: the service answers JSON rather
+ * than 406, as it always has).
+ */
+export function negotiate(accept: string | undefined, format: ListFormat | undefined): ListFormat {
+  if (format !== undefined) return format;
+  if (accept === undefined) return 'json';
+  let best: ListFormat = 'json';
+  let bestQ = 0;
+  for (const candidate of EXPORT_FORMATS) {
+    const q = quality(accept, MEDIA_TYPES[candidate]);
+    if (q > bestQ) [best, bestQ] = [candidate, q];
+  }
+  return best;
+}
+
+/** The q the Accept header gives a media type, by its most specific matching range (0: not acceptable). */
+function quality(accept: string, type: string): number {
+  const [major] = type.split('/');
+  let found = -1;
+  let specificity = -1;
+  for (const range of accept.split(',')) {
+    const [media = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    const level = media === type ? 2 : media === `${major}/*` ? 1 : media === '*/*' ? 0 : -1;
+    if (level < 0 || level < specificity) continue;
+    const q = params.find((p) => p.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    specificity = level;
+    found = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
+  }
+  return Math.max(0, found);
+}
+
+/** Prefer: count=exact (RFC 7240), as PostgREST reads it. */
+export function prefersExactCount(prefer: string | undefined): boolean {
+  return prefer !== undefined && prefer.split(',').some((p) => p.trim().toLowerCase().replace(/\s+/g, '') === 'count=exact');
+}

@@ -1,0 +1,74 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import type { RequestDeadlines } from '../http/deadlines.js';
+import { errorResponses, HttpError } from '../http/errors.js';
+import { ImportConflictError, type PlantStore } from '../store/store.js';
+import { ImportRowError, ImportTooLargeError } from './import-errors.js';
+import { importPlants } from './import.js';
+import { ImportQuery, ImportResult, NewPlant } from './schema.js';
+
+export interface ImportRouteOptions {
+  plants: PlantStore;
+  /** IMPORT_BODY_LIMIT. */
+  bodyLimit: number;
+  /** IMPORT_TIMEOUT_MS: the time the client has to send the whole body, instead of REQUEST_TIMEOUT_MS. */
+  timeoutMs: number;
+  deadlines: RequestDeadlines;
+}
+
+const NDJSON = 'application/x-ndjson';
+
+/**
+ * POST /plants/import, in a plugin of its own: its bodies reach the handler as the request stream (its
+ * own content-type parsers, which no other route sees), parsed a row at a time, never held whole.
+ */
+export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (app, { plants, bodyLimit, timeoutMs, deadlines }, done) => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser([NDJSON, 'application/json'], (_request, payload, parsed) => parsed(null, payload));
+
+  app.post(
+    '/plants/import',
+    {
+      config: { auth: 'plants:write' },
+      onRequest: (request, _reply, next) => {
+        deadlines.extend(request.raw, timeoutMs);
+        next();
+      },
+      schema: {
+        operationId: 'importPlants',
+        summary: 'Imports many plants at once, all or nothing: NDJSON (one NewPlant per line) or a JSON array of NewPlants, streamed',
+        querystring: ImportQuery,
+        requestBodyDoc: {
+          [NDJSON]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
+          'application/json': { schema: Type.Array(NewPlant) },
+        },
+        response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503) },
+        responseDescriptions: {
+          200: 'Every row stored: how many plants were created and replaced (distinct ids; a repeated id: the last row wins)',
+          400: 'Error response: a row is not a valid NewPlant (the message names its line, 1-based, or its element, 0-based, and the field); nothing stored',
+          409: 'Error response: mode=create-only and an id exists already; nothing stored',
+          413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = String(request.headers['content-type']).toLowerCase().startsWith(NDJSON) ? 'ndjson' : 'json';
+      try {
+        const result = await importPlants(plants, request.body as Readable, {
+          format,
+          createOnly: request.query.mode === 'create-only',
+          limit: bodyLimit,
+        });
+        return await reply.send(result);
+      } catch (error) {
+        // The rest of a refused body is not read: the connection closes after the answer.
+        reply.header('connection', 'close');
+        if (error instanceof ImportRowError) throw new HttpError(400, error.message);
+        if (error instanceof ImportTooLargeError) throw new HttpError(413, error.message);
+        if (error instanceof ImportConflictError) throw new HttpError(409, error.message);
+        throw error;
+      }
+    },
+  );
+  done();
+};

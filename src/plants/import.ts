@@ -1,0 +1,121 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { parseJsonText } from '../http/json.js';
+import { describeValidationError, validatorCompiler } from '../http/validation.js';
+import type { ImportResult, Plant, PlantStore } from '../store/store.js';
+import { ImportRowError, ImportTooLargeError } from './import-errors.js';
+import { splitJsonArray } from './json-array.js';
+import { NewPlant } from './schema.js';
+
+/**
+ * Bulk import: NewPlants from NDJSON (one per line) or a JSON array, streamed, every row validated by the
+ * same schema as POST /plants, staged by the store in chunks, and committed all at once or not at all.
+ * The same code serves POST /plants/import and `plant-store plants import`.
+ */
+
+export type ImportFormat = 'ndjson' | 'json';
+
+/** Rows go to the store this many at a time: memory stays flat however large the import. */
+const CHUNK = 5000;
+
+const validate = validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction;
+
+/** One row, parsed exactly (int64 ids) and validated; `where` names it in an error. */
+function toPlant(text: string, where: string): Plant {
+  let value: unknown;
+  try {
+    value = parseJsonText(text);
+  } catch (error) {
+    throw new ImportRowError(`${where}: ${(error as Error).message}`);
+  }
+  if (!validate(value)) throw new ImportRowError(describeValidationError(where, validate.errors?.[0]));
+  const { id, name, tag } = value as { id: Plant['id']; name: string; tag?: string };
+  return tag === undefined ? { id, name } : { id, name, tag };
+}
+
+/** Text from bytes, strictly UTF-8 across chunk boundaries, the body limit enforced. */
+async function* text(source: AsyncIterable<Buffer | string>, limit: number): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let bytes = 0;
+  for await (const chunk of source) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    bytes += buffer.length;
+    if (bytes > limit) throw new ImportTooLargeError(limit);
+    try {
+      yield decoder.decode(buffer, { stream: true });
+    } catch {
+      throw new ImportRowError('the body is not valid UTF-8');
+    }
+  }
+  try {
+    yield decoder.decode();
+  } catch {
+    throw new ImportRowError('the body is not valid UTF-8');
+  }
+}
+
+/** NDJSON rows: one JSON value per line (LF or CRLF); blank lines are skipped but counted. */
+async function* ndjsonRows(source: AsyncIterable<string>): AsyncGenerator<Plant> {
+  let rest = '';
+  let line = 0;
+  for await (const piece of source) {
+    rest += piece;
+    let start = 0;
+    let end: number;
+    while ((end = rest.indexOf('\n', start)) !== -1) {
+      line++;
+      const row = rest.slice(start, end);
+      start = end + 1;
+      if (row.trim() !== '') yield toPlant(row, `line ${line}`);
+    }
+    rest = rest.slice(start);
+  }
+  if (rest.trim() !== '') yield toPlant(rest, `line ${line + 1}`);
+}
+
+async function* jsonArrayRows(source: AsyncIterable<string>): AsyncGenerator<Plant> {
+  for await (const { index, text: element } of splitJsonArray(source)) yield toPlant(element, `element ${index}`);
+}
+
+/** The rows of a body, a chunk at a time. */
+async function* chunks(rows: AsyncIterable<Plant>): AsyncGenerator<Plant[]> {
+  let chunk: Plant[] = [];
+  for await (const row of rows) {
+    chunk.push(row);
+    if (chunk.length === CHUNK) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+export interface ImportOptions {
+  format: ImportFormat;
+  createOnly: boolean;
+  /** Bytes at most (IMPORT_BODY_LIMIT). */
+  limit: number;
+  /** Told the rows staged so far, after each chunk (the CLI's progress line). */
+  progress?: (rows: number) => void;
+}
+
+/**
+ * Imports the rows of `source` into the store: all or nothing. The first bad row stops it with an
+ * ImportRowError; a create-only import that names an existing id with ImportConflictError (from the
+ * store); nothing is stored in either case.
+ */
+export async function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<ImportResult> {
+  const session = await plants.startImport();
+  try {
+    const decoded = text(source, options.limit);
+    const rows = options.format === 'ndjson' ? ndjsonRows(decoded) : jsonArrayRows(decoded);
+    let staged = 0;
+    for await (const chunk of chunks(rows)) {
+      await session.add(chunk);
+      staged += chunk.length;
+      options.progress?.(staged);
+    }
+    return await session.commit({ createOnly: options.createOnly });
+  } finally {
+    await session.abort();
+  }
+}
