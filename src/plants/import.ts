@@ -1,4 +1,4 @@
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
 import { describeValidationError, validatorCompiler } from '../http/validation.js';
 import type { ImportResult, Plant, PlantStore } from '../store/store.js';
