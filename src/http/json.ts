@@ -1,26 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { parse as parseLossless } from 'lossless-json';
-import { toPlantId } from '../plants/id.js';
+import { parseJson } from '../exact-json.js';
 import { HttpError } from './errors.js';
 
-/**
- * JSON with exact 64-bit integers. JSON.parse turns every number into a double, which loses digits
- * past 2^53. A number of 15 digits or fewer always fits, so only a text with a run of 16 or more
- * digits can lose any; every other text takes the fast path through JSON.parse unchanged. The slow
- * path keeps integers that do not fit a double as bigint.
- */
-const LONG_DIGIT_RUN = /\d{16}/;
-
-function parseNumber(text: string): number | bigint {
-  return /^-?\d+$/.test(text) ? toPlantId(text) : Number(text);
-}
-
-export function parseJson(text: string): unknown {
-  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
-  // Duplicate keys: the last one wins, as with JSON.parse.
-  return parseLossless(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue });
-}
+// The exact parser lives in exact-json.ts, shared with the client; its server-side callers keep importing it from here.
+export { parseJson };
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;

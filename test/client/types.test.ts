@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * The client's types as a consumer sees them: test/client/fixtures/consumer.ts imports `plant-store/client`
+ * through the package's exports (the built declarations in dist/, as `npm run build` makes them) and is
+ * compiled with a consumer's tsconfig. Every mistake it makes is marked `@ts-expect-error`, so tsc accepts
+ * the file only if each marked line is an error; and with the markers stripped, tsc must report errors on
+ * exactly those lines, so no marker can hide behind another error or pass by being unused elsewhere.
+ */
+
+const run = promisify(execFile);
+const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const FIXTURES = fileURLToPath(new URL('../../../test/client/fixtures/', import.meta.url));
+const DIRECTIVE = /^\s*\/\/ @ts-expect-error\b/;
+
+/** Runs tsc on a project; its exit code and the lines (1-based) of the file it reports errors on. */
+async function tsc(project: string): Promise<{ code: number; output: string; errorLines: number[] }> {
+  const { code, stdout } = await run(process.execPath, [TSC, '--pretty', 'false', '-p', project]).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+  );
+  const errorLines = [...stdout.matchAll(/^\S*consumer\.ts\((\d+),\d+\): error TS\d+/gm)].map((match) => Number(match[1]));
+  return { code, output: stdout, errorLines: [...new Set(errorLines)] };
+}
+
+describe('the client types, as a consumer compiles them', { concurrency: true }, () => {
+  const source = readFileSync(join(FIXTURES, 'consumer.ts'), 'utf8');
+  const lines = source.split('\n');
+  const marked = lines.flatMap((line, i) => (DIRECTIVE.test(line) ? [i + 2] : []));
+
+  it("holds the README's client example, line for line, so that the example compiles too", () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+    const example = /## Client\n[\s\S]*?```ts\n([\s\S]*?)\n```/.exec(readme);
+    assert.ok(example, 'README.md has a Client section with a ts example');
+    const fixtureLines = new Set(lines.map((line) => line.trim()));
+    for (const line of example[1]!.split('\n')) assert.ok(fixtureLines.has(line.trim()), `consumer.ts lacks the README line: ${line}`);
+  });
+
+  it('marks a dozen mistakes', () => {
+    assert.ok(marked.length >= 12, `${marked.length} @ts-expect-error lines`);
+  });
+
+  it('compiles: every marked line is an error, and nothing else is', async () => {
+    const { code, output } = await tsc(FIXTURES);
+    assert.equal(code, 0, output);
+    assert.equal(output, '');
+  });
+
+  it('without the markers, fails on exactly the marked lines', async () => {
+    // Inside the package, so that `plant-store/client` resolves to it by name as for the fixture.
+    const dir = fileURLToPath(new URL(`./stripped-${process.pid}/`, import.meta.url));
+    mkdirSync(dir, { recursive: true });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    // Each marker becomes an empty line, so that line numbers stay.
+    writeFileSync(join(dir, 'consumer.ts'), lines.map((line) => (DIRECTIVE.test(line) ? '' : line)).join('\n'));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: join(FIXTURES, 'tsconfig.json'), files: ['consumer.ts'] }));
+    const { code, output, errorLines } = await tsc(dir);
+    assert.notEqual(code, 0);
+    assert.deepEqual(
+      errorLines.sort((a, b) => a - b),
+      marked,
+      output,
+    );
+  });
+});
