@@ -27,11 +27,13 @@ type CallArgs<O, As extends ParseAs | undefined> = object extends FetchOptions<O
 /**
  * `{ data, error, response }`: `data` for a 2xx answer (JSON parsed exactly, int64 as number | bigint; other
  * media types as text unless `parseAs` says otherwise), `error` (the Error shape) for any other status.
+ * `data` is typed as the JSON answer: an operation that can also answer another media type (GET /plants
+ * exports NDJSON and CSV) is asked for it with `parseAs: 'text'` or `'stream'`, which type it so.
  */
 export type CallResult<O extends Record<string | number, unknown>, As extends ParseAs | undefined> = FetchResponse<
   O,
   { parseAs: As },
-  `${string}/${string}`
+  'application/json'
 >;
 
 type CallMethod<M extends HttpMethod> = <P extends PathsWithMethod<M>, As extends ParseAs | undefined = undefined>(
