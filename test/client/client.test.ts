@@ -28,7 +28,7 @@ describe('the client against a live server', async () => {
     assert.equal(response.status, 200);
     assert.equal(error, undefined);
     assert.deepEqual(data, { name: 'Monstera', tag: 'tropical' });
-    assert.deepEqual(await t.store.plants.get(1), { id: 1, name: 'Monstera', tag: 'tropical' });
+    assert.deepEqual((await t.store.plants.get(1))?.plant, { id: 1, name: 'Monstera', tag: 'tropical' });
   });
 
   it('reads it: GET /plants/{id}, a safe id as a number', async () => {
@@ -111,7 +111,7 @@ describe('the client against a live server', async () => {
     const created = await client.POST('/plants', { body: { id, name: 'Largest' } });
     assert.equal(created.response.status, 200, JSON.stringify(created.error));
     assert.deepEqual(sentBodies, ['{"id":9223372036854775807,"name":"Largest"}']);
-    assert.deepEqual(await t.store.plants.get(id), { id, name: 'Largest' });
+    assert.deepEqual((await t.store.plants.get(id))?.plant, { id, name: 'Largest' });
 
     const read = await client.GET('/plants/{id}', { params: { path: { id } } });
     assert.deepEqual(read.data, { id, name: 'Largest' });
