@@ -152,8 +152,13 @@ export interface Ran extends Exit {
 }
 
 /** Runs a process to its end: the server expected to refuse to start, or a CLI command. */
-export async function run(args: string[], options: StartOptions & { timeoutMs?: number } = {}): Promise<Ran> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: baseEnv(options.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function run(args: string[], options: StartOptions & { timeoutMs?: number; input?: string } = {}): Promise<Ran> {
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: baseEnv(options.env ?? {}),
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (options.input !== undefined) child.stdin!.end(options.input);
   const proc = new Collected(child);
   try {
     const exit = await proc.waitForExit(options.timeoutMs);

@@ -97,7 +97,8 @@ export function configureServer(app: FastifyInstance, settings: TransportSetting
   const deadlines = new RequestDeadlines(settings.requestTimeoutMs, (request) =>
     clientErrorHandler.call(app, Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), request.socket),
   );
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+  // Before Fastify's own listener: a route's hooks (the import's longer deadline) run inside it.
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     rememberAnswer(request, response);
     deadlines.track(request);
   });

@@ -15,7 +15,7 @@ import { NewPlant } from './schema.js';
 export type ImportFormat = 'ndjson' | 'json';
 
 /** Rows go to the store this many at a time: memory stays flat however large the import. */
-const CHUNK = 5000;
+const CHUNK = 1000;
 
 const validate = validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction;
 

@@ -47,7 +47,8 @@ export async function postgresImport(pool: pg.Pool, queued: (count: number) => v
   /** Runs a statement of the import without the pool's per-query time limit (a merge of a million rows takes a while). */
   const run = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> => {
     try {
-      return await client.query<R>({ text, values, query_timeout: 0 } as pg.QueryConfig);
+      // pg takes a query_timeout of 0 for "the client's default": give it the longest timer there is instead.
+      return await client.query<R>({ text, values, query_timeout: 2 ** 31 - 1 } as pg.QueryConfig);
     } catch (error) {
       broken = true;
       throw translatePgError(error);
@@ -94,7 +95,9 @@ export async function postgresImport(pool: pg.Pool, queued: (count: number) => v
       let messages = 0;
       if (total > 0) {
         const at = Date.now();
-        messages = (await run<{ queued: number }>(ANNOUNCE, [new Date(at).toISOString(), at, DISABLED_AT_EVENT])).rows[0]!.queued;
+        const { rows: subscribed } = await run<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints) AS any');
+        if (subscribed[0]!.any)
+          messages = (await run<{ queued: number }>(ANNOUNCE, [new Date(at).toISOString(), at, DISABLED_AT_EVENT])).rows[0]!.queued;
         // One version for the whole import: each plant's version still changes, and is never reused.
         await run(
           `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage

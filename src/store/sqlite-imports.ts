@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { toPlantId, type PlantId } from '../plants/id.js';
+import { toPlantId } from '../plants/id.js';
 import type { PlantChange } from '../webhooks/events.js';
 import { toPlant, type PlantRow } from './sqlite-rows.js';
 import type { WriteOf, WriteResults } from './sqlite-writes.js';
@@ -54,8 +54,12 @@ export function sqliteImports(db: Database.Database, needs: Needs): { ops: Ops }
     ops: {
       importStage({ importId, rows }) {
         create(importId);
-        const insert = db.prepare<[PlantId, string, string | null]>(`INSERT OR REPLACE INTO ${table(importId)} (id, name, tag) VALUES (?, ?, ?)`);
-        for (const row of rows) insert.run(row.id, row.name, row.tag ?? null);
+        const insert = db.prepare<[bigint, string, string | null]>(`INSERT OR REPLACE INTO ${table(importId)} (id, name, tag) VALUES (?, ?, ?)`);
+        const values = rows.text.split('\u0000');
+        for (let i = 0, v = 0; i < rows.ids.length; i++) {
+          const name = values[v++]!;
+          insert.run(rows.ids[i]!, name, rows.tagged[i] === 1 ? values[v++]! : null);
+        }
         return null;
       },
       importCommit({ importId, createOnly }) {

@@ -25,6 +25,7 @@ import {
   type TokenRecord,
   type TokenStore,
 } from './store.js';
+import { stageRows } from './sqlite-writes.js';
 import { WriteThread } from './write-thread.js';
 
 export interface SqliteOptions extends SqliteConnectionSettings {
@@ -266,7 +267,7 @@ class SqlitePlants implements PlantStore {
     let done = false;
     return Promise.resolve({
       async add(rows) {
-        if (rows.length > 0) await writer.write({ kind: 'importStage', importId, rows });
+        if (rows.length > 0) await writer.write({ kind: 'importStage', importId, rows: stageRows(rows) });
       },
       async commit({ createOnly }) {
         const result = await writer.write({ kind: 'importCommit', importId, createOnly });

@@ -100,7 +100,9 @@ export class WriteThread {
   };
 
   private start(): Worker {
-    const worker = new Worker(WRITER_JS, { workerData: this.settings });
+    // A small young generation: the thread's garbage is short-lived (each batch's messages), and a bulk
+    // import would otherwise let it grow by tens of MB.
+    const worker = new Worker(WRITER_JS, { workerData: this.settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     worker.on('message', (reply: BatchReply) => this.settle(reply));
     worker.on('error', (error) => this.fail(worker, error));
     worker.on('exit', (code) => this.fail(worker, new Error(`the SQLite writer thread exited (code ${code})`)));

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { assertError, testApp } from '../helpers.js';
+
+const ETAG = /^"\d+"$/;
+
+describe('versions, ETags and conditional requests (RFC 9110 §13)', async () => {
+  const t = await testApp(after);
+  let next = 1000;
+  /** A fresh plant; its ETag. */
+  async function plant(name = 'Fern'): Promise<{ id: number; etag: string }> {
+    const id = next++;
+    const res = await t.call('PUT', `/plants/${id}`, { body: { name } });
+    assert.equal(res.statusCode, 201);
+    return { id, etag: String(res.headers.etag) };
+  }
+
+  it('every read and write answers a strong ETag; every write changes it, even one storing the same content', async () => {
+    const { id, etag } = await plant();
+    assert.match(etag, ETAG);
+    const read = await t.call('GET', `/plants/${id}`);
+    assert.equal(read.headers.etag, etag);
+    const same = await t.call('PUT', `/plants/${id}`, { body: { name: 'Fern' } });
+    assert.equal(same.statusCode, 200);
+    assert.notEqual(same.headers.etag, etag, 'an identical PUT is a new version');
+    const posted = await t.call('POST', '/plants', { body: { id, name: 'Fern' } });
+    assert.match(String(posted.headers.etag), ETAG);
+    assert.notEqual(posted.headers.etag, same.headers.etag, 'a POST replace too');
+    assert.deepEqual(posted.json(), { name: 'Fern' }, 'the POST answer keeps its specified body');
+    const patched = await t.call('PATCH', `/plants/${id}`, { body: {} });
+    assert.notEqual(patched.headers.etag, posted.headers.etag, 'an empty patch too');
+    assert.equal((await t.call('GET', `/plants/${id}`)).headers.etag, patched.headers.etag);
+  });
+
+  it('GET with If-None-Match naming the current ETag (or *) answers 304 with the ETag and no body; otherwise 200', async () => {
+    const { id, etag } = await plant();
+    for (const header of [etag, `"1", ${etag}`, `W/${etag}`, '*']) {
+      const res = await t.call('GET', `/plants/${id}`, { headers: { 'if-none-match': header } });
+      assert.equal(res.statusCode, 304, header);
+      assert.equal(res.payload, '');
+      assert.equal(res.headers.etag, etag);
+    }
+    const stale = await t.call('GET', `/plants/${id}`, { headers: { 'if-none-match': '"999999999"' } });
+    assert.equal(stale.statusCode, 200);
+    assert.equal(stale.headers.etag, etag);
+    assertError(await t.call('GET', '/plants/999999', { headers: { 'if-none-match': '*' } }), 404);
+  });
+
+  it('PUT, PATCH and DELETE with If-Match: a current ETag (in a list, or *) goes through; otherwise 412, nothing changed', async () => {
+    const { id, etag } = await plant('original');
+    for (const [method, body] of [
+      ['PUT', { name: 'changed' }],
+      ['PATCH', { name: 'changed' }],
+      ['DELETE', undefined],
+    ] as const) {
+      for (const header of ['"1"', `W/${etag}`, 'garbage', '"a", "b"']) {
+        const res = await t.call(method, `/plants/${id}`, { body, headers: { 'if-match': header } });
+        const message = assertError(res, 412);
+        assert.match(message, /If-Match/);
+      }
+    }
+    assert.deepEqual((await t.call('GET', `/plants/${id}`)).json(), { id, name: 'original' }, 'nothing changed');
+
+    const put = await t.call('PUT', `/plants/${id}`, { body: { name: 'v2' }, headers: { 'if-match': `"1", ${etag}` } });
+    assert.equal(put.statusCode, 200);
+    const patch = await t.call('PATCH', `/plants/${id}`, { body: { tag: 't' }, headers: { 'if-match': String(put.headers.etag) } });
+    assert.equal(patch.statusCode, 200);
+    assert.deepEqual(patch.json(), { id, name: 'v2', tag: 't' });
+    assertError(await t.call('DELETE', `/plants/${id}`, { headers: { 'if-match': String(put.headers.etag) } }), 412);
+    const star = await t.call('PATCH', `/plants/${id}`, { body: { tag: 'u' }, headers: { 'if-match': '*' } });
+    assert.equal(star.statusCode, 200);
+    assert.equal((await t.call('DELETE', `/plants/${id}`, { headers: { 'if-match': String(star.headers.etag) } })).statusCode, 204);
+  });
+
+  it('If-Match: * and no plant is 412 on PUT, PATCH and DELETE (not a create, not a 404)', async () => {
+    for (const [method, body] of [
+      ['PUT', { name: 'x' }],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
+      assertError(await t.call(method, '/plants/777777', { body, headers: { 'if-match': '*' } }), 412, '777777');
+      assertError(await t.call(method, '/plants/777777', { body, headers: { 'if-match': '"5"' } }), 412);
+    }
+    assertError(await t.call('GET', '/plants/777777'), 404);
+  });
+
+  it('PUT with If-None-Match: * only creates: 412 when the plant exists', async () => {
+    const res = await t.call('PUT', '/plants/888888', { body: { name: 'new' }, headers: { 'if-none-match': '*' } });
+    assert.equal(res.statusCode, 201);
+    const again = await t.call('PUT', '/plants/888888', { body: { name: 'other' }, headers: { 'if-none-match': '*' } });
+    assertError(again, 412, 'already exists');
+    assert.deepEqual((await t.call('GET', '/plants/888888')).json(), { id: 888888, name: 'new' });
+  });
+
+  it('of N concurrent PUTs with the same If-Match exactly one wins, the others get 412', async () => {
+    const { id, etag } = await plant();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => t.call('PUT', `/plants/${id}`, { body: { name: `writer ${i}` }, headers: { 'if-match': etag } })),
+    );
+    const statuses = answers.map((a) => a.statusCode).sort();
+    assert.deepEqual(statuses, [200, ...Array.from({ length: 11 }, () => 412)]);
+    const winner = answers.find((a) => a.statusCode === 200)!;
+    assert.deepEqual((await t.call('GET', `/plants/${id}`)).json(), winner.json());
+  });
+
+  it('the OpenAPI document shows the conditional headers, ETag, 304 and 412', async () => {
+    const doc = (await t.call('GET', '/openapi.json', { token: null })).json();
+    const get = doc.paths['/plants/{id}'].get;
+    assert.ok(get.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'));
+    assert.ok(get.responses['304'].headers.ETag);
+    assert.ok(get.responses['200'].headers.ETag);
+    for (const method of ['put', 'patch', 'delete']) {
+      const op = doc.paths['/plants/{id}'][method];
+      assert.ok(
+        op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-match'),
+        method,
+      );
+      assert.ok(op.responses['412'], method);
+    }
+  });
+});
