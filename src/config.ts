@@ -118,7 +118,16 @@ export const SETTINGS = {
     schema: oneOf(
       LOG_LEVELS,
       'info',
-      '`fatal` … `trace`, or `silent`; logs are JSON lines on stdout, one access line per request (written in batches every 50 ms; warnings and errors at once)',
+      '`fatal` … `trace`, or `silent`; logs go to stdout, one access line per request (JSON lines written in batches every 50 ms; warnings and errors at once)',
+    ),
+    parse: (text: string) => text.toLowerCase(),
+  },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    schema: oneOf(
+      ['auto', 'json', 'pretty'] as const,
+      'auto',
+      '`json` (JSON lines), `pretty` (readable text, pino-pretty), or `auto`: `pretty` when stdout is a terminal and `NODE_ENV` is not `production`, else `json`',
     ),
     parse: (text: string) => text.toLowerCase(),
   },
