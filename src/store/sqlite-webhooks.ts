@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { prepare } from './sqlite-connection.js';
 import type { EventType } from '../webhooks/events.js';
 import type {
   AttemptRecord,
@@ -77,10 +78,10 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly writer: WriteThread,
     private readonly guard: <T>(read: () => T) => Promise<T>,
   ) {
-    this.byId = db.prepare<[string], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id = ?`);
-    this.firstEndpoints = db.prepare<[number], EndpointRow>(`${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
-    this.nextEndpoints = db.prepare<[string, number], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
-    this.cursor = db.prepare<[string, string], { seq: number }>('SELECT seq FROM webhook_messages WHERE endpoint_id = ? AND event_id = ?');
+    this.byId = prepare<[string], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id = ?`);
+    this.firstEndpoints = prepare<[number], EndpointRow>(db, `${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
+    this.nextEndpoints = prepare<[string, number], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
+    this.cursor = prepare<[string, string], { seq: number }>(db, 'SELECT seq FROM webhook_messages WHERE endpoint_id = ? AND event_id = ?');
   }
 
   async createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint> {
@@ -123,14 +124,14 @@ export class SqliteWebhooks implements WebhookStore {
       }
       const rows =
         status === undefined
-          ? this.db
-              .prepare<[string, number, number], MessageRow>(`${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
-              .all(endpointId, before, limit)
-          : this.db
-              .prepare<[string, number, string, number], MessageRow>(
-                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? AND status = ? ORDER BY seq DESC LIMIT ?`,
-              )
-              .all(endpointId, before, status, limit);
+          ? prepare<[string, number, number], MessageRow>(
+              this.db,
+              `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+            ).all(endpointId, before, limit)
+          : prepare<[string, number, string, number], MessageRow>(
+              this.db,
+              `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND seq < ? AND status = ? ORDER BY seq DESC LIMIT ?`,
+            ).all(endpointId, before, status, limit);
       return rows.map(toMessage);
     });
   }

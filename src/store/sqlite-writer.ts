@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import type { PlantChange } from '../webhooks/events.js';
+import { openConnection, prepare } from './sqlite-connection.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow } from './sqlite-rows.js';
 import { sqliteWebhookWrites } from './sqlite-webhook-writes.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './sqlite-writes.js';
@@ -13,18 +13,19 @@ import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSetti
 
 const settings = workerData as WriterSettings;
 const port = parentPort!;
-const db = new Database(settings.path);
+const db = openConnection(settings.path);
 configureConnection(db, settings);
 
-const getPlant = db.prepare<[bigint | number], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
-const insertPlant = db.prepare<[bigint | number, string, string | null]>('INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
-const updatePlant = db.prepare<[string, string | null, bigint | number]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?');
-const deletePlant = db.prepare<[bigint | number]>('DELETE FROM plants WHERE id = ?');
-const activeTokenNamed = db.prepare<[string]>('SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
-const insertToken = db.prepare<[string, string, Buffer, string, string]>(
+const getPlant = prepare<[bigint | number], PlantRow>(db, 'SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
+const insertPlant = prepare<[bigint | number, string, string | null]>(db, 'INSERT OR IGNORE INTO plants (id, name, tag) VALUES (?, ?, ?)');
+const updatePlant = prepare<[string, string | null, bigint | number]>(db, 'UPDATE plants SET name = ?, tag = ? WHERE id = ?');
+const deletePlant = prepare<[bigint | number]>(db, 'DELETE FROM plants WHERE id = ?');
+const activeTokenNamed = prepare<[string]>(db, 'SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
+const insertToken = prepare<[string, string, Buffer, string, string]>(
+  db,
   'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
 );
-const revokeToken = db.prepare<[string, string, string]>('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
+const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
 
 const webhooks = sqliteWebhookWrites(db);
 

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Scope } from '../auth/scopes.js';
 import type { PlantId } from '../plants/id.js';
 import { sqlitePath } from './database-url.js';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow, type SqliteConnectionSettings } from './sqlite-rows.js';
+import { openConnection, prepare } from './sqlite-connection.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import {
   DuplicateTokenNameError,
@@ -68,12 +69,12 @@ export class SqliteStore implements Store {
     const path = sqlitePath(url);
     try {
       mkdirSync(dirname(path), { recursive: true });
-      const db = new Database(path);
+      const db = openConnection(path);
       configureConnection(db, options);
-      db.pragma('journal_mode = WAL');
+      db.exec('PRAGMA journal_mode = WAL');
       // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
       // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
-      db.pragma('cache_size = -16000');
+      db.exec('PRAGMA cache_size = -16000');
       migrate(db);
       const writer = new WriteThread(
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
@@ -87,7 +88,7 @@ export class SqliteStore implements Store {
 
   ping(): Promise<void> {
     return guard(() => {
-      this.db.prepare('SELECT 1').get();
+      prepare(this.db, 'SELECT 1').get();
     });
   }
 
@@ -100,13 +101,13 @@ export class SqliteStore implements Store {
 /** Applies the migrations not yet recorded, each in its own transaction. */
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const applied = new Set(prepare(db, 'SELECT version FROM schema_migrations').pluck().all() as number[]);
+  const record = prepare(db, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   for (const m of SQLITE_MIGRATIONS) {
     if (applied.has(m.version)) continue;
     // IMMEDIATE takes the write lock first, so two processes starting at once apply each migration once.
     db.transaction(() => {
-      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      const again = prepare(db, 'SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
       if (again) return;
       db.exec(m.sql);
       record.run(m.version, m.name, new Date().toISOString());
@@ -126,11 +127,11 @@ class SqlitePlants implements PlantStore {
     private readonly writer: WriteThread,
   ) {
     const cols = 'SELECT id, name, tag FROM plants';
-    this.getStmt = db.prepare<[PlantId], PlantRow>(`${cols} WHERE id = ?`).safeIntegers(true);
-    this.firstPage = db.prepare<[number], PlantRow>(`${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextPage = db.prepare<[PlantId, number], PlantRow>(`${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.firstTagPage = db.prepare<[string, number], PlantRow>(`${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextTagPage = db.prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.getStmt = prepare<[PlantId], PlantRow>(db, `${cols} WHERE id = ?`).safeIntegers(true);
+    this.firstPage = prepare<[number], PlantRow>(db, `${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.nextPage = prepare<[PlantId, number], PlantRow>(db, `${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.firstTagPage = prepare<[string, number], PlantRow>(db, `${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.nextTagPage = prepare<[string, PlantId, number], PlantRow>(db, `${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
   }
 
   get(id: PlantId): Promise<Plant | undefined> {
@@ -195,9 +196,9 @@ class SqliteTokens implements TokenStore {
     db: Database.Database,
     private readonly writer: WriteThread,
   ) {
-    this.byHash = db.prepare<[Buffer], TokenRow>('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
-    this.all = db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id');
-    this.total = db.prepare<[], number>('SELECT count(*) FROM tokens').pluck();
+    this.byHash = prepare<[Buffer], TokenRow>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.all = prepare<[], TokenRow>(db, 'SELECT * FROM tokens ORDER BY created_at, id');
+    this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
   }
 
   async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
