@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openConnection, prepare } from '../src/store/sqlite-connection.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 
 /**
@@ -9,16 +9,16 @@ import { SqliteStore } from '../src/store/sqlite.js';
 export async function seedSqlite(path: string, count: number): Promise<void> {
   const store = SqliteStore.open(`file:${path}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
   await store.close();
-  const db = new Database(path);
+  const db = openConnection(path);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = OFF');
-    const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = OFF');
+    const insert = prepare(db, 'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
     const tags = ['tropical', 'succulent', 'fern', null];
     db.transaction(() => {
       for (let id = 1; id <= count; id++) insert.run(id, `Plant number ${id}`, tags[id % 4]);
     })();
-    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();
   }

@@ -1,6 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
+import { jwksUrl, publicKeyFromPem, secretKey } from './auth/jwt-keys.js';
 import { databaseKind, redactUrl } from './store/database-url.js';
 
 /**
@@ -72,6 +73,45 @@ export const SETTINGS = {
         return token;
       }),
   },
+  jwtJwksUrl: {
+    env: 'JWT_JWKS_URL',
+    schema: Type.String({
+      default: '',
+      description:
+        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
+    }),
+    parse: (text: string) => jwksUrl(text).href,
+    docDefault: 'off',
+  },
+  jwtPublicKey: {
+    env: 'JWT_PUBLIC_KEY',
+    schema: Type.String({
+      default: '',
+      description: 'Accept JWTs signed by this key instead: a PEM public key or certificate (RSA, EC or Ed25519; `\\n` for line breaks on one line)',
+    }),
+    parse: (text: string) => (publicKeyFromPem(text), text),
+    docDefault: 'off',
+  },
+  jwtSecret: {
+    env: 'JWT_SECRET',
+    schema: Type.String({
+      default: '',
+      description: 'Accept JWTs signed with HS256 by this shared secret instead (its text as UTF-8, at least 32 bytes)',
+    }),
+    // The message never repeats the secret.
+    parse: (text: string) => (secretKey(text), text),
+    docDefault: 'off',
+  },
+  jwtIssuer: {
+    env: 'JWT_ISSUER',
+    schema: Type.String({ default: '', description: 'The `iss` every accepted JWT names (required with a JWT key)' }),
+    docDefault: 'none',
+  },
+  jwtAudience: {
+    env: 'JWT_AUDIENCE',
+    schema: Type.String({ default: '', description: 'The `aud` every accepted JWT names, or includes (required with a JWT key)' }),
+    docDefault: 'none',
+  },
   bodyLimit: {
     env: 'BODY_LIMIT',
     schema: int(1024, 16 * 1024 * 1024, 64 * 1024, 'Largest request body in bytes (larger: 413); imports have their own'),
@@ -94,7 +134,16 @@ export const SETTINGS = {
     schema: oneOf(
       LOG_LEVELS,
       'info',
-      '`fatal` … `trace`, or `silent`; logs are JSON lines on stdout, one access line per request (written in batches every 50 ms; warnings and errors at once)',
+      '`fatal` … `trace`, or `silent`; logs go to stdout, one access line per request (JSON lines written in batches every 50 ms; warnings and errors at once)',
+    ),
+    parse: (text: string) => text.toLowerCase(),
+  },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    schema: oneOf(
+      ['auto', 'json', 'pretty'] as const,
+      'auto',
+      '`json` (JSON lines), `pretty` (readable text, pino-pretty), or `auto`: `pretty` when stdout is a terminal and `NODE_ENV` is not `production`, else `json`',
     ),
     parse: (text: string) => text.toLowerCase(),
   },
@@ -287,6 +336,26 @@ function wholeNumber(text: string): number {
 function checkRelations(config: Config): void {
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
+  }
+  checkJwtSettings(config);
+}
+
+/** One key source for JWTs at most, and with it the issuer and the audience the tokens must name. */
+function checkJwtSettings(config: Config): void {
+  const keys = (['jwtJwksUrl', 'jwtPublicKey', 'jwtSecret'] as const).filter((key) => config[key] !== '').map((key) => SETTINGS[key].env);
+  const [first, second] = keys;
+  if (second !== undefined) {
+    throw new ConfigError(first!, `only one of JWT_JWKS_URL, JWT_PUBLIC_KEY and JWT_SECRET may be set, got ${keys.join(' and ')}`);
+  }
+  const claims = [
+    ['JWT_ISSUER', config.jwtIssuer, 'issuer (iss)'],
+    ['JWT_AUDIENCE', config.jwtAudience, 'audience (aud)'],
+  ] as const;
+  for (const [env, value, what] of claims) {
+    if (first !== undefined && value === '') throw new ConfigError(env, `is required with ${first}: the ${what} that accepted JWTs name`);
+    if (first === undefined && value !== '') {
+      throw new ConfigError(env, 'is set but JWTs are off: set JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET to verify them with');
+    }
   }
 }
 

@@ -21,7 +21,7 @@ declare module 'fastify' {
 /** What each error status means, for every operation that can answer it. */
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Error response: the request is not valid (the message names the field or parameter)',
-  401: 'Error response: missing, malformed, unknown or revoked bearer token',
+  401: 'Error response: missing, malformed, unknown or revoked bearer token, or an invalid JWT',
   403: 'Error response: the token lacks the scope this operation needs',
   404: 'Error response: nothing with this id',
   409: 'Error response: a conflict with what is stored; nothing changed',
@@ -171,7 +171,13 @@ export function buildOpenApi(
     ),
     components: {
       schemas: Object.fromEntries([...components].map(([schema, name]) => [name, show(schema, true)])),
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "The service's own tokens, or JWTs of the identity provider when one is configured",
+        },
+      },
     },
     security: [{ bearerAuth: [] }],
   };

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { chooseLogFormat, prettyDestination } from './http/log-format.js';
 import { createLogger, logDestination } from './http/logging.js';
 import { RequestPressure } from './http/request-pressure.js';
 import { redactUrl } from './store/database-url.js';
@@ -39,11 +40,13 @@ async function main(): Promise<void> {
     runPrimary(config.webConcurrency);
     return;
   }
+  // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
+  // reach a line (see http/logging.ts). The first token's message above went to stderr either way.
+  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
   const app = await buildApp({
     config,
     store,
-    // JSON lines on stdout, written in batches; tokens never reach a line (see http/logging.ts).
-    logger: createLogger(config.logLevel, logDestination()),
+    logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
   });
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openConnection, prepare } from '../src/store/sqlite-connection.js';
 import { tempDir } from './helpers.js';
 import { request, run, SERVER_JS, startServer } from './process.js';
 
@@ -32,9 +32,9 @@ describe('first start', () => {
     assert.equal((await request(`${server.url}/plants/1`, { token: `${token}x` })).status, 401);
 
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
-    const db = new Database(join(dir, 'x.db'), { readonly: true });
+    const db = openConnection(join(dir, 'x.db'), { readonly: true });
     try {
-      const rows = db.prepare('SELECT * FROM tokens').all() as Record<string, unknown>[];
+      const rows = prepare(db, 'SELECT * FROM tokens').all() as Record<string, unknown>[];
       assert.equal(rows.length, 1);
       const stored = JSON.stringify(rows, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString('latin1') : value));
       assert.ok(!stored.includes(token) && !stored.includes(token.slice(3)), 'the secret is not stored');
@@ -59,9 +59,9 @@ describe('first start', () => {
     assert.equal((await request(`${server.url}/plants`, { token: 'static-two' })).status, 200);
     assert.equal((await request(`${server.url}/plants`, { token: 'static-three' })).status, 401);
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
-    const db = new Database(join(dir, 'x.db'), { readonly: true });
+    const db = openConnection(join(dir, 'x.db'), { readonly: true });
     try {
-      assert.equal(db.prepare('SELECT count(*) FROM tokens').pluck().get(), 0);
+      assert.equal(prepare(db, 'SELECT count(*) FROM tokens').pluck().get(), 0);
     } finally {
       db.close();
     }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { TokenRecord, TokenStore } from '../store/store.js';
+import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import { SCOPES, type Scope } from './scopes.js';
 
 /**
@@ -28,19 +29,26 @@ export async function createToken(tokens: TokenStore, name: string, scopes: read
 }
 
 export interface Principal {
-  /** The stored token's id, or "static" for a token from PLANT_STORE_TOKENS. */
+  /** The stored token's id, "static" for a token from PLANT_STORE_TOKENS, or `jwt:<iss>:<sub>` for a JWT. */
   tokenId: string;
   scopes: readonly Scope[];
 }
+
+/** What a token is found to be: whose it is, or why it is refused (a message for the client, never the token). */
+export type Verdict = Principal | string;
+
+const UNKNOWN_TOKEN = 'unknown or revoked bearer token';
 
 /** How long a stored token found valid is trusted without asking the store again: a revocation takes effect within it. */
 export const TOKEN_CACHE_MS = 500;
 const CACHE_MAX = 10_000;
 
 /**
- * Finds who a bearer token belongs to: a static token from the configuration or a stored one.
- * Tokens found valid are cached by their secret (static ones for good, stored ones for TOKEN_CACHE_MS),
- * so a busy client costs one map lookup per request instead of a SHA-256, and a store lookup at most
+ * Finds who a bearer token belongs to: a static token from the configuration, a JWT (when one is
+ * configured: only a token shaped like a JWT goes there, so the identity provider never slows the
+ * other tokens), or a stored one. Tokens found valid are cached by their secret (static ones for good,
+ * stored ones for TOKEN_CACHE_MS, JWTs for JWT_CACHE_MS but never past their expiry), so a busy client
+ * costs one map lookup per request instead of a SHA-256 or a signature check, and a store lookup at most
  * every TOKEN_CACHE_MS; unknown tokens are never cached, so a token created after start works at once.
  */
 export class TokenVerifier {
@@ -50,12 +58,13 @@ export class TokenVerifier {
   constructor(
     staticTokens: readonly string[],
     private readonly store: TokenStore,
+    private readonly jwt?: JwtVerifier,
   ) {
     this.staticHashes = staticTokens.map(hashToken);
   }
 
-  /** The principal, or undefined for an unknown or revoked token. Synchronous when the answer is known without the store. */
-  verify(secret: string): Principal | undefined | Promise<Principal | undefined> {
+  /** The principal, or why the token is refused. Synchronous when the answer is known without the store or a JWT check. */
+  verify(secret: string): Verdict | Promise<Verdict> {
     const cached = this.cache.get(secret);
     if (cached !== undefined && cached.until > Date.now()) return cached.principal;
     const hash = hashToken(secret);
@@ -66,10 +75,17 @@ export class TokenVerifier {
       this.remember(secret, STATIC_PRINCIPAL, Infinity);
       return STATIC_PRINCIPAL;
     }
+    if (this.jwt !== undefined && looksLikeJwt(secret)) {
+      return this.jwt.verify(secret).then((verified) => {
+        if (typeof verified === 'string') return verified;
+        this.remember(secret, verified.principal, verified.until);
+        return verified.principal;
+      });
+    }
     return this.store.findActiveByHash(hash).then((record) => {
       if (!record || !timingSafeEqual(record.hash, hash)) {
         this.cache.delete(secret);
-        return undefined;
+        return UNKNOWN_TOKEN;
       }
       const principal: Principal = { tokenId: record.id, scopes: record.scopes };
       this.remember(secret, principal, Date.now() + TOKEN_CACHE_MS);

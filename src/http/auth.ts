@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Scope } from '../auth/scopes.js';
-import type { Principal, TokenVerifier } from '../auth/tokens.js';
+import type { Principal, TokenVerifier, Verdict } from '../auth/tokens.js';
 import { HttpError } from './errors.js';
 
 /** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
@@ -66,14 +66,14 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
     }
     const result = verifier.verify(match[1]!);
     // A closure only for the rare token that is not cached: this hook runs on every request.
-    if (result instanceof Promise) result.then((principal) => admit(request, needed, principal, done), done);
+    if (result instanceof Promise) result.then((verdict) => admit(request, needed, verdict, done), done);
     else admit(request, needed, result, done);
   };
 }
 
-function admit(request: FastifyRequest, needed: Scope, principal: Principal | undefined, done: (error?: Error) => void): void {
-  if (!principal) return done(unauthorized('unknown or revoked bearer token', true));
-  if (!principal.scopes.includes(needed)) return done(forbidden(needed));
-  request.principal = principal;
+function admit(request: FastifyRequest, needed: Scope, verdict: Verdict, done: (error?: Error) => void): void {
+  if (typeof verdict === 'string') return done(unauthorized(verdict, true));
+  if (!verdict.scopes.includes(needed)) return done(forbidden(needed));
+  request.principal = verdict;
   done();
 }

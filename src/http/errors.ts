@@ -70,7 +70,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       // Not a fault: the service is taking writes faster than the database commits them.
       request.log.warn(error.message);
       reply.header('retry-after', '1');
-      return send(reply, 503, `the store is busy with other writes, retry later (request id ${request.id})`);
+      return send(reply, 503, `the store is busy, retry later (request id ${request.id})`);
     }
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error.cause ?? error }, 'store unavailable');

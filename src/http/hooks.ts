@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { JwtVerifier } from '../auth/jwt.js';
 import { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
@@ -29,7 +30,15 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
   const rateLimit =
     limit > 0 ? rateLimitHooks(store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
   if (rateLimit) app.addHook('onRequest', rateLimit.beforeAuth);
-  app.addHook('onRequest', authHook(new TokenVerifier(settings.tokens, store.tokens)));
+  // JWTs when a key is configured; a JWKS is fetched once the app is ready, without holding up the start.
+  const jwt = JwtVerifier.fromConfig(settings, (reason) =>
+    app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
+  );
+  if (jwt) {
+    app.addHook('onReady', (done) => (jwt.warmUp(), done()));
+    app.addHook('onClose', (_app, done) => (jwt.close(), done()));
+  }
+  app.addHook('onRequest', authHook(new TokenVerifier(settings.tokens, store.tokens, jwt)));
   if (rateLimit) {
     app.addHook('onRequest', rateLimit.afterAuth);
     app.addHook('onResponse', rateLimit.onResponse);

@@ -31,15 +31,16 @@ export function loggableUrl(url: string): string {
 
 /** pino's number for warn: lines at this level and above are written at once. */
 const WARN = 40;
-/**
- * The server's logger: JSON lines (pino), tokens redacted wherever a serializer might put them.
- * A warning, an error or a fatal line reaches the destination at once, with every line before it.
- */
 /** Standard output, written in batches (see log-destination.ts). */
 export function logDestination(fd = 1): BatchedDestination {
   return new BatchedDestination(fd);
 }
 
+/**
+ * The server's logger: JSON lines (pino), tokens redacted wherever a serializer might put them, to the
+ * destination (JSON lines in batches, or readable text on a terminal: http/log-format.ts).
+ * A warning, an error or a fatal line reaches the destination at once, with every line before it.
+ */
 export function createLogger(level: Config['logLevel'], destination: DestinationStream & { flush?(): void }): Logger {
   return pino(
     {

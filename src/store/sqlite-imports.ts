@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { prepare } from './sqlite-connection.js';
 import { toPlantId } from '../plants/id.js';
 import type { PlantChange } from '../webhooks/events.js';
 import { toPlant, type PlantRow } from './sqlite-rows.js';
@@ -23,25 +24,38 @@ interface Needs {
 type Ops = { [K in 'importStage' | 'importCommit' | 'importAbort']: (op: WriteOf<K>) => WriteResults[K] };
 
 export function sqliteImports(db: Database.Database, needs: Needs): { ops: Ops } {
-  const hasSubscribers = db.prepare('SELECT 1 FROM webhook_endpoints LIMIT 1').pluck();
-  const table = (importId: number) => `temp.import_${Math.trunc(importId)}`;
+  const hasSubscribers = prepare(db, 'SELECT 1 FROM webhook_endpoints LIMIT 1').pluck();
+  // Imports in progress stage into numbered tables, a number reused once its import ends: the statements
+  // naming them are prepared once and kept (sqlite-connection.ts), so their number must stay small.
+  const slots = new Map<number, number>();
+  const slot = (importId: number): number => {
+    let n = slots.get(importId);
+    if (n === undefined) {
+      const used = new Set(slots.values());
+      for (n = 1; used.has(n); n++);
+      slots.set(importId, n);
+    }
+    return n;
+  };
+  const table = (importId: number) => `temp.import_${slot(importId)}`;
   const create = (importId: number) =>
-    db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_${Math.trunc(importId)} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT)`);
-  const drop = (importId: number) => db.exec(`DROP TABLE IF EXISTS ${table(importId)}`);
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_${slot(importId)} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT)`);
+  const drop = (importId: number) => {
+    db.exec(`DROP TABLE IF EXISTS ${table(importId)}`);
+    slots.delete(importId);
+  };
 
   /** Announces every staged plant, created or updated, reading the staging table a chunk at a time. */
   function announce(importId: number): void {
     const now = Date.now();
-    const first = db
-      .prepare<[number], PlantRow & { existed: bigint }>(
-        `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
-      )
-      .safeIntegers(true);
-    const next = db
-      .prepare<[bigint, number], PlantRow & { existed: bigint }>(
-        `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
-      )
-      .safeIntegers(true);
+    const first = prepare<[number], PlantRow & { existed: bigint }>(
+      db,
+      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
+    ).safeIntegers(true);
+    const next = prepare<[bigint, number], PlantRow & { existed: bigint }>(
+      db,
+      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
+    ).safeIntegers(true);
     for (let rows = first.all(ANNOUNCE_CHUNK); rows.length > 0; rows = next.all(rows.at(-1)!.id, ANNOUNCE_CHUNK)) {
       needs.queue(
         rows.map((row) => ({ type: row.existed ? 'plant.updated' : 'plant.created', plant: toPlant(row) })),
@@ -54,7 +68,7 @@ export function sqliteImports(db: Database.Database, needs: Needs): { ops: Ops }
     ops: {
       importStage({ importId, rows }) {
         create(importId);
-        const insert = db.prepare<[bigint, string, string | null]>(`INSERT OR REPLACE INTO ${table(importId)} (id, name, tag) VALUES (?, ?, ?)`);
+        const insert = prepare<[bigint, string, string | null]>(db, `INSERT OR REPLACE INTO ${table(importId)} (id, name, tag) VALUES (?, ?, ?)`);
         const values = rows.text.split('\u0000');
         for (let i = 0, v = 0; i < rows.ids.length; i++) {
           const name = values[v++]!;
@@ -66,8 +80,7 @@ export function sqliteImports(db: Database.Database, needs: Needs): { ops: Ops }
         create(importId);
         const staged = table(importId);
         if (createOnly) {
-          const existing = db
-            .prepare<[], bigint>(`SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id LIMIT 1`)
+          const existing = prepare<[], bigint>(db, `SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id LIMIT 1`)
             .pluck()
             .safeIntegers(true)
             .get();
@@ -76,15 +89,15 @@ export function sqliteImports(db: Database.Database, needs: Needs): { ops: Ops }
             return { conflict: toPlantId(existing) };
           }
         }
-        const total = db.prepare<[], number>(`SELECT count(*) FROM ${staged}`).pluck().get()!;
-        const replaced = db
-          .prepare<[], number>(`SELECT count(*) FROM ${staged} s WHERE EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)`)
+        const total = prepare<[], number>(db, `SELECT count(*) FROM ${staged}`).pluck().get()!;
+        const replaced = prepare<[], number>(db, `SELECT count(*) FROM ${staged} s WHERE EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)`)
           .pluck()
           .get()!;
         if (total > 0) {
           if (hasSubscribers.get() !== undefined) announce(importId);
           // One version for the whole import: each plant's version still changes, and is never reused.
-          db.prepare<[number]>(
+          prepare<[number]>(
+            db,
             `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, ? FROM ${staged} WHERE true
              ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version`,
           ).run(needs.nextVersion());

@@ -15,10 +15,11 @@ export interface SqliteConnectionSettings {
 }
 
 export function configureConnection(db: Database.Database, settings: SqliteConnectionSettings): void {
-  db.pragma(`busy_timeout = ${settings.busyTimeoutMs}`);
-  db.pragma(`synchronous = ${settings.synchronous}`);
+  // exec, not pragma(): see sqlite-connection.ts.
+  db.exec(`PRAGMA busy_timeout = ${settings.busyTimeoutMs}`);
+  db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
   // Deleting a webhook endpoint deletes its messages (ON DELETE CASCADE).
-  db.pragma('foreign_keys = ON');
+  db.exec('PRAGMA foreign_keys = ON');
 }
 
 /** A plant row as read with safeIntegers: ids as bigint, exact. */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { prepare } from './sqlite-connection.js';
 import { eventBody, newEventId, type PlantChange } from '../webhooks/events.js';
 import { DISABLED_AT_EVENT, failingTooLong } from '../webhooks/reasons.js';
 import type { WriteOf, WriteResults } from './sqlite-writes.js';
@@ -38,38 +39,42 @@ type Ops = {
 };
 
 export function sqliteWebhookWrites(db: Database.Database): { queue(changes: PlantChange[], now: number): number; ops: Ops } {
-  const endpoints = db.prepare<[], EndpointRow>('SELECT id, events, enabled FROM webhook_endpoints');
-  const insertMessage = db.prepare<[string, string, string, string, number, string, number | null, string | null]>(
+  const endpoints = prepare<[], EndpointRow>(db, 'SELECT id, events, enabled FROM webhook_endpoints');
+  const insertMessage = prepare<[string, string, string, string, number, string, number | null, string | null]>(
+    db,
     `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const endpointExists = db.prepare<[string]>('SELECT 1 FROM webhook_endpoints WHERE id = ?');
-  const claim = db
-    .prepare<[number, number, number, number], ClaimedRow>(
-      `UPDATE webhook_messages SET lease_until = ?
+  const endpointExists = prepare<[string]>(db, 'SELECT 1 FROM webhook_endpoints WHERE id = ?');
+  const claim = prepare<[number, number, number, number], ClaimedRow>(
+    db,
+    `UPDATE webhook_messages SET lease_until = ?
        WHERE seq IN (SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id
                      WHERE m.status = 'pending' AND m.next_attempt_at <= ? AND (m.lease_until IS NULL OR m.lease_until <= ?) AND e.enabled = 1
                      ORDER BY m.next_attempt_at, m.seq LIMIT ?)
        RETURNING seq, endpoint_id, event_id, payload, round_attempts`,
-    )
-    .safeIntegers(true);
-  const secrets = db.prepare<[string], EndpointSecrets>(
+  ).safeIntegers(true);
+  const secrets = prepare<[string], EndpointSecrets>(
+    db,
     'SELECT id, url, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = ?',
   );
-  const delivered = db.prepare<[number, number | null, bigint]>(
+  const delivered = prepare<[number, number | null, bigint]>(
+    db,
     `UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1, last_attempt_at = ?,
        last_status = ?, last_error = NULL, next_attempt_at = NULL, lease_until = NULL WHERE seq = ?`,
   );
-  const failedAttempt = db.prepare<[string, number | null, number, number | null, string | null, bigint]>(
+  const failedAttempt = prepare<[string, number | null, number, number | null, string | null, bigint]>(
+    db,
     `UPDATE webhook_messages SET status = ?, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = ?,
        last_attempt_at = ?, last_status = ?, last_error = ?, lease_until = NULL WHERE seq = ?`,
   );
-  const succeeded = db.prepare<[string]>('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?');
-  const failing = db.prepare<[number, string]>('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?');
-  const disableIfFailingSince = db.prepare<[string, string, number]>(
+  const succeeded = prepare<[string]>(db, 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?');
+  const failing = prepare<[number, string]>(db, 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?');
+  const disableIfFailingSince = prepare<[string, string, number]>(
+    db,
     'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ? AND enabled = 1 AND failing_since <= ?',
   );
-  const disable = db.prepare<[string, string]>('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?');
+  const disable = prepare<[string, string]>(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?');
 
   return {
     /** Queues one message per subscribed endpoint for each change; the number queued for delivery now. */
@@ -98,7 +103,7 @@ export function sqliteWebhookWrites(db: Database.Database): { queue(changes: Pla
 
     ops: {
       createEndpoint({ endpoint: e }) {
-        db.prepare(`INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)`).run(
+        prepare(db, `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)`).run(
           e.id,
           e.url,
           e.events.join(' '),
@@ -110,32 +115,33 @@ export function sqliteWebhookWrites(db: Database.Database): { queue(changes: Pla
       },
       updateEndpoint({ id, changes }) {
         if (!endpointExists.get(id)) return false;
-        if (changes.url !== undefined) db.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').run(changes.url, id);
-        if (changes.events !== undefined) db.prepare('UPDATE webhook_endpoints SET events = ? WHERE id = ?').run(changes.events.join(' '), id);
-        if (changes.description !== undefined) db.prepare('UPDATE webhook_endpoints SET description = ? WHERE id = ?').run(changes.description, id);
+        if (changes.url !== undefined) prepare(db, 'UPDATE webhook_endpoints SET url = ? WHERE id = ?').run(changes.url, id);
+        if (changes.events !== undefined) prepare(db, 'UPDATE webhook_endpoints SET events = ? WHERE id = ?').run(changes.events.join(' '), id);
+        if (changes.description !== undefined) prepare(db, 'UPDATE webhook_endpoints SET description = ? WHERE id = ?').run(changes.description, id);
         if (changes.enabled === true) {
-          db.prepare('UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL WHERE id = ?').run(id);
-        } else if (changes.enabled === false) db.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = NULL WHERE id = ?').run(id);
+          prepare(db, 'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL WHERE id = ?').run(id);
+        } else if (changes.enabled === false) prepare(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = NULL WHERE id = ?').run(id);
         return true;
       },
       deleteEndpoint({ id }) {
-        return db.prepare('DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
+        return prepare(db, 'DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
       },
       rotateSecret({ id, secret, previousUntil }) {
         return (
-          db
-            .prepare('UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?')
-            .run(previousUntil, secret, id).changes === 1
+          prepare(db, 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?').run(
+            previousUntil,
+            secret,
+            id,
+          ).changes === 1
         );
       },
       replay({ endpointId, since, until, now }) {
         if (!endpointExists.get(endpointId)) return null;
-        return db
-          .prepare(
-            `UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ?, lease_until = NULL
+        return prepare(
+          db,
+          `UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ?, lease_until = NULL
              WHERE endpoint_id = ? AND status = 'failed' AND occurred_at >= ? AND occurred_at <= ?`,
-          )
-          .run(now, endpointId, since, until ?? Number.MAX_SAFE_INTEGER).changes;
+        ).run(now, endpointId, since, until ?? Number.MAX_SAFE_INTEGER).changes;
       },
       claimDue({ limit, leaseMs, now }) {
         const rows = claim.all(now + leaseMs, now, now, limit);
@@ -172,7 +178,7 @@ export function sqliteWebhookWrites(db: Database.Database): { queue(changes: Pla
         return null;
       },
       deleteExpired({ before }) {
-        return db.prepare(`DELETE FROM webhook_messages WHERE status <> 'pending' AND coalesce(last_attempt_at, occurred_at) < ?`).run(before)
+        return prepare(db, `DELETE FROM webhook_messages WHERE status <> 'pending' AND coalesce(last_attempt_at, occurred_at) < ?`).run(before)
           .changes;
       },
     },

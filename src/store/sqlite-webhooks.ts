@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { prepare } from './sqlite-connection.js';
 import type { EventType } from '../webhooks/events.js';
 import type {
   AttemptRecord,
@@ -76,9 +77,9 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly writer: WriteThread,
     private readonly guard: <T>(read: () => T) => Promise<T>,
   ) {
-    this.byId = db.prepare<[string], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id = ?`);
-    this.firstEndpoints = db.prepare<[number], EndpointRow>(`${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
-    this.nextEndpoints = db.prepare<[string, number], EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
+    this.byId = prepare<[string], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id = ?`);
+    this.firstEndpoints = prepare<[number], EndpointRow>(db, `${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
+    this.nextEndpoints = prepare<[string, number], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
   }
 
   async createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint> {
@@ -117,16 +118,14 @@ export class SqliteWebhooks implements WebhookStore {
       const before = after ?? '~';
       const rows =
         status === undefined
-          ? this.db
-              .prepare<[string, string, number], MessageRow>(
-                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?`,
-              )
-              .all(endpointId, before, limit)
-          : this.db
-              .prepare<[string, string, string, number], MessageRow>(
-                `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? AND status = ? ORDER BY event_id DESC LIMIT ?`,
-              )
-              .all(endpointId, before, status, limit);
+          ? prepare<[string, string, number], MessageRow>(
+              this.db,
+              `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?`,
+            ).all(endpointId, before, limit)
+          : prepare<[string, string, string, number], MessageRow>(
+              this.db,
+              `${MESSAGE_COLUMNS} WHERE endpoint_id = ? AND event_id < ? AND status = ? ORDER BY event_id DESC LIMIT ?`,
+            ).all(endpointId, before, status, limit);
       return rows.map(toMessage);
     });
   }

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import type { PlantId } from '../plants/id.js';
 import type { PlantChange } from '../webhooks/events.js';
+import { openConnection, prepare } from './sqlite-connection.js';
 import { sqliteImports } from './sqlite-imports.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow } from './sqlite-rows.js';
 import { sqliteWebhookWrites } from './sqlite-webhook-writes.js';
@@ -16,21 +16,25 @@ import type { IfMatch } from './store.js';
 
 const settings = workerData as WriterSettings;
 const port = parentPort!;
-const db = new Database(settings.path);
+const db = openConnection(settings.path);
 configureConnection(db, settings);
 
-const getPlant = db.prepare<[PlantId], PlantRow & { version: bigint }>('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
-const getVersion = db.prepare<[PlantId], bigint>('SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
-const insertPlant = db.prepare<[PlantId, string, string | null, number]>('INSERT OR IGNORE INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)');
-const updatePlant = db.prepare<[string, string | null, number, PlantId]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
-const deletePlant = db.prepare<[PlantId]>('DELETE FROM plants WHERE id = ?');
-const readCounter = db.prepare<[], number>("SELECT value FROM counters WHERE name = 'plant_version'").pluck();
-const writeCounter = db.prepare<[number]>("UPDATE counters SET value = ? WHERE name = 'plant_version'");
-const activeTokenNamed = db.prepare<[string]>('SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
-const insertToken = db.prepare<[string, string, Buffer, string, string]>(
+const getPlant = prepare<[PlantId], PlantRow & { version: bigint }>(db, 'SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
+const getVersion = prepare<[PlantId], bigint>(db, 'SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
+const insertPlant = prepare<[PlantId, string, string | null, number]>(
+  db,
+  'INSERT OR IGNORE INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)',
+);
+const updatePlant = prepare<[string, string | null, number, PlantId]>(db, 'UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
+const deletePlant = prepare<[PlantId]>(db, 'DELETE FROM plants WHERE id = ?');
+const readCounter = prepare<[], number>(db, "SELECT value FROM counters WHERE name = 'plant_version'").pluck();
+const writeCounter = prepare<[number]>(db, "UPDATE counters SET value = ? WHERE name = 'plant_version'");
+const activeTokenNamed = prepare<[string]>(db, 'SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
+const insertToken = prepare<[string, string, Buffer, string, string]>(
+  db,
   'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
 );
-const revokeToken = db.prepare<[string, string, string]>('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
+const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
 
 const webhooks = sqliteWebhookWrites(db);
 

@@ -1,14 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Scope } from '../auth/scopes.js';
 import type { PlantId } from '../plants/id.js';
 import { sqlitePath } from './database-url.js';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js';
 import { classifySqliteError, configureConnection, toPlant, type PlantRow, type SqliteConnectionSettings } from './sqlite-rows.js';
+import { openConnection, prepare, type Connection } from './sqlite-connection.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import {
   DuplicateTokenNameError,
+  StoreBusyError,
   StoreUnavailableError,
   ImportConflictError,
   type IfMatch,
@@ -68,6 +70,7 @@ function guard<T>(fn: () => T): Promise<T> {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly plants: PlantStore;
+  private readonly exports: ExportConnections;
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
 
@@ -76,7 +79,8 @@ export class SqliteStore implements Store {
     private readonly writer: WriteThread,
     path: string,
   ) {
-    this.plants = new SqlitePlants(db, writer, path);
+    this.exports = new ExportConnections(path);
+    this.plants = new SqlitePlants(db, writer, this.exports);
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer, guard);
   }
@@ -85,12 +89,12 @@ export class SqliteStore implements Store {
     const path = sqlitePath(url);
     try {
       mkdirSync(dirname(path), { recursive: true });
-      const db = new Database(path);
+      const db = openConnection(path);
       configureConnection(db, options);
-      db.pragma('journal_mode = WAL');
+      db.exec('PRAGMA journal_mode = WAL');
       // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
       // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
-      db.pragma('cache_size = -16000');
+      db.exec('PRAGMA cache_size = -16000');
       migrate(db);
       const writer = new WriteThread(
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
@@ -104,12 +108,13 @@ export class SqliteStore implements Store {
 
   ping(): Promise<void> {
     return guard(() => {
-      this.db.prepare('SELECT 1').get();
+      prepare(this.db, 'SELECT 1').get();
     });
   }
 
   async close(): Promise<void> {
     await this.writer.close();
+    this.exports.close();
     if (this.db.open) this.db.close();
   }
 }
@@ -117,13 +122,13 @@ export class SqliteStore implements Store {
 /** Applies the migrations not yet recorded, each in its own transaction. */
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const applied = new Set(prepare(db, 'SELECT version FROM schema_migrations').pluck().all() as number[]);
+  const record = prepare(db, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   for (const m of SQLITE_MIGRATIONS) {
     if (applied.has(m.version)) continue;
     // IMMEDIATE takes the write lock first, so two processes starting at once apply each migration once.
     db.transaction(() => {
-      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      const again = prepare(db, 'SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
       if (again) return;
       db.exec(m.sql);
       record.run(m.version, m.name, new Date().toISOString());
@@ -135,30 +140,64 @@ function migrate(db: Database.Database): void {
 const EXPORT_CHUNK = 1000;
 let imports = 0;
 
+/** Exports running at once at most; beyond, an export is refused as busy (503) rather than queued. */
+const EXPORTS_AT_ONCE = 8;
+
+/**
+ * Read connections for exports, opened when first needed and kept: better-sqlite3's objects must not be
+ * left to the garbage collector (sqlite-connection.ts), so an export borrows one and gives it back.
+ */
+class ExportConnections {
+  private readonly idle: Connection[] = [];
+  private lent = 0;
+
+  constructor(private readonly path: string) {}
+
+  borrow(): Connection {
+    if (this.lent >= EXPORTS_AT_ONCE) throw new StoreBusyError(EXPORTS_AT_ONCE, 'exports');
+    const db = this.idle.pop() ?? openConnection(this.path, { readonly: true, fileMustExist: true });
+    this.lent++;
+    return db;
+  }
+
+  giveBack(db: Connection): void {
+    this.lent--;
+    if (db.inTransaction) db.exec('ROLLBACK');
+    this.idle.push(db);
+  }
+
+  close(): void {
+    for (const db of this.idle) if (db.open) db.close();
+  }
+}
+
 /**
  * An export reads on a connection of its own, in one read transaction (WAL: a snapshot that later
  * commits do not change), a chunk at a time by key, so that the main connection keeps serving and
  * memory stays flat.
  */
 class SqliteExport implements PlantExport {
-  private readonly db: Database.Database;
   private readonly first;
   private readonly next;
   private readonly total;
   private readonly args: string[];
+  private released = false;
 
-  constructor(path: string, tag: string | undefined) {
-    this.db = new Database(path, { readonly: true, fileMustExist: true });
+  constructor(
+    private readonly connections: ExportConnections,
+    private readonly db: Connection,
+    tag: string | undefined,
+  ) {
     // A deferred transaction takes its snapshot at its first read: read at once, so that the export is
     // the store as it was when it was asked for.
-    this.db.exec('BEGIN');
-    this.db.prepare('SELECT 1 FROM plants LIMIT 1').get();
+    db.exec('BEGIN');
+    prepare(db, 'SELECT 1 FROM plants LIMIT 1').get();
     const cols = 'SELECT id, name, tag FROM plants';
     this.args = tag === undefined ? [] : [tag];
     const where = tag === undefined ? '' : 'tag = ? AND ';
-    this.first = this.db.prepare<unknown[], PlantRow>(`${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.next = this.db.prepare<unknown[], PlantRow>(`${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.total = this.db.prepare<unknown[], number>(`SELECT count(*) FROM plants ${tag === undefined ? '' : 'WHERE tag = ?'}`).pluck();
+    this.first = prepare<unknown[], PlantRow>(db, `${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.next = prepare<unknown[], PlantRow>(db, `${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.total = prepare<unknown[], number>(db, `SELECT count(*) FROM plants ${tag === undefined ? '' : 'WHERE tag = ?'}`).pluck();
   }
 
   count(): Promise<number> {
@@ -170,7 +209,7 @@ class SqliteExport implements PlantExport {
       let rows = guardSync(() => this.first.all(...this.args, EXPORT_CHUNK));
       while (rows.length > 0) {
         yield rows.map(toPlant);
-        if (rows.length < EXPORT_CHUNK) break;
+        if (rows.length < EXPORT_CHUNK || this.released) break;
         const last = rows.at(-1)!.id;
         rows = guardSync(() => this.next.all(...this.args, last, EXPORT_CHUNK));
       }
@@ -180,7 +219,10 @@ class SqliteExport implements PlantExport {
   }
 
   close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.released) {
+      this.released = true;
+      this.connections.giveBack(this.db);
+    }
     return Promise.resolve();
   }
 }
@@ -197,16 +239,18 @@ class SqlitePlants implements PlantStore {
   constructor(
     db: Database.Database,
     private readonly writer: WriteThread,
-    private readonly path: string,
+    private readonly exports: ExportConnections,
   ) {
     const cols = 'SELECT id, name, tag FROM plants';
-    this.getStmt = db.prepare<[PlantId], PlantRow & { version: bigint }>('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
-    this.firstPage = db.prepare<[number], PlantRow>(`${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextPage = db.prepare<[PlantId, number], PlantRow>(`${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.firstTagPage = db.prepare<[string, number], PlantRow>(`${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextTagPage = db.prepare<[string, PlantId, number], PlantRow>(`${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.countAll = db.prepare<[], number>('SELECT count(*) FROM plants').pluck();
-    this.countTag = db.prepare<[string], number>('SELECT count(*) FROM plants WHERE tag = ?').pluck();
+    this.getStmt = prepare<[PlantId], PlantRow & { version: bigint }>(db, 'SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(
+      true,
+    );
+    this.firstPage = prepare<[number], PlantRow>(db, `${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.nextPage = prepare<[PlantId, number], PlantRow>(db, `${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.firstTagPage = prepare<[string, number], PlantRow>(db, `${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.nextTagPage = prepare<[string, PlantId, number], PlantRow>(db, `${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.countAll = prepare<[], number>(db, 'SELECT count(*) FROM plants').pluck();
+    this.countTag = prepare<[string], number>(db, 'SELECT count(*) FROM plants WHERE tag = ?').pluck();
   }
 
   get(id: PlantId): Promise<VersionedPlant | undefined> {
@@ -258,7 +302,15 @@ class SqlitePlants implements PlantStore {
   }
 
   export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
-    return guard(() => new SqliteExport(this.path, tag));
+    return guard(() => {
+      const db = this.exports.borrow();
+      try {
+        return new SqliteExport(this.exports, db, tag);
+      } catch (error) {
+        this.exports.giveBack(db);
+        throw error;
+      }
+    });
   }
 
   startImport(): Promise<PlantImport> {
@@ -312,9 +364,9 @@ class SqliteTokens implements TokenStore {
     db: Database.Database,
     private readonly writer: WriteThread,
   ) {
-    this.byHash = db.prepare<[Buffer], TokenRow>('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
-    this.all = db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id');
-    this.total = db.prepare<[], number>('SELECT count(*) FROM tokens').pluck();
+    this.byHash = prepare<[Buffer], TokenRow>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.all = prepare<[], TokenRow>(db, 'SELECT * FROM tokens ORDER BY created_at, id');
+    this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
   }
 
   async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {

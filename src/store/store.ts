@@ -156,10 +156,10 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** Too many writes are already waiting for the database (WRITE_QUEUE_LIMIT): refused at once, not queued. */
+/** Too many writes are already waiting for the database (WRITE_QUEUE_LIMIT), or exports running: refused at once, not queued. */
 export class StoreBusyError extends StoreUnavailableError {
-  constructor(limit: number) {
-    super(`${limit} writes are already waiting for the database (WRITE_QUEUE_LIMIT)`);
+  constructor(limit: number, what: 'writes' | 'exports' = 'writes') {
+    super(what === 'writes' ? `${limit} writes are already waiting for the database (WRITE_QUEUE_LIMIT)` : `${limit} exports are already running`);
     this.name = 'StoreBusyError';
   }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
 import { tempDir } from '../helpers.js';
 import { cli } from '../process.js';
 
@@ -17,11 +17,11 @@ test('migrate creates the schema, exits 0, and is idempotent', async () => {
   const second = await cli(`file:${file}`, 'migrate');
   assert.equal(second.code, 0, second.stderr);
 
-  const db = new Database(file, { readonly: true });
+  const db = openConnection(file, { readonly: true });
   try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const tables = prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.ok(tables.includes('plants') && tables.includes('tokens'), String(tables));
-    const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
+    const versions = prepare(db, 'SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
     assert.ok(versions.length >= 1);
     assert.equal(new Set(versions).size, versions.length, 'each migration recorded once');
   } finally {

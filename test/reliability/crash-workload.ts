@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
 import { request, sleep, type ServerProcess } from '../process.js';
 
 /**
@@ -98,9 +98,9 @@ export async function verifyAfterCrash(server: ServerProcess, known: Map<string,
 }
 
 export function sqliteIntegrity(file: string): string {
-  const db = new Database(file, { readonly: true });
+  const db = openConnection(file, { readonly: true });
   try {
-    return db.pragma('integrity_check', { simple: true }) as string;
+    return prepare(db, 'PRAGMA integrity_check').pluck().get() as string;
   } finally {
     db.close();
   }

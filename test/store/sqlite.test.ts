@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
 import { sqlitePath } from '../../src/store/database-url.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
@@ -29,12 +29,12 @@ describe('sqlite store', () => {
     const second = SqliteStore.open(url, { synchronous: 'FULL', busyTimeoutMs: 1000 });
     assert.deepEqual((await second.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
     await second.close();
-    const db = new Database(join(dir, 'p.db'));
+    const db = openConnection(join(dir, 'p.db'));
     assert.deepEqual(
-      db.prepare('SELECT version FROM schema_migrations').pluck().all(),
+      prepare(db, 'SELECT version FROM schema_migrations').pluck().all(),
       SQLITE_MIGRATIONS.map((m) => m.version),
     );
-    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(prepare(db, 'PRAGMA journal_mode').pluck().get(), 'wal');
     db.close();
   });
 
@@ -44,7 +44,7 @@ describe('sqlite store', () => {
     // Another connection holds the write lock past the busy timeout: the batch cannot commit, so it
     // must fail whole, with nothing acknowledged. (Plant writes commit on the writer thread's own
     // connection, so the lock is what can stop them.)
-    const blocker = new Database(path);
+    const blocker = openConnection(path);
     blocker.exec('BEGIN IMMEDIATE');
     const results = await Promise.allSettled([store.plants.put({ id: 1, name: 'a' }), store.plants.put({ id: 2, name: 'b' })]);
     blocker.exec('ROLLBACK');

@@ -1,0 +1,104 @@
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { HttpError } from '../http/errors.js';
+
+/** Known keys are fetched again in the background after this long; the known ones serve meanwhile. */
+export const JWKS_REFRESH_MS = 10 * 60_000;
+/** A token naming a key id not among the known keys makes the set be fetched again, at most once in this long. */
+export const JWKS_UNKNOWN_KID_REFETCH_MS = 30_000;
+/** With no key known yet (the endpoint never answered), a request may try a fetch again after this long. */
+export const JWKS_RETRY_MS = 5000;
+const FETCH_TIMEOUT_MS = 5000;
+
+/**
+ * An identity provider's public keys (a JWKS at JWT_JWKS_URL), fetched, cached and fetched again when a
+ * token names a key id not seen yet (the provider rotated its keys), at most once per
+ * JWKS_UNKNOWN_KID_REFETCH_MS so that tokens with made-up key ids cannot make the service hammer the
+ * provider. jose picks the key from the set (createLocalJWKSet).
+ *
+ * Why not jose's createRemoteJWKSet: once its cache is older than its maximum age it fetches before
+ * answering and fails every token while the provider is down, and without keys it fetches again for
+ * every token, each waiting for its time-out. Here known keys keep serving while a refresh fails, and
+ * without keys the requests between two attempts are answered 503 at once.
+ */
+export class RemoteKeySet {
+  private keys: JWTVerifyGetKey | undefined;
+  private fetchedAt = -Infinity;
+  private attemptedAt = -Infinity;
+  private kidRefetchedAt = -Infinity;
+  private pending: Promise<void> | undefined;
+  private readonly stopped = new AbortController();
+
+  constructor(
+    private readonly url: URL,
+    /** Told why a fetch failed (a log line); never throws. */
+    private readonly onFetchFailure: (reason: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The key for a token's header, as jose's jwtVerify asks for it. */
+  readonly getKey: JWTVerifyGetKey = async (header, token) => {
+    const keys = this.keys ?? (await this.firstKeys());
+    if (this.now() - this.fetchedAt >= JWKS_REFRESH_MS && this.now() - this.attemptedAt >= JWKS_UNKNOWN_KID_REFETCH_MS) void this.refresh();
+    try {
+      return await keys(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      if (this.pending === undefined) {
+        if (this.now() - this.kidRefetchedAt < JWKS_UNKNOWN_KID_REFETCH_MS) throw error;
+        this.kidRefetchedAt = this.now();
+      }
+      await this.refresh();
+      return this.keys!(header, token);
+    }
+  };
+
+  /** Fetches the keys now, ahead of the first token; a failure is only reported. */
+  warmUp(): void {
+    void this.refresh();
+  }
+
+  /** Ends a fetch in flight (the service is stopping). */
+  close(): void {
+    this.stopped.abort();
+  }
+
+  private async firstKeys(): Promise<JWTVerifyGetKey> {
+    if (this.pending === undefined && this.now() - this.attemptedAt >= JWKS_RETRY_MS) void this.refresh();
+    await this.pending;
+    if (this.keys === undefined) {
+      throw new HttpError(503, "the identity provider's keys (JWT_JWKS_URL) cannot be fetched to verify this JWT; retry later", {
+        'retry-after': String(JWKS_RETRY_MS / 1000),
+      });
+    }
+    return this.keys;
+  }
+
+  /** One fetch at a time; everyone asking meanwhile waits for that one. Never rejects. */
+  private refresh(): Promise<void> {
+    this.pending ??= this.fetchKeys().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async fetchKeys(): Promise<void> {
+    this.attemptedAt = this.now();
+    try {
+      const response = await fetch(this.url, {
+        headers: { accept: 'application/jwk-set+json, application/json' },
+        // The configured URL and no other: a redirect is a failure, as in jose.
+        redirect: 'error',
+        signal: AbortSignal.any([AbortSignal.timeout(FETCH_TIMEOUT_MS), this.stopped.signal]),
+      });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        throw new Error(`answered ${response.status}`);
+      }
+      // createLocalJWKSet refuses anything that is not a key set.
+      this.keys = createLocalJWKSet((await response.json()) as JSONWebKeySet);
+      this.fetchedAt = this.now();
+    } catch (error) {
+      if (this.stopped.signal.aborted) return;
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+      this.onFetchFailure(`${error instanceof Error ? error.message : String(error)}${cause}`);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyInput } from 'jose';
+import type { Config } from '../config.js';
+import { RemoteKeySet } from './jwks.js';
+import { JWKS_ALGORITHMS, jwksUrl, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from './jwt-keys.js';
+import { SCOPES, type Scope } from './scopes.js';
+import type { Principal } from './tokens.js';
+
+/**
+ * JWTs from an identity provider, accepted besides the store's own tokens when JWT_JWKS_URL,
+ * JWT_PUBLIC_KEY or JWT_SECRET is set: signature (by an allow-listed algorithm fitting the key), issuer,
+ * audience, `exp` (required) and `nbf` are checked; the scopes come from the `scope` or `scp` claim.
+ */
+
+/** Clock skew allowed between the identity provider and this service, for `exp` and `nbf`. */
+export const JWT_LEEWAY_S = 30;
+/** A verified JWT is trusted without verifying it again for at most this long, and never past its `exp` plus the leeway. */
+export const JWT_CACHE_MS = 30_000;
+
+export type JwtSettings = Pick<Config, 'jwtJwksUrl' | 'jwtPublicKey' | 'jwtSecret' | 'jwtIssuer' | 'jwtAudience'>;
+
+/** Three base64url segments (the last empty for an unsigned token, which is then refused): only these go to JWT verification. */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+
+export function looksLikeJwt(token: string): boolean {
+  return JWT_SHAPE.test(token);
+}
+
+/** A verified token: who it is, and until when (epoch ms) that answer may be reused. */
+export interface VerifiedJwt {
+  principal: Principal;
+  until: number;
+}
+
+/** Why a JWT is refused, said to the client (401 invalid_token). ASCII without quotes: it also goes into WWW-Authenticate. */
+function refusal(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'the JWT has expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'iss') return 'the JWT is from another issuer';
+    if (error.claim === 'aud') return 'the JWT is for another audience';
+    if (error.claim === 'nbf') return 'the JWT is not valid yet';
+    if (error.reason === 'missing') return `the JWT has no ${error.claim} claim`;
+    return `the JWT's ${error.claim} claim is not valid`;
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "the JWT's algorithm is not accepted";
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "the JWT's signature does not verify";
+  if (error instanceof errors.JWKSNoMatchingKey) return "no key of the identity provider matches the JWT's key id";
+  return 'the JWT is malformed';
+}
+
+/** The scopes a token grants: names from `scope` (space-separated) and `scp` (an array, or space-separated text); unknown names are ignored. */
+export function scopesOf(payload: JWTPayload): Scope[] {
+  const names = new Set<string>();
+  const add = (claim: unknown) => {
+    if (typeof claim === 'string') for (const name of claim.split(' ')) names.add(name);
+    else if (Array.isArray(claim)) for (const name of claim) if (typeof name === 'string') names.add(name);
+  };
+  add(payload.scope);
+  add(payload.scp);
+  return SCOPES.filter((scope) => names.has(scope));
+}
+
+/** Who the token speaks for, stable across its renewals (the rate limit counts by it): `jwt:<iss>:<sub>`. */
+function tokenIdOf(payload: JWTPayload, token: string): string {
+  // A token for a client rather than a user may name it only by client_id or azp; failing all, the token itself.
+  const subject = [payload.sub, payload.client_id, payload.azp].find((claim) => typeof claim === 'string' && claim !== '');
+  return `jwt:${payload.iss}:${typeof subject === 'string' ? subject : `#${createHash('sha256').update(token).digest('base64url').slice(0, 16)}`}`;
+}
+
+export class JwtVerifier {
+  constructor(
+    private readonly key: KeyInput | JWTVerifyGetKey,
+    private readonly algorithms: string[],
+    private readonly issuer: string,
+    private readonly audience: string,
+    private readonly keySet?: RemoteKeySet,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The verifier the settings ask for, or undefined when no JWT key is configured. `onKeyFetchFailure` hears why a JWKS fetch failed. */
+  static fromConfig(settings: JwtSettings, onKeyFetchFailure: (reason: string) => void, now: () => number = Date.now): JwtVerifier | undefined {
+    const { jwtIssuer: issuer, jwtAudience: audience } = settings;
+    if (settings.jwtJwksUrl !== '') {
+      const keySet = new RemoteKeySet(jwksUrl(settings.jwtJwksUrl), onKeyFetchFailure, now);
+      return new JwtVerifier(keySet.getKey, JWKS_ALGORITHMS, issuer, audience, keySet, now);
+    }
+    if (settings.jwtPublicKey !== '') {
+      const key = publicKeyFromPem(settings.jwtPublicKey);
+      return new JwtVerifier(key, publicKeyAlgorithms(key), issuer, audience, undefined, now);
+    }
+    if (settings.jwtSecret !== '') return new JwtVerifier(secretKey(settings.jwtSecret), SECRET_ALGORITHMS, issuer, audience, undefined, now);
+    return undefined;
+  }
+
+  /** The verified token, or why it is refused. Rejects (503) only when the identity provider's keys cannot be had. */
+  async verify(token: string): Promise<VerifiedJwt | string> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, {
+        algorithms: this.algorithms,
+        issuer: this.issuer,
+        audience: this.audience,
+        // A token that never expires could never be taken back: exp is required.
+        requiredClaims: ['exp'],
+        clockTolerance: JWT_LEEWAY_S,
+        currentDate: new Date(this.now()),
+      }));
+    } catch (error) {
+      if (error instanceof errors.JOSEError) return refusal(error);
+      throw error;
+    }
+    const until = Math.min((payload.exp! + JWT_LEEWAY_S) * 1000, this.now() + JWT_CACHE_MS);
+    return { principal: { tokenId: tokenIdOf(payload, token), scopes: scopesOf(payload) }, until };
+  }
+
+  /** Fetches a JWKS ahead of the first token (nothing to do for a configured key). */
+  warmUp(): void {
+    this.keySet?.warmUp();
+  }
+
+  close(): void {
+    this.keySet?.close();
+  }
+}
