@@ -80,40 +80,48 @@ async function abandonExport(server: ServerProcess): Promise<void> {
 }
 
 describe('bulk import and export, real process', () => {
-  test('SQLite: a 200 MB import with flat memory; abandoned exports leave nothing open', { timeout: 10 * 60_000 }, async (t) => {
-    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(tempDir(after), 'big.db')}`, PLANT_STORE_TOKENS: TOKEN } });
-    await bigImport(server, 'SQLite', (text) => t.diagnostic(text));
-    // Each export opens the database file once more; an export the client abandoned must close it. (SQLite
-    // keeps one closed descriptor of a file for reuse while other connections of the process hold locks on
-    // it, so the count may rise by one once; it must not grow with the number of exports.)
-    const pid = server.child.pid!;
-    const databaseHandles = () => readdirSync(`/proc/${pid}/fd`).filter((fd) => /big\.db$/.test(readlinkQuiet(`/proc/${pid}/fd/${fd}`))).length;
-    const before = databaseHandles();
-    for (let i = 0; i < 3; i++) await abandonExport(server);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const afterFew = databaseHandles();
-    assert.ok(afterFew <= before + 1, `${before} database handles before, ${afterFew} after three abandoned exports`);
-    for (let i = 0; i < 10; i++) await abandonExport(server);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal(databaseHandles(), afterFew, 'ten more abandoned exports leave nothing open');
-    const ok = await fetch(`${server.url}/plants?limit=1`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal(ok.status, 200);
-    await server.stop();
-  });
+  test(
+    `SQLite: a ${TARGET_BYTES / 2 ** 20} MB import with flat memory; abandoned exports leave nothing open`,
+    { timeout: 10 * 60_000 },
+    async (t) => {
+      const server = await startServer(after, { env: { DATABASE_URL: `file:${join(tempDir(after), 'big.db')}`, PLANT_STORE_TOKENS: TOKEN } });
+      await bigImport(server, 'SQLite', (text) => t.diagnostic(text));
+      // Each export opens the database file once more; an export the client abandoned must close it. (SQLite
+      // keeps one closed descriptor of a file for reuse while other connections of the process hold locks on
+      // it, so the count may rise by one once; it must not grow with the number of exports.)
+      const pid = server.child.pid!;
+      const databaseHandles = () => readdirSync(`/proc/${pid}/fd`).filter((fd) => /big\.db$/.test(readlinkQuiet(`/proc/${pid}/fd/${fd}`))).length;
+      const before = databaseHandles();
+      for (let i = 0; i < 3; i++) await abandonExport(server);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const afterFew = databaseHandles();
+      assert.ok(afterFew <= before + 1, `${before} database handles before, ${afterFew} after three abandoned exports`);
+      for (let i = 0; i < 10; i++) await abandonExport(server);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(databaseHandles(), afterFew, 'ten more abandoned exports leave nothing open');
+      const ok = await fetch(`${server.url}/plants?limit=1`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(ok.status, 200);
+      await server.stop();
+    },
+  );
 
   const skip = postgresUnavailableReason();
-  test('PostgreSQL: a 200 MB import with flat memory; abandoned exports release their connection', { skip, timeout: 10 * 60_000 }, async (t) => {
-    const db = await TestPostgres.start(after);
-    const url = await db.createDatabase();
-    const server = await startServer(after, { env: { DATABASE_URL: url, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '1', PG_POOL_SIZE: '4' } });
-    await bigImport(server, 'PostgreSQL', (text) => t.diagnostic(text));
-    // More abandoned exports than the pool has connections: each must give its connection back.
-    for (let i = 0; i < 8; i++) await abandonExport(server);
-    const ok = await fetch(`${server.url}/plants?format=ndjson&tag=bulk-1`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal(ok.status, 200);
-    assert.ok((await ok.text()).length > 0);
-    await server.stop();
-  });
+  test(
+    `PostgreSQL: a ${TARGET_BYTES / 2 ** 20} MB import with flat memory; abandoned exports release their connection`,
+    { skip, timeout: 10 * 60_000 },
+    async (t) => {
+      const db = await TestPostgres.start(after);
+      const url = await db.createDatabase();
+      const server = await startServer(after, { env: { DATABASE_URL: url, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '1', PG_POOL_SIZE: '4' } });
+      await bigImport(server, 'PostgreSQL', (text) => t.diagnostic(text));
+      // More abandoned exports than the pool has connections: each must give its connection back.
+      for (let i = 0; i < 8; i++) await abandonExport(server);
+      const ok = await fetch(`${server.url}/plants?format=ndjson&tag=bulk-1`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(ok.status, 200);
+      assert.ok((await ok.text()).length > 0);
+      await server.stop();
+    },
+  );
 });
 
 function readlinkQuiet(path: string): string {
