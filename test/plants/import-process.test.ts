@@ -14,6 +14,7 @@ import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
  */
 
 const TOKEN = 'import-process-token';
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const TARGET_BYTES = Number(process.env.IMPORT_TEST_MB ?? 200) * 2 ** 20;
 
 function peakRssMb(pid: number): number {
@@ -60,7 +61,11 @@ async function bigImport(server: ServerProcess, what: string, diagnostic: (text:
   diagnostic(
     `${what}: ${(TARGET_BYTES / 2 ** 20).toFixed(0)} MB, ${rows} rows in ${seconds.toFixed(1)} s; peak RSS ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB after`,
   );
-  assert.ok(peak < 200, `peak RSS ${peak.toFixed(0)} MB`);
+  if (NODE_MAJOR <= 20) assert.ok(peak < 200, `peak RSS ${peak.toFixed(0)} MB`);
+  // Later Nodes start ~20 MB larger and let V8's young generation grow to 3 × 32 MB under allocation-heavy
+  // work (Node 20: 3 × 16 MB), so the absolute figure is Node 20's; flat means the import adds a bounded
+  // amount whatever its size.
+  else assert.ok(peak - before < 150, `peak RSS ${peak.toFixed(0)} MB, ${(peak - before).toFixed(0)} MB more than before the import`);
   const count = await fetch(`${server.url}/plants?limit=1`, { headers: { authorization: `Bearer ${TOKEN}`, prefer: 'count=exact' } });
   assert.equal(count.headers.get('x-total-count'), String(rows));
 }
