@@ -8,6 +8,7 @@ import { int8, type Query, type Transaction } from './postgres-query.js';
 import type {
   IfMatch,
   ListOptions,
+  PlantPage,
   Plant,
   PlantChanges,
   PlantExport,
@@ -32,6 +33,28 @@ function toPlant(row: PlantRow): Plant {
 // id as text: int8 parsed by toPlantId, whatever type parsers the process has installed. (ORDER BY must then
 // name plants.id: a bare "id" there would be the text column and sort "10" before "5".)
 const PLANT_COLUMNS = 'SELECT id::text AS id, name, tag FROM plants';
+
+/**
+ * A plants row as JSON text: `{"id":…,"name":…}`, with `"tag":…` when it has one. to_json's escaping of
+ * text is JSON.stringify's, byte for byte (the store contract tests check every UTF-16 code unit), and
+ * ids are written as exact integers.
+ */
+const PLANT_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || CASE WHEN tag IS NULL THEN '}' ELSE ',"tag":' || to_json(tag)::text || '}' END`;
+
+/** One page as one row: the page's JSON, how many plants, the last id, whether more follow. $1 is the limit; `where` uses $2 on. */
+function pageSql(where: string, tagged: boolean): string {
+  return `WITH page AS (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT $1)
+    SELECT COALESCE('[' || string_agg(${PLANT_JSON}, ',' ORDER BY id) || ']', '[]') AS json, count(*)::int AS count, max(id)::text AS last,
+           EXISTS (SELECT 1 FROM plants WHERE ${tagged ? 'tag = $2 AND ' : ''}id > (SELECT max(id) FROM page)) AS more
+    FROM page`;
+}
+
+interface PageRow {
+  json: string;
+  count: number;
+  last: string | null;
+  more: boolean;
+}
 
 /** Counts the messages of a write's outbox CTE (named q) queued for delivery. */
 const QUEUED = `(SELECT count(*) FROM q WHERE status = 'pending')::int AS queued`;
@@ -68,17 +91,18 @@ export class PostgresPlants implements PlantStore {
     return rows[0] && { plant: toPlant(rows[0]), version: Number(rows[0].version) };
   }
 
-  async list({ limit, after, tag }: ListOptions): Promise<Plant[]> {
+  async page({ limit, after, tag }: ListOptions): Promise<PlantPage> {
     // Four plain statements rather than one with "$n IS NULL OR ...", so each uses its index directly.
     const { rows } =
       tag === undefined
         ? after === undefined
-          ? await this.query<PlantRow>(`${PLANT_COLUMNS} ORDER BY plants.id LIMIT $1`, [limit])
-          : await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE id > $1::bigint ORDER BY plants.id LIMIT $2`, [int8(after), limit])
+          ? await this.query<PageRow>(pageSql('', false), [limit])
+          : await this.query<PageRow>(pageSql('WHERE id > $2::bigint', false), [limit, int8(after)])
         : after === undefined
-          ? await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 ORDER BY plants.id LIMIT $2`, [tag, limit])
-          : await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 AND id > $2::bigint ORDER BY plants.id LIMIT $3`, [tag, int8(after), limit]);
-    return rows.map(toPlant);
+          ? await this.query<PageRow>(pageSql('WHERE tag = $2', true), [limit, tag])
+          : await this.query<PageRow>(pageSql('WHERE tag = $2 AND id > $3::bigint', true), [limit, tag, int8(after)]);
+    const { json, count, last, more } = rows[0]!;
+    return { json, count, next: more && last !== null ? toPlantId(last) : undefined };
   }
 
   async count(tag?: string): Promise<number> {

@@ -2,10 +2,18 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Scope } from '../auth/scopes.js';
-import type { PlantId } from '../plants/id.js';
+import { toPlantId, type PlantId } from '../plants/id.js';
 import { sqlitePath } from './database-url.js';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js';
-import { classifySqliteError, configureConnection, toPlant, type PlantRow, type SqliteConnectionSettings } from './sqlite-rows.js';
+import {
+  classifySqliteError,
+  configureConnection,
+  pageSql,
+  toPlant,
+  type PageRow,
+  type PlantRow,
+  type SqliteConnectionSettings,
+} from './sqlite-rows.js';
 import { openConnection, prepare, type Connection } from './sqlite-connection.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import {
@@ -15,6 +23,7 @@ import {
   ImportConflictError,
   type IfMatch,
   type ListOptions,
+  type PlantPage,
   type Plant,
   type PlantChanges,
   type PlantExport,
@@ -229,10 +238,8 @@ class SqliteExport implements PlantExport {
 
 class SqlitePlants implements PlantStore {
   private readonly getStmt;
-  private readonly firstPage;
-  private readonly nextPage;
-  private readonly firstTagPage;
-  private readonly nextTagPage;
+  /** Pages: [from the start, after an id] × [all plants, one tag]. */
+  private readonly pages;
   private readonly countAll;
   private readonly countTag;
 
@@ -241,14 +248,17 @@ class SqlitePlants implements PlantStore {
     private readonly writer: WriteThread,
     private readonly exports: ExportConnections,
   ) {
-    const cols = 'SELECT id, name, tag FROM plants';
     this.getStmt = prepare<[PlantId], PlantRow & { version: bigint }>(db, 'SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(
       true,
     );
-    this.firstPage = prepare<[number], PlantRow>(db, `${cols} ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextPage = prepare<[PlantId, number], PlantRow>(db, `${cols} WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.firstTagPage = prepare<[string, number], PlantRow>(db, `${cols} WHERE tag = ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.nextTagPage = prepare<[string, PlantId, number], PlantRow>(db, `${cols} WHERE tag = ? AND id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    const page = (where: string, tagged: boolean) =>
+      prepare<[{ limit: number; after?: PlantId; tag?: string }], PageRow>(db, pageSql(where, tagged)).raw(true).safeIntegers(true);
+    this.pages = {
+      first: page('', false),
+      next: page('WHERE id > @after', false),
+      firstTagged: page('WHERE tag = @tag', true),
+      nextTagged: page('WHERE tag = @tag AND id > @after', true),
+    };
     this.countAll = prepare<[], number>(db, 'SELECT count(*) FROM plants').pluck();
     this.countTag = prepare<[string], number>(db, 'SELECT count(*) FROM plants WHERE tag = ?').pluck();
   }
@@ -260,17 +270,18 @@ class SqlitePlants implements PlantStore {
     });
   }
 
-  list({ limit, after, tag }: ListOptions): Promise<Plant[]> {
+  page({ limit, after, tag }: ListOptions): Promise<PlantPage> {
     return guard(() => {
-      const rows =
+      const statement =
         tag === undefined
           ? after === undefined
-            ? this.firstPage.all(limit)
-            : this.nextPage.all(after, limit)
+            ? this.pages.first
+            : this.pages.next
           : after === undefined
-            ? this.firstTagPage.all(tag, limit)
-            : this.nextTagPage.all(tag, after, limit);
-      return rows.map(toPlant);
+            ? this.pages.firstTagged
+            : this.pages.nextTagged;
+      const [json, count, last, more] = statement.get({ limit, after, tag })!;
+      return { json, count: Number(count), next: more === 1n && last !== null ? toPlantId(last) : undefined };
     });
   }
 

@@ -1,4 +1,5 @@
 import type { Scope } from '../auth/scopes.js';
+import { parseJson } from '../exact-json.js';
 import type { PlantId } from '../plants/id.js';
 import type { StoredPlant } from '../plants/schema.js';
 import type { WebhookStore } from './webhook-store.js';
@@ -31,6 +32,7 @@ export interface Store {
 export type Plant = StoredPlant;
 
 export interface ListOptions {
+  /** At most this many plants (at least 1). */
   limit: number;
   /** Only plants whose id is greater than this one. */
   after?: PlantId | undefined;
@@ -49,6 +51,22 @@ export interface PlantChanges {
  * settled by the database.
  */
 export type IfMatch = '*' | readonly number[];
+
+/**
+ * A page of plants (ascending id order), already as JSON: made by the database, so a page of 100 plants
+ * costs one statement and one string instead of 100 row objects serialized again.
+ */
+export interface PlantPage {
+  /**
+   * The JSON array of the page's plants, byte for byte what JSON.stringify would make of them: each
+   * `{"id":…,"name":…}` with `"tag":…` after the name when the plant has one, ids exact (int64).
+   */
+  json: string;
+  /** How many plants the page holds. */
+  count: number;
+  /** When more plants (of the tag) follow: the last id on this page, where the next page starts after. */
+  next?: PlantId | undefined;
+}
 
 /** A plant as stored, with its version: a counter, new on every write to it (its ETag). */
 export interface VersionedPlant {
@@ -102,8 +120,8 @@ export interface PlantImport {
 
 export interface PlantStore {
   get(id: PlantId): Promise<VersionedPlant | undefined>;
-  /** Plants in ascending id order. */
-  list(options: ListOptions): Promise<Plant[]>;
+  /** A page of plants in ascending id order, as JSON. */
+  page(options: ListOptions): Promise<PlantPage>;
   /** How many plants there are (of the tag, when given). */
   count(tag?: string): Promise<number>;
   /** Creates or replaces the plant, unless an option says not to. */
@@ -178,4 +196,9 @@ export class DuplicateTokenNameError extends Error {
     super(`an active token is already named "${name}"`);
     this.name = 'DuplicateTokenNameError';
   }
+}
+
+/** A page as plants, for code that wants objects rather than JSON (tests, tools): ids stay exact. */
+export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {
+  return parseJson((await plants.page(options)).json) as Plant[];
 }

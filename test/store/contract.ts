@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store } from '../../src/store/store.js';
+import { listPlants, type Store } from '../../src/store/store.js';
 
 /**
  * The behaviour every store implementation must have. Each implementation's test file calls this
@@ -31,7 +31,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         await store.plants.put({ id: Number.MAX_SAFE_INTEGER, name: 'max safe' });
         await store.plants.put({ id: 0, name: 'zero' });
         for (const id of ids) assert.deepEqual((await store.plants.get(id))?.plant, { id, name: `p${id}` });
-        const all = await store.plants.list({ limit: 10 });
+        const all = await listPlants(store.plants, { limit: 10 });
         assert.deepEqual(
           all.map((p) => p.id),
           [-(2n ** 63n), -(2n ** 53n) - 1n, 0, Number.MAX_SAFE_INTEGER, 2n ** 53n + 1n, 2n ** 63n - 1n],
@@ -57,14 +57,73 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       try {
         for (let id = 1; id <= 10; id++) await store.plants.put({ id, name: `p${id}`, tag: id % 2 ? 'odd' : 'even' });
         assert.deepEqual(
-          (await store.plants.list({ limit: 3, after: 4 })).map((p) => p.id),
+          (await listPlants(store.plants, { limit: 3, after: 4 })).map((p) => p.id),
           [5, 6, 7],
         );
         assert.deepEqual(
-          (await store.plants.list({ limit: 10, tag: 'even', after: 4 })).map((p) => p.id),
+          (await listPlants(store.plants, { limit: 10, tag: 'even', after: 4 })).map((p) => p.id),
           [6, 8, 10],
         );
-        assert.deepEqual(await store.plants.list({ limit: 5, after: 10 }), []);
+        assert.deepEqual(await listPlants(store.plants, { limit: 5, after: 10 }), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('answers a page as the JSON JSON.stringify would write, for every character a plant may hold', async () => {
+      const store = await open();
+      try {
+        // Every UTF-16 code unit but NUL and the surrogates (which no stored text holds), 200 to a name
+        // (and the first 64 of them as the tag of every other plant), then some astral characters.
+        const units: string[] = [];
+        for (let c = 1; c < 0x10000; c++) if (c < 0xd800 || c > 0xdfff) units.push(String.fromCharCode(c));
+        const expected: Array<{ id: number; name: string; tag?: string }> = [];
+        for (let i = 0; i * 200 < units.length; i++) {
+          const name = units.slice(i * 200, i * 200 + 200).join('');
+          expected.push(i % 2 ? { id: i + 1, name, tag: name.slice(0, 64) } : { id: i + 1, name });
+        }
+        expected.push({ id: expected.length + 1, name: '🌵 "quoted" \\ back\\slash / \u2028\u2029 😀', tag: '🌿' });
+        for (const plant of expected) await store.plants.put(plant);
+        let after: number | bigint | undefined;
+        const seen: string[] = [];
+        for (;;) {
+          const page = await store.plants.page({ limit: 100, after });
+          seen.push(page.json);
+          if (page.next === undefined) break;
+          after = page.next;
+        }
+        assert.equal(seen.length, Math.ceil(expected.length / 100));
+        seen.forEach((json, i) => assert.equal(json, JSON.stringify(expected.slice(i * 100, i * 100 + 100)), `page ${i + 1}`));
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('says where the next page starts only while more plants (of the tag) follow, with exact ids', async () => {
+      const store = await open();
+      try {
+        assert.deepEqual(await store.plants.page({ limit: 10 }), { json: '[]', count: 0, next: undefined });
+        const big = 2n ** 63n - 1n;
+        for (const id of [-(2n ** 63n), 1, 2, 3, big]) await store.plants.put({ id, name: `p${id}`, ...(id === 2 ? {} : { tag: 'x' }) });
+        const first = await store.plants.page({ limit: 2 });
+        assert.equal(first.json, `[{"id":-9223372036854775808,"name":"p-9223372036854775808","tag":"x"},{"id":1,"name":"p1","tag":"x"}]`);
+        assert.deepEqual([first.count, first.next], [2, 1]);
+        const rest = await store.plants.page({ limit: 3, after: 1 });
+        assert.equal(
+          rest.json,
+          `[{"id":2,"name":"p2"},{"id":3,"name":"p3","tag":"x"},{"id":9223372036854775807,"name":"p9223372036854775807","tag":"x"}]`,
+        );
+        assert.deepEqual([rest.count, rest.next], [3, undefined], 'a page that ends exactly at the last plant has no next');
+        assert.deepEqual((await store.plants.page({ limit: 2, after: 1 })).next, 3);
+        assert.deepEqual((await store.plants.page({ limit: 1, after: 3 })).next, undefined);
+        const tagged = await store.plants.page({ limit: 2, tag: 'x', after: -(2n ** 63n) });
+        assert.equal(tagged.json, `[{"id":1,"name":"p1","tag":"x"},{"id":3,"name":"p3","tag":"x"}]`);
+        assert.equal(tagged.next, 3, 'plant 2 is skipped: it has no tag');
+        assert.deepEqual(await store.plants.page({ limit: 5, tag: 'x', after: big }), { json: '[]', count: 0, next: undefined });
+        const bigTagged = await store.plants.page({ limit: 1, tag: 'x', after: 3 });
+        assert.deepEqual([bigTagged.count, bigTagged.next], [1, undefined]);
+        assert.deepEqual((await store.plants.page({ limit: 1, tag: 'x', after: 1 })).next, 3);
+        assert.deepEqual((await store.plants.page({ limit: 1, tag: 'none' })).json, '[]');
       } finally {
         await store.close();
       }

@@ -5,7 +5,7 @@ import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
 import { sqlitePath } from '../../src/store/database-url.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { StoreBusyError, StoreUnavailableError } from '../../src/store/store.js';
+import { listPlants, StoreBusyError, StoreUnavailableError } from '../../src/store/store.js';
 import { openSqlite, tempDir } from '../helpers.js';
 import { storeContract } from './contract.js';
 import { webhookContract } from './webhook-contract.js';
@@ -74,7 +74,7 @@ describe('sqlite writer thread', () => {
         assert.ok(r.reason instanceof StoreBusyError);
         assert.ok(r.reason instanceof StoreUnavailableError, 'answered like any outage: 503 with Retry-After');
       }
-      assert.equal((await store.plants.list({ limit: 100 })).length, 5, 'exactly the accepted writes are stored');
+      assert.equal((await listPlants(store.plants, { limit: 100 })).length, 5, 'exactly the accepted writes are stored');
       assert.equal((await store.plants.put({ id: 99, name: 'later' })).outcome, 'created');
     } finally {
       await store.close();
