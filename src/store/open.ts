@@ -23,7 +23,11 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       }
       case 'postgres': {
         const { PostgresStore } = await import('./postgres.js');
-        return await PostgresStore.open(settings.databaseUrl, { poolSize: settings.pgPoolSize, timeoutMs: settings.dbTimeoutMs });
+        return await PostgresStore.open(settings.databaseUrl, {
+          poolSize: settings.pgPoolSize,
+          timeoutMs: settings.dbTimeoutMs,
+          writeQueueLimit: settings.writeQueueLimit,
+        });
       }
       case undefined:
         throw new Error('must be a file: or postgres:// URL');

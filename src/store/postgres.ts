@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { translatePgError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
+import { PostgresWriteBatcher } from './postgres-batch.js';
 import { PostgresPlants } from './postgres-plants.js';
 import { poolQuery, poolTransaction } from './postgres-query.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
@@ -13,7 +14,17 @@ export interface PostgresOptions {
   poolSize: number;
   /** Longest wait for a connection, and longest a statement may run, before the store is unavailable. */
   timeoutMs: number;
+  /** Writes waiting for their batch at most (WRITE_QUEUE_LIMIT; default 10,000). */
+  writeQueueLimit?: number;
 }
+
+/**
+ * Group commit (postgres-batch.ts): batches committing at once. Few, so that writes arriving meanwhile
+ * gather into large batches; more than one, so that a batch is formed while another commits.
+ */
+const BATCHES_IN_FLIGHT = 2;
+/** Writes in one batch at most: bounds a statement's parameters and a transaction's length. */
+const MAX_BATCH = 1000;
 
 /** Readiness probes want a quick answer: a ping waits at most this long (or timeoutMs if shorter). */
 const PING_TIMEOUT_MS = 2000;
@@ -33,11 +44,18 @@ export class PostgresStore implements Store {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly timeoutMs: number,
+    options: PostgresOptions,
   ) {
     const query = poolQuery(pool);
     const transaction = poolTransaction(pool);
     this.webhooks = new PostgresWebhooks(query, transaction);
-    this.plants = new PostgresPlants(pool, query, transaction, this.webhooks.queued);
+    const writes = new PostgresWriteBatcher(
+      query,
+      transaction,
+      { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000 },
+      this.webhooks.queued,
+    );
+    this.plants = new PostgresPlants(pool, query, writes, this.webhooks.queued);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }
@@ -75,7 +93,7 @@ export class PostgresStore implements Store {
     // An idle connection that the server closes (restart, failover, admin shutdown) is reported
     // here; the pool drops it and opens a new one on demand, so there is nothing else to do.
     pool.on('error', () => undefined);
-    return new PostgresStore(pool, options.timeoutMs);
+    return new PostgresStore(pool, options.timeoutMs, options);
   }
 
   async ping(): Promise<void> {

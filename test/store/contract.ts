@@ -129,6 +129,72 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('applies writes sent together in the order sent, each with its own outcome (group commit)', async () => {
+      const store = await open();
+      try {
+        const { plants } = store;
+        await plants.put({ id: 9, name: 'existing' });
+        const results = await Promise.all([
+          plants.put({ id: 5, name: 'a' }),
+          plants.put({ id: 6, name: 'x' }),
+          plants.put({ id: 5, name: 'b' }),
+          plants.delete(5),
+          plants.put({ id: 5, name: 'c' }),
+          plants.patch(5, { tag: 't' }),
+          plants.put({ id: 5, name: 'd' }, { createOnly: true }),
+          plants.put({ id: 9, name: 'replaced' }),
+          plants.put({ id: 9, name: 'not at that version' }, { ifMatch: [1_000_000] }),
+          plants.delete(404),
+          plants.put({ id: 2n ** 63n - 1n, name: 'big' }),
+        ]);
+        const outcome = (r: unknown) =>
+          typeof r === 'string' ? r : ((r as { outcome?: string }).outcome ?? ((r as { plant?: unknown }).plant ? 'patched' : '?'));
+        assert.deepEqual(results.map(outcome), [
+          'created',
+          'created',
+          'replaced',
+          'deleted',
+          'created',
+          'patched',
+          'exists',
+          'replaced',
+          'precondition-failed',
+          'not-found',
+          'created',
+        ]);
+        const versions = [results[0], results[2], results[4], results[5]].map((r) => (r as { version: number }).version);
+        assert.deepEqual(
+          [...versions].sort((a, b) => a - b),
+          versions,
+          'the writes to plant 5 got increasing versions, in the order sent',
+        );
+        assert.equal(
+          new Set(results.flatMap((r) => (typeof r === 'object' && 'version' in r ? [r.version] : []))).size,
+          7,
+          'every change its own version',
+        );
+        assert.deepEqual((await plants.get(5))?.plant, { id: 5, name: 'c', tag: 't' });
+        assert.deepEqual((await plants.get(9))?.plant, { id: 9, name: 'replaced' });
+        assert.deepEqual((await plants.get(6))?.plant, { id: 6, name: 'x' });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('answers every one of many concurrent writes, the same plants written again and again', async () => {
+      const store = await open();
+      try {
+        const writes = Array.from({ length: 500 }, (_, i) => store.plants.put({ id: i % 50, name: `n${i}`, tag: `t${i}` }));
+        const results = await Promise.all(writes);
+        assert.equal(results.filter((r) => r.outcome === 'created').length, 50);
+        assert.equal(results.filter((r) => r.outcome === 'replaced').length, 450);
+        for (let id = 0; id < 50; id++) assert.deepEqual((await store.plants.get(id))?.plant, { id, name: `n${450 + id}`, tag: `t${450 + id}` });
+        assert.equal(await store.plants.count(), 50);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('patches name and tag, removes a tag with null, and reports a missing plant', async () => {
       const store = await open();
       try {

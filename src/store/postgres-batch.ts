@@ -1,0 +1,152 @@
+import pg from 'pg';
+import type { Query, Transaction } from './postgres-query.js';
+import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './postgres-writes.js';
+import { StoreBusyError } from './store.js';
+
+/**
+ * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
+ * `maxInFlight` batches are being committed, new writes wait and form the next batch, sent the moment a
+ * batch finishes, so batches grow with the load and a lone write goes at once. Plain puts of distinct ids
+ * (the common POST) become one multi-row upsert; any other write keeps its own statement inside the
+ * batch's transaction, in arrival order. Each caller is answered only after its batch committed; a batch
+ * that fails fails every write in it (a deadlock between instances' batches is retried first).
+ */
+
+interface Pending {
+  write: PlantWrite;
+  resolve: (result: PlantWriteResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A run of plain puts of distinct ids (one statement), or one other write. */
+type Segment = { puts: Pending[] } | { one: Pending };
+
+export interface BatchSettings {
+  /** Batches being committed at once, at most. */
+  maxInFlight: number;
+  /** Writes waiting for a batch, at most (WRITE_QUEUE_LIMIT): beyond, a write is refused at once (StoreBusyError, 503). */
+  queueLimit: number;
+  /** Writes in one batch, at most (bounds a statement's size). */
+  maxBatch: number;
+}
+
+/** SQLSTATEs after which the whole transaction may simply run again: deadlock, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 3;
+
+function isRetryable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof pg.DatabaseError) return RETRYABLE.has(cause.code ?? '');
+  }
+  return false;
+}
+
+/** Splits a batch, in order, into runs of plain puts whose ids differ, and single other writes. */
+function segments(batch: Pending[]): Segment[] {
+  const result: Segment[] = [];
+  let puts: Pending[] = [];
+  let ids = new Set<string>();
+  const close = () => {
+    if (puts.length > 0) result.push({ puts });
+    puts = [];
+    ids = new Set();
+  };
+  for (const pending of batch) {
+    const { write } = pending;
+    if (isPlainPut(write)) {
+      // The same plant twice in one upsert is not allowed (and each write must see the one before).
+      const key = String(write.plant.id);
+      if (ids.has(key)) close();
+      ids.add(key);
+      puts.push(pending);
+    } else {
+      close();
+      result.push({ one: pending });
+    }
+  }
+  close();
+  return result;
+}
+
+function apply(query: Query, segment: Segment): Promise<Applied> {
+  return 'puts' in segment
+    ? applyPlainPuts(
+        query,
+        segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant),
+      )
+    : applyOne(query, segment.one.write);
+}
+
+export class PostgresWriteBatcher {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly query: Query,
+    private readonly transaction: Transaction,
+    private readonly settings: BatchSettings,
+    /** Told, after each commit, how many messages it queued for delivery. */
+    private readonly queued: (count: number) => void,
+  ) {}
+
+  write(write: PlantWrite): Promise<PlantWriteResult> {
+    if (this.queue.length >= this.settings.queueLimit) return Promise.reject(new StoreBusyError(this.settings.queueLimit));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write, resolve, reject });
+      if (!this.scheduled && this.inFlight < this.settings.maxInFlight) {
+        this.scheduled = true;
+        // setImmediate runs after the I/O callbacks of this turn: writes parsed in the same turn share a batch.
+        setImmediate(this.send);
+      }
+    });
+  }
+
+  private readonly send = (): void => {
+    this.scheduled = false;
+    while (this.inFlight < this.settings.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.length <= this.settings.maxBatch ? this.queue : this.queue.slice(0, this.settings.maxBatch);
+      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+      this.inFlight++;
+      void this.commit(batch).finally(() => {
+        this.inFlight--;
+        this.send();
+      });
+    }
+  };
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const parts = segments(batch);
+    // One statement needs no transaction of its own: it is one.
+    const first = parts[0]!;
+    const alone = parts.length === 1 && ('puts' in first || !needsTransaction(first.one.write));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const applied = alone
+          ? [await apply(this.query, first)]
+          : await this.transaction(async (query) => {
+              const done: Applied[] = [];
+              for (const part of parts) done.push(await apply(query, part));
+              return done;
+            });
+        this.settle(parts, applied);
+        return;
+      } catch (error) {
+        if (attempt < ATTEMPTS && isRetryable(error)) continue;
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+    }
+  }
+
+  private settle(parts: Segment[], applied: Applied[]): void {
+    let queued = 0;
+    parts.forEach((part, i) => {
+      const { results } = applied[i]!;
+      queued += applied[i]!.queued;
+      if ('puts' in part) part.puts.forEach((pending, j) => pending.resolve(results[j]!));
+      else part.one.resolve(results[0]!);
+    });
+    if (queued > 0) this.queued(queued);
+  }
+}
