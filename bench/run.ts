@@ -10,6 +10,7 @@ import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 import { subscribe } from './subscriber.js';
+import { importBare, importOverHttp, importTable, IMPORT_ROWS, type ImportMeasurement } from './import.js';
 
 /**
  * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
@@ -69,7 +70,7 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
 
 type Target = 'baseline' | 'service' | 'compared' | 'json-server 0.17';
 
-async function start(target: Target, scenario: Scenario, store: BenchStore): Promise<Running> {
+async function start(target: Target, seeded: number, store: BenchStore): Promise<Running> {
   const port = await freePort();
   if (target === 'baseline') {
     return startServer({
@@ -90,7 +91,7 @@ async function start(target: Target, scenario: Scenario, store: BenchStore): Pro
         NODE_ENV: 'production',
         PORT: String(port),
         HOST: '127.0.0.1',
-        DATABASE_URL: await store.url(scenario.seeded),
+        DATABASE_URL: await store.url(seeded),
         PLANT_STORE_TOKENS: TOKEN,
         // The webhook scenario's subscriber listens on loopback.
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -128,7 +129,7 @@ async function jsonServerBin(): Promise<string> {
 }
 
 async function measure(target: Target, scenario: Scenario, store: BenchStore): Promise<Measurement> {
-  const server = await start(target, scenario, store);
+  const server = await start(target, scenario.seeded, store);
   try {
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
     const subscriber = scenario.subscriber && target !== 'baseline' ? await subscribe(server.port, TOKEN) : undefined;
@@ -156,6 +157,34 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
   }
 }
 
+/** The import scenario (bench/import.ts): the bare driver and the service alternately, each into a fresh store. */
+const IMPORT_KEY = 'import1m';
+const IMPORT_REFERENCE_JS = join(ROOT, 'dist', 'bench', 'import-reference.js');
+
+async function importScenario(store: BenchStore): Promise<ImportMeasurement[]> {
+  const rows = QUICK ? IMPORT_ROWS / 5 : IMPORT_ROWS;
+  const measurements: ImportMeasurement[] = [];
+  const show = (m: ImportMeasurement) =>
+    process.stdout.write(
+      `  ${m.target.padEnd(16)} ${Math.round(m.rows / m.seconds).toString().padStart(7)} plants/s  ${m.seconds.toFixed(2)} s  CPU ${m.cpuSeconds?.toFixed(1) ?? '?'} s  RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB\n`,
+    );
+  for (let run = 0; run < Math.max(2, RUNS); run++) {
+    const bare = await importBare(IMPORT_REFERENCE_JS, await store.url(0), rows);
+    measurements.push(bare);
+    show(bare);
+    const server = await start('service', 0, store);
+    try {
+      const result = await importOverHttp(server.port, TOKEN, rows, server.pid);
+      const m: ImportMeasurement = { target: 'service', ...result, peakRssMb: server.peakRssMb() };
+      measurements.push(m);
+      show(m);
+    } finally {
+      await server.stop();
+    }
+  }
+  return measurements;
+}
+
 function line(m: Measurement): string {
   return (
     `  ${m.target.padEnd(16)} ${m.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
@@ -176,6 +205,7 @@ async function main(): Promise<void> {
   });
   const scenarios = SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.key));
   const measurements: Measurement[] = [];
+  let imports: ImportMeasurement[] = [];
   const started = Date.now();
   try {
     for (const scenario of scenarios) {
@@ -195,6 +225,10 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (!ONLY || ONLY.includes(IMPORT_KEY)) {
+      process.stdout.write(`Import of ${(QUICK ? IMPORT_ROWS / 5 : IMPORT_ROWS).toLocaleString('en-US')} plants, NDJSON over HTTP, into an empty store (${store.label})\n`);
+      imports = await importScenario(store);
+    }
   } finally {
     await store.close();
     rmSync(work, { recursive: true, force: true });
@@ -202,7 +236,14 @@ async function main(): Promise<void> {
 
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
   const hooks = webhookTable(measurements, 'post64hook', 'post64');
-  const text = hooks ? `${table(rows)}\n\nWebhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}` : table(rows);
+  const sections = [table(rows)];
+  if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
+  if (imports.length > 0) {
+    sections.push(
+      `Import scenario (POST /plants/import, NDJSON, into an empty store; the bare driver writes the same rows straight into the database, bench/import-reference.ts):\n\n${importTable(imports, POSTGRES ? 'postgres' : 'sqlite')}`,
+    );
+  }
+  const text = sections.join('\n\n');
   process.stdout.write(`\n${text}\n`);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}${PG_URL ? ' (DATABASE_URL=postgres://…)' : ''}`;
   const generated = [
