@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { observeCommits } from './observed-commits.js';
 import { translatePgError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { PostgresPlants } from './postgres-plants.js';
@@ -6,13 +7,18 @@ import { poolQuery, poolTransaction } from './postgres-query.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
-import { StoreUnavailableError, type PlantStore, type RateCounter, type Store, type TokenStore } from './store.js';
+import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from './store.js';
 
 export interface PostgresOptions {
   /** Connections this process keeps at most. */
   poolSize: number;
   /** Longest wait for a connection, and longest a statement may run, before the store is unavailable. */
   timeoutMs: number;
+  /**
+   * Told of every commit of plant writes (metrics). Each write is its own statement or transaction today,
+   * observed as a batch of one (observed-commits.ts); a group commit reports its batches here instead.
+   */
+  onCommit?: CommitObserver | undefined;
 }
 
 /** Readiness probes want a quick answer: a ping waits at most this long (or timeoutMs if shorter). */
@@ -33,11 +39,13 @@ export class PostgresStore implements Store {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly timeoutMs: number,
+    onCommit: CommitObserver | undefined,
   ) {
     const query = poolQuery(pool);
     const transaction = poolTransaction(pool);
     this.webhooks = new PostgresWebhooks(query, transaction);
-    this.plants = new PostgresPlants(pool, query, transaction, this.webhooks.queued);
+    const plants = new PostgresPlants(pool, query, transaction, this.webhooks.queued);
+    this.plants = onCommit ? observeCommits(plants, onCommit) : plants;
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }
@@ -75,7 +83,7 @@ export class PostgresStore implements Store {
     // An idle connection that the server closes (restart, failover, admin shutdown) is reported
     // here; the pool drops it and opens a new one on demand, so there is nothing else to do.
     pool.on('error', () => undefined);
-    return new PostgresStore(pool, options.timeoutMs);
+    return new PostgresStore(pool, options.timeoutMs, options.onCommit);
   }
 
   async ping(): Promise<void> {
