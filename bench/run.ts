@@ -96,6 +96,7 @@ async function start(target: Target, scenario: Scenario, store: BenchStore): Pro
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
         ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+        ...scenario.env,
       },
       port,
       readyPath: '/readyz',
