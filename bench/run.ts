@@ -70,7 +70,7 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
 
 type Target = 'baseline' | 'service' | 'compared' | 'json-server 0.17';
 
-async function start(target: Target, seeded: number, store: BenchStore): Promise<Running> {
+async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env'>, store: BenchStore): Promise<Running> {
   const port = await freePort();
   if (target === 'baseline') {
     return startServer({
@@ -91,12 +91,13 @@ async function start(target: Target, seeded: number, store: BenchStore): Promise
         NODE_ENV: 'production',
         PORT: String(port),
         HOST: '127.0.0.1',
-        DATABASE_URL: await store.url(seeded),
+        DATABASE_URL: await store.url(scenario.seeded),
         PLANT_STORE_TOKENS: TOKEN,
         // The webhook scenario's subscriber listens on loopback.
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
         ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+        ...scenario.env,
       },
       port,
       readyPath: '/readyz',
@@ -129,7 +130,7 @@ async function jsonServerBin(): Promise<string> {
 }
 
 async function measure(target: Target, scenario: Scenario, store: BenchStore): Promise<Measurement> {
-  const server = await start(target, scenario.seeded, store);
+  const server = await start(target, scenario, store);
   try {
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
     const subscriber = scenario.subscriber && target !== 'baseline' ? await subscribe(server.port, TOKEN) : undefined;
@@ -166,13 +167,15 @@ async function importScenario(store: BenchStore): Promise<ImportMeasurement[]> {
   const measurements: ImportMeasurement[] = [];
   const show = (m: ImportMeasurement) =>
     process.stdout.write(
-      `  ${m.target.padEnd(16)} ${Math.round(m.rows / m.seconds).toString().padStart(7)} plants/s  ${m.seconds.toFixed(2)} s  CPU ${m.cpuSeconds?.toFixed(1) ?? '?'} s  RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB\n`,
+      `  ${m.target.padEnd(16)} ${Math.round(m.rows / m.seconds)
+        .toString()
+        .padStart(7)} plants/s  ${m.seconds.toFixed(2)} s  CPU ${m.cpuSeconds?.toFixed(1) ?? '?'} s  RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB\n`,
     );
   for (let run = 0; run < Math.max(2, RUNS); run++) {
     const bare = await importBare(IMPORT_REFERENCE_JS, await store.url(0), rows);
     measurements.push(bare);
     show(bare);
-    const server = await start('service', 0, store);
+    const server = await start('service', { seeded: 0 }, store);
     try {
       const result = await importOverHttp(server.port, TOKEN, rows, server.pid);
       const m: ImportMeasurement = { target: 'service', ...result, peakRssMb: server.peakRssMb() };
@@ -226,7 +229,9 @@ async function main(): Promise<void> {
       }
     }
     if (!ONLY || ONLY.includes(IMPORT_KEY)) {
-      process.stdout.write(`Import of ${(QUICK ? IMPORT_ROWS / 5 : IMPORT_ROWS).toLocaleString('en-US')} plants, NDJSON over HTTP, into an empty store (${store.label})\n`);
+      process.stdout.write(
+        `Import of ${(QUICK ? IMPORT_ROWS / 5 : IMPORT_ROWS).toLocaleString('en-US')} plants, NDJSON over HTTP, into an empty store (${store.label})\n`,
+      );
       imports = await importScenario(store);
     }
   } finally {

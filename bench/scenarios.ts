@@ -14,6 +14,8 @@ export interface Scenario {
   peers?: boolean;
   /** The service has one webhook subscriber, a loopback receiver answering 204 (bench/subscriber.ts). */
   subscriber?: boolean;
+  /** Settings added to the service's environment for this scenario. */
+  env?: Record<string, string>;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -32,6 +34,16 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     subscriber: true,
+  },
+  {
+    // The cost of Prometheus metrics: post64 with them on (the request hook, commit observations, default
+    // process metrics); nobody scrapes, as between two scrapes of a real Prometheus.
+    key: 'post64metrics',
+    title: 'POST /plants, 64 conn, durable, metrics on',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    env: { METRICS_PORT: '0' },
   },
   { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
   { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },

@@ -10,6 +10,8 @@ import { installJsonParser } from './http/json.js';
 import { lazyRequestLogger } from './http/logging.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
+import { installRequestMetrics } from './metrics/hooks.js';
+import type { Metrics } from './metrics/registry.js';
 import { buildOpenApi } from './openapi.js';
 import { plantImportRoute } from './plants/import-route.js';
 import { plantRoutes } from './plants/routes.js';
@@ -25,6 +27,8 @@ export interface AppOptions {
   store: Store;
   /** The logger (http/logging.ts createLogger); none when left out, as in most tests. */
   logger?: Logger;
+  /** Prometheus metrics (METRICS_PORT): every answer is counted into them. None: no metrics hook at all. */
+  metrics?: Metrics | undefined;
 }
 
 let instance = 0;
@@ -37,7 +41,7 @@ function requestIds(): () => string {
 }
 
 /** The whole API: the wiring first, then every route module, in one place. */
-export async function buildApp({ config, store, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, store, logger, metrics }: AppOptions): Promise<FastifyInstance> {
   const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify({
     ...transportOptions(settings),
@@ -57,6 +61,8 @@ export async function buildApp({ config, store, logger }: AppOptions): Promise<F
   installJsonParser(app);
   app.setValidatorCompiler(validatorCompiler);
   installRequestHooks(app, settings, store);
+  // Served on a listener of its own (metrics/server.ts), never by this app: no route, no auth rule here.
+  if (metrics) installRequestMetrics(app, metrics);
 
   // The API, resource by resource. Every route says who may call it (config.auth).
   const routes: RouteOptions[] = [];

@@ -16,9 +16,10 @@ function say(text: string): void {
 /**
  * Forks `count` workers and supervises them until they have all stopped; exits with 0 when every
  * worker stopped cleanly, 1 otherwise. A worker that dies before it ever listened means the start
- * failed (a port in use, say): then every worker is stopped and the primary exits 1.
+ * failed (a port in use, say): then every worker is stopped and the primary exits 1. `onStop` is called
+ * when a graceful stop begins (the metrics listener closes then).
  */
-export function runPrimary(count: number): void {
+export function runPrimary(count: number, onStop: () => void = () => undefined): void {
   let stopping = false;
   let failed = false;
   const listened = new WeakSet<Worker>();
@@ -65,6 +66,7 @@ export function runPrimary(count: number): void {
     }
     stopping = true;
     say(`${signal}: stopping ${Object.keys(cluster.workers ?? {}).length} workers gracefully`);
+    onStop();
     stopAll();
   };
   process.on('SIGTERM', onSignal);

@@ -147,6 +147,27 @@ export const SETTINGS = {
     ),
     parse: (text: string) => text.toLowerCase(),
   },
+  metricsPort: {
+    env: 'METRICS_PORT',
+    // Optional: unset means no metrics at all (no listener, no per-request hook).
+    schema: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 65535,
+        description:
+          'Serve Prometheus metrics (`GET /metrics`) on this TCP port, a listener of its own apart from `PORT` (see Metrics); 0: any free port, named in the log',
+      }),
+    ),
+    docDefault: 'off',
+  },
+  metricsHost: {
+    env: 'METRICS_HOST',
+    schema: Type.String({
+      minLength: 1,
+      default: '127.0.0.1',
+      description: 'Address the metrics listener binds; it has no authentication, so keep it on a private network',
+    }),
+  },
   sqliteSynchronous: {
     env: 'SQLITE_SYNCHRONOUS',
     schema: oneOf(['FULL', 'NORMAL'] as const, 'FULL', '`NORMAL` is faster but a power loss may undo the last commits (never corrupts)'),
@@ -338,6 +359,9 @@ function checkRelations(config: Config): void {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
   }
   checkJwtSettings(config);
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): metrics have a listener of their own`);
+  }
 }
 
 /** One key source for JWTs at most, and with it the issuer and the audience the tokens must name. */

@@ -6,6 +6,9 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { chooseLogFormat, prettyDestination } from './http/log-format.js';
 import { createLogger, logDestination } from './http/logging.js';
 import { RequestPressure } from './http/request-pressure.js';
+import { answerPrimary, clusterScrape } from './metrics/cluster.js';
+import { Metrics } from './metrics/registry.js';
+import { listenForScrapes, type MetricsListener } from './metrics/server.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 import { Sender } from './webhooks/delivery.js';
@@ -32,12 +35,23 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const store = await openStore(config);
+  const clustered = config.webConcurrency > 1 && cluster.isPrimary;
+  // METRICS_PORT: a registry in each serving process; with workers, the primary serves their sum (metrics/cluster.ts).
+  const metrics = config.metricsPort !== undefined && !clustered ? new Metrics() : undefined;
+  if (metrics && cluster.isWorker) answerPrimary(metrics.registry);
+  const store = await openStore(config, { onCommit: metrics?.onCommit });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
-  if (config.webConcurrency > 1 && cluster.isPrimary) {
-    // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing.
+  if (clustered) {
+    // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but metrics.
     await store.close();
-    runPrimary(config.webConcurrency);
+    const scrapes =
+      config.metricsPort === undefined
+        ? undefined
+        : await listenForScrapes(config.metricsHost, config.metricsPort, clusterScrape(), (error) =>
+            process.stderr.write(`plant-store: metrics scrape failed: ${error instanceof Error ? error.message : String(error)}\n`),
+          );
+    if (scrapes) process.stderr.write(`plant-store: metrics listening at ${scrapes.url}\n`);
+    runPrimary(config.webConcurrency, () => void scrapes?.close());
     return;
   }
   // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
@@ -47,6 +61,7 @@ async function main(): Promise<void> {
     config,
     store,
     logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
+    metrics,
   });
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
@@ -66,6 +81,18 @@ async function main(): Promise<void> {
     app.log,
     pressure,
   );
+  let scrapes: MetricsListener | undefined;
+  if (metrics) {
+    metrics.watchBacklog(() => store.webhooks.countPending());
+    dispatcher.onAttempt(metrics.onDeliveryAttempt);
+  }
+  // A worker's metrics are served by the primary; a single process serves its own.
+  if (metrics && !cluster.isWorker) {
+    scrapes = await listenForScrapes(config.metricsHost, config.metricsPort!, metrics.scrape, (error) =>
+      app.log.error({ err: error }, 'metrics scrape failed'),
+    );
+    app.log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
+  }
 
   let stopping = false;
   // Answers finished while stopping tell the client to close its keep-alive connection, so it does
@@ -94,8 +121,7 @@ async function main(): Promise<void> {
     // keep-alive timeout. Sweep those as they turn idle.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     sweep.unref();
-    app
-      .close()
+    Promise.all([app.close(), scrapes?.close()])
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())

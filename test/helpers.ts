@@ -56,13 +56,20 @@ export interface CallOptions {
 /** The app in-process on a store of its own (a real SQLite file; see openTestStore), closed when the test file ends. */
 export async function testApp(
   cleanup: typeof after,
-  options: { store?: Store; bodyLimit?: number; config?: Partial<Config>; logger?: Parameters<typeof buildApp>[0]['logger'] } = {},
+  options: {
+    store?: Store;
+    bodyLimit?: number;
+    config?: Partial<Config>;
+    logger?: Parameters<typeof buildApp>[0]['logger'];
+    metrics?: Parameters<typeof buildApp>[0]['metrics'];
+  } = {},
 ): Promise<TestApp> {
   const store = options.store ?? (await openTestStore(cleanup));
   const app = await buildApp({
     config: { ...options.config, tokens: [TOKEN], bodyLimit: options.bodyLimit ?? 64 * 1024 },
     store,
     logger: options.logger,
+    metrics: options.metrics,
   });
   await app.ready();
   cleanup(async () => {

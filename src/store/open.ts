@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { databaseKind, redactUrl } from './database-url.js';
-import type { Store } from './store.js';
+import type { CommitObserver, Store } from './store.js';
 
 export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'>;
 
@@ -8,9 +8,9 @@ export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | '
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
  * CLI both open it here. A failure says which setting to look at ("SQLITE_CANTOPEN" alone does not),
  * without the password. Each store's module is loaded only when used: the pg driver alone adds ~60 ms
- * to a SQLite start, and the other way round.
+ * to a SQLite start, and the other way round. `onCommit` is told of every commit of writes (metrics).
  */
-export async function openStore(settings: StoreSettings): Promise<Store> {
+export async function openStore(settings: StoreSettings, { onCommit }: { onCommit?: CommitObserver | undefined } = {}): Promise<Store> {
   try {
     switch (databaseKind(settings.databaseUrl)) {
       case 'sqlite': {
@@ -19,6 +19,7 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
           synchronous: settings.sqliteSynchronous,
           busyTimeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
+          onCommit,
         });
       }
       case 'postgres': {
@@ -27,6 +28,7 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
           poolSize: settings.pgPoolSize,
           timeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
+          onCommit,
         });
       }
       case undefined:

@@ -1,7 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Query, Transaction } from './postgres-query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './postgres-writes.js';
-import { StoreBusyError } from './store.js';
+import { StoreBusyError, type CommitObserver } from './store.js';
 
 /**
  * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
@@ -88,6 +89,8 @@ export class PostgresWriteBatcher {
     private readonly settings: BatchSettings,
     /** Told, after each commit, how many messages it queued for delivery. */
     private readonly queued: (count: number) => void,
+    /** Told of each batch committed: its writes, and the seconds from sending it to its commit (metrics). */
+    private readonly onCommit?: CommitObserver,
   ) {}
 
   write(write: PlantWrite): Promise<PlantWriteResult> {
@@ -117,6 +120,7 @@ export class PostgresWriteBatcher {
 
   private async commit(batch: Pending[]): Promise<void> {
     const parts = segments(batch);
+    const started = performance.now();
     // One statement needs no transaction of its own: it is one.
     const first = parts[0]!;
     const alone = parts.length === 1 && ('puts' in first || !needsTransaction(first.one.write));
@@ -129,6 +133,7 @@ export class PostgresWriteBatcher {
               for (const part of parts) done.push(await apply(query, part));
               return done;
             });
+        this.onCommit?.(batch.length, (performance.now() - started) / 1000);
         this.settle(parts, applied);
         return;
       } catch (error) {

@@ -242,6 +242,12 @@ export class PostgresWebhooks implements WebhookStore {
     });
   }
 
+  async countPending(): Promise<number> {
+    // Counted on the partial index of pending messages (webhook_messages_due), not the whole outbox.
+    const { rows } = await this.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_messages WHERE status = 'pending'`, []);
+    return Number(rows[0]!.n);
+  }
+
   async deleteExpired(before: number): Promise<number> {
     const { rowCount } = await this.query(`DELETE FROM webhook_messages WHERE status <> 'pending' AND coalesce(last_attempt_at, occurred_at) < $1`, [
       before,

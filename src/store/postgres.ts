@@ -7,7 +7,7 @@ import { poolQuery, poolTransaction } from './postgres-query.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
-import { StoreUnavailableError, type PlantStore, type RateCounter, type Store, type TokenStore } from './store.js';
+import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from './store.js';
 
 export interface PostgresOptions {
   /** Connections this process keeps at most. */
@@ -16,6 +16,8 @@ export interface PostgresOptions {
   timeoutMs: number;
   /** Writes waiting for their batch at most (WRITE_QUEUE_LIMIT; default 10,000). */
   writeQueueLimit?: number;
+  /** Told of every commit of plant writes: how many writes the batch held, how long it took from sending (metrics). */
+  onCommit?: CommitObserver | undefined;
 }
 
 /**
@@ -54,6 +56,7 @@ export class PostgresStore implements Store {
       transaction,
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000 },
       this.webhooks.queued,
+      options.onCommit,
     );
     this.plants = new PostgresPlants(pool, query, writes, this.webhooks.queued);
     this.tokens = new PostgresTokens(query);

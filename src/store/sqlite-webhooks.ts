@@ -71,6 +71,7 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly byId;
   private readonly firstEndpoints;
   private readonly nextEndpoints;
+  private readonly pending;
 
   constructor(
     private readonly db: Database.Database,
@@ -80,6 +81,8 @@ export class SqliteWebhooks implements WebhookStore {
     this.byId = prepare<[string], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id = ?`);
     this.firstEndpoints = prepare<[number], EndpointRow>(db, `${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
     this.nextEndpoints = prepare<[string, number], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
+    // Counted on the partial index of pending messages (webhook_messages_due), not the whole outbox.
+    this.pending = prepare<[], number>(db, "SELECT count(*) FROM webhook_messages WHERE status = 'pending'").pluck();
   }
 
   async createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint> {
@@ -145,6 +148,10 @@ export class SqliteWebhooks implements WebhookStore {
 
   deleteExpired(before: number): Promise<number> {
     return this.writer.write({ kind: 'deleteExpired', before });
+  }
+
+  countPending(): Promise<number> {
+    return this.guard(() => this.pending.get()!);
   }
 
   onQueued(listener: () => void): void {

@@ -33,6 +33,7 @@ import {
   type PutResult,
   type VersionedPlant,
   type Store,
+  type CommitObserver,
   type TokenRecord,
   type TokenStore,
 } from './store.js';
@@ -42,6 +43,8 @@ import { WriteThread } from './write-thread.js';
 export interface SqliteOptions extends SqliteConnectionSettings {
   /** Writes waiting for the writer thread at most (WRITE_QUEUE_LIMIT). */
   writeQueueLimit?: number;
+  /** Told of every committed batch of writes (metrics). */
+  onCommit?: CommitObserver | undefined;
 }
 
 const DEFAULT_WRITE_QUEUE_LIMIT = 10_000;
@@ -108,6 +111,7 @@ export class SqliteStore implements Store {
       const writer = new WriteThread(
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
         options.writeQueueLimit ?? DEFAULT_WRITE_QUEUE_LIMIT,
+        options.onCommit,
       );
       return new SqliteStore(db, writer, path);
     } catch (error) {

@@ -158,6 +158,13 @@ export interface TokenStore {
   count(): Promise<number>;
 }
 
+/**
+ * Told of every commit of writes, once it has committed: how many writes it held (a batch, on SQLite's group
+ * commit) and how long it took, in seconds, from the moment the writes were sent to the database until its
+ * answer came back (what the requests waiting on it feel). Metrics observe it; it must be cheap and not throw.
+ */
+export type CommitObserver = (batchSize: number, seconds: number) => void;
+
 /** Requests counted per key and fixed window (the window's number: epoch milliseconds / window length). */
 export interface RateCounter {
   /** Counts one request and answers the key's count in the window, this one included. */

@@ -112,6 +112,8 @@ export interface WebhookStore {
   recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void>;
   /** Deletes delivered and failed messages whose last attempt (or event, never attempted) is older than `before`. */
   deleteExpired(before: number): Promise<number>;
+  /** How many messages wait for delivery (pending, of every endpoint): the backlog. One count on an index, for metrics. */
+  countPending(): Promise<number>;
   /** Calls `listener` after each commit of this process that queued messages, so that delivery starts at once. */
   onQueued(listener: () => void): void;
 }

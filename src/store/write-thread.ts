@@ -1,5 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { StoreBusyError, StoreUnavailableError } from './store.js';
+import { StoreBusyError, StoreUnavailableError, type CommitObserver } from './store.js';
 import type { ClassifiedError } from './sqlite-rows.js';
 import type { BatchReply, WriteKind, WriteOf, WriteResults, WriterSettings } from './sqlite-writes.js';
 
@@ -46,10 +47,14 @@ export class WriteThread {
   private closing: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
   private readonly queuedListeners: Array<() => void> = [];
+  /** When the batch in flight was sent to the thread (only measured when someone observes commits). */
+  private sentAt = 0;
 
   constructor(
     private readonly settings: WriterSettings,
     private readonly queueLimit: number,
+    /** Told of each committed batch: its writes and the time from sending it to the thread's reply. */
+    private readonly onCommit?: CommitObserver,
   ) {}
 
   write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
@@ -96,6 +101,7 @@ export class WriteThread {
     const worker = (this.worker ??= this.start());
     // Keep the process alive only while a batch is out, so a forgotten store never holds it open.
     worker.ref();
+    if (this.onCommit) this.sentAt = performance.now();
     worker.postMessage(batch.map((pending) => pending.op));
   };
 
@@ -113,6 +119,7 @@ export class WriteThread {
     const batch = this.inFlight ?? [];
     this.inFlight = undefined;
     if (reply.ok) {
+      this.onCommit?.(batch.length, (performance.now() - this.sentAt) / 1000);
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
     } else {

@@ -65,6 +65,7 @@ export class Dispatcher {
   private drained: Array<() => void> = [];
   private nextClaimAt = 0;
   private pauseTimer: NodeJS.Timeout | undefined;
+  private readonly attemptListeners: Array<(record: AttemptRecord) => void> = [];
 
   constructor(
     private readonly store: WebhookStore,
@@ -75,6 +76,11 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     pressure.onRelief(() => this.wake());
+  }
+
+  /** Calls `listener` with what was decided of each attempt, as it is decided (metrics count them by outcome). */
+  onAttempt(listener: (record: AttemptRecord) => void): void {
+    this.attemptListeners.push(listener);
   }
 
   start(): void {
@@ -156,6 +162,7 @@ export class Dispatcher {
       .send(message)
       .then((outcome) => {
         const record = decide(message, outcome, this.settings, Date.now(), this.random);
+        for (const listener of this.attemptListeners) listener(record);
         if (record.disable) this.log.warn({ endpoint: message.endpointId }, `webhooks: endpoint disabled: ${record.disable}`);
         else if (record.outcome !== 'delivered')
           this.log.debug({ endpoint: message.endpointId, webhookId: message.eventId, error: record.error }, 'webhooks: attempt failed');

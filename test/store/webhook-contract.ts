@@ -128,6 +128,34 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         }
       }));
 
+    it('counts the pending messages of every endpoint: the backlog', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        assert.equal(await webhooks.countPending(), 0);
+        const a = await webhooks.createEndpoint(endpoint());
+        const b = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        await plants.put({ id: 1, name: 'again' }); // an update: only a subscribes
+        assert.equal(await webhooks.countPending(), 7);
+        const claimed = await webhooks.claimDue(10, 60_000);
+        assert.equal(await webhooks.countPending(), 7, 'claimed, leased, still pending');
+        const [first, second, third] = claimed.filter((m) => m.endpointId === a.id);
+        const now = Date.now();
+        await webhooks.recordAttempts(
+          [
+            { seq: first!.seq, endpointId: a.id, at: now, status: 204, error: null, outcome: 'delivered' },
+            { seq: second!.seq, endpointId: a.id, at: now, status: 503, error: 'HTTP 503', outcome: 'retry', nextAttemptAt: now + 60_000 },
+            { seq: third!.seq, endpointId: a.id, at: now, status: null, error: 'no answer', outcome: 'failed' },
+          ],
+          3_600_000,
+        );
+        assert.equal(await webhooks.countPending(), 5, 'delivered and failed ones leave the backlog; a retry stays');
+        await webhooks.updateEndpoint(b.id, { enabled: false });
+        await plants.put({ id: 4, name: 'while b is off' });
+        assert.equal(await webhooks.countPending(), 6, "b's event is failed at once; a's is pending");
+        await webhooks.deleteEndpoint(a.id);
+        assert.equal(await webhooks.countPending(), 3, "b's pending messages wait while it is disabled");
+      }));
+
     it('records an event for a disabled endpoint as failed, and never claims it', () =>
       withStore(open, async ({ plants, webhooks }) => {
         const off = await webhooks.createEndpoint(endpoint());

@@ -1,0 +1,25 @@
+import { AggregatorRegistry, type Registry } from 'prom-client';
+import type { Scrape } from './server.js';
+
+/**
+ * Metrics with WEB_CONCURRENCY > 1 (node:cluster): each worker keeps its own registry, and the primary,
+ * which serves no requests, owns the metrics listener. A scrape of it asks every worker over the cluster's
+ * IPC channel and answers their metrics aggregated by prom-client's AggregatorRegistry: counters and
+ * histograms added up, each default metric by its own rule, the webhook backlog by its largest value.
+ */
+
+/**
+ * In a worker: answer the primary's requests with this registry. prom-client installs the worker's
+ * message listener when an AggregatorRegistry is made; do it early, so that a scrape during the worker's
+ * start is answered rather than timed out.
+ */
+export function answerPrimary(registry: Registry): void {
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([registry]);
+}
+
+/** In the primary: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the scrape). */
+export function clusterScrape(): Scrape {
+  const aggregator = new AggregatorRegistry();
+  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+}

@@ -1,0 +1,72 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The metrics listener: a plain node:http server on METRICS_HOST:METRICS_PORT, apart from the API's port, so
+ * that metrics never pass through the API's authentication, rate limits or load shedding, and the API never
+ * serves them. It answers `GET /metrics` (and HEAD) only; anything else gets the API's Error shape. It has
+ * no authentication: it is meant for a private network (the default host is loopback).
+ */
+
+/** What one scrape answers: the body in the Prometheus text format and its media type. */
+export type Scrape = () => Promise<{ contentType: string; body: string }>;
+
+export interface MetricsListener {
+  /** http://host:port/metrics, with the port actually bound (METRICS_PORT=0 picks a free one). */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Scrapes are small and quick; a client slower than this is cut off. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Connections at most: a few Prometheus servers, not the public. */
+const MAX_CONNECTIONS = 64;
+
+function sendError(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers });
+  response.end(JSON.stringify({ error: status, message }));
+}
+
+/** Starts the listener; `onError` is told of a scrape that failed (answered 500). */
+export async function listenForScrapes(host: string, port: number, scrape: Scrape, onError: (error: unknown) => void): Promise<MetricsListener> {
+  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS }, (request, response) => {
+    const path = (request.url ?? '/').split('?', 1)[0]!;
+    if (path !== '/metrics')
+      return sendError(response, 404, `no such resource: ${request.method} ${path.slice(0, 200)}; metrics are at GET /metrics`);
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return sendError(response, 405, `method ${request.method} is not allowed on /metrics; allowed: GET, HEAD`, { allow: 'GET, HEAD' });
+    }
+    scrape().then(
+      ({ contentType, body }) => {
+        response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+        response.end(body);
+      },
+      (error: unknown) => {
+        onError(error);
+        sendError(response, 500, `could not collect the metrics: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
+  });
+  server.maxConnections = MAX_CONNECTIONS;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new Error(`METRICS_HOST/METRICS_PORT: cannot listen on ${host}:${port} (${code})`, { cause: error });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Prometheus keeps its connection open between scrapes: end it, or close() would wait for it.
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { tempDir } from '../helpers.js';
+import { request, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { histogramOf, scrape, valueOf } from './scrape.js';
+
+const TOKEN = 'metrics-process-token';
+const METRICS_LINE = /metrics listening at (http:\/\/[^\s"]+)/;
+
+/** The metrics URL the process named in its log (METRICS_PORT=0 binds a free port). */
+async function metricsUrl(server: ServerProcess): Promise<string> {
+  let url: string | undefined;
+  await waitUntil(() => (url = METRICS_LINE.exec(server.stdout + server.stderr)?.[1]) !== undefined, 10_000, 'the metrics address');
+  return url!;
+}
+
+/** A POST on a connection of its own, so that the cluster hands each to the next worker in turn. */
+function postAlone(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}/plants`,
+      { method: 'POST', agent: false, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } },
+      (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('metrics in the real process', () => {
+  it('serves the separate port (METRICS_PORT=0: a free one, named in the log); the API port has none; a graceful stop closes it', async () => {
+    const server = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(tempDir(after), 'p.db')}`, PLANT_STORE_TOKENS: TOKEN, METRICS_PORT: '0' },
+    });
+    const url = await metricsUrl(server);
+    assert.notEqual(new URL(url).port, String(server.port));
+    assert.equal(new URL(url).hostname, '127.0.0.1', 'METRICS_HOST defaults to loopback');
+
+    assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body: '{"id":7,"name":"Monstera"}' })).status, 200);
+    assert.equal((await request(`${server.url}/plants/7`, { token: TOKEN })).status, 200);
+    const onApi = await request(`${server.url}/metrics`, { token: TOKEN });
+    assert.equal(onApi.status, 404);
+    assert.deepEqual(JSON.parse(onApi.text), { error: 404, message: 'no such resource: GET /metrics' });
+
+    const { status, metrics: m } = await scrape(url);
+    assert.equal(status, 200);
+    assert.equal(valueOf(m, 'http_requests_total', { method: 'POST', route: '/plants', status: '200' }), 1);
+    assert.equal(valueOf(m, 'http_requests_total', { method: 'GET', route: '/plants/:id', status: '200' }), 1);
+    assert.equal(valueOf(m, 'http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 1);
+    assert.ok(histogramOf(m, 'plant_store_commit_batch_size')!.sum! >= 1);
+    assert.equal(valueOf(m, 'plant_store_webhook_backlog'), 0);
+    assert.equal(valueOf(m, 'plant_store_webhook_deliveries_total', { outcome: 'delivered' }), 0);
+    assert.ok(valueOf(m, 'process_resident_memory_bytes')! > 0);
+
+    assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+    await assert.rejects(fetch(url), 'the metrics port is closed');
+  });
+
+  it('refuses to start when the metrics port is taken, naming the setting', async () => {
+    const first = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(tempDir(after), 'a.db')}`, PLANT_STORE_TOKENS: TOKEN, METRICS_PORT: '0' },
+    });
+    const taken = new URL(await metricsUrl(first)).port;
+    const second = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(tempDir(after), 'b.db')}`, PLANT_STORE_TOKENS: TOKEN, METRICS_PORT: taken },
+    }).catch((error: Error) => error);
+    assert.ok(second instanceof Error);
+    assert.match(second.message, /cannot start: METRICS_HOST\/METRICS_PORT: cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/);
+  });
+
+  it('with WEB_CONCURRENCY=2, one scrape of the primary adds up both workers', async () => {
+    const server = await startServer(after, {
+      env: {
+        DATABASE_URL: `file:${join(tempDir(after), 'c.db')}`,
+        PLANT_STORE_TOKENS: TOKEN,
+        WEB_CONCURRENCY: '2',
+        METRICS_PORT: '0',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+    });
+    await waitUntil(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 30_000, 'two workers to listen');
+    const url = await metricsUrl(server);
+    // A subscriber nobody answers for (port 9 refuses): every event's first attempt fails and waits 5 s to retry.
+    const hook = await request(`${server.url}/webhooks`, { method: 'POST', token: TOKEN, body: '{"url":"http://127.0.0.1:9/hooks"}' });
+    assert.equal(hook.status, 201);
+    // 20 connections, handed to the workers in turn: about 10 each, and the scrape must show all 20.
+    const statuses = [];
+    for (let id = 0; id < 20; id++) statuses.push(await postAlone(server.url, `{"id":${id},"name":"p${id}"}`));
+    assert.deepEqual([...new Set(statuses)], [200]);
+    let m = (await scrape(url)).metrics;
+    await waitUntil(
+      async () => valueOf((m = (await scrape(url)).metrics), 'plant_store_webhook_deliveries_total', { outcome: 'retry' }) === 20,
+      10_000,
+      '20 failed first attempts',
+    );
+    assert.equal(valueOf(m, 'http_requests_total', { method: 'POST', route: '/plants', status: '200' }), 20);
+    assert.equal(histogramOf(m, 'http_request_duration_seconds', { method: 'POST', route: '/plants' })!.count, 20);
+    assert.ok(histogramOf(m, 'plant_store_commit_batch_size')!.sum! >= 21);
+    assert.equal(valueOf(m, 'plant_store_webhook_backlog'), 20, 'the count in the database once, not once per worker');
+    assert.equal(valueOf(m, 'plant_store_webhook_deliveries_total', { outcome: 'delivered' }), 0);
+    assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+    await assert.rejects(fetch(url));
+  });
+});
