@@ -36,7 +36,11 @@ if (url.startsWith('file:')) {
     const ids: number[] = [];
     const names: string[] = [];
     const tags: string[] = [];
-    for (let i = first; i < Math.min(rows + 1, first + 10_000); i++) (ids.push(i), names.push(name(i)), tags.push(tag(i)));
+    for (let i = first; i < Math.min(rows + 1, first + 10_000); i++) {
+      ids.push(i);
+      names.push(name(i));
+      tags.push(tag(i));
+    }
     await client.query(
       "INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, nextval('plant_version') FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r (id, name, tag)",
       [ids, names, tags],
