@@ -14,6 +14,8 @@ interface Tracked {
 export class RequestDeadlines {
   private tracked = new Set<Tracked>();
   private readonly byRequest = new WeakMap<IncomingMessage, Tracked>();
+  /** Requests that arrived in this turn of the event loop, not yet known to be slow. */
+  private arriving: Tracked[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -21,17 +23,31 @@ export class RequestDeadlines {
     private readonly expired: (request: IncomingMessage) => void,
   ) {}
 
-  /** Called for every request as it arrives; a request without a body is whole already and costs nothing. */
+  /**
+   * Called for every request as it arrives. Most requests are whole by the end of the turn in which their
+   * headers arrived (the body came in the same packets), so only those still incomplete then are tracked:
+   * holding every request until the next check (up to a second, tens of thousands of them under load)
+   * kept them alive long enough to reach V8's old generation, measured at +60–130 MB of RSS and more GC.
+   */
   readonly track = (request: IncomingMessage): void => {
     if (request.complete) return;
-    const entry = { request, deadline: Date.now() + this.timeoutMs };
-    this.tracked.add(entry);
-    this.byRequest.set(request, entry);
+    this.arriving.push({ request, deadline: Date.now() + this.timeoutMs });
+    if (this.arriving.length === 1) setImmediate(this.settle);
+  };
+
+  private readonly settle = (): void => {
+    const arriving = this.arriving;
+    this.arriving = [];
+    for (const entry of arriving) {
+      if (entry.request.complete || entry.request.destroyed) continue;
+      this.tracked.add(entry);
+      this.byRequest.set(entry.request, entry);
+    }
   };
 
   /** Gives a request `ms` from now to arrive whole, instead of the default. */
   extend(request: IncomingMessage, ms: number): void {
-    const entry = this.byRequest.get(request);
+    const entry = this.byRequest.get(request) ?? this.arriving.find((arrived) => arrived.request === request);
     if (entry) entry.deadline = Date.now() + ms;
   }
 
