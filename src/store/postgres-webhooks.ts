@@ -204,17 +204,22 @@ export class PostgresWebhooks implements WebhookStore {
 
   async recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void> {
     if (attempts.length === 0) return;
+    const delivered = attempts.filter((a) => a.outcome === 'delivered');
     await this.transaction(async (query) => {
+      if (delivered.length > 0) {
+        // Every delivery in one statement; an endpoint's row is written only when it was failing (a row
+        // version per delivery would also make every delivery of an endpoint wait for the one before).
+        await query(
+          `WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS d (seq, at, status)),
+                m AS (UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1,
+                        last_attempt_at = d.at, last_status = d.status, last_error = NULL, next_attempt_at = NULL, lease_until = NULL
+                      FROM d WHERE webhook_messages.seq = d.seq)
+           UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY ($4::text[]) AND failing_since IS NOT NULL`,
+          [delivered.map((a) => a.seq), delivered.map((a) => a.at), delivered.map((a) => a.status), [...new Set(delivered.map((a) => a.endpointId))]],
+        );
+      }
       for (const a of attempts) {
-        if (a.outcome === 'delivered') {
-          await query(
-            `WITH m AS (UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1,
-                          last_attempt_at = $2, last_status = $3, last_error = NULL, next_attempt_at = NULL, lease_until = NULL WHERE seq = $1)
-             UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $4`,
-            [a.seq, a.at, a.status, a.endpointId],
-          );
-          continue;
-        }
+        if (a.outcome === 'delivered') continue;
         await query(
           `WITH m AS (UPDATE webhook_messages SET status = $2, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = $3,
                         last_attempt_at = $4, last_status = $5, last_error = $6, lease_until = NULL WHERE seq = $1)

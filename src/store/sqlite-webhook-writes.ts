@@ -68,7 +68,8 @@ export function sqliteWebhookWrites(db: Database.Database): { queue(changes: Pla
     `UPDATE webhook_messages SET status = ?, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = ?,
        last_attempt_at = ?, last_status = ?, last_error = ?, lease_until = NULL WHERE seq = ?`,
   );
-  const succeeded = prepare<[string]>(db, 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?');
+  // Only an endpoint that was failing is written: a write per delivery would be a page write per delivery.
+  const succeeded = prepare<[string]>(db, 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
   const failing = prepare<[number, string]>(db, 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?');
   const disableIfFailingSince = prepare<[string, string, number]>(
     db,
