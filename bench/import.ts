@@ -84,7 +84,7 @@ export function importTable(measurements: ImportMeasurement[], store: 'sqlite' |
   const rate = (m: ImportMeasurement) => m.rows / m.seconds;
   const bare = mean(measurements.filter((m) => m.target === 'bare driver').map(rate));
   const lines = [
-    `| import of ${IMPORT_ROWS.toLocaleString('en-US')} plants | runs | plants/s (each run) | share of the bare driver | CPU s | peak RSS MB | target |`,
+    `| import of ${(measurements[0]?.rows ?? IMPORT_ROWS).toLocaleString('en-US')} plants | runs | plants/s (each run) | share of the bare driver | CPU s | peak RSS MB | target |`,
     '|---|---:|---|---:|---:|---:|---|',
   ];
   for (const who of ['bare driver', 'service'] as const) {

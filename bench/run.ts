@@ -241,7 +241,7 @@ async function main(): Promise<void> {
 
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
   const hooks = webhookTable(measurements, 'post64hook', 'post64');
-  const sections = [table(rows)];
+  const sections = rows.length > 0 ? [table(rows)] : [];
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
   if (imports.length > 0) {
     sections.push(
