@@ -2,7 +2,8 @@ import type { Config } from '../config.js';
 import { databaseKind, redactUrl } from './database-url.js';
 import type { Store } from './store.js';
 
-export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'>;
+export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'> &
+  Partial<Pick<Config, 'databaseReadUrl' | 'readReplicaMaxLagMs'>>;
 
 /**
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
@@ -23,7 +24,11 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       }
       case 'postgres': {
         const { PostgresStore } = await import('./postgres.js');
-        return await PostgresStore.open(settings.databaseUrl, { poolSize: settings.pgPoolSize, timeoutMs: settings.dbTimeoutMs });
+        return await PostgresStore.open(settings.databaseUrl, {
+          poolSize: settings.pgPoolSize,
+          timeoutMs: settings.dbTimeoutMs,
+          replicas: settings.databaseReadUrl ? { url: settings.databaseReadUrl, maxLagMs: settings.readReplicaMaxLagMs ?? 5000 } : undefined,
+        });
       }
       case undefined:
         throw new Error('must be a file: or postgres:// URL');

@@ -40,6 +40,12 @@ const QUEUED = `(SELECT count(*) FROM q WHERE status = 'pending')::int AS queued
 const MATCHES = (n: number) => `($${n}::bigint[] IS NULL OR version = ANY ($${n}::bigint[]))`;
 const ifMatchParam = (ifMatch: IfMatch) => (ifMatch === '*' ? null : ifMatch.map(String));
 
+/** Lists, counts and exports: the primary's, or replicas that may be a little behind it. */
+export interface PlantReads {
+  query: Query;
+  connect(): Promise<pg.PoolClient>;
+}
+
 /** Plants are exported this many at a time, each chunk from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
 /** An export or import holds its transaction open while the client sends or reads: it may idle this long. */
@@ -58,6 +64,8 @@ export class PostgresPlants implements PlantStore {
     private readonly transaction: Transaction,
     /** Told how many messages a committed write queued. */
     private readonly queued: (count: number) => void,
+    /** Where lists, counts and exports read, when not from the primary (replicas: see postgres-replicas.ts). */
+    private readonly reads: PlantReads = { query, connect: () => pool.connect() },
   ) {}
 
   async get(id: PlantId): Promise<VersionedPlant | undefined> {
@@ -73,19 +81,23 @@ export class PostgresPlants implements PlantStore {
     const { rows } =
       tag === undefined
         ? after === undefined
-          ? await this.query<PlantRow>(`${PLANT_COLUMNS} ORDER BY plants.id LIMIT $1`, [limit])
-          : await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE id > $1::bigint ORDER BY plants.id LIMIT $2`, [int8(after), limit])
+          ? await this.reads.query<PlantRow>(`${PLANT_COLUMNS} ORDER BY plants.id LIMIT $1`, [limit])
+          : await this.reads.query<PlantRow>(`${PLANT_COLUMNS} WHERE id > $1::bigint ORDER BY plants.id LIMIT $2`, [int8(after), limit])
         : after === undefined
-          ? await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 ORDER BY plants.id LIMIT $2`, [tag, limit])
-          : await this.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 AND id > $2::bigint ORDER BY plants.id LIMIT $3`, [tag, int8(after), limit]);
+          ? await this.reads.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 ORDER BY plants.id LIMIT $2`, [tag, limit])
+          : await this.reads.query<PlantRow>(`${PLANT_COLUMNS} WHERE tag = $1 AND id > $2::bigint ORDER BY plants.id LIMIT $3`, [
+              tag,
+              int8(after),
+              limit,
+            ]);
     return rows.map(toPlant);
   }
 
   async count(tag?: string): Promise<number> {
     const { rows } =
       tag === undefined
-        ? await this.query<{ count: string }>('SELECT count(*) AS count FROM plants', [])
-        : await this.query<{ count: string }>('SELECT count(*) AS count FROM plants WHERE tag = $1', [tag]);
+        ? await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants', [])
+        : await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants WHERE tag = $1', [tag]);
     return Number(rows[0]!.count);
   }
 
@@ -176,7 +188,7 @@ export class PostgresPlants implements PlantStore {
   async export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await this.reads.connect();
     } catch (error) {
       throw translatePgError(error);
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
+import { createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { bootstrapToken } from '../../src/auth/bootstrap.js';
 import { PostgresStore } from '../../src/store/postgres.js';
@@ -10,6 +11,27 @@ import { webhookContract } from './webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
 const skipReason = postgresUnavailableReason();
+
+/** A loopback port nothing listens on: connections are refused at once. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A loopback port that accepts connections and never says a word, as a frozen or partitioned server. */
+async function silentPort(): Promise<number> {
+  const held: Socket[] = [];
+  const silent = createServer((socket) => held.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  after(() => {
+    for (const socket of held) socket.destroy();
+    silent.close();
+  });
+  return (silent.address() as { port: number }).port;
+}
 
 if (skipReason) {
   process.stderr.write(`\n*** SKIPPING PostgreSQL store tests: ${skipReason} ***\n\n`);
@@ -62,6 +84,30 @@ if (skipReason) {
     it('fails to open an unreachable database as unavailable, within the timeout', async () => {
       const url = `postgres://postgres@127.0.0.1:1/none`;
       await assert.rejects(PostgresStore.open(url, { poolSize: 1, timeoutMs: 1000 }), StoreUnavailableError);
+    });
+
+    it('finds the primary among several hosts, past one that refuses connections and one that never answers', async () => {
+      const database = new URL(await server.createDatabase()).pathname;
+      const [refusing, silent] = [await closedPort(), await silentPort()];
+      const store = await open(`postgres://postgres@127.0.0.1:${refusing},127.0.0.1:${silent},127.0.0.1:${server.port}${database}`);
+      try {
+        await store.plants.put({ id: 1, name: 'found' });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'found' });
+        await store.ping();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('gives up at the timeout however many hosts it tries, as unavailable', async () => {
+      const hosts = [await closedPort(), await silentPort(), await silentPort()].map((port) => `127.0.0.1:${port}`);
+      const started = Date.now();
+      await assert.rejects(
+        PostgresStore.open(`postgres://postgres@${hosts.join(',')}/none`, { poolSize: 1, timeoutMs: 1500 }),
+        StoreUnavailableError,
+      );
+      const took = Date.now() - started;
+      assert.ok(took >= 1400 && took < 2500, `gave up after ${took} ms`);
     });
 
     it('treats a read-only database as unavailable, and a bad statement as a bug', async () => {
