@@ -11,7 +11,7 @@ import type { PostgresUrl, SessionAttrs } from './postgres-url.js';
  */
 
 /** What target_session_attrs looks at in a session. */
-interface SessionRole {
+export interface SessionRole {
   inRecovery: boolean;
   readOnly: boolean;
 }
@@ -33,11 +33,27 @@ const WANTED: Record<SessionAttrs, (role: SessionRole) => boolean> = {
 /** After a whole pass over the hosts without the session wanted (mid-failover), attempts pause this long. */
 const PASS_PAUSE_MS = 200;
 
+/** The role of the session `client` is, asked within `timeoutMs`. */
+export async function sessionRole(client: pg.ClientBase, timeoutMs: number): Promise<SessionRole> {
+  // query_timeout per query is supported by pg but missing from its typings.
+  const { rows } = await client.query<{ in_recovery: boolean; read_only: boolean }>({
+    text: ROLE_QUERY,
+    query_timeout: Math.max(1, timeoutMs),
+  } as pg.QueryConfig);
+  return { inRecovery: rows[0]!.in_recovery, readOnly: rows[0]!.read_only };
+}
+
+/** A role as a person reads it: "a standby (in recovery)". */
+export function describeRole(role: SessionRole): string {
+  // A primary can be read-only: default_transaction_read_only, or an orchestrator holding a promoted
+  // standby read-only until the old primary is surely gone (pg_auto_failover's stop_replication).
+  return role.inRecovery ? 'a standby (in recovery)' : role.readOnly ? 'a read-only primary' : 'a writable primary';
+}
+
 /** A session that target_session_attrs does not want: a standby where the primary is asked for, say. */
 export class UnwantedSessionError extends Error {
   constructor(label: string, attrs: SessionAttrs, role: SessionRole) {
-    const what = role.inRecovery ? 'a standby (in recovery)' : role.readOnly ? 'a read-only primary' : 'a writable primary';
-    super(`${label} is ${what}, not what target_session_attrs=${attrs} asks for`);
+    super(`${label} is ${describeRole(role)}, not what target_session_attrs=${attrs} asks for`);
     this.name = 'UnwantedSessionError';
   }
 }
@@ -139,10 +155,7 @@ export class HostClient extends pg.Client {
     try {
       await super.connect();
       if (this.hosts.attrs !== 'any') {
-        // query_timeout per query is supported by pg but missing from its typings.
-        const limit = Math.max(1, this.hosts.perHostMs - (Date.now() - started));
-        const { rows } = await this.query<{ in_recovery: boolean; read_only: boolean }>({ text: ROLE_QUERY, query_timeout: limit } as pg.QueryConfig);
-        const role = { inRecovery: rows[0]!.in_recovery, readOnly: rows[0]!.read_only };
+        const role = await sessionRole(this, this.hosts.perHostMs - (Date.now() - started));
         if (!this.hosts.wants(role)) {
           await this.end().catch(() => undefined);
           throw new UnwantedSessionError(this.hostLabel, this.hosts.attrs, role);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { translatePgError } from './postgres-errors.js';
-import { connectClient, FailoverPool, hostOf, Hosts, type HostClient } from './postgres-hosts.js';
+import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './postgres-hosts.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { PostgresPlants } from './postgres-plants.js';
 import { poolQuery, poolTransaction } from './postgres-query.js';
@@ -92,7 +92,7 @@ export class PostgresStore implements Store {
     return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options.replicas?.maxLagMs ?? 0);
   }
 
-  /** Ready means connected to a writable primary: a standby (in recovery) answers, but cannot take a write. */
+  /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
   async ping(): Promise<void> {
     const deadline = Date.now() + Math.min(PING_TIMEOUT_MS, this.timeoutMs);
     let client: pg.PoolClient;
@@ -102,12 +102,8 @@ export class PostgresStore implements Store {
       throw translatePgError(error);
     }
     try {
-      // query_timeout per query is supported by pg but missing from its typings.
-      const { rows } = await client.query<{ in_recovery: boolean }>({
-        text: 'SELECT pg_is_in_recovery() AS in_recovery',
-        query_timeout: Math.max(1, deadline - Date.now()),
-      } as pg.QueryConfig);
-      if (rows[0]!.in_recovery) throw new StoreUnavailableError(`${hostOf(client)} is a standby (in recovery), not a writable primary`);
+      const role = await sessionRole(client, deadline - Date.now());
+      if (role.inRecovery || role.readOnly) throw new StoreUnavailableError(`${hostOf(client)} is ${describeRole(role)}, not a writable primary`);
       client.release();
     } catch (error) {
       client.release(true);

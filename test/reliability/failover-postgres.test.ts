@@ -5,7 +5,8 @@ import { PostgresStore } from '../../src/store/postgres.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
 import { Receiver, verify } from '../webhooks/receiver.js';
-import { check, TOKEN, writer, type Answer, type Known, type Plant } from './crash-workload.js';
+import { TOKEN, type Plant } from './crash-workload.js';
+import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover-workload.js';
 
 /**
  * PostgreSQL high availability, on a throwaway primary and standby on loopback: the primary's postmaster
@@ -19,7 +20,6 @@ import { check, TOKEN, writer, type Answer, type Known, type Plant } from './cra
  */
 const skip = postgresUnavailableReason();
 const DB_TIMEOUT_MS = 1500;
-const WRITERS = 12;
 
 /** A primary and a standby streaming from it as `name`; synchronous when asked. */
 async function pair(name: string, synchronous: boolean, cleanup: typeof after = after): Promise<{ primary: TestPostgres; standby: TestPostgres }> {
@@ -58,11 +58,6 @@ function url(database: string, ...servers: TestPostgres[]): string {
   return `postgres://postgres@${servers.map((s) => `127.0.0.1:${s.port}`).join(',')}/${database}`;
 }
 
-async function plantsOn(server: TestPostgres, database: string): Promise<Map<string, Plant>> {
-  const rows = await server.sql<{ id: string; name: string; tag: string | null }>('SELECT id::text AS id, name, tag FROM plants', database);
-  return new Map(rows.map(({ id, name, tag }) => [id, tag === null ? { name } : { name, tag }]));
-}
-
 async function listedIds(service: ServerProcess, query = ''): Promise<string[]> {
   const res = await request(`${service.url}/plants?limit=1000${query}`, { token: TOKEN });
   assert.equal(res.status, 200, res.text);
@@ -76,19 +71,6 @@ async function exportedIds(service: ServerProcess): Promise<string[]> {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => String((JSON.parse(line) as { id: number }).id));
-}
-
-/** Polls /readyz until told to stop, recording each status and when it came. */
-function watchReadiness(service: ServerProcess, stop: { now: boolean }): { seen: Array<{ status: number; at: number }>; done: Promise<void> } {
-  const seen: Array<{ status: number; at: number }> = [];
-  const done = (async () => {
-    while (!stop.now) {
-      const { status } = await request(`${service.url}/readyz`);
-      seen.push({ status, at: Date.now() });
-      await sleep(100);
-    }
-  })();
-  return { seen, done };
 }
 
 describe('PostgreSQL high availability', { skip }, () => {
@@ -114,53 +96,19 @@ describe('PostgreSQL high availability', { skip }, () => {
       assert.equal(endpoint.status, 201, endpoint.text);
       const { secret } = JSON.parse(endpoint.text) as { secret: string };
 
-      const known = new Map<string, Known>();
-      const answers: Answer[] = [];
-      const stop = { now: false };
-      const readiness = watchReadiness(service, stop);
-      const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop, (answer) => answers.push(answer)));
-      const acked = (since = 0) => answers.filter((a) => a.status !== 503 && a.at > since).length;
-      await waitUntil(() => acked() >= 300, 60_000, 'writes to be acknowledged');
-
-      const killedAt = Date.now();
-      primary.kill();
-      // No primary for longer than a request waits: requests in this gap must get 503, not hang.
-      await sleep(DB_TIMEOUT_MS + 1000);
-      await standby.promote();
-      const promotedAt = Date.now();
-      await waitUntil(() => acked(promotedAt) >= 300, 60_000, 'writes to be acknowledged by the promoted standby');
-      stop.now = true;
-      await Promise.all([...writers, readiness.done]);
+      const run = await writeThroughFailover(service, async () => {
+        primary.kill();
+        // No primary for longer than a request waits: requests in this gap must get 503, not hang.
+        await sleep(DB_TIMEOUT_MS + 1000);
+        await standby.promote();
+      });
       assert.ok(service.running, 'the service rode through without a restart');
-
-      // Only 200/201 (writer() fails on anything else) and 503, none waiting longer than DB_TIMEOUT_MS.
-      const unavailable = answers.filter((a) => a.status === 503);
-      assert.ok(
-        unavailable.some((a) => a.at > killedAt && a.at < promotedAt),
-        'requests during the switch are answered 503',
-      );
-      const slowest = Math.max(...answers.map((a) => a.ms));
-      assert.ok(slowest <= DB_TIMEOUT_MS + 1000, `a request waited ${slowest} ms (DB_TIMEOUT_MS ${DB_TIMEOUT_MS})`);
-      const firstAfter = Math.min(...answers.filter((a) => a.status !== 503 && a.at > promotedAt).map((a) => a.at));
-      assert.ok(firstAfter - promotedAt <= DB_TIMEOUT_MS + 3000, `first write acknowledged ${firstAfter - promotedAt} ms after the promotion`);
-
-      // Readiness: 503 while there is no primary, ready again after.
-      assert.deepEqual([...new Set(readiness.seen.map((r) => r.status))].sort(), [200, 503]);
-      assert.ok(
-        readiness.seen.some((r) => r.status === 503 && r.at > killedAt && r.at < promotedAt),
-        '/readyz 503 during the switch',
-      );
-      assert.equal(readiness.seen.at(-1)?.status, 200, '/readyz 200 after the switch');
-
-      // Every acknowledged plant is on the promoted server with exactly its content.
-      const stored = await plantsOn(standby, db);
-      const { lostOrWrong, unknown } = check(stored, known);
-      assert.deepEqual(lostOrWrong.slice(0, 10), [], `${lostOrWrong.length} acknowledged writes lost or changed`);
-      assert.deepEqual(unknown, [], 'plants nobody wrote');
+      const figures = assertRodeThrough(run, DB_TIMEOUT_MS);
+      const stored = await assertAllOn(standby.url(db), run.known);
 
       // Webhook deliveries carry on from the new primary: every acknowledged write is announced.
       const key = (id: string, plant: Plant) => `${id}|${plant.name}|${plant.tag ?? ''}`;
-      const ackedWrites = answers.filter((a) => a.status !== 503).map((a) => key(a.id, a.plant));
+      const ackedWrites = run.answers.filter((a) => a.status !== 503).map((a) => key(a.id, a.plant));
       const announced = new Set<string>();
       let read = 0;
       await waitUntil(
@@ -177,12 +125,7 @@ describe('PostgreSQL high availability', { skip }, () => {
         500,
       );
 
-      const ackedBefore = answers.filter((a) => a.status !== 503 && a.at <= killedAt).length;
-      t.diagnostic(
-        `${ackedBefore} writes acknowledged before the kill, ${acked()} in all, all on the promoted server; ` +
-          `${unavailable.length} answered 503; slowest answer ${slowest} ms; promotion ${promotedAt - killedAt} ms after the kill; ` +
-          `first write acknowledged ${firstAfter - promotedAt} ms after the promotion; ${receiver.received.length} webhook deliveries`,
-      );
+      t.diagnostic(`${figures}; ${stored} plants on the promoted server, every acknowledged one; ${receiver.received.length} webhook deliveries`);
       await service.stop('SIGTERM');
     },
   );

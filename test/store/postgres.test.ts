@@ -110,7 +110,7 @@ if (skipReason) {
       assert.ok(took >= 1400 && took < 2500, `gave up after ${took} ms`);
     });
 
-    it('treats a read-only database as unavailable, and a bad statement as a bug', async () => {
+    it('treats a read-only database as unavailable for writes and not ready, and a bad statement as a bug', async () => {
       const url = await server.createDatabase();
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
@@ -124,6 +124,11 @@ if (skipReason) {
         try {
           assert.deepEqual((await readOnly.plants.get(1))?.plant, { id: 1, name: 'a' });
           await assert.rejects(readOnly.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
+          // Not ready: readiness asks for a primary that can take writes.
+          await assert.rejects(
+            readOnly.ping(),
+            (error: Error) => error instanceof StoreUnavailableError && /is a read-only primary, not a writable primary/.test(error.message),
+          );
         } finally {
           await readOnly.close();
           await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} RESET default_transaction_read_only`);
