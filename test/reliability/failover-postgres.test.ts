@@ -21,6 +21,8 @@ import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover
 const skip = postgresUnavailableReason();
 const DB_TIMEOUT_MS = 1500;
 
+if (skip) process.stderr.write(`\n*** SKIPPING the PostgreSQL high-availability tests: ${skip} ***\n\n`);
+
 /** A primary and a standby streaming from it as `name`; synchronous when asked. */
 async function pair(name: string, synchronous: boolean, cleanup: typeof after = after): Promise<{ primary: TestPostgres; standby: TestPostgres }> {
   // pg_basebackup needs full_page_writes; a synchronous standby needs commits that wait for it.

@@ -58,7 +58,8 @@ export class AutoFailover {
 
   /** The monitor, then node1 (the primary), then node2 (its secondary); resolves once both are in those states. */
   static async start(cleanup: typeof after): Promise<AutoFailover> {
-    const ports = { monitor: await freePort(), nodes: [await freePort(), await freePort()] };
+    const [monitor, ...nodes] = await distinctFreePorts(3);
+    const ports = { monitor: monitor!, nodes };
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-paf-'));
     const asUser = process.getuid?.() === 0;
     if (asUser) {
@@ -92,8 +93,8 @@ export class AutoFailover {
    */
   async uri(): Promise<string> {
     const out = await this.pgAutoctl(['show', 'uri', '--formation', 'default', '--pgdata', join(this.dir, 'monitor')]);
-    // Its sslmode=prefer means "TLS if the server offers it"; pg reads prefer as require, and these nodes
-    // run without TLS (--no-ssl).
+    // Its sslmode=prefer means "TLS if the server offers it" to libpq; pg 8 reads it as verify-full, and
+    // these nodes run without TLS (--no-ssl).
     return out.trim().replace('postgres://', `postgres://${POSTGRES_USER}@`).replace('sslmode=prefer', 'sslmode=disable');
   }
 
@@ -214,6 +215,13 @@ export class AutoFailover {
     );
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** `count` free loopback ports, no two alike (the kernel may hand out a port just released again). */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
 }
 
 /** Every process under `pid`, children first found first. */
