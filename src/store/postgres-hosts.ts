@@ -58,10 +58,10 @@ export class UnwantedSessionError extends Error {
   }
 }
 
-/** No host gave the session wanted in time. */
+/** No connection to a wanted session in time: no host gave one, or the pool's connections were all busy. */
 export class NoSessionError extends Error {
-  constructor(hosts: Hosts, ms: number, options?: { cause?: unknown }) {
-    super(`no ${hosts.attrs} session on ${hosts.labels.join(', ')} within ${ms} ms`, options);
+  constructor(hosts: Hosts, ms: number) {
+    super(`no connection to a ${hosts.attrs} session on ${hosts.labels.join(', ')} within ${ms} ms`);
     this.name = 'NoSessionError';
   }
 }
@@ -152,16 +152,18 @@ export class HostClient extends pg.Client {
 
   private async connectWanted(): Promise<pg.Client> {
     const started = Date.now();
+    let connected = false;
     try {
       await super.connect();
+      connected = true;
       if (this.hosts.attrs !== 'any') {
         const role = await sessionRole(this, this.hosts.perHostMs - (Date.now() - started));
-        if (!this.hosts.wants(role)) {
-          await this.end().catch(() => undefined);
-          throw new UnwantedSessionError(this.hostLabel, this.hosts.attrs, role);
-        }
+        if (!this.hosts.wants(role)) throw new UnwantedSessionError(this.hostLabel, this.hosts.attrs, role);
       }
     } catch (error) {
+      // A session that is not wanted, or did not say what it is in time, is closed here: whoever asked for
+      // it (pg's pool, the migrator) gets only the error.
+      if (connected) await this.end().catch(() => undefined);
       this.hosts.failed(this.index);
       if (typeof error === 'object' && error !== null) hostFailures.add(error);
       throw error;
@@ -262,9 +264,6 @@ export function connectClient(hosts: Hosts, config: pg.ClientConfig, deadline: n
   const ms = Math.max(0, deadline - Date.now());
   return untilConnected(hosts, deadline, () => {
     const client = new HostClient({ ...config, hosts });
-    // A connection lost later surfaces through the query that fails; this keeps it from also being an
-    // unhandled 'error' event.
-    client.on('error', () => undefined);
     return withinDeadline(
       hosts,
       client.connect().then(() => client),
