@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { jwksUrl, publicKeyFromPem, secretKey } from './auth/jwt-keys.js';
 import { databaseKind, redactUrl } from './store/database-url.js';
+import { parsePostgresUrl, type SessionAttrs } from './store/postgres-url.js';
 
 /**
  * Every setting the service reads, in one table: the environment variable, the schema (type, bounds,
@@ -39,6 +40,12 @@ const oneOf = <T extends string>(values: readonly T[], fallback: T, description:
     { default: fallback, description },
   );
 
+/** A postgres:// URL pg can be given host by host, whose target_session_attrs (if any) is one of `allowed`. */
+function checkPostgresUrl(text: string, allowed: readonly SessionAttrs[], why: string): void {
+  const { sessionAttrs } = parsePostgresUrl(text);
+  if (sessionAttrs !== undefined && !allowed.includes(sessionAttrs)) throw new Error(`target_session_attrs=${sessionAttrs} will not do: ${why}`);
+}
+
 function commaList<T>(text: string, what: string, check: (item: string, n: number) => T): T[] {
   return text.split(',').map((raw, i) => {
     const item = raw.trim();
@@ -54,12 +61,35 @@ export const SETTINGS = {
     env: 'DATABASE_URL',
     schema: Type.String({
       default: 'file:./data/plant-store.db',
-      description: '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`',
+      description:
+        '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`, with several hosts for failover: `postgres://u:p@h1:5432,h2:5432/plants?target_session_attrs=read-write` (see High availability)',
     }),
     parse: (text: string) => {
-      if (databaseKind(text) === undefined) throw new Error(`must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(text)}"`);
+      const kind = databaseKind(text);
+      if (kind === undefined) throw new Error(`must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(text)}"`);
+      if (kind === 'postgres')
+        checkPostgresUrl(text, ['read-write', 'primary', 'any'], 'the service writes: use read-write or primary (replicas go in DATABASE_READ_URL)');
       return text;
     },
+  },
+  databaseReadUrl: {
+    env: 'DATABASE_READ_URL',
+    schema: Type.String({
+      default: '',
+      description:
+        'PostgreSQL replicas (`postgres://…`, one host or several) that plant lists and exports read from while one is up and at most `READ_REPLICA_MAX_LAG_MS` behind; otherwise they read from the primary',
+    }),
+    parse: (text: string) => {
+      if (databaseKind(text) !== 'postgres')
+        throw new Error(`must be postgres://user:password@host/db (one host or several), got "${redactUrl(text)}"`);
+      checkPostgresUrl(text, ['any', 'standby', 'read-only', 'primary', 'read-write'], '');
+      return text;
+    },
+    docDefault: 'off',
+  },
+  readReplicaMaxLagMs: {
+    env: 'READ_REPLICA_MAX_LAG_MS',
+    schema: int(0, 3_600_000, 5000, 'A replica further behind the primary than this is skipped (lists may be behind by this much)'),
   },
   tokens: {
     env: 'PLANT_STORE_TOKENS',
@@ -357,6 +387,9 @@ function wholeNumber(text: string): number {
 function checkRelations(config: Config): void {
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
+  }
+  if (config.databaseReadUrl !== '' && databaseKind(config.databaseUrl) !== 'postgres') {
+    throw new ConfigError('DATABASE_READ_URL', 'reads from PostgreSQL replicas, so DATABASE_URL must be postgres:// too');
   }
   checkJwtSettings(config);
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {

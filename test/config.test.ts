@@ -74,6 +74,15 @@ describe('loadConfig', () => {
       [{ PLANT_STORE_TOKENS: 'has space' }, 'PLANT_STORE_TOKENS'],
       [{ PLANT_STORE_TOKENS: 'quote"d' }, 'PLANT_STORE_TOKENS'],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+      [{ DATABASE_URL: 'postgres://u@h1,,h2/db' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1:5432,h2:99999/db' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@[::1/db' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1,h2/db?target_session_attrs=sometimes' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1,h2/db?target_session_attrs=standby' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1/db', DATABASE_READ_URL: 'file:/tmp/x.db' }, 'DATABASE_READ_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1/db', DATABASE_READ_URL: 'postgres://u@r1:0/db' }, 'DATABASE_READ_URL'],
+      [{ DATABASE_READ_URL: 'postgres://u@r1/db' }, 'DATABASE_READ_URL'],
+      [{ READ_REPLICA_MAX_LAG_MS: '-1' }, 'READ_REPLICA_MAX_LAG_MS'],
     ];
     for (const [env, setting] of cases) {
       it(JSON.stringify(env), () => {
@@ -92,5 +101,26 @@ describe('loadConfig', () => {
     const token = refuses({ PLANT_STORE_TOKENS: 'good-token,sec ret-token' }, 'PLANT_STORE_TOKENS');
     assert.ok(!token.message.includes('sec ret-token'), token.message);
     assert.equal(redactUrl('postgres://u:pw@h/db'), 'postgres://u:***@h/db');
+    const multi = refuses({ DATABASE_URL: 'postgres://admin:hun@ter2@h1:5432,h2:0/db?password=hunter3' }, 'DATABASE_URL');
+    assert.ok(!/hun|ter2|hunter3/.test(multi.message.replace('DATABASE_URL', '')), multi.message);
+    const encoding = refuses({ DATABASE_URL: 'postgres://admin:hunter%zz@h1,h2/db' }, 'DATABASE_URL');
+    assert.ok(!encoding.message.includes('hunter'), encoding.message);
+  });
+
+  it('hides passwords of multi-host URLs, in the user part and in a password= parameter', () => {
+    assert.equal(redactUrl('postgres://u:pw@h1:5432,h2:5432/db?x=1'), 'postgres://u:***@h1:5432,h2:5432/db?x=1');
+    assert.equal(redactUrl('postgres://u:p@ss@h1,[::1]:5433/db'), 'postgres://u:***@h1,[::1]:5433/db');
+    assert.equal(redactUrl('postgres://h1,h2/db?user=u&password=secret&sslmode=require'), 'postgres://h1,h2/db?user=u&password=***&sslmode=require');
+    assert.equal(redactUrl('postgres://u@h1,h2/db'), 'postgres://u@h1,h2/db');
+  });
+
+  it('takes several PostgreSQL hosts, and replicas to read from', () => {
+    const url = 'postgres://u:p@h1:5432,[::1]:5433,h3/plants?target_session_attrs=read-write&sslmode=require';
+    const config = loadConfig({ DATABASE_URL: url, DATABASE_READ_URL: 'postgresql://u:p@r1,r2/plants', READ_REPLICA_MAX_LAG_MS: '1000' });
+    assert.equal(config.databaseUrl, url);
+    assert.equal(config.databaseReadUrl, 'postgresql://u:p@r1,r2/plants');
+    assert.equal(config.readReplicaMaxLagMs, 1000);
+    assert.equal(loadConfig({}).databaseReadUrl, '');
+    assert.equal(loadConfig({}).readReplicaMaxLagMs, 5000);
   });
 });

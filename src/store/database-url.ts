@@ -14,7 +14,16 @@ export function sqlitePath(url: string): string {
   return resolve(url.slice('file:'.length));
 }
 
-/** Hides the password of a URL so that a message or a log line never carries it. */
+/**
+ * Hides the password of a URL so that a message or a log line never carries it: the one in the user
+ * part (up to the last @ before the host list, so an unencoded @ in it is hidden too, with several hosts
+ * as with one), and libpq's `password=` parameter.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i, (_all, scheme: string, userinfo: string) => {
+      const colon = userinfo.indexOf(':');
+      return `${scheme}${colon === -1 ? userinfo : `${userinfo.slice(0, colon)}:***`}@`;
+    })
+    .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }

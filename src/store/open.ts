@@ -2,7 +2,8 @@ import type { Config } from '../config.js';
 import { databaseKind, redactUrl } from './database-url.js';
 import type { CommitObserver, Store } from './store.js';
 
-export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'>;
+export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'> &
+  Partial<Pick<Config, 'databaseReadUrl' | 'readReplicaMaxLagMs'>>;
 
 /**
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
@@ -29,6 +30,7 @@ export async function openStore(settings: StoreSettings, { onCommit }: { onCommi
           timeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
           onCommit,
+          replicas: settings.databaseReadUrl ? { url: settings.databaseReadUrl, maxLagMs: settings.readReplicaMaxLagMs ?? 5000 } : undefined,
         });
       }
       case undefined:

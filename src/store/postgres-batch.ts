@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import type { Query, Transaction } from './postgres-query.js';
+import type { Query, QueryBy, Transaction } from './postgres-query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './postgres-writes.js';
-import { StoreBusyError, type CommitObserver } from './store.js';
+import { StoreBusyError, StoreUnavailableError, type CommitObserver } from './store.js';
 
 /**
  * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
@@ -15,6 +15,8 @@ import { StoreBusyError, type CommitObserver } from './store.js';
 
 interface Pending {
   write: PlantWrite;
+  /** When its caller stops waiting (epoch ms): asked + the store's timeout. */
+  deadline: number;
   resolve: (result: PlantWriteResult) => void;
   reject: (error: unknown) => void;
 }
@@ -29,6 +31,8 @@ export interface BatchSettings {
   queueLimit: number;
   /** Writes in one batch, at most (bounds a statement's size). */
   maxBatch: number;
+  /** The longest a write waits in all, for its batch and that batch's commit (DB_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 /** SQLSTATEs after which the whole transaction may simply run again: deadlock, serialization failure. */
@@ -84,7 +88,7 @@ export class PostgresWriteBatcher {
   private scheduled = false;
 
   constructor(
-    private readonly query: Query,
+    private readonly queryBy: QueryBy,
     private readonly transaction: Transaction,
     private readonly settings: BatchSettings,
     /** Told, after each commit, how many messages it queued for delivery. */
@@ -96,7 +100,7 @@ export class PostgresWriteBatcher {
   write(write: PlantWrite): Promise<PlantWriteResult> {
     if (this.queue.length >= this.settings.queueLimit) return Promise.reject(new StoreBusyError(this.settings.queueLimit));
     return new Promise((resolve, reject) => {
-      this.queue.push({ write, resolve, reject });
+      this.queue.push({ write, deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
       if (!this.scheduled && this.inFlight < this.settings.maxInFlight) {
         this.scheduled = true;
         // setImmediate runs after the I/O callbacks of this turn: writes parsed in the same turn share a batch.
@@ -118,26 +122,35 @@ export class PostgresWriteBatcher {
     }
   };
 
-  private async commit(batch: Pending[]): Promise<void> {
+  private async commit(waiting: Pending[]): Promise<void> {
+    // A write whose caller's wait is over is not sent; the batch ends by its oldest write's deadline.
+    const now = Date.now();
+    const batch: Pending[] = [];
+    for (const pending of waiting) {
+      if (pending.deadline > now) batch.push(pending);
+      else pending.reject(new StoreUnavailableError(`PostgreSQL: not committed within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`));
+    }
+    if (batch.length === 0) return;
+    const deadline = Math.min(...batch.map((pending) => pending.deadline));
     const parts = segments(batch);
     const started = performance.now();
-    // One statement needs no transaction of its own: it is one.
     const first = parts[0]!;
+    // One statement needs no transaction of its own: it is one.
     const alone = parts.length === 1 && ('puts' in first || !needsTransaction(first.one.write));
     for (let attempt = 1; ; attempt++) {
       try {
         const applied = alone
-          ? [await apply(this.query, first)]
+          ? [await apply(this.queryBy(deadline), first)]
           : await this.transaction(async (query) => {
               const done: Applied[] = [];
               for (const part of parts) done.push(await apply(query, part));
               return done;
-            });
+            }, deadline);
         this.onCommit?.(batch.length, (performance.now() - started) / 1000);
         this.settle(parts, applied);
         return;
       } catch (error) {
-        if (attempt < ATTEMPTS && isRetryable(error)) continue;
+        if (attempt < ATTEMPTS && isRetryable(error) && Date.now() < deadline) continue;
         for (const pending of batch) pending.reject(error);
         return;
       }

@@ -56,6 +56,12 @@ interface PageRow {
   more: boolean;
 }
 
+/** Lists, counts and exports: the primary's, or replicas that may be a little behind it. */
+export interface PlantReads {
+  query: Query;
+  connect(): Promise<pg.PoolClient>;
+}
+
 /** Plants are exported this many at a time, each chunk from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
 /** An export or import holds its transaction open while the client sends or reads: it may idle this long. */
@@ -72,6 +78,8 @@ export class PostgresPlants implements PlantStore {
     private readonly writes: PostgresWriteBatcher,
     /** Told how many messages a committed import queued. */
     private readonly queued: (count: number) => void,
+    /** Where lists, counts and exports read, when not from the primary (replicas: see postgres-replicas.ts). */
+    private readonly reads: PlantReads = { query, connect: () => pool.connect() },
   ) {}
 
   async get(id: PlantId): Promise<VersionedPlant | undefined> {
@@ -87,11 +95,11 @@ export class PostgresPlants implements PlantStore {
     const { rows } =
       tag === undefined
         ? after === undefined
-          ? await this.query<PageRow>(pageSql('', false), [limit])
-          : await this.query<PageRow>(pageSql('WHERE id > $2::bigint', false), [limit, int8(after)])
+          ? await this.reads.query<PageRow>(pageSql('', false), [limit])
+          : await this.reads.query<PageRow>(pageSql('WHERE id > $2::bigint', false), [limit, int8(after)])
         : after === undefined
-          ? await this.query<PageRow>(pageSql('WHERE tag = $2', true), [limit, tag])
-          : await this.query<PageRow>(pageSql('WHERE tag = $2 AND id > $3::bigint', true), [limit, tag, int8(after)]);
+          ? await this.reads.query<PageRow>(pageSql('WHERE tag = $2', true), [limit, tag])
+          : await this.reads.query<PageRow>(pageSql('WHERE tag = $2 AND id > $3::bigint', true), [limit, tag, int8(after)]);
     const { json, count, last, more } = rows[0]!;
     return { json, count, next: more && last !== null ? toPlantId(last) : undefined };
   }
@@ -99,8 +107,8 @@ export class PostgresPlants implements PlantStore {
   async count(tag?: string): Promise<number> {
     const { rows } =
       tag === undefined
-        ? await this.query<{ count: string }>('SELECT count(*) AS count FROM plants', [])
-        : await this.query<{ count: string }>('SELECT count(*) AS count FROM plants WHERE tag = $1', [tag]);
+        ? await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants', [])
+        : await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants WHERE tag = $1', [tag]);
     return Number(rows[0]!.count);
   }
 
@@ -124,7 +132,7 @@ export class PostgresPlants implements PlantStore {
   async export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await this.reads.connect();
     } catch (error) {
       throw translatePgError(error);
     }

@@ -1,51 +1,89 @@
 import type pg from 'pg';
-import { translatePgError } from './postgres-errors.js';
+import { isUnavailable, translatePgError } from './postgres-errors.js';
+import type { FailoverPool } from './postgres-hosts.js';
 
 /** One statement on the pool, its errors already translated (an outage: StoreUnavailableError). */
 export type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
 
-/** Runs `work` in one transaction on one connection of the pool: committed whole, or rolled back. */
-export type Transaction = <T>(work: (query: Query) => Promise<T>) => Promise<T>;
+/**
+ * Runs `work` in one transaction on one connection of the pool: committed whole, or rolled back. It ends
+ * by `deadline` (epoch ms) when one is given, else within the store's timeout from now.
+ */
+export type Transaction = <T>(work: (query: Query) => Promise<T>, deadline?: number) => Promise<T>;
 
-export function poolQuery(pool: pg.Pool): Query {
-  return async (text, values) => {
+/** A Query whose calls end by `deadline` (epoch ms) rather than the store's timeout from the moment of each call. */
+export type QueryBy = (deadline: number) => Query;
+
+/**
+ * One deadline for a store call's whole wait: finding a connection (over every host) and then its
+ * statements share `timeoutMs`, rather than each step having it anew. The server's statement_timeout
+ * stops a statement that runs long; the client stops waiting at the deadline, in case the server itself
+ * cannot be heard from, and drops that connection.
+ */
+export function poolQuery(pool: FailoverPool, timeoutMs: number): Query {
+  const by = poolQueryBy(pool);
+  return (text, values) => by(Date.now() + timeoutMs)(text, values);
+}
+
+/** poolQuery with a deadline of the caller's (a batch of writes ends by its oldest write's deadline). */
+export function poolQueryBy(pool: FailoverPool): QueryBy {
+  return (deadline) => async (text, values) => {
+    const client = await connectBy(pool, deadline);
     try {
-      return await pool.query(text, values);
+      const result = await client.query(untilDeadline(text, values, deadline));
+      client.release();
+      return result;
     } catch (error) {
+      client.release(dropsConnection(error));
       throw translatePgError(error);
     }
   };
 }
 
-export function poolTransaction(pool: pg.Pool): Transaction {
-  return async (work) => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw translatePgError(error);
-    }
+export function poolTransaction(pool: FailoverPool, timeoutMs: number): Transaction {
+  return async (work, deadline = Date.now() + timeoutMs) => {
+    const client = await connectBy(pool, deadline);
+    // A connection that failed mid-transaction, or still runs a statement given up on, is closed (the
+    // server rolls back); one that merely refused a statement is rolled back and kept.
+    let broken = false;
     const query: Query = async (text, values) => {
       try {
-        return await client.query(text, values);
+        return await client.query(untilDeadline(text, values, deadline));
       } catch (error) {
+        if (dropsConnection(error)) broken = true;
         throw translatePgError(error);
       }
     };
-    let broken = false;
     try {
       await query('BEGIN', []);
       const result = await work(query);
       await query('COMMIT', []);
       return result;
     } catch (error) {
-      // A connection that failed mid-transaction is not given back to the pool.
-      await client.query('ROLLBACK').catch(() => (broken = true));
+      if (!broken) await client.query(untilDeadline('ROLLBACK', [], deadline)).catch(() => (broken = true));
       throw error;
     } finally {
       client.release(broken);
     }
   };
+}
+
+async function connectBy(pool: FailoverPool, deadline: number): Promise<pg.PoolClient> {
+  try {
+    return await pool.connectBy(deadline);
+  } catch (error) {
+    throw translatePgError(error);
+  }
+}
+
+/** A statement whose client-side wait ends at the deadline (pg's query_timeout, missing from its typings). */
+function untilDeadline(text: string, values: unknown[], deadline: number): pg.QueryConfig {
+  return { text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig;
+}
+
+/** A connection that failed, or still runs a statement given up on, must not serve again. */
+function dropsConnection(error: unknown): boolean {
+  return isUnavailable(error);
 }
 
 /** An int8 as a query parameter: decimal text, so that no digit ever passes through a float. */

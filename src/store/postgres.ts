@@ -1,23 +1,28 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { translatePgError } from './postgres-errors.js';
+import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './postgres-hosts.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { PostgresWriteBatcher } from './postgres-batch.js';
 import { PostgresPlants } from './postgres-plants.js';
-import { poolQuery, poolTransaction } from './postgres-query.js';
+import { poolQuery, poolQueryBy, poolTransaction } from './postgres-query.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
+import { ReplicaReads } from './postgres-replicas.js';
 import { PostgresTokens } from './postgres-tokens.js';
+import { parsePostgresUrl } from './postgres-url.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from './store.js';
 
 export interface PostgresOptions {
-  /** Connections this process keeps at most. */
+  /** Connections this process keeps at most (to the primary, and as many to the replicas). */
   poolSize: number;
-  /** Longest wait for a connection, and longest a statement may run, before the store is unavailable. */
+  /** Longest a store call waits for the database: finding a connection (over every host) and its statements together. */
   timeoutMs: number;
   /** Writes waiting for their batch at most (WRITE_QUEUE_LIMIT; default 10,000). */
   writeQueueLimit?: number;
   /** Told of every commit of plant writes: how many writes the batch held, how long it took from sending (metrics). */
   onCommit?: CommitObserver | undefined;
+  /** Replicas for lists, counts and exports (DATABASE_READ_URL), and how far behind they may be. */
+  replicas?: { url: string; maxLagMs: number } | undefined;
 }
 
 /**
@@ -44,78 +49,98 @@ export class PostgresStore implements Store {
   readonly rateCounter: RateCounter;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: FailoverPool,
+    private readonly replicaPool: FailoverPool | undefined,
     private readonly timeoutMs: number,
     options: PostgresOptions,
   ) {
-    const query = poolQuery(pool);
-    const transaction = poolTransaction(pool);
+    const query = poolQuery(pool, timeoutMs);
+    const transaction = poolTransaction(pool, timeoutMs);
     this.webhooks = new PostgresWebhooks(query, transaction);
+    const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
     const writes = new PostgresWriteBatcher(
-      query,
+      poolQueryBy(pool),
       transaction,
-      { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000 },
+      { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000, timeoutMs },
       this.webhooks.queued,
       options.onCommit,
     );
-    this.plants = new PostgresPlants(pool, query, writes, this.webhooks.queued);
+    this.plants = new PostgresPlants(pool, query, writes, this.webhooks.queued, reads);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }
 
-  /** Connects, applies the migrations not yet applied (under an advisory lock), and opens the pool. */
+  /**
+   * Finds the primary among the URL's hosts, applies the migrations not yet applied (under an advisory
+   * lock), and opens the pools: one to the primary, and one to the replicas when there are some.
+   */
   static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
-    const connection: pg.ClientConfig = {
-      connectionString: url,
-      connectionTimeoutMillis: options.timeoutMs,
-      keepAlive: true,
-      application_name: 'plant-store',
-    };
-    const migrator = new pg.Client(connection);
-    // A connection lost while migrating surfaces through the query that fails; this keeps it from
-    // also being an unhandled 'error' event.
-    migrator.on('error', () => undefined);
+    const connection: pg.ClientConfig = { keepAlive: true, application_name: 'plant-store' };
+    // The service writes: unless the URL says otherwise, only the primary will do.
+    const hosts = hostsOf(url, 'primary', options.timeoutMs);
+    let migrator: HostClient | undefined;
     try {
-      await migrator.connect();
+      migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
       await migratePostgres(migrator);
     } catch (error) {
       throw translatePgError(error);
     } finally {
-      await migrator.end().catch(() => undefined);
+      await migrator?.end().catch(() => undefined);
     }
-    const pool = new pg.Pool({
-      ...connection,
-      max: options.poolSize,
-      idleTimeoutMillis: 30_000,
-      // The server cancels a statement that runs too long; the client gives up a little later in
-      // case the server itself cannot be heard from (a network partition).
-      statement_timeout: options.timeoutMs,
-      query_timeout: options.timeoutMs + 1000,
-      idle_in_transaction_session_timeout: options.timeoutMs * 2,
-    });
-    // An idle connection that the server closes (restart, failover, admin shutdown) is reported
-    // here; the pool drops it and opens a new one on demand, so there is nothing else to do.
-    pool.on('error', () => undefined);
-    return new PostgresStore(pool, options.timeoutMs, options);
+    const pooled = (of: Hosts) => {
+      const pool = new FailoverPool(
+        of,
+        {
+          ...connection,
+          max: options.poolSize,
+          idleTimeoutMillis: 30_000,
+          connectionTimeoutMillis: options.timeoutMs,
+          // The server cancels a statement that runs too long; the client stops waiting at the store call's
+          // deadline (postgres-query.ts), or for statements without one a little after this.
+          statement_timeout: options.timeoutMs,
+          query_timeout: options.timeoutMs + 1000,
+          idle_in_transaction_session_timeout: options.timeoutMs * 2,
+        },
+        options.timeoutMs,
+      );
+      // An idle connection that the server closes (restart, failover, admin shutdown) is reported
+      // here; the pool drops it and opens a new one on demand, so there is nothing else to do.
+      pool.on('error', () => undefined);
+      return pool;
+    };
+    const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs));
+    return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options);
   }
 
+  /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
   async ping(): Promise<void> {
-    const limit = Math.min(PING_TIMEOUT_MS, this.timeoutMs);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError(`PostgreSQL did not answer within ${limit} ms`)), limit);
-    });
+    const deadline = Date.now() + Math.min(PING_TIMEOUT_MS, this.timeoutMs);
+    let client: pg.PoolClient;
     try {
-      // query_timeout per query is supported by pg but missing from its typings.
-      await Promise.race([this.pool.query({ text: 'SELECT 1', query_timeout: limit } as pg.QueryConfig), timeout]);
+      client = await this.pool.connectBy(deadline);
     } catch (error) {
       throw translatePgError(error);
-    } finally {
-      clearTimeout(timer);
+    }
+    try {
+      const role = await sessionRole(client, deadline - Date.now());
+      if (role.inRecovery || role.readOnly) throw new StoreUnavailableError(`${hostOf(client)} is ${describeRole(role)}, not a writable primary`);
+      client.release();
+    } catch (error) {
+      client.release(true);
+      throw translatePgError(error);
     }
   }
 
   async close(): Promise<void> {
-    if (!this.pool.ended && !this.pool.ending) await this.pool.end();
+    await Promise.all(
+      [this.pool, this.replicaPool].map(async (pool) => {
+        if (pool && !pool.ended && !pool.ending) await pool.end();
+      }),
+    );
   }
+}
+
+function hostsOf(url: string, fallback: 'primary' | 'any', timeoutMs: number): Hosts {
+  const parsed = parsePostgresUrl(url);
+  return new Hosts(parsed, parsed.sessionAttrs ?? fallback, timeoutMs);
 }

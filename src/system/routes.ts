@@ -22,9 +22,9 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
       config: { auth: 'public' },
       schema: {
         operationId: 'ready',
-        summary: 'The store answers',
+        summary: 'The store answers and can take writes',
         response: { 200: Status, 503: ErrorBody },
-        responseDescriptions: { 200: 'Ready', 503: 'The store does not answer' },
+        responseDescriptions: { 200: 'Ready', 503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary)' },
       },
     },
     async (request, reply) => {
@@ -33,7 +33,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
       } catch (error) {
         request.log.warn({ err: error }, 'store not ready');
         reply.header('retry-after', '1');
-        return send(reply, 503, 'not ready: the store does not answer');
+        return send(reply, 503, 'not ready: the store does not answer, or cannot take writes');
       }
       return reply.send({ status: 'ready', store: store.kind });
     },

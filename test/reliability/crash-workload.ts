@@ -35,8 +35,25 @@ export async function allPlants(server: ServerProcess): Promise<Map<string, Plan
   }
 }
 
+/** One answer to a write, for tests that look at more than the end state (failover: when, and which statuses). */
+export interface Answer {
+  status: number;
+  id: string;
+  plant: Plant;
+  /** When the answer came, and how long it took (epoch ms, ms). */
+  at: number;
+  ms: number;
+}
+
 /** One writer: creates plants of its own, and now and then replaces one it created, until the server dies. */
-export async function writer(server: ServerProcess, round: number, w: number, known: Map<string, Known>, stop: { now: boolean }): Promise<number> {
+export async function writer(
+  server: ServerProcess,
+  round: number,
+  w: number,
+  known: Map<string, Known>,
+  stop: { now: boolean },
+  answered?: (answer: Answer) => void,
+): Promise<number> {
   let acked = 0;
   const mine: string[] = [];
   for (let n = 0; !stop.now; n++) {
@@ -47,6 +64,7 @@ export async function writer(server: ServerProcess, round: number, w: number, kn
     known.set(id, entry);
     entry.inFlight = plant;
     let status: number;
+    const sent = Date.now();
     try {
       const method = replace ? 'PUT' : 'POST';
       const url = replace ? `${server.url}/plants/${id}` : `${server.url}/plants`;
@@ -55,6 +73,7 @@ export async function writer(server: ServerProcess, round: number, w: number, kn
     } catch {
       return acked; // the server is gone; this write stays in flight
     }
+    answered?.({ status, id, plant, at: Date.now(), ms: Date.now() - sent });
     if (status === 503) {
       // Not carried out (the store is down, or load is shed): the write stays "maybe"; go on after a pause.
       await sleep(20);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,8 @@ import pg from 'pg';
  * A throwaway PostgreSQL cluster for one test file: initdb into a temp directory, started on a free
  * loopback port (no Unix socket), fsync off (the tests prove behaviour, not durability of this
  * cluster), stopped and removed when the file ends. As root, the server runs as the `postgres` user,
- * since PostgreSQL refuses to run as root.
+ * since PostgreSQL refuses to run as root. A cluster can also be a hot standby of another, streaming
+ * from it (pg_basebackup -R), to be promoted when its primary is killed.
  */
 
 const run = promisify(execFile);
@@ -35,7 +36,7 @@ export function postgresUnavailableReason(): string | undefined {
   return undefined;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -76,8 +77,8 @@ export class TestPostgres {
     }
   }
 
-  /** Creates, starts, and registers the removal of a cluster. */
-  static async start(cleanup: typeof after): Promise<TestPostgres> {
+  /** A temp directory and a free port for a cluster, removed when the file ends. */
+  private static async create(cleanup: typeof after): Promise<TestPostgres> {
     const bin = findPostgresBin();
     if (!bin) throw new Error(postgresUnavailableReason());
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-pg-'));
@@ -92,20 +93,85 @@ export class TestPostgres {
       await server.stop('immediate').catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     });
+    return server;
+  }
+
+  /**
+   * Creates, starts, and registers the removal of a cluster. `settings` are added to (or replace) the
+   * defaults below, by name.
+   */
+  static async start(cleanup: typeof after, settings: Record<string, string> = {}): Promise<TestPostgres> {
+    const server = await TestPostgres.create(cleanup);
     await server.exec('initdb', ['-D', server.dataDir, '-U', POSTGRES_USER, '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
-    const settings = [
-      `port = ${server.port}`,
-      "listen_addresses = '127.0.0.1'",
-      "unix_socket_directories = ''",
-      'fsync = off',
-      'synchronous_commit = off',
-      'full_page_writes = off',
-      'shared_buffers = 16MB',
-      'max_connections = 200',
-    ];
-    writeFileSync(join(server.dataDir, 'postgresql.auto.conf'), `${settings.join('\n')}\n`);
+    const all = {
+      port: String(server.port),
+      listen_addresses: "'127.0.0.1'",
+      unix_socket_directories: "''",
+      fsync: 'off',
+      synchronous_commit: 'off',
+      full_page_writes: 'off',
+      shared_buffers: '16MB',
+      max_connections: '200',
+      ...settings,
+    };
+    const lines = Object.entries(all).map(([name, value]) => `${name} = ${value}`);
+    writeFileSync(join(server.dataDir, 'postgresql.auto.conf'), `${lines.join('\n')}\n`);
     await server.startServer();
     return server;
+  }
+
+  /**
+   * A hot standby of this (running) cluster: a base backup with -R (standby.signal, primary_conninfo),
+   * started on a port of its own. It streams as `name` (its cluster_name, which is the application_name
+   * synchronous_standby_names refers to). The primary must keep full_page_writes on.
+   */
+  async startStandby(cleanup: typeof after, name: string): Promise<TestPostgres> {
+    const standby = await TestPostgres.create(cleanup);
+    await standby.exec('pg_basebackup', [
+      '-D',
+      standby.dataDir,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      POSTGRES_USER,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+    // The backup brought the primary's postgresql.auto.conf; later lines win.
+    appendFileSync(join(standby.dataDir, 'postgresql.auto.conf'), `port = ${standby.port}\ncluster_name = '${name}'\n`);
+    await standby.startServer();
+    return standby;
+  }
+
+  /** Ends recovery: the standby becomes a primary (pg_ctl promote, waiting until it accepts writes). */
+  async promote(): Promise<void> {
+    await this.exec('pg_ctl', ['promote', '-D', this.dataDir, '-w', '-t', '60']);
+  }
+
+  /** SIGKILL to the postmaster, as when its machine dies: no shutdown, its backends end when they notice. */
+  kill(): void {
+    process.kill(this.postmasterPid(), 'SIGKILL');
+  }
+
+  private postmasterPid(): number {
+    return Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  }
+
+  /** Runs one statement as the superuser, in `database`. */
+  async sql<R extends pg.QueryResultRow>(text: string, database = 'postgres'): Promise<R[]> {
+    const client = new pg.Client({ connectionString: this.url(database) });
+    await client.connect();
+    try {
+      return (await client.query<R>(text)).rows;
+    } finally {
+      await client.end();
+    }
   }
 
   /** Starts the (stopped) server and waits until it accepts connections. */
@@ -123,7 +189,7 @@ export class TestPostgres {
    * TCP connections but never answers, as behind a network partition.
    */
   async freeze(frozen: boolean): Promise<void> {
-    const postmaster = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const postmaster = this.postmasterPid();
     const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]);
     const pids = [
       postmaster,

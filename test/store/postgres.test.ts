@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
+import { createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { bootstrapToken } from '../../src/auth/bootstrap.js';
 import { PostgresStore } from '../../src/store/postgres.js';
@@ -10,6 +11,27 @@ import { webhookContract } from './webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
 const skipReason = postgresUnavailableReason();
+
+/** A loopback port nothing listens on: connections are refused at once. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A loopback port that accepts connections and never says a word, as a frozen or partitioned server. */
+async function silentPort(): Promise<number> {
+  const held: Socket[] = [];
+  const silent = createServer((socket) => held.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  after(() => {
+    for (const socket of held) socket.destroy();
+    silent.close();
+  });
+  return (silent.address() as { port: number }).port;
+}
 
 if (skipReason) {
   process.stderr.write(`\n*** SKIPPING PostgreSQL store tests: ${skipReason} ***\n\n`);
@@ -64,7 +86,31 @@ if (skipReason) {
       await assert.rejects(PostgresStore.open(url, { poolSize: 1, timeoutMs: 1000 }), StoreUnavailableError);
     });
 
-    it('treats a read-only database as unavailable, and a bad statement as a bug', async () => {
+    it('finds the primary among several hosts, past one that refuses connections and one that never answers', async () => {
+      const database = new URL(await server.createDatabase()).pathname;
+      const [refusing, silent] = [await closedPort(), await silentPort()];
+      const store = await open(`postgres://postgres@127.0.0.1:${refusing},127.0.0.1:${silent},127.0.0.1:${server.port}${database}`);
+      try {
+        await store.plants.put({ id: 1, name: 'found' });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'found' });
+        await store.ping();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('gives up at the timeout however many hosts it tries, as unavailable', async () => {
+      const hosts = [await closedPort(), await silentPort(), await silentPort()].map((port) => `127.0.0.1:${port}`);
+      const started = Date.now();
+      await assert.rejects(
+        PostgresStore.open(`postgres://postgres@${hosts.join(',')}/none`, { poolSize: 1, timeoutMs: 1500 }),
+        StoreUnavailableError,
+      );
+      const took = Date.now() - started;
+      assert.ok(took >= 1400 && took < 2500, `gave up after ${took} ms`);
+    });
+
+    it('treats a read-only database as unavailable for writes and not ready, and a bad statement as a bug', async () => {
       const url = await server.createDatabase();
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
@@ -78,6 +124,11 @@ if (skipReason) {
         try {
           assert.deepEqual((await readOnly.plants.get(1))?.plant, { id: 1, name: 'a' });
           await assert.rejects(readOnly.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
+          // Not ready: readiness asks for a primary that can take writes.
+          await assert.rejects(
+            readOnly.ping(),
+            (error: Error) => error instanceof StoreUnavailableError && /is a read-only primary, not a writable primary/.test(error.message),
+          );
         } finally {
           await readOnly.close();
           await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} RESET default_transaction_read_only`);
