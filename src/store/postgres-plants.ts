@@ -3,6 +3,7 @@ import { toPlantId, type PlantId } from '../plants/id.js';
 import { translatePgError } from './postgres-errors.js';
 import { postgresImport } from './postgres-imports.js';
 import type { PostgresWriteBatcher } from './postgres-batch.js';
+import type { PlantLookups } from './postgres-lookups.js';
 import { int8, type Query } from './postgres-query.js';
 import type { PlantWriteResults } from './postgres-writes.js';
 import type {
@@ -68,7 +69,7 @@ const EXPORT_CHUNK = 1000;
 const LONG_IDLE = '10min';
 
 /**
- * Plants on PostgreSQL: reads on the pool, writes through the group commit (postgres-batch.ts, with the
+ * Plants on PostgreSQL: reads by id gathered into shared statements (postgres-lookups.ts), other reads on the pool, writes through the group commit (postgres-batch.ts, with the
  * SQL of each write in postgres-writes.ts), exports and imports on connections of their own.
  */
 export class PostgresPlants implements PlantStore {
@@ -76,6 +77,8 @@ export class PostgresPlants implements PlantStore {
     private readonly pool: pg.Pool,
     private readonly query: Query,
     private readonly writes: PostgresWriteBatcher,
+    /** Single plants by id, from the primary, gathered into shared statements. */
+    private readonly lookups: PlantLookups,
     /** Told how many messages a committed import queued. */
     private readonly queued: (count: number) => void,
     /** Where lists, counts and exports read, when not from the primary (replicas: see postgres-replicas.ts). */
@@ -83,11 +86,8 @@ export class PostgresPlants implements PlantStore {
   ) {}
 
   async get(id: PlantId): Promise<VersionedPlant | undefined> {
-    const { rows } = await this.query<PlantRow & { version: string }>(
-      `SELECT id::text AS id, name, tag, version::text AS version FROM plants WHERE id = $1::bigint`,
-      [int8(id)],
-    );
-    return rows[0] && { plant: toPlant(rows[0]), version: Number(rows[0].version) };
+    const row = await this.lookups.get(id);
+    return row && { plant: toPlant(row), version: Number(row.version) };
   }
 
   async page({ limit, after, tag }: ListOptions): Promise<PlantPage> {

@@ -4,6 +4,7 @@ import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, 
 import { migratePostgres } from './postgres-migrate.js';
 import { PostgresWriteBatcher } from './postgres-batch.js';
 import { PostgresPlants } from './postgres-plants.js';
+import { PlantLookups } from './postgres-lookups.js';
 import { poolQuery, poolQueryBy, poolTransaction } from './postgres-query.js';
 import { PostgresRateCounter } from './postgres-rate-counter.js';
 import { ReplicaReads } from './postgres-replicas.js';
@@ -65,7 +66,8 @@ export class PostgresStore implements Store {
       this.webhooks.queued,
       options.onCommit,
     );
-    this.plants = new PostgresPlants(pool, query, writes, this.webhooks.queued, reads);
+    const lookups = new PlantLookups(poolQueryBy(pool), { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs });
+    this.plants = new PostgresPlants(pool, query, writes, lookups, this.webhooks.queued, reads);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }

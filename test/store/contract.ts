@@ -195,6 +195,35 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('answers reads asked together, each with its own plant: found, missing, repeated, int64 edges', async () => {
+      const store = await open();
+      try {
+        const { plants } = store;
+        const edges = [-(2n ** 63n), 2n ** 53n + 1n, 2n ** 63n - 1n];
+        for (const id of edges) await plants.put({ id, name: `p${id}` });
+        for (let id = 1; id <= 300; id++) await plants.put(id % 3 === 0 ? { id, name: `n${id}`, tag: `t${id}` } : { id, name: `n${id}` });
+        const asked: (number | bigint)[] = [...edges, 0, 301, 2n ** 53n];
+        for (let id = 1; id <= 300; id++) asked.push(id, 301 - id);
+        const answers = await Promise.all(asked.map((id) => plants.get(id)));
+        answers.forEach((answer, i) => {
+          const id = asked[i]!;
+          const n = typeof id === 'bigint' ? undefined : id;
+          if (id === 2n ** 53n) assert.equal(answer, undefined, 'id 2^53 (not stored)');
+          else if (n === undefined) assert.deepEqual(answer?.plant, { id, name: `p${id}` }, `id ${id}`);
+          else if (n < 1 || n > 300) assert.equal(answer, undefined, `id ${n}`);
+          else assert.deepEqual(answer?.plant, n % 3 === 0 ? { id: n, name: `n${n}`, tag: `t${n}` } : { id: n, name: `n${n}` }, `id ${n}`);
+          if (answer) assert.equal(typeof answer.version, 'number');
+        });
+        // A read asked after a write was answered sees it.
+        await plants.put({ id: 7, name: 'after' });
+        const [after, again] = await Promise.all([plants.get(7), plants.get(7)]);
+        assert.equal(after?.plant.name, 'after');
+        assert.equal(again?.version, after?.version);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('patches name and tag, removes a tag with null, and reports a missing plant', async () => {
       const store = await open();
       try {

@@ -1,0 +1,96 @@
+import type { QueryBy } from './postgres-query.js';
+import { int8 } from './postgres-query.js';
+import { StoreUnavailableError } from './store.js';
+
+/**
+ * Reads of single plants by id, gathered: the GETs that arrive together share one statement
+ * (`WHERE id = ANY($1)`) and one round trip, as writes share a batch (postgres-batch.ts). The service is
+ * CPU-bound on its socket work (a write and a read per statement, each a system call that also runs the
+ * loopback's network stack), so one statement for many reads is most of what a read costs saved.
+ * While `maxInFlight` statements run, new reads wait and form the next one, so batches grow with the load
+ * and a lone read goes at once (after the I/O callbacks of its turn). Each read sees every write committed
+ * before it arrived: its statement is sent after it.
+ */
+
+export interface LookupRow {
+  id: string;
+  name: string;
+  tag: string | null;
+  version: string;
+}
+
+interface Pending {
+  id: string;
+  /** When its caller stops waiting (epoch ms): asked + the store's timeout. */
+  deadline: number;
+  resolve: (row: LookupRow | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface LookupSettings {
+  /** Statements running at once, at most. */
+  maxInFlight: number;
+  /** Ids in one statement, at most. */
+  maxBatch: number;
+  /** The longest a read waits in all (DB_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+// The ids go as one int8[] parameter of decimal text: no digit passes through a float.
+const SQL = 'SELECT id::text AS id, name, tag, version::text AS version FROM plants WHERE id = ANY($1::bigint[])';
+
+export class PlantLookups {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly queryBy: QueryBy,
+    private readonly settings: LookupSettings,
+  ) {}
+
+  /** The plant with this id and its version, as the row holds them, or undefined. */
+  get(id: number | bigint): Promise<LookupRow | undefined> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: int8(id), deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
+      if (!this.scheduled && this.inFlight < this.settings.maxInFlight) {
+        this.scheduled = true;
+        setImmediate(this.send);
+      }
+    });
+  }
+
+  private readonly send = (): void => {
+    this.scheduled = false;
+    while (this.inFlight < this.settings.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.length <= this.settings.maxBatch ? this.queue : this.queue.slice(0, this.settings.maxBatch);
+      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+      this.inFlight++;
+      void this.read(batch).finally(() => {
+        this.inFlight--;
+        this.send();
+      });
+    }
+  };
+
+  private async read(waiting: Pending[]): Promise<void> {
+    // A read whose caller's wait is over is not sent; the statement ends by its oldest read's deadline.
+    const now = Date.now();
+    const batch = waiting.filter((pending) => {
+      if (pending.deadline > now) return true;
+      pending.reject(new StoreUnavailableError(`PostgreSQL: no answer within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`));
+      return false;
+    });
+    if (batch.length === 0) return;
+    let deadline = batch[0]!.deadline;
+    for (const pending of batch) deadline = Math.min(deadline, pending.deadline);
+    try {
+      const ids = [...new Set(batch.map((pending) => pending.id))];
+      const { rows } = await this.queryBy(deadline)<LookupRow>(SQL, [ids]);
+      const found = new Map(rows.map((row) => [row.id, row]));
+      for (const pending of batch) pending.resolve(found.get(pending.id));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+}
