@@ -1,5 +1,4 @@
-import type { QueryBy } from './postgres-query.js';
-import { int8 } from './postgres-query.js';
+import { int8, named, type QueryBy } from './postgres-query.js';
 import { StoreUnavailableError } from './store.js';
 
 /**
@@ -37,7 +36,7 @@ export interface LookupSettings {
 }
 
 // The ids go as one int8[] parameter of decimal text: no digit passes through a float.
-const SQL = 'SELECT id::text AS id, name, tag, version::text AS version FROM plants WHERE id = ANY($1::bigint[])';
+const SQL = named('plant_lookup', 'SELECT id::text AS id, name, tag, version::text AS version FROM plants WHERE id = ANY($1::bigint[])');
 
 export class PlantLookups {
   private queue: Pending[] = [];

@@ -4,7 +4,7 @@ import { translatePgError } from './postgres-errors.js';
 import { postgresImport } from './postgres-imports.js';
 import type { PostgresWriteBatcher } from './postgres-batch.js';
 import type { PlantLookups } from './postgres-lookups.js';
-import { int8, type Query } from './postgres-query.js';
+import { int8, named, type Query } from './postgres-query.js';
 import type { PlantWriteResults } from './postgres-writes.js';
 import type {
   IfMatch,
@@ -49,6 +49,14 @@ function pageSql(where: string, tagged: boolean): string {
            EXISTS (SELECT 1 FROM plants WHERE ${tagged ? 'tag = $2 AND ' : ''}id > (SELECT max(id) FROM page)) AS more
     FROM page`;
 }
+
+/** The four page statements, named: made once, not per request. */
+const PAGE = {
+  first: named('plant_page', pageSql('', false)),
+  after: named('plant_page_after', pageSql('WHERE id > $2::bigint', false)),
+  tagged: named('plant_page_tag', pageSql('WHERE tag = $2', true)),
+  taggedAfter: named('plant_page_tag_after', pageSql('WHERE tag = $2 AND id > $3::bigint', true)),
+};
 
 interface PageRow {
   json: string;
@@ -95,11 +103,11 @@ export class PostgresPlants implements PlantStore {
     const { rows } =
       tag === undefined
         ? after === undefined
-          ? await this.reads.query<PageRow>(pageSql('', false), [limit])
-          : await this.reads.query<PageRow>(pageSql('WHERE id > $2::bigint', false), [limit, int8(after)])
+          ? await this.reads.query<PageRow>(PAGE.first, [limit])
+          : await this.reads.query<PageRow>(PAGE.after, [limit, int8(after)])
         : after === undefined
-          ? await this.reads.query<PageRow>(pageSql('WHERE tag = $2', true), [limit, tag])
-          : await this.reads.query<PageRow>(pageSql('WHERE tag = $2 AND id > $3::bigint', true), [limit, tag, int8(after)]);
+          ? await this.reads.query<PageRow>(PAGE.tagged, [limit, tag])
+          : await this.reads.query<PageRow>(PAGE.taggedAfter, [limit, tag, int8(after)]);
     const { json, count, last, more } = rows[0]!;
     return { json, count, next: more && last !== null ? toPlantId(last) : undefined };
   }

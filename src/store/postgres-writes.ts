@@ -1,7 +1,7 @@
 import { toPlantId, type PlantId } from '../plants/id.js';
 import { newEventId } from '../webhooks/events.js';
 import { bodyFor, insertMessages } from './postgres-outbox.js';
-import { int8, type Query } from './postgres-query.js';
+import { int8, named, type Query } from './postgres-query.js';
 import type { IfMatch, Plant, PlantChanges, PutResult, VersionedPlant } from './store.js';
 
 /**
@@ -52,7 +52,9 @@ const ifMatchParam = (ifMatch: IfMatch | undefined) => (ifMatch === undefined ||
  * order, so two instances' batches lock the rows they share in the same order. xmax is 0 on a row
  * version this statement inserted, and the locking transaction's id on one it updated.
  */
-const PLAIN_PUTS = `
+const PLAIN_PUTS = named(
+  'plant_puts',
+  `
 WITH input AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
     WITH ORDINALITY AS i (id, name, tag, event_id, at, created, updated, ord)
@@ -67,7 +69,8 @@ WITH input AS (
          CASE WHEN w.inserted THEN i.created ELSE i.updated END AS payload
   FROM w JOIN input i ON i.id = w.id
 ), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm' })})
-SELECT m.version::text AS version, m.inserted, ${QUEUED} FROM m ORDER BY m.ord`;
+SELECT m.version::text AS version, m.inserted, ${QUEUED} FROM m ORDER BY m.ord`,
+);
 
 /** Plain puts of distinct ids (isPlainPut), in one statement. */
 export async function applyPlainPuts(query: Query, plants: readonly Plant[]): Promise<Applied> {
