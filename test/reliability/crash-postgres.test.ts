@@ -61,13 +61,19 @@ describe('crash durability on PostgreSQL', { skip }, () => {
       const known = new Map<string, Known>();
       const service: ServerProcess = await startServer(after, { env });
       const stop = { now: false };
-      const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop));
+      let unavailable = 0;
+      const counted = (answer: { status: number }) => {
+        if (answer.status === 503) unavailable++;
+      };
+      const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop, counted));
       const acked = () => [...known.values()].filter((k) => k.acked !== undefined).length;
       await waitUntil(() => acked() >= 1000, 120_000, 'writes to be acknowledged');
       await sleep(Math.floor(Math.random() * 1000));
       await db.stop('immediate');
       const ackedBeforeCrash = acked();
-      await sleep(1000);
+      // Down until writes are refused (within DB_TIMEOUT_MS of being sent): a fixed pause could end before
+      // any write had waited that long on a busy machine.
+      await waitUntil(() => unavailable > 0, 30_000, 'a write to be answered 503 while the database is down');
       assert.ok(service.running, 'the service survives its database going away');
       await db.startServer();
       await waitUntil(() => acked() >= ackedBeforeCrash + 500, 120_000, 'writes to be acknowledged again after the database restart');
