@@ -38,6 +38,7 @@ import {
   type TokenStore,
 } from './store.js';
 import { stageRows } from './sqlite-writes.js';
+import { TurnReads } from './turn-reads.js';
 import { WriteThread } from './write-thread.js';
 
 export interface SqliteOptions extends SqliteConnectionSettings {
@@ -246,6 +247,8 @@ class SqlitePlants implements PlantStore {
   private readonly pages;
   private readonly countAll;
   private readonly countTag;
+  /** Reads by id and pages: those asked in one turn run together at its end (turn-reads.ts). */
+  private readonly reads = new TurnReads(translate);
 
   constructor(
     db: Database.Database,
@@ -268,14 +271,14 @@ class SqlitePlants implements PlantStore {
   }
 
   get(id: PlantId): Promise<VersionedPlant | undefined> {
-    return guard(() => {
+    return this.reads.run(() => {
       const row = this.getStmt.get(id);
       return row && { plant: toPlant(row), version: Number(row.version) };
     });
   }
 
   page({ limit, after, tag }: ListOptions): Promise<PlantPage> {
-    return guard(() => {
+    return this.reads.run(() => {
       const statement =
         tag === undefined
           ? after === undefined
