@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Query, QueryBy, Transaction } from './postgres-query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './postgres-writes.js';
+import { Gather } from './gather.js';
 import { StoreBusyError, StoreUnavailableError, type CommitObserver } from './store.js';
 
 /**
@@ -83,9 +84,7 @@ function apply(query: Query, segment: Segment): Promise<Applied> {
 }
 
 export class PostgresWriteBatcher {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly gather: Gather<Pending>;
 
   constructor(
     private readonly queryBy: QueryBy,
@@ -95,32 +94,16 @@ export class PostgresWriteBatcher {
     private readonly queued: (count: number) => void,
     /** Told of each batch committed: its writes, and the seconds from sending it to its commit (metrics). */
     private readonly onCommit?: CommitObserver,
-  ) {}
-
-  write(write: PlantWrite): Promise<PlantWriteResult> {
-    if (this.queue.length >= this.settings.queueLimit) return Promise.reject(new StoreBusyError(this.settings.queueLimit));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ write, deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
-      if (!this.scheduled && this.inFlight < this.settings.maxInFlight) {
-        this.scheduled = true;
-        // setImmediate runs after the I/O callbacks of this turn: writes parsed in the same turn share a batch.
-        setImmediate(this.send);
-      }
-    });
+  ) {
+    this.gather = new Gather(settings, (batch) => this.commit(batch));
   }
 
-  private readonly send = (): void => {
-    this.scheduled = false;
-    while (this.inFlight < this.settings.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.length <= this.settings.maxBatch ? this.queue : this.queue.slice(0, this.settings.maxBatch);
-      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
-      this.inFlight++;
-      void this.commit(batch).finally(() => {
-        this.inFlight--;
-        this.send();
-      });
-    }
-  };
+  write(write: PlantWrite): Promise<PlantWriteResult> {
+    if (this.gather.waiting >= this.settings.queueLimit) return Promise.reject(new StoreBusyError(this.settings.queueLimit));
+    return new Promise((resolve, reject) => {
+      this.gather.add({ write, deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
+    });
+  }
 
   private async commit(waiting: Pending[]): Promise<void> {
     // A write whose caller's wait is over is not sent; the batch ends by its oldest write's deadline.

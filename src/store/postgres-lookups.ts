@@ -1,4 +1,5 @@
 import { int8, named, type QueryBy } from './postgres-query.js';
+import { Gather, type GatherSettings } from './gather.js';
 import { StoreUnavailableError } from './store.js';
 
 /**
@@ -26,11 +27,7 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-export interface LookupSettings {
-  /** Statements running at once, at most. */
-  maxInFlight: number;
-  /** Ids in one statement, at most. */
-  maxBatch: number;
+export interface LookupSettings extends GatherSettings {
   /** The longest a read waits in all (DB_TIMEOUT_MS). */
   timeoutMs: number;
 }
@@ -39,38 +36,21 @@ export interface LookupSettings {
 const SQL = named('plant_lookup', 'SELECT id::text AS id, name, tag, version::text AS version FROM plants WHERE id = ANY($1::bigint[])');
 
 export class PlantLookups {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly gather: Gather<Pending>;
 
   constructor(
     private readonly queryBy: QueryBy,
     private readonly settings: LookupSettings,
-  ) {}
+  ) {
+    this.gather = new Gather(settings, (batch) => this.read(batch));
+  }
 
   /** The plant with this id and its version, as the row holds them, or undefined. */
   get(id: number | bigint): Promise<LookupRow | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: int8(id), deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
-      if (!this.scheduled && this.inFlight < this.settings.maxInFlight) {
-        this.scheduled = true;
-        setImmediate(this.send);
-      }
+      this.gather.add({ id: int8(id), deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
     });
   }
-
-  private readonly send = (): void => {
-    this.scheduled = false;
-    while (this.inFlight < this.settings.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.length <= this.settings.maxBatch ? this.queue : this.queue.slice(0, this.settings.maxBatch);
-      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
-      this.inFlight++;
-      void this.read(batch).finally(() => {
-        this.inFlight--;
-        this.send();
-      });
-    }
-  };
 
   private async read(waiting: Pending[]): Promise<void> {
     // A read whose caller's wait is over is not sent; the statement ends by its oldest read's deadline.
