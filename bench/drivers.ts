@@ -71,7 +71,7 @@ interface Workload {
   callers: number;
   /** Rows each call reads or writes. */
   rows: number;
-  call: (run: Run, n: number) => Promise<unknown>;
+  call: (run: Run) => Promise<unknown>;
 }
 
 let nextId = PLANTS + 1;
@@ -105,7 +105,7 @@ async function drive(driver: Driver, workload: Workload, ms: number): Promise<{ 
   await Promise.all(
     Array.from({ length: workload.callers }, async () => {
       while (performance.now() < until) {
-        await workload.call(driver.run, calls);
+        await workload.call(driver.run);
         calls++;
       }
     }),

@@ -1,8 +1,11 @@
+import { StoreUnavailableError } from './store.js';
+
 /**
  * Work that arrives together, sent together: while `maxInFlight` batches run, new items wait and form the
  * next batch, sent the moment one finishes, so batches grow with the load; a lone item goes at once,
  * after the I/O callbacks of its turn (setImmediate), so items parsed in the same turn share a batch.
- * The group commit (postgres-batch.ts) and the gathered reads (postgres-lookups.ts) both run on it.
+ * The group commit (postgres-batch.ts), the gathered reads (postgres-lookups.ts) and the SQLite reads of
+ * one turn (turn-reads.ts) all run on it.
  */
 export interface GatherSettings {
   /** Batches running at once, at most. */
@@ -47,4 +50,29 @@ export class Gather<T> {
       });
     }
   };
+}
+
+/** An item whose caller waits until `deadline` (epoch ms), and is told `reject` when it stops waiting. */
+export interface Waiting {
+  deadline: number;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The items of a batch whose callers still wait, and the earliest of their deadlines (by which the
+ * batch must end); the others are failed with StoreUnavailableError(`message`) and not sent.
+ */
+export function stillWaiting<T extends Waiting>(items: T[], message: string): { live: T[]; deadline: number } {
+  const now = Date.now();
+  const live: T[] = [];
+  let deadline = Infinity;
+  for (const item of items) {
+    if (item.deadline > now) {
+      live.push(item);
+      deadline = Math.min(deadline, item.deadline);
+    } else {
+      item.reject(new StoreUnavailableError(message));
+    }
+  }
+  return { live, deadline };
 }

@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Query, QueryBy, Transaction } from './postgres-query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './postgres-writes.js';
-import { Gather } from './gather.js';
-import { StoreBusyError, StoreUnavailableError, type CommitObserver } from './store.js';
+import { Gather, stillWaiting } from './gather.js';
+import { StoreBusyError, type CommitObserver } from './store.js';
 
 /**
  * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
@@ -107,14 +107,8 @@ export class PostgresWriteBatcher {
 
   private async commit(waiting: Pending[]): Promise<void> {
     // A write whose caller's wait is over is not sent; the batch ends by its oldest write's deadline.
-    const now = Date.now();
-    const batch: Pending[] = [];
-    for (const pending of waiting) {
-      if (pending.deadline > now) batch.push(pending);
-      else pending.reject(new StoreUnavailableError(`PostgreSQL: not committed within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`));
-    }
+    const { live: batch, deadline } = stillWaiting(waiting, `PostgreSQL: not committed within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`);
     if (batch.length === 0) return;
-    const deadline = Math.min(...batch.map((pending) => pending.deadline));
     const parts = segments(batch);
     const started = performance.now();
     const first = parts[0]!;

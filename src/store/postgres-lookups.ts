@@ -1,6 +1,5 @@
 import { int8, named, type QueryBy } from './postgres-query.js';
-import { Gather, type GatherSettings } from './gather.js';
-import { StoreUnavailableError } from './store.js';
+import { Gather, stillWaiting, type GatherSettings } from './gather.js';
 
 /**
  * Reads of single plants by id, gathered: the GETs that arrive together share one statement
@@ -54,15 +53,8 @@ export class PlantLookups {
 
   private async read(waiting: Pending[]): Promise<void> {
     // A read whose caller's wait is over is not sent; the statement ends by its oldest read's deadline.
-    const now = Date.now();
-    const batch = waiting.filter((pending) => {
-      if (pending.deadline > now) return true;
-      pending.reject(new StoreUnavailableError(`PostgreSQL: no answer within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`));
-      return false;
-    });
+    const { live: batch, deadline } = stillWaiting(waiting, `PostgreSQL: no answer within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`);
     if (batch.length === 0) return;
-    let deadline = batch[0]!.deadline;
-    for (const pending of batch) deadline = Math.min(deadline, pending.deadline);
     try {
       const ids = [...new Set(batch.map((pending) => pending.id))];
       const { rows } = await this.queryBy(deadline)<LookupRow>(SQL, [ids]);

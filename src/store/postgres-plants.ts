@@ -77,8 +77,9 @@ const EXPORT_CHUNK = 1000;
 const LONG_IDLE = '10min';
 
 /**
- * Plants on PostgreSQL: reads by id gathered into shared statements (postgres-lookups.ts), other reads on the pool, writes through the group commit (postgres-batch.ts, with the
- * SQL of each write in postgres-writes.ts), exports and imports on connections of their own.
+ * Plants on PostgreSQL: reads by id gathered into shared statements (postgres-lookups.ts), other reads
+ * on the pool, writes through the group commit (postgres-batch.ts, with the SQL of each write in
+ * postgres-writes.ts), exports and imports on connections of their own.
  */
 export class PostgresPlants implements PlantStore {
   constructor(

@@ -1,3 +1,5 @@
+import { Gather } from './gather.js';
+
 /**
  * Reads asked during one turn of the event loop, run together at its end (setImmediate) rather than each
  * the moment it is asked. The answers to the requests of one turn then go out together, in a burst of
@@ -6,33 +8,15 @@
  * 32 µs gathered; a socket write to a peer that is already awake costs the kernel far less than one
  * that must wake it. A read still sees every write committed before it was asked: it runs after.
  */
-interface Waiting {
+interface AskedRead {
   read: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 export class TurnReads {
-  private waiting: Waiting[] = [];
-  private scheduled = false;
-
-  /** `translate` turns a read's error into the store's (an outage: StoreUnavailableError). */
-  constructor(private readonly translate: (error: unknown) => Error) {}
-
-  run<T>(read: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ read, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.runAll);
-      }
-    });
-  }
-
-  private readonly runAll = (): void => {
-    const batch = this.waiting;
-    this.waiting = [];
-    this.scheduled = false;
+  // No limit on batches or their size: the reads are synchronous, each batch runs to its end at once.
+  private readonly gather = new Gather<AskedRead>({ maxInFlight: Infinity, maxBatch: Infinity }, (batch) => {
     for (const { read, resolve, reject } of batch) {
       try {
         resolve(read());
@@ -40,5 +24,15 @@ export class TurnReads {
         reject(this.translate(error));
       }
     }
-  };
+    return Promise.resolve();
+  });
+
+  /** `translate` turns a read's error into the store's (an outage: StoreUnavailableError). */
+  constructor(private readonly translate: (error: unknown) => Error) {}
+
+  run<T>(read: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.gather.add({ read, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
 }
