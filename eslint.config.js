@@ -41,15 +41,15 @@ export default tseslint.config(
   },
   {
     // better-sqlite3's objects must never be left to the garbage collector (Node 24: see
-    // src/store/sqlite-connection.ts), so connections and statements are made there only.
+    // src/store/sqlite/connection.ts), so connections and statements are made there only.
     files: ['**/*.ts'],
-    ignores: ['src/store/sqlite-connection.ts'],
+    ignores: ['src/store/sqlite/connection.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths: [
-            { name: 'better-sqlite3', allowTypeImports: true, message: 'open connections with openConnection() from src/store/sqlite-connection.ts' },
+            { name: 'better-sqlite3', allowTypeImports: true, message: 'open connections with openConnection() from src/store/sqlite/connection.ts' },
           ],
         },
       ],
@@ -58,7 +58,7 @@ export default tseslint.config(
         {
           selector: "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(prepare|pragma|iterate|backup)$/]",
           message:
-            "prepare(db, sql) from src/store/sqlite-connection.ts, and db.exec('PRAGMA …') to set a pragma: a statement left to the garbage collector can abort Node 24",
+            "prepare(db, sql) from src/store/sqlite/connection.ts, and db.exec('PRAGMA …') to set a pragma: a statement left to the garbage collector can abort Node 24",
         },
       ],
     },

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openStore } from '../src/store/open.js';
-import { openConnection, prepare } from '../src/store/sqlite-connection.js';
+import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 import { cpuSeconds, peakRssMb } from './proc.js';
 
 /**

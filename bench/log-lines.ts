@@ -1,11 +1,11 @@
 import { openSync } from 'node:fs';
 import { pino } from 'pino';
-import { BatchedDestination } from '../src/http/log-destination.js';
-import { createLogger } from '../src/http/logging.js';
+import { BatchedDestination } from '../src/logging/destination.js';
+import { createLogger } from '../src/logging/logger.js';
 
 /**
  * node dist/bench/log-lines.js: what one access line costs, by destination, written to /dev/null on this
- * CPU. Why the service keeps its own batched destination (src/http/log-destination.ts) instead of
+ * CPU. Why the service keeps its own batched destination (src/http/logging/destination.ts) instead of
  * pino.destination with minLength: see the figures this prints (and bench/RESULTS.md).
  */
 

@@ -1,5 +1,5 @@
-import { openConnection, prepare } from '../src/store/sqlite-connection.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { openConnection, prepare } from '../src/store/sqlite/connection.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
 
 /**
  * Fills a fresh SQLite store with plants 1..count straight through SQLite, in one transaction: seeding

@@ -8,7 +8,7 @@ import { peakRssMb } from './proc.js';
 
 /** Starting and stopping the servers under test, each pinned to its own CPU when taskset exists. */
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SERVICE_JS = `${ROOT}dist/src/server.js`;
 export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const LOAD_JS = `${ROOT}dist/bench/load.js`;

@@ -89,7 +89,7 @@ export async function postgresStores(givenUrl: string | undefined): Promise<Benc
     };
     label = 'PostgreSQL (DATABASE_URL)';
   } else {
-    const { TestPostgres } = await import('../test/store/pg-server.js');
+    const { TestPostgres } = await import('../test/store/postgres/pg-server.js');
     const register = ((fn: () => Promise<void> | void) => cleanups.push(fn)) as unknown as typeof after;
     try {
       const server = await TestPostgres.start(register);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString, COMMENT_HEADER, NULL, NUMBER, tsUnion } from 'openapi-typescript';
 import ts from 'typescript';
 import { buildApp } from '../dist/src/app.js';
-import { SqliteStore } from '../dist/src/store/sqlite.js';
+import { SqliteStore } from '../dist/src/store/sqlite/store.js';
 
 const OUTPUT = new URL('../src/client/openapi-types.ts', import.meta.url);
 

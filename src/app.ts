@@ -7,7 +7,7 @@ import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { installRequestHooks } from './http/hooks.js';
 import { installJsonParser } from './http/json.js';
-import { lazyRequestLogger } from './http/logging.js';
+import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
@@ -25,7 +25,7 @@ export interface AppOptions {
   /** Settings left out take their defaults (loadConfig of an empty environment). */
   config: Pick<Config, 'tokens' | 'bodyLimit'> & Partial<Config>;
   store: Store;
-  /** The logger (http/logging.ts createLogger); none when left out, as in most tests. */
+  /** The logger (logging/logger.ts createLogger); none when left out, as in most tests. */
   logger?: Logger;
   /** Prometheus metrics (METRICS_PORT): every answer is counted into them. None: no metrics hook at all. */
   metrics?: Metrics | undefined;

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { jwksUrl, publicKeyFromPem, secretKey } from './auth/jwt-keys.js';
 import { databaseKind, redactUrl } from './store/database-url.js';
-import { parsePostgresUrl, type SessionAttrs } from './store/postgres-url.js';
+import { parsePostgresUrl, type SessionAttrs } from './store/postgres/hosts/url.js';
 
 /**
  * Every setting the service reads, in one table: the environment variable, the schema (type, bounds,

@@ -3,8 +3,8 @@ import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { chooseLogFormat, prettyDestination } from './http/log-format.js';
-import { createLogger, logDestination } from './http/logging.js';
+import { chooseLogFormat, prettyDestination } from './logging/format.js';
+import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
 import { answerPrimary, clusterScrape } from './metrics/cluster.js';
 import { Metrics } from './metrics/registry.js';
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     return;
   }
   // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
-  // reach a line (see http/logging.ts). The first token's message above went to stderr either way.
+  // reach a line (see logging/logger.ts). The first token's message above went to stderr either way.
   const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
   const app = await buildApp({
     config,

@@ -7,11 +7,21 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { createToken } from '../src/auth/tokens.js';
-import { PostgresStore } from '../src/store/postgres.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
 import type { Scope } from '../src/auth/scopes.js';
-import type { Store } from '../src/store/store.js';
-import { createDatabase, TEST_PG_ENV } from './store/pg-server.js';
+import type { ListOptions, Plant, PlantStore, Store } from '../src/store/store.js';
+import { parseJson } from '../src/exact-json.js';
+
+/** A page as plants, for tests that want objects rather than JSON: ids stay exact. */
+export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {
+  return parseJson((await plants.page(options)).json) as Plant[];
+}
+
+/**
+ * Set (to a superuser URL of a running test server) by test/store/postgres/http.test.ts when it runs the
+ * in-process HTTP suites again: then testApp opens a fresh PostgreSQL database instead of SQLite.
+ */
+export const TEST_PG_ENV = 'PLANT_STORE_TEST_PG_ADMIN_URL';
 
 /** The static full-access token every test app accepts. */
 export const TOKEN = 'test-token-full-access';
@@ -29,11 +39,18 @@ export function openSqlite(dir: string): SqliteStore {
 
 /**
  * A fresh, empty store: SQLite in a temp dir, or a new PostgreSQL database when the suite is being run
- * against PostgreSQL (test/store/http-on-postgres.test.ts sets TEST_PG_ENV). The caller closes it.
+ * against PostgreSQL (test/store/postgres/http.test.ts sets TEST_PG_ENV). The caller closes it.
  */
 export async function openTestStore(cleanup: typeof after): Promise<Store> {
+  // Loaded only when asked for: in-process tests on SQLite never load the PostgreSQL harness or driver.
   const pgAdminUrl = process.env[TEST_PG_ENV];
-  if (pgAdminUrl) return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000 });
+  if (pgAdminUrl) {
+    const [{ PostgresStore }, { createDatabase }] = await Promise.all([
+      import('../src/store/postgres/store.js'),
+      import('./store/postgres/pg-server.js'),
+    ]);
+    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000 });
+  }
   return openSqlite(tempDir(cleanup));
 }
 

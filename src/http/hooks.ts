@@ -4,7 +4,7 @@ import { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { authHook } from './auth.js';
-import { accessLogHook } from './logging.js';
+import { accessLogHook } from '../logging/logger.js';
 import { OverloadMonitor } from './overload.js';
 import { MemoryRateLimiter, rateLimitHooks, SharedRateLimiter } from './rate-limit.js';
 import { installSecurity } from './security.js';

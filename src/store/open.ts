@@ -15,7 +15,7 @@ export async function openStore(settings: StoreSettings, { onCommit }: { onCommi
   try {
     switch (databaseKind(settings.databaseUrl)) {
       case 'sqlite': {
-        const { SqliteStore } = await import('./sqlite.js');
+        const { SqliteStore } = await import('./sqlite/store.js');
         return SqliteStore.open(settings.databaseUrl, {
           synchronous: settings.sqliteSynchronous,
           busyTimeoutMs: settings.dbTimeoutMs,
@@ -24,7 +24,7 @@ export async function openStore(settings: StoreSettings, { onCommit }: { onCommi
         });
       }
       case 'postgres': {
-        const { PostgresStore } = await import('./postgres.js');
+        const { PostgresStore } = await import('./postgres/store.js');
         return await PostgresStore.open(settings.databaseUrl, {
           poolSize: settings.pgPoolSize,
           timeoutMs: settings.dbTimeoutMs,

@@ -1,5 +1,4 @@
 import type { Scope } from '../auth/scopes.js';
-import { parseJson } from '../exact-json.js';
 import type { PlantId } from '../plants/id.js';
 import type { StoredPlant } from '../plants/schema.js';
 import type { WebhookStore } from './webhook-store.js';
@@ -82,12 +81,23 @@ export type PutResult =
   /** ifMatch did not hold. */
   | { outcome: 'precondition-failed' };
 
-export type PutOutcome = PutResult['outcome'];
+/** Why a write aimed at an existing plant changed nothing: there is no such plant, or If-Match did not hold. */
+export type WriteRefusal = 'not-found' | 'precondition-failed';
 
-export interface PutOptions {
+/** What a patch did: the plant as stored now, with its new version, or why it changed nothing. */
+export type PatchResult = VersionedPlant | WriteRefusal;
+
+/** What a delete did. */
+export type DeleteResult = 'deleted' | WriteRefusal;
+
+/** A write's precondition on the plant's current version. */
+export interface ConditionalOptions {
+  ifMatch?: IfMatch | undefined;
+}
+
+export interface PutOptions extends ConditionalOptions {
   /** Only create: an existing plant is left as it is (If-None-Match: *). */
   createOnly?: boolean | undefined;
-  ifMatch?: IfMatch | undefined;
 }
 
 /**
@@ -127,12 +137,8 @@ export interface PlantStore {
   /** Creates or replaces the plant, unless an option says not to. */
   put(plant: Plant, options?: PutOptions): Promise<PutResult>;
   /** Applies the changes to an existing plant. */
-  patch(
-    id: PlantId,
-    changes: PlantChanges,
-    options?: { ifMatch?: IfMatch | undefined },
-  ): Promise<VersionedPlant | 'not-found' | 'precondition-failed'>;
-  delete(id: PlantId, options?: { ifMatch?: IfMatch | undefined }): Promise<'deleted' | 'not-found' | 'precondition-failed'>;
+  patch(id: PlantId, changes: PlantChanges, options?: ConditionalOptions): Promise<PatchResult>;
+  delete(id: PlantId, options?: ConditionalOptions): Promise<DeleteResult>;
   /** Opens a snapshot to export from. */
   export(options: { tag?: string | undefined }): Promise<PlantExport>;
   startImport(): Promise<PlantImport>;
@@ -203,9 +209,4 @@ export class DuplicateTokenNameError extends Error {
     super(`an active token is already named "${name}"`);
     this.name = 'DuplicateTokenNameError';
   }
-}
-
-/** A page as plants, for code that wants objects rather than JSON (tests, tools): ids stay exact. */
-export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {
-  return parseJson((await plants.page(options)).json) as Plant[];
 }

@@ -31,7 +31,3 @@ export function eventBody(change: PlantChange, timestamp: Date): string {
   }
   return `{"type":"${change.type}","timestamp":"${timestamp.toISOString()}","data":${data}}}`;
 }
-
-export function subscribes(events: readonly string[], type: EventType): boolean {
-  return events.includes(type);
-}

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { JWT_LEEWAY_S } from '../../src/auth/jwt.js';
-import { createLogger } from '../../src/http/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, nowSeconds, signingKey, unsigned } from './identity-provider.js';
 

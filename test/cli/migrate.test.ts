@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
+import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
 import { tempDir } from '../helpers.js';
 import { cli } from '../process.js';
 

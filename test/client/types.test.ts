@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const FIXTURES = fileURLToPath(new URL('../../../test/client/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/client/fixtures', import.meta.url));
 const DIRECTIVE = /^\s*\/\/ @ts-expect-error\b/;
 
 /** Runs tsc on a project; its exit code and the lines (1-based) of the file it reports errors on. */

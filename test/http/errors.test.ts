@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../src/http/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { StoreBusyError, StoreUnavailableError, type PlantStore, type Store } from '../../src/store/store.js';
 import { assertError, openSqlite, tempDir, testApp, TOKEN } from '../helpers.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
-import { PostgresStore } from '../../src/store/postgres.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { assertError, testApp } from '../helpers.js';
 
 /** On PostgreSQL every instance counts against one limit: the counts live in the database. */

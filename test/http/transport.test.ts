@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { testApp, TOKEN } from '../helpers.js';
+import { listPlants, testApp, TOKEN } from '../helpers.js';
 import { exchange, request } from '../reliability/raw-http.js';
-import { listPlants } from '../../src/store/store.js';
 
 /**
  * Why http/transport.ts sets httpAllowHalfOpen: a client that sends a whole request and then closes its

@@ -5,7 +5,7 @@ import { Metrics } from '../../src/metrics/registry.js';
 import { openStore, type StoreSettings } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { histogramOf, parse } from './scrape.js';
 
 // Started before any test is declared: the file's after() hooks run once its tests end.

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import { installRequestMetrics } from '../../src/metrics/hooks.js';
 import { Metrics } from '../../src/metrics/registry.js';
 import { listenForScrapes } from '../../src/metrics/server.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { assertError, tempDir, testApp } from '../helpers.js';
 import { histogramOf, labelSets, scrape, valueOf } from './scrape.js';
 

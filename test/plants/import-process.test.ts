@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { startServer, type ServerProcess } from '../process.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 
 /**
  * Bulk import against the real server process: a 200 MB NDJSON body streamed in keeps the process's

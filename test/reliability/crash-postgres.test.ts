@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openConnection, prepare } from '../../src/store/sqlite-connection.js';
+import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
 import { request, sleep, type ServerProcess } from '../process.js';
 
 /**

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { startServer, waitUntil } from '../process.js';
-import { AutoFailover, autoFailoverUnavailableReason } from '../store/pg-auto-failover.js';
-import { postgresUnavailableReason } from '../store/pg-server.js';
+import { AutoFailover, autoFailoverUnavailableReason } from '../store/postgres/pg-auto-failover.js';
+import { postgresUnavailableReason } from '../store/postgres/pg-server.js';
 import { TOKEN } from './crash-workload.js';
 import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover-workload.js';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { request, sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
-import { PostgresStore } from '../../src/store/postgres.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { Receiver, verify } from '../webhooks/receiver.js';
 import { TOKEN, type Plant } from './crash-workload.js';
 import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover-workload.js';

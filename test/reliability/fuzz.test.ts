@@ -3,9 +3,8 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { parse as parseLossless } from 'lossless-json';
-import { testApp, TOKEN } from '../helpers.js';
+import { listPlants, testApp, TOKEN } from '../helpers.js';
 import { requestArb, type FuzzAuth, type FuzzRequest } from './fuzz-arbitraries.js';
-import { listPlants } from '../../src/store/store.js';
 
 /**
  * Property-based fuzzing of every operation, in-process. Invariants, for every request however

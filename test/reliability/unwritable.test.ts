@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
-import { createLogger } from '../../src/http/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { assertError, openSqlite, tempDir, testApp } from '../helpers.js';
 
 /**

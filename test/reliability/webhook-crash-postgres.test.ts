@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { sleep, startServer, waitUntil } from '../process.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/pg-server.js';
+import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { announcements, assertAllAnnounced, registerEndpoint, TOKEN, webhookWriter, type Writes } from './webhook-workload.js';
 

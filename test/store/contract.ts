@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { listPlants, type Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
+import { listPlants } from '../helpers.js';
 
 /**
  * The behaviour every store implementation must have. Each implementation's test file calls this

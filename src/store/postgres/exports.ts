@@ -1,0 +1,89 @@
+import type pg from 'pg';
+import type { Plant, PlantExport } from '../store.js';
+import { translatePgError } from './errors.js';
+import type { PlantReads } from './plants.js';
+import { PLANT_COLUMNS, toPlant, type PlantRow } from './rows.js';
+
+/** Plants are exported this many at a time, each chunk from the export's own snapshot. */
+const EXPORT_CHUNK = 1000;
+/** An export holds its transaction open while the client reads: it may idle this long. */
+const LONG_IDLE = '10min';
+
+/** Opens a snapshot to export from: one REPEATABLE READ transaction on a connection of its own, read a chunk at a time by key. */
+export async function openExport(reads: PlantReads, tag: string | undefined): Promise<PlantExport> {
+  let client: pg.PoolClient;
+  try {
+    client = await reads.connect();
+  } catch (error) {
+    throw translatePgError(error);
+  }
+  const snapshot = new PostgresExport(client, tag);
+  try {
+    await snapshot.begin();
+  } catch (error) {
+    await snapshot.close();
+    throw error;
+  }
+  return snapshot;
+}
+
+class PostgresExport implements PlantExport {
+  private released = false;
+  private broken = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly tag: string | undefined,
+  ) {}
+
+  async begin(): Promise<void> {
+    // The snapshot is taken at the first query, not at BEGIN: take it now, when the export was asked for.
+    await this.run(
+      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = '${LONG_IDLE}'; SELECT 1 FROM plants LIMIT 1`,
+      [],
+    );
+  }
+
+  async count(): Promise<number> {
+    const { rows } = await this.run<{ count: string }>(
+      `SELECT count(*) AS count FROM plants ${this.tag === undefined ? '' : 'WHERE tag = $1'}`,
+      this.tag === undefined ? [] : [this.tag],
+    );
+    return Number(rows[0]!.count);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
+    try {
+      const filter = this.tag === undefined ? '' : 'tag = $3 AND ';
+      let after: string | null = null;
+      for (;;) {
+        const { rows }: pg.QueryResult<PlantRow> = await this.run<PlantRow>(
+          `${PLANT_COLUMNS} WHERE ${filter}($1::bigint IS NULL OR id > $1::bigint) ORDER BY plants.id LIMIT $2`,
+          this.tag === undefined ? [after, EXPORT_CHUNK] : [after, EXPORT_CHUNK, this.tag],
+        );
+        if (rows.length > 0) yield rows.map(toPlant);
+        if (rows.length < EXPORT_CHUNK) break;
+        after = rows.at(-1)!.id;
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** Ended early (the client went away) or not: the snapshot is released and the connection given back. */
+  async close(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.client.query('ROLLBACK').catch(() => (this.broken = true));
+    this.client.release(this.broken);
+  }
+
+  private async run<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.client.query<R>(text, values);
+    } catch (error) {
+      this.broken = true;
+      throw translatePgError(error);
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import type { Query, QueryBy, Transaction } from './query.js';
+import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './writes.js';
+import { Batcher, stillWaiting } from '../batcher.js';
+import type { CommitObserver } from '../store.js';
+
+/**
+ * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
+ * `maxInFlight` batches are being committed, new writes wait and form the next batch, sent the moment a
+ * batch finishes, so batches grow with the load and a lone write goes at once. Plain puts of distinct ids
+ * (the common POST) become one multi-row upsert; any other write keeps its own statement inside the
+ * batch's transaction, in arrival order. Each caller is answered only after its batch committed; a batch
+ * that fails fails every write in it (a deadlock between instances' batches is retried first).
+ */
+
+interface Pending {
+  write: PlantWrite;
+  /** When its caller stops waiting (epoch ms): asked + the store's timeout. */
+  deadline: number;
+  resolve: (result: PlantWriteResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A run of plain puts of distinct ids (one statement), or one other write. */
+type Segment = { puts: Pending[] } | { one: Pending };
+
+export interface BatchSettings {
+  /** Batches being committed at once, at most. */
+  maxInFlight: number;
+  /** Writes waiting for a batch, at most (WRITE_QUEUE_LIMIT): beyond, a write is refused at once (StoreBusyError, 503). */
+  queueLimit: number;
+  /** Writes in one batch, at most (bounds a statement's size). */
+  maxBatch: number;
+  /** The longest a write waits in all, for its batch and that batch's commit (DB_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/** SQLSTATEs after which the whole transaction may simply run again: deadlock, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 3;
+
+function isRetryable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof pg.DatabaseError) return RETRYABLE.has(cause.code ?? '');
+  }
+  return false;
+}
+
+/** Splits a batch, in order, into runs of plain puts whose ids differ, and single other writes. */
+function segments(batch: Pending[]): Segment[] {
+  const result: Segment[] = [];
+  let puts: Pending[] = [];
+  let ids = new Set<string>();
+  const close = () => {
+    if (puts.length > 0) result.push({ puts });
+    puts = [];
+    ids = new Set();
+  };
+  for (const pending of batch) {
+    const { write } = pending;
+    if (isPlainPut(write)) {
+      // The same plant twice in one upsert is not allowed (and each write must see the one before).
+      const key = String(write.plant.id);
+      if (ids.has(key)) close();
+      ids.add(key);
+      puts.push(pending);
+    } else {
+      close();
+      result.push({ one: pending });
+    }
+  }
+  close();
+  return result;
+}
+
+function apply(query: Query, segment: Segment): Promise<Applied> {
+  return 'puts' in segment
+    ? applyPlainPuts(
+        query,
+        segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant),
+      )
+    : applyOne(query, segment.one.write);
+}
+
+export class PostgresWriteBatcher {
+  private readonly batcher: Batcher<Pending>;
+
+  constructor(
+    private readonly queryBy: QueryBy,
+    private readonly transaction: Transaction,
+    private readonly settings: BatchSettings,
+    /** Told, after each commit, how many messages it queued for delivery. */
+    private readonly queued: (count: number) => void,
+    /** Told of each batch committed: its writes, and the seconds from sending it to its commit (metrics). */
+    private readonly onCommit?: CommitObserver,
+  ) {
+    this.batcher = new Batcher(settings, (batch) => this.commit(batch));
+  }
+
+  write(write: PlantWrite): Promise<PlantWriteResult> {
+    // A full queue (queueLimit) throws StoreBusyError here, which rejects the promise: a 503 at once.
+    return new Promise((resolve, reject) => {
+      this.batcher.add({ write, deadline: Date.now() + this.settings.timeoutMs, resolve, reject });
+    });
+  }
+
+  private async commit(waiting: Pending[]): Promise<void> {
+    // A write whose caller's wait is over is not sent; the batch ends by its oldest write's deadline.
+    const { live: batch, deadline } = stillWaiting(waiting, `PostgreSQL: not committed within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`);
+    if (batch.length === 0) return;
+    const parts = segments(batch);
+    const started = performance.now();
+    const first = parts[0]!;
+    // One statement needs no transaction of its own: it is one.
+    const alone = parts.length === 1 && ('puts' in first || !needsTransaction(first.one.write));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const applied = alone
+          ? [await apply(this.queryBy(deadline), first)]
+          : await this.transaction(async (query) => {
+              const done: Applied[] = [];
+              for (const part of parts) done.push(await apply(query, part));
+              return done;
+            }, deadline);
+        this.onCommit?.(batch.length, (performance.now() - started) / 1000);
+        this.settle(parts, applied);
+        return;
+      } catch (error) {
+        if (attempt < ATTEMPTS && isRetryable(error) && Date.now() < deadline) continue;
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+    }
+  }
+
+  private settle(parts: Segment[], applied: Applied[]): void {
+    let queued = 0;
+    parts.forEach((part, i) => {
+      const { results } = applied[i]!;
+      queued += applied[i]!.queued;
+      if ('puts' in part) part.puts.forEach((pending, j) => pending.resolve(results[j]!));
+      else part.one.resolve(results[0]!);
+    });
+    if (queued > 0) this.queued(queued);
+  }
+}

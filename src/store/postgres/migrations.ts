@@ -1,0 +1,125 @@
+import { checked, type Migration } from '../migration.js';
+
+/** The PostgreSQL schema, version by version. Never edit a migration that has shipped: add the next one. */
+export const POSTGRES_MIGRATIONS: Migration[] = checked('postgres', [
+  {
+    version: 1,
+    name: 'plants_and_tokens',
+    sql: `
+-- Plants keyed by their 64-bit id.
+CREATE TABLE plants (
+  id   bigint PRIMARY KEY,
+  name text NOT NULL,
+  tag  text
+);
+-- Keyset paging filtered by tag: WHERE tag = $1 AND id > $2 ORDER BY id.
+CREATE INDEX plants_tag_id ON plants (tag, id);
+
+-- Bearer tokens, stored by the SHA-256 hash of the secret, never the secret.
+CREATE TABLE tokens (
+  id         text PRIMARY KEY,
+  name       text NOT NULL,
+  hash       bytea NOT NULL UNIQUE,
+  scopes     text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz
+);
+CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
+`,
+  },
+  {
+    version: 2,
+    name: 'rate_limits',
+    sql: `
+-- Request counts per rate-limit key and one-minute window, shared by every instance. UNLOGGED: the
+-- counts are worth nothing after a crash and need no write-ahead log.
+CREATE UNLOGGED TABLE rate_limits (
+  key          text    NOT NULL,
+  window_start bigint  NOT NULL,
+  count        integer NOT NULL,
+  PRIMARY KEY (key, window_start)
+);
+`,
+  },
+  {
+    version: 3,
+    name: 'webhooks',
+    sql: `
+-- Webhook endpoints. The secret is kept as is: deliveries are signed with it (HMAC), so it cannot be hashed.
+CREATE TABLE webhook_endpoints (
+  id                    text PRIMARY KEY,  -- ep_<ulid>: ordered by creation
+  url                   text NOT NULL,
+  events                text[] NOT NULL,
+  description           text,
+  enabled               boolean NOT NULL,
+  disabled_reason       text,
+  secret                text NOT NULL,
+  previous_secret       text,              -- also signs deliveries until previous_secret_until
+  previous_secret_until bigint,            -- epoch ms
+  created_at            bigint NOT NULL,   -- epoch ms
+  failing_since         bigint             -- first failed delivery since the last success, epoch ms
+);
+
+-- The outbox: one message per event and endpoint, written in the transaction of the change it announces.
+CREATE TABLE webhook_messages (
+  seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  event_id        text COLLATE "C" NOT NULL,
+  type            text NOT NULL,
+  payload         text NOT NULL,
+  occurred_at     bigint NOT NULL,
+  status          text NOT NULL,
+  attempts        integer NOT NULL DEFAULT 0,
+  round_attempts  integer NOT NULL DEFAULT 0,
+  next_attempt_at bigint,
+  last_attempt_at bigint,
+  last_status     integer,
+  last_error      text,
+  lease_until     bigint,
+  -- An endpoint's deliveries log, newest first, and its keyset cursor.
+  UNIQUE (endpoint_id, event_id)
+);
+CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_messages_expiry ON webhook_messages (last_attempt_at) WHERE status <> 'pending';
+`,
+  },
+  {
+    version: 4,
+    name: 'plant_versions',
+    sql: `
+-- Every write to a plant gives it a new version (its ETag) from one sequence, never reused, so that a
+-- plant deleted and created again can never match an ETag of its earlier life. Plants from before start at 0.
+ALTER TABLE plants ADD COLUMN version bigint NOT NULL DEFAULT 0;
+CREATE SEQUENCE plant_version;
+
+-- A webhook-id made by the database (bulk imports announce their plants from SQL): msg_ and a ULID, 48
+-- bits of milliseconds then 80 random bits in Crockford base32, as src/webhooks/ids.ts makes them.
+CREATE FUNCTION plant_store_event_id() RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  -- Unique, not secret: random() is enough, and needs no extension (gen_random_uuid is PostgreSQL 13+).
+  random bytea := decode(md5(random()::text || clock_timestamp()::text), 'hex');
+  id text := '';
+  bits bigint := 0;
+  count int := 0;
+BEGIN
+  FOR i IN 1..10 LOOP
+    id := substr(alphabet, (ms % 32)::int + 1, 1) || id;
+    ms := ms / 32;
+  END LOOP;
+  FOR i IN 0..9 LOOP
+    bits := (bits << 8) | get_byte(random, i);
+    count := count + 8;
+    WHILE count >= 5 LOOP
+      count := count - 5;
+      id := id || substr(alphabet, ((bits >> count) & 31)::int + 1, 1);
+    END LOOP;
+    bits := bits & ((1 << count) - 1);
+  END LOOP;
+  RETURN 'msg_' || id;
+END
+$fn$;
+`,
+  },
+]);

@@ -1,0 +1,28 @@
+import { eventBody, type EventType, type PlantChange } from '../../webhooks/events.js';
+import { DISABLED_AT_EVENT } from '../../webhooks/reasons.js';
+
+/**
+ * The outbox on PostgreSQL: a plant write's statement also inserts, in the same statement (a
+ * data-modifying CTE) or transaction, one message per endpoint subscribed to its event. The bodies are
+ * made here (events.ts), the same bytes as on SQLite; the statement picks the right one.
+ */
+
+/**
+ * SQL that inserts the messages of one event for every subscribed endpoint. `$type`, `$payload` are SQL
+ * expressions (parameters or CASEs on the write's result), `from` the rows that exist only if the write
+ * changed a plant. Messages for a disabled endpoint are failed at once. RETURNING status lets the caller
+ * count the messages queued for delivery.
+ */
+export function insertMessages(params: { type: string; payload: string; eventId: string; at: string; from: string }): string {
+  return `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error)
+    SELECT e.id, ${params.eventId}, ${params.type}, ${params.payload}, ${params.at},
+           CASE WHEN e.enabled THEN 'pending' ELSE 'failed' END,
+           CASE WHEN e.enabled THEN ${params.at} END,
+           CASE WHEN e.enabled THEN NULL ELSE '${DISABLED_AT_EVENT}' END
+    FROM ${params.from} JOIN webhook_endpoints e ON ${params.type} = ANY (e.events)
+    RETURNING status`;
+}
+
+export function bodyFor(type: EventType, plant: PlantChange['plant'], at: number): string {
+  return eventBody({ type, plant } as PlantChange, new Date(at));
+}

@@ -1,0 +1,148 @@
+import type pg from 'pg';
+import { translatePgError } from './errors.js';
+import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
+import { migratePostgres } from './migrate.js';
+import { PostgresWriteBatcher } from './group-commit.js';
+import { PostgresPlants } from './plants.js';
+import { PlantLookups } from './lookups.js';
+import { poolQuery, poolQueryBy, poolTransaction } from './query.js';
+import { PostgresRateCounter } from './rate-counter.js';
+import { ReplicaReads } from './replicas.js';
+import { PostgresTokens } from './tokens.js';
+import { parsePostgresUrl } from './hosts/url.js';
+import { PostgresWebhooks } from './webhooks.js';
+import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from '../store.js';
+
+export interface PostgresOptions {
+  /** Connections this process keeps at most (to the primary, and as many to the replicas). */
+  poolSize: number;
+  /** Longest a store call waits for the database: finding a connection (over every host) and its statements together. */
+  timeoutMs: number;
+  /** Writes waiting for their batch at most (WRITE_QUEUE_LIMIT; default 10,000). */
+  writeQueueLimit?: number;
+  /** Told of every commit of plant writes: how many writes the batch held, how long it took from sending (metrics). */
+  onCommit?: CommitObserver | undefined;
+  /** Replicas for lists, counts and exports (DATABASE_READ_URL), and how far behind they may be. */
+  replicas?: { url: string; maxLagMs: number } | undefined;
+}
+
+/**
+ * Group commit (postgres/group-commit.ts): batches committing at once. Few, so that writes arriving meanwhile
+ * gather into large batches; more than one, so that a batch is formed while another commits.
+ */
+const BATCHES_IN_FLIGHT = 2;
+/** Writes in one batch at most: bounds a statement's parameters and a transaction's length. */
+const MAX_BATCH = 1000;
+
+/** Readiness probes want a quick answer: a ping waits at most this long (or timeoutMs if shorter). */
+const PING_TIMEOUT_MS = 2000;
+
+/**
+ * The PostgreSQL store: many service instances on one database. Each write is one statement or one
+ * transaction, durable when it returns (with PostgreSQL's own group commit), and every race between
+ * instances is settled by the database.
+ */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly plants: PlantStore;
+  readonly tokens: TokenStore;
+  readonly webhooks: PostgresWebhooks;
+  readonly rateCounter: RateCounter;
+
+  private constructor(
+    private readonly pool: FailoverPool,
+    private readonly replicaPool: FailoverPool | undefined,
+    private readonly timeoutMs: number,
+    options: PostgresOptions,
+  ) {
+    const query = poolQuery(pool, timeoutMs);
+    const transaction = poolTransaction(pool, timeoutMs);
+    this.webhooks = new PostgresWebhooks(query, transaction);
+    const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
+    const writes = new PostgresWriteBatcher(
+      poolQueryBy(pool),
+      transaction,
+      { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000, timeoutMs },
+      this.webhooks.queued,
+      options.onCommit,
+    );
+    const lookups = new PlantLookups(poolQueryBy(pool), { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs });
+    this.plants = new PostgresPlants(pool, query, writes, lookups, this.webhooks.queued, reads);
+    this.tokens = new PostgresTokens(query);
+    this.rateCounter = new PostgresRateCounter(query);
+  }
+
+  /**
+   * Finds the primary among the URL's hosts, applies the migrations not yet applied (under an advisory
+   * lock), and opens the pools: one to the primary, and one to the replicas when there are some.
+   */
+  static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
+    const connection: pg.ClientConfig = { keepAlive: true, application_name: 'plant-store' };
+    // The service writes: unless the URL says otherwise, only the primary will do.
+    const hosts = hostsOf(url, 'primary', options.timeoutMs);
+    let migrator: HostClient | undefined;
+    try {
+      migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
+      await migratePostgres(migrator);
+    } catch (error) {
+      throw translatePgError(error);
+    } finally {
+      await migrator?.end().catch(() => undefined);
+    }
+    const pooled = (of: Hosts) => {
+      const pool = new FailoverPool(
+        of,
+        {
+          ...connection,
+          max: options.poolSize,
+          idleTimeoutMillis: 30_000,
+          connectionTimeoutMillis: options.timeoutMs,
+          // The server cancels a statement that runs too long; the client stops waiting at the store call's
+          // deadline (postgres/query.ts), or for statements without one a little after this.
+          statement_timeout: options.timeoutMs,
+          query_timeout: options.timeoutMs + 1000,
+          idle_in_transaction_session_timeout: options.timeoutMs * 2,
+        },
+        options.timeoutMs,
+      );
+      // An idle connection that the server closes (restart, failover, admin shutdown) is reported
+      // here; the pool drops it and opens a new one on demand, so there is nothing else to do.
+      pool.on('error', () => undefined);
+      return pool;
+    };
+    const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs));
+    return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options);
+  }
+
+  /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
+  async ping(): Promise<void> {
+    const deadline = Date.now() + Math.min(PING_TIMEOUT_MS, this.timeoutMs);
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connectBy(deadline);
+    } catch (error) {
+      throw translatePgError(error);
+    }
+    try {
+      const role = await sessionRole(client, deadline - Date.now());
+      if (role.inRecovery || role.readOnly) throw new StoreUnavailableError(`${hostOf(client)} is ${describeRole(role)}, not a writable primary`);
+      client.release();
+    } catch (error) {
+      client.release(true);
+      throw translatePgError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      [this.pool, this.replicaPool].map(async (pool) => {
+        if (pool && !pool.ended && !pool.ending) await pool.end();
+      }),
+    );
+  }
+}
+
+function hostsOf(url: string, fallback: 'primary' | 'any', timeoutMs: number): Hosts {
+  const parsed = parsePostgresUrl(url);
+  return new Hosts(parsed, parsed.sessionAttrs ?? fallback, timeoutMs);
+}

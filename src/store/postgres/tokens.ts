@@ -1,0 +1,76 @@
+import pg from 'pg';
+import type { Scope } from '../../auth/scopes.js';
+import type { Query } from './query.js';
+import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
+
+interface TokenRow {
+  id: string;
+  name: string;
+  hash: Buffer;
+  scopes: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes.split(' ') as Scope[],
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+  };
+}
+
+/** The partial unique index that lets only one active token carry a name (see migrations/postgres.ts, version 1). */
+const ACTIVE_NAME_INDEX = 'tokens_active_name';
+const UNIQUE_VIOLATION = '23505';
+
+/** Bearer tokens on PostgreSQL, by the SHA-256 hash of their secret. */
+export class PostgresTokens implements TokenStore {
+  constructor(private readonly query: Query) {}
+
+  async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
+    // The time comes from here, in milliseconds, so that the record answered equals the one listed later.
+    const createdAt = new Date().toISOString();
+    try {
+      await this.query('INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)', [
+        token.id,
+        token.name,
+        token.hash,
+        token.scopes.join(' '),
+        createdAt,
+      ]);
+    } catch (error) {
+      if (error instanceof pg.DatabaseError && error.code === UNIQUE_VIOLATION && error.constraint === ACTIVE_NAME_INDEX) {
+        throw new DuplicateTokenNameError(token.name);
+      }
+      throw error;
+    }
+    return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
+  }
+
+  async findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined> {
+    const { rows } = await this.query<TokenRow>('SELECT * FROM tokens WHERE hash = $1 AND revoked_at IS NULL', [hash]);
+    return rows[0] && { ...toToken(rows[0]), hash: rows[0].hash };
+  }
+
+  async list(): Promise<TokenRecord[]> {
+    // COLLATE "C": byte order, as SQLite sorts text, whatever the database's locale.
+    const { rows } = await this.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id COLLATE "C"', []);
+    return rows.map(toToken);
+  }
+
+  async revoke(idOrName: string): Promise<boolean> {
+    const { rowCount } = await this.query('UPDATE tokens SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL', [
+      new Date().toISOString(),
+      idOrName,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async count(): Promise<number> {
+    const { rows } = await this.query<{ count: string }>('SELECT count(*) AS count FROM tokens', []);
+    return Number(rows[0]?.count ?? 0);
+  }
+}

@@ -1,0 +1,262 @@
+import type { EventType } from '../../webhooks/events.js';
+import { failingTooLong } from '../../webhooks/reasons.js';
+import type { Query, Transaction } from './query.js';
+import type {
+  AttemptRecord,
+  DueMessage,
+  EndpointChanges,
+  MessagePage,
+  MessageStatus,
+  NewEndpointRecord,
+  WebhookEndpoint,
+  WebhookMessage,
+  WebhookStore,
+} from '../webhook-store.js';
+
+/** The database's clock in epoch ms: leases must mean the same to every instance, whatever their clocks. */
+const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+interface MessageRow {
+  event_id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  occurred_at: string;
+  last_attempt_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, enabled, disabled_reason, created_at FROM webhook_endpoints';
+const MESSAGE_COLUMNS =
+  'SELECT event_id, type, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
+
+/** bigint columns arrive as text; epoch milliseconds are always safe integers. */
+function ms(value: string | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as EventType[],
+    ...(row.description === null ? {} : { description: row.description }),
+    enabled: row.enabled,
+    ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toMessage(row: MessageRow): WebhookMessage {
+  return {
+    id: row.event_id,
+    type: row.type as EventType,
+    status: row.status as MessageStatus,
+    attempts: row.attempts,
+    occurredAt: Number(row.occurred_at),
+    lastAttemptAt: ms(row.last_attempt_at),
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    nextAttemptAt: ms(row.next_attempt_at),
+  };
+}
+
+/**
+ * Webhook endpoints and the outbox on PostgreSQL, shared by every instance: a due message is claimed
+ * with FOR UPDATE SKIP LOCKED and a lease, so one instance at a time sends it, and a message whose
+ * instance died is claimed again once its lease has passed.
+ */
+export class PostgresWebhooks implements WebhookStore {
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(
+    private readonly query: Query,
+    private readonly transaction: Transaction,
+  ) {}
+
+  /** Told by the plant writes of this process how many messages they queued. */
+  readonly queued = (count: number): void => {
+    if (count > 0) for (const listener of this.listeners) listener();
+  };
+
+  onQueued(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  async createEndpoint(e: NewEndpointRecord): Promise<WebhookEndpoint> {
+    const { rows } = await this.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES ($1, $2, $3, $4, true, $5, $6)
+       RETURNING id, url, events, description, enabled, disabled_reason, created_at`,
+      [e.id, e.url, e.events, e.description ?? null, e.secret, e.createdAt],
+    );
+    return toEndpoint(rows[0]!);
+  }
+
+  async getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
+    const { rows } = await this.query<EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id = $1`, [id]);
+    return rows[0] && toEndpoint(rows[0]);
+  }
+
+  async listEndpoints({ limit, after }: { limit: number; after?: string | undefined }): Promise<WebhookEndpoint[]> {
+    // COLLATE "C": byte order, as SQLite sorts text, whatever the database's locale.
+    const { rows } =
+      after === undefined
+        ? await this.query<EndpointRow>(`${ENDPOINT_COLUMNS} ORDER BY id COLLATE "C" LIMIT $1`, [limit])
+        : await this.query<EndpointRow>(`${ENDPOINT_COLUMNS} WHERE id > $1 COLLATE "C" ORDER BY id COLLATE "C" LIMIT $2`, [after, limit]);
+    return rows.map(toEndpoint);
+  }
+
+  async updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
+    const { rows } = await this.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET
+         url = coalesce($2, url),
+         events = coalesce($3, events),
+         description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+         enabled = coalesce($6, enabled),
+         disabled_reason = CASE WHEN $6 IS NULL THEN disabled_reason ELSE NULL END,
+         failing_since = CASE WHEN $6 THEN NULL ELSE failing_since END
+       WHERE id = $1 RETURNING id, url, events, description, enabled, disabled_reason, created_at`,
+      [id, changes.url ?? null, changes.events ?? null, changes.description !== undefined, changes.description ?? null, changes.enabled ?? null],
+    );
+    return rows[0] && toEndpoint(rows[0]);
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    const { rowCount } = await this.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
+    return rowCount === 1;
+  }
+
+  async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {
+    const { rowCount } = await this.query(
+      'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1',
+      [id, previousUntil, secret],
+    );
+    return rowCount === 1;
+  }
+
+  async listMessages(endpointId: string, { status, limit, after }: MessagePage): Promise<WebhookMessage[] | undefined> {
+    if (!(await this.getEndpoint(endpointId))) return undefined;
+    // '~' sorts after every webhook-id (byte order: event_id is COLLATE "C"): no cursor means from the newest.
+    const { rows } = await this.query<MessageRow>(
+      `${MESSAGE_COLUMNS} WHERE endpoint_id = $1 AND event_id < $2 AND ($3::text IS NULL OR status = $3)
+       ORDER BY event_id DESC LIMIT $4`,
+      [endpointId, after ?? '~', status ?? null, limit],
+    );
+    return rows.map(toMessage);
+  }
+
+  async replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined> {
+    const { rows } = await this.query<{ found: boolean; requeued: number }>(
+      `WITH r AS (UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ${NOW_MS}, lease_until = NULL
+                  WHERE endpoint_id = $1 AND status = 'failed' AND occurred_at >= $2 AND occurred_at <= $3 RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1) AS found, (SELECT count(*) FROM r)::int AS requeued`,
+      [endpointId, since, until ?? Number.MAX_SAFE_INTEGER],
+    );
+    return rows[0]!.found ? rows[0]!.requeued : undefined;
+  }
+
+  async claimDue(limit: number, leaseMs: number): Promise<DueMessage[]> {
+    const { rows } = await this.query<{
+      seq: string;
+      endpoint_id: string;
+      url: string;
+      secret: string;
+      previous_secret: string | null;
+      event_id: string;
+      payload: string;
+      round_attempts: number;
+    }>(
+      `WITH due AS (
+         SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id
+         WHERE m.status = 'pending' AND m.next_attempt_at <= ${NOW_MS} AND (m.lease_until IS NULL OR m.lease_until <= ${NOW_MS}) AND e.enabled
+         ORDER BY m.next_attempt_at, m.seq LIMIT $1
+         FOR UPDATE OF m SKIP LOCKED)
+       UPDATE webhook_messages m SET lease_until = ${NOW_MS} + $2
+       FROM due, webhook_endpoints e
+       WHERE m.seq = due.seq AND e.id = m.endpoint_id
+       RETURNING m.seq::text AS seq, m.endpoint_id, e.url, e.secret,
+                 CASE WHEN e.previous_secret_until > ${NOW_MS} THEN e.previous_secret END AS previous_secret,
+                 m.event_id, m.payload, m.round_attempts`,
+      [limit, leaseMs],
+    );
+    return rows.map((row) => ({
+      seq: row.seq,
+      endpointId: row.endpoint_id,
+      url: row.url,
+      secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
+      eventId: row.event_id,
+      payload: row.payload,
+      roundAttempts: row.round_attempts,
+    }));
+  }
+
+  async recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void> {
+    if (attempts.length === 0) return;
+    const delivered = attempts.filter((a) => a.outcome === 'delivered');
+    await this.transaction(async (query) => {
+      if (delivered.length > 0) {
+        // Every delivery in one statement; an endpoint's row is written only when it was failing (a row
+        // version per delivery would also make every delivery of an endpoint wait for the one before).
+        await query(
+          `WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS d (seq, at, status)),
+                m AS (UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1,
+                        last_attempt_at = d.at, last_status = d.status, last_error = NULL, next_attempt_at = NULL, lease_until = NULL
+                      FROM d WHERE webhook_messages.seq = d.seq)
+           UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY ($4::text[]) AND failing_since IS NOT NULL`,
+          [delivered.map((a) => a.seq), delivered.map((a) => a.at), delivered.map((a) => a.status), [...new Set(delivered.map((a) => a.endpointId))]],
+        );
+      }
+      for (const a of attempts) {
+        if (a.outcome === 'delivered') continue;
+        await query(
+          `WITH m AS (UPDATE webhook_messages SET status = $2, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = $3,
+                        last_attempt_at = $4, last_status = $5, last_error = $6, lease_until = NULL WHERE seq = $1)
+           UPDATE webhook_endpoints SET
+             failing_since = coalesce(failing_since, $4),
+             enabled = CASE WHEN $8::text IS NOT NULL OR coalesce(failing_since, $4) <= $4 - $9::bigint THEN false ELSE enabled END,
+             disabled_reason = CASE WHEN $8::text IS NOT NULL THEN $8
+                                    WHEN enabled AND coalesce(failing_since, $4) <= $4 - $9::bigint THEN $10
+                                    ELSE disabled_reason END
+           WHERE id = $7`,
+          [
+            a.seq,
+            a.outcome === 'retry' ? 'pending' : 'failed',
+            a.nextAttemptAt ?? null,
+            a.at,
+            a.status,
+            a.error,
+            a.endpointId,
+            a.disable ?? null,
+            disableAfterMs,
+            failingTooLong(disableAfterMs),
+          ],
+        );
+      }
+    });
+  }
+
+  async countPending(): Promise<number> {
+    // Counted on the partial index of pending messages (webhook_messages_due), not the whole outbox.
+    const { rows } = await this.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_messages WHERE status = 'pending'`, []);
+    return Number(rows[0]!.n);
+  }
+
+  async deleteExpired(before: number): Promise<number> {
+    const { rowCount } = await this.query(`DELETE FROM webhook_messages WHERE status <> 'pending' AND coalesce(last_attempt_at, occurred_at) < $1`, [
+      before,
+    ]);
+    return rowCount ?? 0;
+  }
+}

@@ -1,0 +1,173 @@
+import { toPlantId, type PlantId } from '../../plants/id.js';
+import { newEventId } from '../../webhooks/events.js';
+import { bodyFor, insertMessages } from './outbox.js';
+import { int8, named, type Query } from './query.js';
+import type { DeleteResult, IfMatch, PatchResult, Plant, PlantChanges, PutResult } from '../store.js';
+
+/**
+ * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
+ * between instances is settled by one statement's atomicity (INSERT ... ON CONFLICT, UPDATE ... WHERE
+ * version = ANY (…) RETURNING), and each write's webhook messages are inserted by the same statement (a
+ * data-modifying CTE) or, for a patch, the same transaction. Versions come from one sequence.
+ */
+
+export type PlantWrite =
+  | { kind: 'put'; plant: Plant; createOnly: boolean; ifMatch: IfMatch | undefined }
+  | { kind: 'patch'; id: PlantId; changes: PlantChanges; ifMatch: IfMatch | undefined }
+  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined };
+
+export interface PlantWriteResults {
+  put: PutResult;
+  patch: PatchResult;
+  delete: DeleteResult;
+}
+
+export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']];
+
+/** What a statement did: each write's result, in the order given, and how many messages it queued for delivery. */
+export interface Applied {
+  results: PlantWriteResult[];
+  queued: number;
+}
+
+/** A plain put (no condition) replaces or creates whatever is there: many of them go in one statement. */
+export function isPlainPut(write: PlantWrite): write is Extract<PlantWrite, { kind: 'put' }> {
+  return write.kind === 'put' && !write.createOnly && write.ifMatch === undefined;
+}
+
+/** A write that takes more than one statement, so it needs a transaction even alone. */
+export function needsTransaction(write: PlantWrite): boolean {
+  return write.kind === 'patch';
+}
+
+/** Counts the messages of a write's outbox CTE (named q) queued for delivery. */
+const QUEUED = `(SELECT count(*) FROM q WHERE status = 'pending')::int AS queued`;
+
+/** If-Match as SQL: `version = ANY($n)`, true for `*` (a NULL array); the row must exist either way. */
+const MATCHES = (n: number) => `($${n}::bigint[] IS NULL OR version = ANY ($${n}::bigint[]))`;
+const ifMatchParam = (ifMatch: IfMatch | undefined) => (ifMatch === undefined || ifMatch === '*' ? null : ifMatch.map(String));
+
+/**
+ * Plain puts of distinct ids, in one statement: a multi-row upsert from arrays. Rows are written in id
+ * order, so two instances' batches lock the rows they share in the same order. xmax is 0 on a row
+ * version this statement inserted, and the locking transaction's id on one it updated.
+ */
+const PLAIN_PUTS = named(
+  'plant_puts',
+  `
+WITH input AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+    WITH ORDINALITY AS i (id, name, tag, event_id, at, created, updated, ord)
+), w AS (
+  INSERT INTO plants AS p (id, name, tag, version)
+  SELECT id, name, tag, nextval('plant_version') FROM input ORDER BY id
+  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version
+  RETURNING p.id, p.version, (p.xmax = 0) AS inserted
+), m AS (
+  SELECT i.ord, w.version, w.inserted, i.event_id, i.at,
+         CASE WHEN w.inserted THEN 'plant.created' ELSE 'plant.updated' END AS type,
+         CASE WHEN w.inserted THEN i.created ELSE i.updated END AS payload
+  FROM w JOIN input i ON i.id = w.id
+), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm' })})
+SELECT m.version::text AS version, m.inserted, ${QUEUED} FROM m ORDER BY m.ord`,
+);
+
+/** Plain puts of distinct ids (isPlainPut), in one statement. */
+export async function applyPlainPuts(query: Query, plants: readonly Plant[]): Promise<Applied> {
+  const columns = { ids: [] as string[], names: [] as string[], tags: [] as Array<string | null>, events: [] as string[] };
+  const ats: number[] = [];
+  const created: string[] = [];
+  const updated: string[] = [];
+  for (const plant of plants) {
+    const at = Date.now();
+    columns.ids.push(int8(plant.id));
+    columns.names.push(plant.name);
+    columns.tags.push(plant.tag ?? null);
+    columns.events.push(newEventId());
+    ats.push(at);
+    created.push(bodyFor('plant.created', plant, at));
+    updated.push(bodyFor('plant.updated', plant, at));
+  }
+  const { rows } = await query<{ version: string; inserted: boolean; queued: number }>(PLAIN_PUTS, [
+    columns.ids,
+    columns.names,
+    columns.tags,
+    columns.events,
+    ats,
+    created,
+    updated,
+  ]);
+  return {
+    results: rows.map((row) => ({ outcome: row.inserted ? 'created' : 'replaced', version: Number(row.version) })),
+    queued: rows[0]?.queued ?? 0,
+  };
+}
+
+/** Any one write, alone (a patch inside the caller's transaction). */
+export function applyOne(query: Query, write: PlantWrite): Promise<Applied> {
+  switch (write.kind) {
+    case 'put':
+      return isPlainPut(write) ? applyPlainPuts(query, [write.plant]) : applyConditionalPut(query, write);
+    case 'patch':
+      return applyPatch(query, write);
+    case 'delete':
+      return applyDelete(query, write);
+  }
+}
+
+async function applyConditionalPut(query: Query, { plant, createOnly, ifMatch }: Extract<PlantWrite, { kind: 'put' }>): Promise<Applied> {
+  const at = Date.now();
+  const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];
+  if (ifMatch !== undefined) {
+    // Only a plant that exists, at a version the client named, is replaced.
+    const { rows } = await query<{ version: string | null; queued: number }>(
+      `WITH w AS (UPDATE plants SET name = $2, tag = $3, version = nextval('plant_version') WHERE id = $1::bigint AND ${MATCHES(7)} RETURNING version),
+            q AS (${insertMessages({ type: "'plant.updated'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w' })})
+       SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
+      [...values, bodyFor('plant.updated', plant, at), ifMatchParam(ifMatch)],
+    );
+    const { version, queued } = rows[0]!;
+    return { results: [version === null ? { outcome: 'precondition-failed' } : { outcome: 'replaced', version: Number(version) }], queued };
+  }
+  if (!createOnly) throw new Error('a plain put goes through applyPlainPuts');
+  const { rows } = await query<{ version: string | null; queued: number }>(
+    `WITH w AS (INSERT INTO plants (id, name, tag, version) VALUES ($1::bigint, $2, $3, nextval('plant_version')) ON CONFLICT (id) DO NOTHING RETURNING version),
+          q AS (${insertMessages({ type: "'plant.created'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w' })})
+     SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
+    [...values, bodyFor('plant.created', plant, at)],
+  );
+  const { version, queued } = rows[0]!;
+  return { results: [version === null ? { outcome: 'exists' } : { outcome: 'created', version: Number(version) }], queued };
+}
+
+/** Two statements: run inside a transaction (the batch's). */
+async function applyPatch(query: Query, { id, changes, ifMatch }: Extract<PlantWrite, { kind: 'patch' }>): Promise<Applied> {
+  // One UPDATE reads and writes the row under its lock: concurrent patches never lose a field.
+  const { rows } = await query<{ id: string; name: string; tag: string | null; version: string }>(
+    `UPDATE plants SET name = COALESCE($2::text, name), tag = CASE WHEN $3::boolean THEN $4::text ELSE tag END, version = nextval('plant_version')
+     WHERE id = $1::bigint AND ${MATCHES(5)} RETURNING id::text AS id, name, tag, version::text AS version`,
+    [int8(id), changes.name ?? null, changes.tag !== undefined, changes.tag ?? null, ifMatchParam(ifMatch)],
+  );
+  const row = rows[0];
+  if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0 };
+  const plantId = toPlantId(row.id);
+  const plant = row.tag === null ? { id: plantId, name: row.name } : { id: plantId, name: row.name, tag: row.tag };
+  const at = Date.now();
+  const messages = await query<{ status: string }>(
+    insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: '(SELECT 1) AS w' }),
+    [newEventId(), at, bodyFor('plant.updated', plant, at)],
+  );
+  return { results: [{ plant, version: Number(row.version) }], queued: messages.rows.filter((m) => m.status === 'pending').length };
+}
+
+async function applyDelete(query: Query, { id, ifMatch }: Extract<PlantWrite, { kind: 'delete' }>): Promise<Applied> {
+  const at = Date.now();
+  const { rows } = await query<{ deleted: number; queued: number }>(
+    `WITH w AS (DELETE FROM plants WHERE id = $1::bigint AND ${MATCHES(5)} RETURNING 1),
+          q AS (${insertMessages({ type: "'plant.deleted'", payload: '$4', eventId: '$2', at: '$3::bigint', from: 'w' })})
+     SELECT (SELECT count(*) FROM w)::int AS deleted, ${QUEUED}`,
+    [int8(id), newEventId(), at, bodyFor('plant.deleted', { id }, at), ifMatchParam(ifMatch)],
+  );
+  const { deleted, queued } = rows[0]!;
+  return { results: [deleted === 1 ? 'deleted' : ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued };
+}

@@ -1,0 +1,66 @@
+import type { Scope } from '../../auth/scopes.js';
+import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
+import { prepare, type Connection } from './connection.js';
+import { guard } from './errors.js';
+import type { WriteThread } from './writer/thread.js';
+
+interface TokenRow {
+  id: string;
+  name: string;
+  hash: Buffer;
+  scopes: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes.split(' ') as Scope[],
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/** Tokens on SQLite: reads on the main thread's connection, writes through the writer thread. */
+export class SqliteTokens implements TokenStore {
+  private readonly byHash;
+  private readonly all;
+  private readonly total;
+
+  constructor(
+    db: Connection,
+    private readonly writer: WriteThread,
+  ) {
+    this.byHash = prepare<[Buffer], TokenRow>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.all = prepare<[], TokenRow>(db, 'SELECT * FROM tokens ORDER BY created_at, id');
+    this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
+  }
+
+  async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
+    const createdAt = new Date().toISOString();
+    const outcome = await this.writer.write({ kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt });
+    if (outcome === 'duplicate-name') throw new DuplicateTokenNameError(token.name);
+    return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
+  }
+
+  findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined> {
+    return guard(() => {
+      const row = this.byHash.get(hash);
+      return row && { ...toToken(row), hash: row.hash };
+    });
+  }
+
+  list(): Promise<TokenRecord[]> {
+    return guard(() => this.all.all().map(toToken));
+  }
+
+  revoke(idOrName: string): Promise<boolean> {
+    return this.writer.write({ kind: 'revokeToken', idOrName, at: new Date().toISOString() });
+  }
+
+  count(): Promise<number> {
+    return guard(() => this.total.get()!);
+  }
+}

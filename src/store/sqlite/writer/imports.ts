@@ -1,0 +1,113 @@
+import { prepare, type Connection } from '../connection.js';
+import { toPlantId } from '../../../plants/id.js';
+import type { PlantChange } from '../../../webhooks/events.js';
+import { toPlant, type PlantRow } from '../rows.js';
+import type { WriteOf, WriteResults } from './protocol.js';
+
+/**
+ * Bulk imports in the SQLite writer thread. Rows are staged in a TEMP table of the writer's connection
+ * (no fsync, invisible to readers, gone with the connection), chunk by chunk as they arrive, each chunk
+ * in the group-commit batch it travels with; the commit moves them into `plants` in one batch, so an
+ * import is stored whole or not at all. Duplicate ids: the staging table keeps the last row of each.
+ */
+
+/** Staged rows are read back this many at a time to announce them, so memory stays flat. */
+const ANNOUNCE_CHUNK = 10_000;
+
+interface Needs {
+  nextVersion(count?: number): number;
+  /** Queues webhook messages for changes, in this batch. */
+  queue(changes: PlantChange[], now: number): void;
+}
+
+type Ops = { [K in 'importStage' | 'importCommit' | 'importAbort']: (op: WriteOf<K>) => WriteResults[K] };
+
+export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
+  const hasSubscribers = prepare(db, 'SELECT 1 FROM webhook_endpoints LIMIT 1').pluck();
+  // Imports in progress stage into numbered tables, a number reused once its import ends: the statements
+  // naming them are prepared once and kept (sqlite/connection.ts), so their number must stay small.
+  const slots = new Map<number, number>();
+  const slot = (importId: number): number => {
+    let n = slots.get(importId);
+    if (n === undefined) {
+      const used = new Set(slots.values());
+      for (n = 1; used.has(n); n++);
+      slots.set(importId, n);
+    }
+    return n;
+  };
+  const table = (importId: number) => `temp.import_${slot(importId)}`;
+  const create = (importId: number) =>
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_${slot(importId)} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT)`);
+  const drop = (importId: number) => {
+    db.exec(`DROP TABLE IF EXISTS ${table(importId)}`);
+    slots.delete(importId);
+  };
+
+  /** Announces every staged plant, created or updated, reading the staging table a chunk at a time. */
+  function announce(importId: number): void {
+    const now = Date.now();
+    const first = prepare<[number], PlantRow & { existed: bigint }>(
+      db,
+      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
+    ).safeIntegers(true);
+    const next = prepare<[bigint, number], PlantRow & { existed: bigint }>(
+      db,
+      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
+    ).safeIntegers(true);
+    for (let rows = first.all(ANNOUNCE_CHUNK); rows.length > 0; rows = next.all(rows.at(-1)!.id, ANNOUNCE_CHUNK)) {
+      needs.queue(
+        rows.map((row) => ({ type: row.existed ? 'plant.updated' : 'plant.created', plant: toPlant(row) })),
+        now,
+      );
+    }
+  }
+
+  return {
+    ops: {
+      importStage({ importId, rows }) {
+        create(importId);
+        const insert = prepare<[bigint, string, string | null]>(db, `INSERT OR REPLACE INTO ${table(importId)} (id, name, tag) VALUES (?, ?, ?)`);
+        const values = rows.text.split('\u0000');
+        for (let i = 0, v = 0; i < rows.ids.length; i++) {
+          const name = values[v++]!;
+          insert.run(rows.ids[i]!, name, rows.tagged[i] === 1 ? values[v++]! : null);
+        }
+        return null;
+      },
+      importCommit({ importId, createOnly }) {
+        create(importId);
+        const staged = table(importId);
+        if (createOnly) {
+          const existing = prepare<[], bigint>(db, `SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id LIMIT 1`)
+            .pluck()
+            .safeIntegers(true)
+            .get();
+          if (existing !== undefined) {
+            drop(importId);
+            return { conflict: toPlantId(existing) };
+          }
+        }
+        const total = prepare<[], number>(db, `SELECT count(*) FROM ${staged}`).pluck().get()!;
+        const replaced = prepare<[], number>(db, `SELECT count(*) FROM ${staged} s WHERE EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)`)
+          .pluck()
+          .get()!;
+        if (total > 0) {
+          if (hasSubscribers.get() !== undefined) announce(importId);
+          // One version for the whole import: each plant's version still changes, and is never reused.
+          prepare<[number]>(
+            db,
+            `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, ? FROM ${staged} WHERE true
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version`,
+          ).run(needs.nextVersion());
+        }
+        drop(importId);
+        return { created: total - replaced, replaced };
+      },
+      importAbort({ importId }) {
+        drop(importId);
+        return null;
+      },
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { PlantId } from '../../../plants/id.js';
+import type { ClassifiedError } from '../errors.js';
+import type { DeleteResult, IfMatch, ImportResult, PatchResult, Plant, PutResult } from '../../store.js';
+import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
+
+/**
+ * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
+ * result type (WriteResults). Every write of the store goes this one way (see sqlite/writer/thread.ts).
+ */
+export type WriteOp =
+  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean; ifMatch: IfMatch | undefined }
+  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined; ifMatch: IfMatch | undefined }
+  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined }
+  | { kind: 'importStage'; importId: number; rows: StagedRows }
+  | { kind: 'importCommit'; importId: number; createOnly: boolean }
+  | { kind: 'importAbort'; importId: number }
+  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
+  | { kind: 'revokeToken'; idOrName: string; at: string }
+  | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
+  | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
+  | { kind: 'deleteEndpoint'; id: string }
+  | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
+  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
+  | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
+  | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
+  | { kind: 'deleteExpired'; before: number };
+
+export interface WriteResults {
+  put: PutResult;
+  patch: PatchResult;
+  delete: DeleteResult;
+  importStage: null;
+  /** The counts, or (create-only) the first id that exists already. */
+  importCommit: ImportResult | { conflict: PlantId };
+  importAbort: null;
+  /** A name an active token already has is answered, not thrown: a throw would fail the whole batch. */
+  createToken: 'created' | 'duplicate-name';
+  revokeToken: boolean;
+  createEndpoint: null;
+  /** False when there is no such endpoint. */
+  updateEndpoint: boolean;
+  deleteEndpoint: boolean;
+  rotateSecret: boolean;
+  /** Messages queued again; null when there is no such endpoint. */
+  replay: number | null;
+  claimDue: DueMessage[];
+  recordAttempts: null;
+  deleteExpired: number;
+}
+
+/**
+ * Rows of an import as they cross to the writer thread: columns rather than objects (a few values to
+ * copy instead of thousands), names and tags joined by U+0000, which neither may hold.
+ */
+export interface StagedRows {
+  ids: BigInt64Array;
+  /** Each row's name, then its tag or nothing, every value followed by U+0000. */
+  text: string;
+  /** 1 where the row has a tag. */
+  tagged: Uint8Array;
+}
+
+/** Rows as StagedRows. */
+export function stageRows(rows: readonly Plant[]): StagedRows {
+  const ids = new BigInt64Array(rows.length);
+  const tagged = new Uint8Array(rows.length);
+  const parts: string[] = [];
+  rows.forEach((row, i) => {
+    ids[i] = BigInt(row.id);
+    parts.push(row.name);
+    if (row.tag !== undefined) {
+      tagged[i] = 1;
+      parts.push(row.tag);
+    }
+  });
+  return { ids, tagged, text: parts.join('\u0000') };
+}
+
+export type WriteKind = WriteOp['kind'];
+export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
+
+/**
+ * The writer thread's answer to one batch: every result in order and how many webhook messages the
+ * batch queued for delivery, or why the batch did not commit.
+ */
+export type BatchReply = { ok: true; results: Array<WriteResults[WriteKind]>; queued: number } | { ok: false; error: ClassifiedError };
+
+export interface WriterSettings {
+  path: string;
+  synchronous: 'FULL' | 'NORMAL';
+  busyTimeoutMs: number;
+}

@@ -1,0 +1,157 @@
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { Batcher } from '../../batcher.js';
+import { StoreUnavailableError, type CommitObserver } from '../../store.js';
+import type { ClassifiedError } from '../errors.js';
+import type { BatchReply, WriteKind, WriteOf, WriteResults, WriterSettings } from './protocol.js';
+
+/**
+ * The main thread's side of the SQLite writer thread: the one way SQLite writes are made, group commit.
+ * With synchronous=FULL every commit waits for an fsync (about 3 ms on an ordinary disk); done on the
+ * main thread that wait would stop all serving. Writes go to a worker thread (worker.ts) with its own
+ * connection, as messages (protocol.ts), batched by the store's batcher with one batch in flight: writes
+ * that arrive while a batch is committing form the next batch, sent the moment the previous one has
+ * committed. Each caller's promise settles only after its batch has committed; if the batch fails, every
+ * write in it fails. At most `queueLimit` writes wait; beyond, a write is refused at once (StoreBusyError,
+ * a 503) instead of growing memory.
+ */
+
+interface Pending {
+  op: WriteOf<WriteKind>;
+  resolve: (value: WriteResults[WriteKind]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The batch the thread is committing, and how to tell the batcher it is done. */
+interface InFlight {
+  batch: Pending[];
+  done: () => void;
+  /** When it was sent to the thread (only measured when someone observes commits). */
+  sentAt: number;
+}
+
+const WORKER_JS = new URL('./worker.js', import.meta.url);
+
+/** SQLite's error as the writer thread reported it: its message and result code (logged with the 503 or 500). */
+class SqliteWriteError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'SqliteWriteError';
+  }
+}
+
+/** The error a caller sees for a batch that did not commit: an outage is StoreUnavailableError (503), anything else a bug (500). */
+function batchError(error: ClassifiedError): Error {
+  const cause = new SqliteWriteError(error.message, error.code);
+  return error.unavailable ? new StoreUnavailableError(`SQLite: ${error.code}`, { cause }) : cause;
+}
+
+export class WriteThread {
+  private readonly batcher: Batcher<Pending>;
+  private inFlight: InFlight | undefined;
+  private worker: Worker | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly queuedListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly settings: WriterSettings,
+    queueLimit: number,
+    /** Told of each committed batch: its writes and the time from sending it to the thread's reply. */
+    private readonly onCommit?: CommitObserver,
+  ) {
+    // One batch at a time: the thread commits them in order, and writes arriving meanwhile gather.
+    this.batcher = new Batcher({ maxInFlight: 1, maxBatch: Infinity, queueLimit }, (batch) => this.send(batch));
+  }
+
+  write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
+    if (this.closing) return Promise.reject(new StoreUnavailableError('the store is closed'));
+    // A full queue throws StoreBusyError here, which rejects the promise.
+    return new Promise<WriteResults[K]>((resolve, reject) => this.batcher.add({ op, resolve: resolve as Pending['resolve'], reject }));
+  }
+
+  /** Calls `listener` after every batch that queued webhook messages for delivery. */
+  onQueued(listener: () => void): void {
+    this.queuedListeners.push(listener);
+  }
+
+  /** Waits for every write accepted so far, then stops the thread. Every caller, however many, gets the same promise. */
+  close(): Promise<void> {
+    return (this.closing ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.batcher.idle();
+    const worker = this.worker;
+    this.worker = undefined;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.ref();
+    worker.postMessage('close');
+    await exited;
+  }
+
+  private send(batch: Pending[]): Promise<void> {
+    return new Promise<void>((done) => {
+      try {
+        const worker = (this.worker ??= this.start());
+        // Keep the process alive only while a batch is out, so a forgotten store never holds it open.
+        worker.ref();
+        this.inFlight = { batch, done, sentAt: this.onCommit ? performance.now() : 0 };
+        worker.postMessage(batch.map((pending) => pending.op));
+      } catch (error) {
+        // No thread to send to (it cannot start): the batch fails as unavailable, the next one tries again.
+        this.inFlight = undefined;
+        const unavailable = new StoreUnavailableError('SQLite writer thread cannot start', { cause: error });
+        for (const pending of batch) pending.reject(unavailable);
+        done();
+      }
+    });
+  }
+
+  private start(): Worker {
+    // A small young generation: the thread's garbage is short-lived (each batch's messages), and a bulk
+    // import would otherwise let it grow by tens of MB.
+    const worker = new Worker(WORKER_JS, { workerData: this.settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    worker.on('message', (reply: BatchReply) => this.settle(reply));
+    worker.on('error', (error) => this.fail(worker, error));
+    worker.on('exit', (code) => this.fail(worker, new Error(`the SQLite writer thread exited (code ${code})`)));
+    return worker;
+  }
+
+  private settle(reply: BatchReply): void {
+    const inFlight = this.inFlight;
+    if (!inFlight) return;
+    this.inFlight = undefined;
+    const { batch } = inFlight;
+    if (reply.ok) {
+      this.onCommit?.(batch.length, (performance.now() - inFlight.sentAt) / 1000);
+      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
+      if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
+    } else {
+      const error = batchError(reply.error);
+      for (const pending of batch) pending.reject(error);
+    }
+    this.finish(inFlight);
+  }
+
+  /** The thread died (it could not open the database, say): its writes fail as unavailable; the next write starts a new one. */
+  private fail(worker: Worker, cause: unknown): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    const inFlight = this.inFlight;
+    if (!inFlight) return;
+    this.inFlight = undefined;
+    const error = new StoreUnavailableError(`SQLite writer thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    for (const pending of inFlight.batch) pending.reject(error);
+    this.finish(inFlight);
+  }
+
+  private finish(inFlight: InFlight): void {
+    // Nothing more to write: let the process exit if nothing else holds it (the next batch refs it again).
+    if (this.batcher.waiting === 0) this.worker?.unref();
+    inFlight.done();
+  }
+}

@@ -1,0 +1,26 @@
+import { prepare, type Connection } from '../connection.js';
+import type { WriteOf, WriteResults } from './protocol.js';
+
+type Ops = { [K in 'createToken' | 'revokeToken']: (op: WriteOf<K>) => WriteResults[K] };
+
+/** The token writes of the writer thread. */
+export function sqliteTokenWrites(db: Connection): Ops {
+  const activeTokenNamed = prepare<[string]>(db, 'SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL');
+  const insertToken = prepare<[string, string, Buffer, string, string]>(
+    db,
+    'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
+  return {
+    createToken({ id, name, hash, scopes, createdAt }) {
+      // A name an active token has is answered, not thrown: a throw would fail the whole batch.
+      if (activeTokenNamed.get(name)) return 'duplicate-name';
+      // A Buffer arrives as a plain Uint8Array after the thread hop.
+      insertToken.run(id, name, Buffer.from(hash), scopes, createdAt);
+      return 'created';
+    },
+    revokeToken({ idOrName, at }) {
+      return revokeToken.run(at, idOrName, idOrName).changes > 0;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { prepare, type Connection } from '../connection.js';
+import { eventBody, newEventId, type PlantChange } from '../../../webhooks/events.js';
+import { DISABLED_AT_EVENT, failingTooLong } from '../../../webhooks/reasons.js';
+import type { WriteOf, WriteResults } from './protocol.js';
+import type { DueMessage } from '../../webhook-store.js';
+
+/**
+ * The webhook writes of the SQLite writer thread: the outbox (messages queued in the transaction of the
+ * plant changes they announce) and the endpoints' and messages' updates. Runs in the writer thread only.
+ */
+
+interface EndpointRow {
+  id: string;
+  events: string;
+  enabled: number;
+}
+
+interface ClaimedRow {
+  seq: bigint;
+  endpoint_id: string;
+  event_id: string;
+  payload: string;
+  round_attempts: bigint;
+}
+
+interface EndpointSecrets {
+  id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+}
+
+type Ops = {
+  [K in 'createEndpoint' | 'updateEndpoint' | 'deleteEndpoint' | 'rotateSecret' | 'replay' | 'claimDue' | 'recordAttempts' | 'deleteExpired']: (
+    op: WriteOf<K>,
+  ) => WriteResults[K];
+};
+
+export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChange[], now: number): number; ops: Ops } {
+  const endpoints = prepare<[], EndpointRow>(db, 'SELECT id, events, enabled FROM webhook_endpoints');
+  const insertMessage = prepare<[string, string, string, string, number, string, number | null, string | null]>(
+    db,
+    `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const endpointExists = prepare<[string]>(db, 'SELECT 1 FROM webhook_endpoints WHERE id = ?');
+  const claim = prepare<[number, number, number, number], ClaimedRow>(
+    db,
+    `UPDATE webhook_messages SET lease_until = ?
+       WHERE seq IN (SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id
+                     WHERE m.status = 'pending' AND m.next_attempt_at <= ? AND (m.lease_until IS NULL OR m.lease_until <= ?) AND e.enabled = 1
+                     ORDER BY m.next_attempt_at, m.seq LIMIT ?)
+       RETURNING seq, endpoint_id, event_id, payload, round_attempts`,
+  ).safeIntegers(true);
+  const secrets = prepare<[string], EndpointSecrets>(
+    db,
+    'SELECT id, url, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = ?',
+  );
+  const delivered = prepare<[number, number | null, bigint]>(
+    db,
+    `UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1, last_attempt_at = ?,
+       last_status = ?, last_error = NULL, next_attempt_at = NULL, lease_until = NULL WHERE seq = ?`,
+  );
+  const failedAttempt = prepare<[string, number | null, number, number | null, string | null, bigint]>(
+    db,
+    `UPDATE webhook_messages SET status = ?, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = ?,
+       last_attempt_at = ?, last_status = ?, last_error = ?, lease_until = NULL WHERE seq = ?`,
+  );
+  // Only an endpoint that was failing is written: a write per delivery would be a page write per delivery.
+  const succeeded = prepare<[string]>(db, 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
+  const failing = prepare<[number, string]>(db, 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?');
+  const disableIfFailingSince = prepare<[string, string, number]>(
+    db,
+    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ? AND enabled = 1 AND failing_since <= ?',
+  );
+  const disable = prepare<[string, string]>(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?');
+
+  return {
+    /** Queues one message per subscribed endpoint for each change; the number queued for delivery now. */
+    queue(changes, now) {
+      const subscribers = endpoints.all();
+      if (subscribers.length === 0) return 0;
+      const timestamp = new Date(now);
+      let pending = 0;
+      for (const change of changes) {
+        let payload: string | undefined;
+        let eventId = '';
+        for (const endpoint of subscribers) {
+          if (!endpoint.events.split(' ').includes(change.type)) continue;
+          if (payload === undefined) {
+            payload = eventBody(change, timestamp);
+            eventId = newEventId();
+          }
+          if (endpoint.enabled === 1) {
+            insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'pending', now, null);
+            pending++;
+          } else insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'failed', null, DISABLED_AT_EVENT);
+        }
+      }
+      return pending;
+    },
+
+    ops: {
+      createEndpoint({ endpoint: e }) {
+        prepare(db, `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)`).run(
+          e.id,
+          e.url,
+          e.events.join(' '),
+          e.description ?? null,
+          e.secret,
+          e.createdAt,
+        );
+        return null;
+      },
+      updateEndpoint({ id, changes }) {
+        if (!endpointExists.get(id)) return false;
+        if (changes.url !== undefined) prepare(db, 'UPDATE webhook_endpoints SET url = ? WHERE id = ?').run(changes.url, id);
+        if (changes.events !== undefined) prepare(db, 'UPDATE webhook_endpoints SET events = ? WHERE id = ?').run(changes.events.join(' '), id);
+        if (changes.description !== undefined) prepare(db, 'UPDATE webhook_endpoints SET description = ? WHERE id = ?').run(changes.description, id);
+        if (changes.enabled === true) {
+          prepare(db, 'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL WHERE id = ?').run(id);
+        } else if (changes.enabled === false) prepare(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = NULL WHERE id = ?').run(id);
+        return true;
+      },
+      deleteEndpoint({ id }) {
+        return prepare(db, 'DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
+      },
+      rotateSecret({ id, secret, previousUntil }) {
+        return (
+          prepare(db, 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?').run(
+            previousUntil,
+            secret,
+            id,
+          ).changes === 1
+        );
+      },
+      replay({ endpointId, since, until, now }) {
+        if (!endpointExists.get(endpointId)) return null;
+        return prepare(
+          db,
+          `UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ?, lease_until = NULL
+             WHERE endpoint_id = ? AND status = 'failed' AND occurred_at >= ? AND occurred_at <= ?`,
+        ).run(now, endpointId, since, until ?? Number.MAX_SAFE_INTEGER).changes;
+      },
+      claimDue({ limit, leaseMs, now }) {
+        const rows = claim.all(now + leaseMs, now, now, limit);
+        const byEndpoint = new Map<string, EndpointSecrets>();
+        return rows.map((row): DueMessage => {
+          let endpoint = byEndpoint.get(row.endpoint_id);
+          if (!endpoint) byEndpoint.set(row.endpoint_id, (endpoint = secrets.get(row.endpoint_id)!));
+          const keys = [endpoint.secret];
+          if (endpoint.previous_secret !== null && (endpoint.previous_secret_until ?? 0) > now) keys.push(endpoint.previous_secret);
+          return {
+            seq: row.seq.toString(),
+            endpointId: row.endpoint_id,
+            url: endpoint.url,
+            secrets: keys,
+            eventId: row.event_id,
+            payload: row.payload,
+            roundAttempts: Number(row.round_attempts),
+          };
+        });
+      },
+      recordAttempts({ attempts, disableAfterMs }) {
+        for (const a of attempts) {
+          const seq = BigInt(a.seq);
+          if (a.outcome === 'delivered') {
+            delivered.run(a.at, a.status, seq);
+            succeeded.run(a.endpointId);
+            continue;
+          }
+          failedAttempt.run(a.outcome === 'retry' ? 'pending' : 'failed', a.nextAttemptAt ?? null, a.at, a.status, a.error, seq);
+          if (a.disable !== undefined) disable.run(a.disable, a.endpointId);
+          failing.run(a.at, a.endpointId);
+          disableIfFailingSince.run(failingTooLong(disableAfterMs), a.endpointId, a.at - disableAfterMs);
+        }
+        return null;
+      },
+      deleteExpired({ before }) {
+        return prepare(db, `DELETE FROM webhook_messages WHERE status <> 'pending' AND coalesce(last_attempt_at, occurred_at) < ?`).run(before)
+          .changes;
+      },
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, test } from 'node:test';
+import { createLogger, loggableUrl } from '../../src/logging/logger.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
+import { openSqlite, tempDir, testApp, TOKEN } from '../helpers.js';
+
+/** Collects what the logger writes, line by line. */
+class LogSink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.text += chunk.toString('utf8');
+    callback();
+  }
+  lines(): Array<Record<string, unknown>> {
+    return this.text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+test('logs are JSON lines with a request id per request, and never carry a token, whatever the request', async () => {
+  const sink = new LogSink();
+  const failing = { put: false };
+  const store = openSqlite(tempDir(after));
+  const put = store.plants.put.bind(store.plants);
+  // A disk that fails on demand: the store answers as SQLite does when the disk is full.
+  store.plants.put = (plant, options) =>
+    failing.put
+      ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') }))
+      : put(plant, options);
+  const t = await testApp(after, { store, logger: createLogger('trace', sink) });
+  const readOnly = await t.tokenWith('plants:read');
+  const unknown = 'unknownTokenValue_9f8e7d6c5b4a39281706';
+  const malformed = 'malformedTokenValue"with spaces 1a2b3c';
+  const basic = Buffer.from(`user:${'basicSecretValue8c7d6e'}`).toString('base64');
+  const secrets = [TOKEN, readOnly, unknown, 'malformedTokenValue', basic, 'basicSecretValue8c7d6e', 'queryTokenValue4d5e6f'];
+
+  const answers = [
+    await t.call('POST', '/plants', { body: { id: 1, name: 'Fern' } }),
+    await t.call('GET', '/plants/1'),
+    await t.call('POST', '/plants', { token: readOnly, body: { id: 2, name: 'Ivy' } }),
+    await t.call('GET', '/plants', { token: unknown }),
+    await t.call('GET', '/plants', { headers: { authorization: `Bearer ${malformed}` } }),
+    await t.call('GET', '/plants', { headers: { authorization: `Basic ${basic}` } }),
+    await t.call('GET', '/plants?access_token=queryTokenValue4d5e6f&limit=x'),
+    await t.call('GET', `/plants/${TOKEN}`),
+    await t.call('POST', '/plants', { body: '{"id": 3, "name": ' }),
+    await t.call('GET', '/healthz', { token: unknown }),
+  ];
+  // A store failure logs an error with its cause: still no token.
+  failing.put = true;
+  answers.push(await t.call('POST', '/plants', { body: { id: 4, name: 'Moss' } }));
+  assert.equal(answers.at(-1)!.statusCode, 503);
+
+  const lines = sink.lines();
+  assert.ok(lines.length >= answers.length, `expected a log line per request, got ${lines.length}`);
+  for (const secret of secrets.filter((s) => s !== TOKEN)) {
+    assert.ok(!sink.text.includes(secret), `a log line carries the secret ${secret}:\n${sink.text}`);
+  }
+  // The static token also spells a path segment above, which is logged as the URL the client sent;
+  // everywhere else it must be absent.
+  const withoutThatUrl = lines.filter((line) => line.url !== `/plants/${TOKEN}`);
+  assert.ok(!JSON.stringify(withoutThatUrl).includes(TOKEN), 'the static token reached a log line');
+
+  const accessLines = lines.filter((line) => line.msg === 'request');
+  assert.equal(accessLines.length, answers.length);
+  const ids = answers.map((a) => a.headers['x-request-id']);
+  assert.deepEqual(
+    accessLines.map((line) => line.reqId),
+    ids,
+    'each access line carries the id the answer carried',
+  );
+  assert.equal(new Set(ids).size, ids.length, 'request ids are unique');
+  const storeError = lines.find((line) => line.msg === 'store unavailable');
+  assert.ok(storeError, 'the store failure is logged');
+  assert.equal(storeError.reqId, ids.at(-1));
+  for (const line of lines) assert.equal(typeof line.level, 'number');
+});
+
+test('a token in the query string is hidden from the logged URL', () => {
+  assert.equal(loggableUrl('/plants?access_token=abc&limit=2'), '/plants?access_token=[redacted]&limit=2');
+  assert.equal(loggableUrl('/plants?limit=2&token=abc'), '/plants?limit=2&token=[redacted]');
+  assert.equal(loggableUrl('/plants?limit=2'), '/plants?limit=2');
+});

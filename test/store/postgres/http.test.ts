@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it, test } from 'node:test';
+import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-server.js';
+
+/**
+ * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
+ * test/http/auth) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
+ * app. One set of tests, parameterised by store, not two copies.
+ */
+
+const DIST_TEST = fileURLToPath(new URL('../../', import.meta.url));
+const SUITES = [
+  ...(existsSync(`${DIST_TEST}plants`)
+    ? readdirSync(`${DIST_TEST}plants`)
+        // *-process tests start real servers on stores of their own, PostgreSQL included: not in-process suites.
+        .filter((f) => f.endsWith('.test.js') && !f.endsWith('-process.test.js'))
+        .map((f) => `plants/${f}`)
+    : []),
+  'http/auth.test.js',
+].filter((file) => existsSync(DIST_TEST + file));
+
+/** Runs test files in a `node --test` of their own; resolves with its exit code and output. */
+function runSuites(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  // Without NODE_TEST_CONTEXT the child is a runner of its own, not a reporting subprocess of ours.
+  const { NODE_TEST_CONTEXT: _context, ...childEnv } = { ...process.env, ...env };
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files.map((f) => DIST_TEST + f)], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+const skipReason = postgresUnavailableReason();
+
+if (skipReason) {
+  process.stderr.write(`\n*** SKIPPING the HTTP suites on PostgreSQL: ${skipReason} ***\n\n`);
+  test('HTTP suites on PostgreSQL', { skip: skipReason }, () => {});
+} else {
+  const server = await TestPostgres.start(after);
+
+  describe('the HTTP suites, on PostgreSQL', () => {
+    it('has suites to run', () => {
+      assert.ok(SUITES.length >= 2, `found only ${SUITES.join(', ')}`);
+    });
+
+    for (const file of SUITES) {
+      it(`passes ${file}`, { timeout: 600_000 }, async () => {
+        const { code, output } = await runSuites([file], { [TEST_PG_ENV]: server.url('postgres') });
+        // The pass count proves the suite really ran (a file that loads nothing would also exit 0).
+        const passed = Number(/^ℹ pass (\d+)$/m.exec(output)?.[1] ?? 0);
+        assert.ok(code === 0 && passed > 0, `${file} on PostgreSQL: exit code ${code}, ${passed} passed\n${output}`);
+      });
+    }
+  });
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { after, describe, it, test } from 'node:test';
+import { createServer, type Socket } from 'node:net';
+import pg from 'pg';
+import { bootstrapToken } from '../../../src/auth/bootstrap.js';
+import { PostgresStore } from '../../../src/store/postgres/store.js';
+import { isUnavailable } from '../../../src/store/postgres/errors.js';
+import { StoreUnavailableError } from '../../../src/store/store.js';
+import { storeContract } from '../contract.js';
+import { webhookContract } from '../webhook-contract.js';
+import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+
+const skipReason = postgresUnavailableReason();
+
+/** A loopback port nothing listens on: connections are refused at once. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A loopback port that accepts connections and never says a word, as a frozen or partitioned server. */
+async function silentPort(): Promise<number> {
+  const held: Socket[] = [];
+  const silent = createServer((socket) => held.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  after(() => {
+    for (const socket of held) socket.destroy();
+    silent.close();
+  });
+  return (silent.address() as { port: number }).port;
+}
+
+if (skipReason) {
+  process.stderr.write(`\n*** SKIPPING PostgreSQL store tests: ${skipReason} ***\n\n`);
+  test('PostgreSQL store', { skip: skipReason }, () => {});
+} else {
+  const server = await TestPostgres.start(after);
+  const open = async (url?: string) => PostgresStore.open(url ?? (await server.createDatabase()), { poolSize: 4, timeoutMs: 5000 });
+
+  storeContract('postgres', () => open());
+  webhookContract('postgres', () => open());
+
+  describe('postgres store', () => {
+    it('applies migrations once, recorded, even when several instances start at once', async () => {
+      const url = await server.createDatabase();
+      const stores = await Promise.all(Array.from({ length: 4 }, () => open(url)));
+      await stores[0]!.plants.put({ id: 2n ** 62n, name: 'kept' });
+      assert.deepEqual((await stores[3]!.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
+      await Promise.all(stores.map((s) => s.close()));
+      const again = await open(url);
+      assert.deepEqual((await again.plants.get(2n ** 62n))?.plant, { id: 2n ** 62n, name: 'kept' });
+      await again.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
+      await client.end();
+      assert.deepEqual(rows, [
+        { version: 1, name: 'plants_and_tokens' },
+        { version: 2, name: 'rate_limits' },
+        { version: 3, name: 'webhooks' },
+        { version: 4, name: 'plant_versions' },
+      ]);
+    });
+
+    it('stores ids in a bigint column, exactly', async () => {
+      const url = await server.createDatabase();
+      const store = await open(url);
+      await store.plants.put({ id: 2n ** 63n - 1n, name: 'max' });
+      await store.plants.put({ id: -(2n ** 63n), name: 'min' });
+      await store.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query<{ id: string; type: string }>('SELECT id::text AS id, pg_typeof(id)::text AS type FROM plants ORDER BY id');
+      await client.end();
+      assert.deepEqual(rows, [
+        { id: '-9223372036854775808', type: 'bigint' },
+        { id: '9223372036854775807', type: 'bigint' },
+      ]);
+    });
+
+    it('fails to open an unreachable database as unavailable, within the timeout', async () => {
+      const url = `postgres://postgres@127.0.0.1:1/none`;
+      await assert.rejects(PostgresStore.open(url, { poolSize: 1, timeoutMs: 1000 }), StoreUnavailableError);
+    });
+
+    it('finds the primary among several hosts, past one that refuses connections and one that never answers', async () => {
+      const database = new URL(await server.createDatabase()).pathname;
+      const [refusing, silent] = [await closedPort(), await silentPort()];
+      const store = await open(`postgres://postgres@127.0.0.1:${refusing},127.0.0.1:${silent},127.0.0.1:${server.port}${database}`);
+      try {
+        await store.plants.put({ id: 1, name: 'found' });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'found' });
+        await store.ping();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('gives up at the timeout however many hosts it tries, as unavailable', async () => {
+      const hosts = [await closedPort(), await silentPort(), await silentPort()].map((port) => `127.0.0.1:${port}`);
+      const started = Date.now();
+      await assert.rejects(
+        PostgresStore.open(`postgres://postgres@${hosts.join(',')}/none`, { poolSize: 1, timeoutMs: 1500 }),
+        StoreUnavailableError,
+      );
+      const took = Date.now() - started;
+      assert.ok(took >= 1400 && took < 2500, `gave up after ${took} ms`);
+    });
+
+    it('treats a read-only database as unavailable for writes and not ready, and a bad statement as a bug', async () => {
+      const url = await server.createDatabase();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      const store = await open(url);
+      try {
+        await store.plants.put({ id: 1, name: 'a' });
+        const name = new URL(url).pathname.slice(1);
+        await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET default_transaction_read_only = on`);
+        // A fresh store: the setting applies to new sessions.
+        const readOnly = await open(url);
+        try {
+          assert.deepEqual((await readOnly.plants.get(1))?.plant, { id: 1, name: 'a' });
+          await assert.rejects(readOnly.plants.put({ id: 2, name: 'b' }), StoreUnavailableError);
+          // Not ready: readiness asks for a primary that can take writes.
+          await assert.rejects(
+            readOnly.ping(),
+            (error: Error) => error instanceof StoreUnavailableError && /is a read-only primary, not a writable primary/.test(error.message),
+          );
+        } finally {
+          await readOnly.close();
+          await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} RESET default_transaction_read_only`);
+        }
+        const syntax = await admin.query('SELEC 1').catch((error: unknown) => error);
+        assert.equal(isUnavailable(syntax), false);
+      } finally {
+        await store.close();
+        await admin.end();
+      }
+    });
+
+    it('makes one first token when several instances bootstrap an empty database at once', async () => {
+      const url = await server.createDatabase();
+      const stores = await Promise.all([open(url), open(url), open(url)]);
+      await Promise.all(stores.map((store) => store.ping())); // connected: the race is not decided by connection set-up
+      const printed: string[] = [];
+      // All three count zero tokens before any creates one; the partial unique index lets one win.
+      await Promise.all(stores.map((store) => bootstrapToken(store, [], (text) => printed.push(text))));
+      assert.equal(printed.length, 1);
+      assert.equal(await stores[0].tokens.count(), 1);
+      await Promise.all(stores.map((s) => s.close()));
+    });
+
+    it('answers ping with StoreUnavailableError once closed', async () => {
+      const store = await open();
+      await store.ping();
+      await store.close();
+      await assert.rejects(store.ping(), StoreUnavailableError);
+    });
+  });
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TurnReads } from '../../../src/store/sqlite/turn-reads.js';
+
+/** The reads of one turn, run together at its end (turn-reads.ts). */
+
+class Outage extends Error {}
+const translate = (error: unknown) => new Outage(`translated: ${(error as Error).message}`);
+
+describe('reads gathered per turn of the event loop (turn-reads.ts)', () => {
+  it('runs the reads asked in one turn after it, together and in the order asked', async () => {
+    const reads = new TurnReads(translate);
+    const ran: number[] = [];
+    const asked = [1, 2, 3].map((n) => reads.run(() => (ran.push(n), n * 10)));
+    assert.deepEqual(ran, [], 'nothing runs while the turn goes on');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(ran, [1, 2, 3]);
+    assert.deepEqual(await Promise.all(asked), [10, 20, 30]);
+  });
+
+  it('fails only the read that threw, with the translated error', async () => {
+    const reads = new TurnReads(translate);
+    const [before, failing, after] = [
+      reads.run(() => 'a'),
+      reads.run(() => {
+        throw new Error('SQLITE_IOERR');
+      }),
+      reads.run(() => 'c'),
+    ];
+    assert.equal(await before, 'a');
+    await assert.rejects(failing, (error) => error instanceof Outage && error.message === 'translated: SQLITE_IOERR');
+    assert.equal(await after, 'c');
+  });
+
+  it('runs a read asked by the continuation of another in a later turn, and sees state changed in between', async () => {
+    const reads = new TurnReads(translate);
+    let state = 'old';
+    const first = await reads.run(() => state);
+    state = 'new';
+    const second = await reads.run(() => state);
+    assert.deepEqual([first, second], ['old', 'new']);
+    // Many turns in a row: every read is answered.
+    let total = 0;
+    for (let i = 0; i < 100; i++) total += await reads.run(() => i);
+    assert.equal(total, 4950);
+  });
+});
