@@ -11,12 +11,12 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
  * app. One set of tests, parameterised by store, not two copies.
  */
 
-const DIST_TEST = fileURLToPath(new URL('../../', import.meta.url));
+const DIST_TEST = fileURLToPath(new URL('../..', import.meta.url));
 const SUITES = [
   ...(existsSync(`${DIST_TEST}plants`)
     ? readdirSync(`${DIST_TEST}plants`)
-        // *-process tests start real servers on stores of their own, PostgreSQL included: not in-process suites.
-        .filter((f) => f.endsWith('.test.js') && !f.endsWith('-process.test.js'))
+        // *.process tests start real servers on stores of their own, PostgreSQL included: not in-process suites.
+        .filter((f) => f.endsWith('.test.js') && !f.endsWith('.process.test.js'))
         .map((f) => `plants/${f}`)
     : []),
   'http/auth.test.js',

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { ConsoleMessage, Request } from 'playwright-core';
+import { browserSkip, launchChromium } from '../chromium.js';
+import { tempDir, testApp, TOKEN } from '../helpers.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON */
+type Json = any;
+
+const skip = browserSkip;
+if (skip) process.stderr.write(`\n*** SKIPPING the /docs browser test: ${skip} ***\n\n`);
+
+/** 2^53 + 1: a JS number cannot hold it (JSON.parse reads …992). */
+const BIG_ID = '9007199254740993';
+
+test(
+  "/docs in Chromium: every operation shown, nothing from another origin, no console error, a request sent from 'Try it out'",
+  { skip, timeout: 120_000 },
+  async (context) => {
+    const t = await testApp(after);
+    assert.equal((await t.call('POST', '/plants', { body: `{"id": ${BIG_ID}, "name": "Big leaf"}` })).statusCode, 200);
+    const doc: Json = (await t.call('GET', '/openapi.json', { token: null })).json();
+    // Every operation, and every webhook event the service sends.
+    const summaries: string[] = [...Object.values(doc.paths), ...Object.values(doc.webhooks ?? {})].flatMap((item: Json) =>
+      Object.values(item).map((op: Json) => op.summary as string),
+    );
+    assert.ok(Object.keys(doc.webhooks).length === 3, 'the document has the three webhook events');
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+
+    const dir = tempDir(after);
+    const browser = await launchChromium(dir);
+    after(() => browser.close());
+    const requests: string[] = [];
+    const errors: string[] = [];
+    browser.on('request', (request: Request) => requests.push(request.url()));
+    const page = await browser.newPage();
+    page.on('console', (message: ConsoleMessage) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+
+    await page.goto(`${origin}/docs`);
+    const shown = page.locator('.opblock-summary-description');
+    await shown.nth(summaries.length - 1).waitFor();
+    assert.deepEqual((await shown.allInnerTexts()).sort(), [...summaries].sort());
+    await page.getByText('Schemas', { exact: true }).waitFor();
+
+    // Authorize with the token, then read the big plant from its operation's console.
+    await page.locator('.auth-wrapper button.authorize').click();
+    await page.locator('.auth-container input').fill(TOKEN);
+    await page.locator('.auth-btn-wrapper button.authorize').click();
+    await page.locator('.auth-btn-wrapper button.btn-done').click();
+    const getPlant = page.locator('.opblock', { has: page.getByText(doc.paths['/plants/{id}'].get.summary, { exact: true }) });
+    await getPlant.locator('.opblock-summary').click();
+    await getPlant.getByRole('button', { name: 'Try it out' }).click();
+    await getPlant.locator('input[placeholder="id"]').fill(BIG_ID);
+    await getPlant.getByRole('button', { name: 'Execute' }).click();
+    const answer = getPlant.locator('.live-responses-table tbody tr.response');
+    await answer.waitFor();
+    assert.equal((await answer.locator('.response-col_status').innerText()).trim(), '200');
+    const body = await answer.locator('.response-col_description pre').first().innerText();
+    assert.match(body, new RegExp(`"id": ${BIG_ID}\\b`), 'the id as the service sent it, not rounded');
+    assert.deepEqual(JSON.parse(body.replace(BIG_ID, '0')), { id: 0, name: 'Big leaf' });
+
+    const screenshot = join(dir, 'docs.png');
+    await page.screenshot({ path: screenshot, fullPage: true });
+    assert.deepEqual([...readFileSync(screenshot).subarray(1, 4)], [...Buffer.from('PNG')]);
+    context.diagnostic(`screenshot: ${screenshot} (removed when the test file ends)`);
+
+    assert.ok(requests.includes(`${origin}/openapi.json`), requests.join('\n'));
+    assert.ok(requests.includes(`${origin}/plants/${BIG_ID}`), requests.join('\n'));
+    for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
+    assert.deepEqual(errors, []);
+  },
+);
