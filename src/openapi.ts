@@ -6,6 +6,8 @@ import type { WebhookEventDoc } from './webhooks/events-doc.js';
 declare module 'fastify' {
   interface FastifySchema {
     operationId?: string;
+    /** The group /docs shows the operation in: one of TAGS. */
+    tags?: Array<keyof typeof TAGS>;
     summary?: string;
     /** The OpenAPI description of each status the route answers with a body of its own or none. */
     responseDescriptions?: Record<number, string>;
@@ -17,6 +19,13 @@ declare module 'fastify' {
     requestBodyDoc?: Record<string, { schema: unknown }>;
   }
 }
+
+/** The groups of operations, as /docs shows them; every operation names one. */
+export const TAGS = {
+  plants: 'The plants: create, read, replace, change and delete them, list and export them, import many at once',
+  webhooks: 'Webhook endpoints: where the service announces plant changes, signed, retried and logged',
+  system: 'Health, readiness and this document: public, no token needed',
+} as const;
 
 /** What each error status means, for every operation that can answer it. */
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -33,7 +42,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 /** Headers that go with a status wherever it is answered. */
 const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
-  201: { Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
   401: {
     'WWW-Authenticate': { description: 'Bearer realm="plant-store", with error="invalid_token" when a token was sent', schema: { type: 'string' } },
   },
@@ -122,9 +130,11 @@ export function buildOpenApi(
       content: { 'application/json': { schema: show(ErrorBody) } },
     };
     const auth = route.config?.auth;
+    if (schema.tags === undefined || schema.tags.length === 0) throw new Error(`route ${method} ${route.url} has no OpenAPI tag`);
     paths[path] ??= {};
     paths[path][method.toLowerCase()] = {
       operationId: schema.operationId,
+      tags: schema.tags,
       summary: schema.summary,
       security: auth === 'public' ? [] : [{ bearerAuth: [auth] }],
       ...(auth !== 'public' && { description: `Needs a bearer token with the scope \`${auth}\`.` }),
@@ -153,6 +163,7 @@ export function buildOpenApi(
       description: 'A sample API that uses a plant store as an example to demonstrate features in the OpenAPI 3.1 specification',
       license: { name: 'MIT', identifier: 'MIT' },
     },
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     webhooks: Object.fromEntries(
       Object.entries(extras.webhooks).map(([event, doc]) => [

@@ -167,8 +167,22 @@ describe('GET /openapi.json', async () => {
     }
   });
 
+  it('groups every operation under one tag, and describes each tag at the top level', () => {
+    const tags = new Map((doc.tags as Json[]).map((tag) => [tag.name as string, tag.description as string]));
+    assert.deepEqual([...tags.keys()].sort(), ['plants', 'system', 'webhooks']);
+    for (const description of tags.values()) assert.ok(description.length > 20, description);
+    for (const key of documentedOperations(doc)) {
+      const [tag, ...more] = op(key).tags as string[];
+      assert.ok(tag !== undefined && tags.has(tag) && more.length === 0, `${key}: ${String(op(key).tags)}`);
+    }
+    assert.deepEqual(op('post /plants').tags, ['plants']);
+    assert.deepEqual(op('post /webhooks').tags, ['webhooks']);
+    assert.deepEqual(op('get /readyz').tags, ['system']);
+  });
+
   it('documents the headers that go with 201, 401, 403 and 503', () => {
-    assert.ok(op('put /plants/{id}').responses['201'].headers.Location);
+    assert.match(op('put /plants/{id}').responses['201'].headers.Location.description, /plant created/);
+    assert.match(op('post /webhooks').responses['201'].headers.Location.description, /endpoint created/);
     assert.ok(op('get /plants').responses['401'].headers['WWW-Authenticate']);
     assert.ok(op('post /plants').responses['403'].headers['WWW-Authenticate']);
     assert.ok(op('post /plants').responses['503'].headers['Retry-After']);

@@ -1,5 +1,12 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { HttpError } from '../http/errors.js';
+
+/** No key of the identity provider is known yet, and they cannot be fetched now: the HTTP layer answers 503 with Retry-After. */
+export class KeysUnavailableError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super("the identity provider's keys (JWT_JWKS_URL) cannot be fetched to verify this JWT; retry later");
+    this.name = 'KeysUnavailableError';
+  }
+}
 
 /** Known keys are fetched again in the background after this long; the known ones serve meanwhile. */
 export const JWKS_REFRESH_MS = 10 * 60_000;
@@ -66,9 +73,7 @@ export class RemoteKeySet {
     if (this.pending === undefined && this.now() - this.attemptedAt >= JWKS_RETRY_MS) void this.refresh();
     await this.pending;
     if (this.keys === undefined) {
-      throw new HttpError(503, "the identity provider's keys (JWT_JWKS_URL) cannot be fetched to verify this JWT; retry later", {
-        'retry-after': String(JWKS_RETRY_MS / 1000),
-      });
+      throw new KeysUnavailableError(JWKS_RETRY_MS / 1000);
     }
     return this.keys;
   }

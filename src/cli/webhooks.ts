@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
 import { registerEndpoint } from '../webhooks/endpoints.js';
 import { WebhookUrlError } from '../webhooks/network-guard.js';
-import { deliveryView, endpointView } from '../webhooks/routes.js';
+import { deliveryView, endpointView } from '../webhooks/views.js';
 import { MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { printJson, printTable, usage, UsageError, withStore } from './common.js';
 

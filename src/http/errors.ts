@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
 import { describeValidationError } from './validation.js';
 
@@ -65,6 +66,10 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (error instanceof HttpError) {
       reply.headers(error.headers);
       return send(reply, error.statusCode, error.message);
+    }
+    if (error instanceof KeysUnavailableError) {
+      reply.header('retry-after', String(error.retryAfterSeconds));
+      return send(reply, 503, error.message);
     }
     if (error instanceof StoreBusyError) {
       // Not a fault: the service is taking writes faster than the database commits them.

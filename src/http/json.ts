@@ -3,9 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { parseJson } from '../exact-json.js';
 import { HttpError } from './errors.js';
 
-// The exact parser lives in exact-json.ts, shared with the client; its server-side callers keep importing it from here.
-export { parseJson };
-
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

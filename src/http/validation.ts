@@ -2,7 +2,7 @@ import { Ajv, type AnySchema, type ErrorObject, type SchemaValidateFunction, typ
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isInt64, parseInt64 } from '../plants/id.js';
-import { STORABLE_TEXT } from '../plants/schema.js';
+import { STORABLE_TEXT } from '../plants/plant.js';
 
 /**
  * Request validators, compiled from the same schemas the OpenAPI document shows. Two things differ

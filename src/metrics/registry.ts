@@ -47,7 +47,7 @@ export class Metrics {
     });
     this.batchSize = new Histogram({
       name: 'plant_store_commit_batch_size',
-      help: 'Writes committed together in one transaction (SQLite group commit; 1 per write on PostgreSQL)',
+      help: 'Writes committed together in one transaction (group commit, on either store)',
       buckets: BATCH_SIZES,
       registers,
     });

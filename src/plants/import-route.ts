@@ -36,6 +36,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       },
       schema: {
         operationId: 'importPlants',
+        tags: ['plants'],
         summary: 'Imports many plants at once, all or nothing: NDJSON (one NewPlant per line) or a JSON array of NewPlants, streamed',
         querystring: ImportQuery,
         requestBodyDoc: {

@@ -18,8 +18,8 @@ import {
   PlantReplacement,
   ReadHeaders,
   ReplaceHeaders,
-  StoredPlant,
 } from './schema.js';
+import { StoredPlant } from './plant.js';
 
 /**
  * The plant resource: POST /plants as the specification fixes it, and the rest of the resource. Each
@@ -64,6 +64,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'addPlant',
+        tags: ['plants'],
         summary: 'Creates a new plant in the store (or replaces the plant with that id)',
         headers: CreateHeaders,
         body: NewPlant,
@@ -91,6 +92,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:read' },
       schema: {
         operationId: 'listPlants',
+        tags: ['plants'],
         summary: 'Lists plants in ascending id order, a page at a time (Link: rel="next" when more remain), or exports them all',
         querystring: ListQuery,
         headers: ListHeaders,
@@ -137,6 +139,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:read' },
       schema: {
         operationId: 'getPlant',
+        tags: ['plants'],
         summary: 'Reads one plant (304 when If-None-Match names its current ETag)',
         params: PlantIdParams,
         headers: ReadHeaders,
@@ -160,13 +163,17 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'replacePlant',
+        tags: ['plants'],
         summary: 'Replaces the plant with this id, or creates it (If-Match: only a version you hold; If-None-Match: *: only create)',
         params: PlantIdParams,
         headers: ReplaceHeaders,
         body: PlantReplacement,
         response: { 200: StoredPlant, 201: StoredPlant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
-        responseHeaders: { 200: ETAG_HEADER, 201: ETAG_HEADER },
+        responseHeaders: {
+          200: ETAG_HEADER,
+          201: { ...ETAG_HEADER, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
+        },
       },
     },
     async (request, reply) => {
@@ -190,6 +197,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'patchPlant',
+        tags: ['plants'],
         summary: 'Changes some fields of a plant (JSON merge patch; "tag": null removes the tag)',
         params: PlantIdParams,
         headers: ChangeHeaders,
@@ -216,6 +224,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       config: { auth: 'plants:write' },
       schema: {
         operationId: 'deletePlant',
+        tags: ['plants'],
         summary: 'Deletes a plant (If-Match: only at a version you hold)',
         params: PlantIdParams,
         headers: ChangeHeaders,

@@ -1,43 +1,13 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { PlantId } from './id.js';
-
-export type { PlantId } from './id.js';
+import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from './plant.js';
 
 /**
- * The plant resource's schemas: the one source for request validation, answer serialization, the
- * OpenAPI document and the TypeScript types below.
+ * The plant resource's HTTP schemas, built from the plant's own (plant.ts): the one source for request
+ * validation, answer serialization, the OpenAPI document and the TypeScript types below.
  */
 
-export const NAME_MAX = 256;
-export const TAG_MAX = 64;
 export const LIST_LIMIT_MAX = 1000;
 export const LIST_LIMIT_DEFAULT = 100;
-
-/**
- * A 64-bit integer. The validator gives `format: int64` its exact meaning (see http/validation.ts):
- * any JSON integer from -2^63 to 2^63-1, held without losing digits. Its `examples` must be safe
- * integers (within ±(2^53-1)): documentation tools read them as JS numbers and would show others rounded.
- */
-export const Int64 = (options: { description?: string; examples?: number[] } = {}) =>
-  Type.Unsafe<PlantId>({ type: 'integer', format: 'int64', ...options });
-
-/**
- * Text either store can hold exactly: PostgreSQL's text cannot hold U+0000, and an unpaired UTF-16
- * surrogate has no UTF-8 form (each database would replace it differently). The `u` flag Ajv compiles
- * patterns with makes the class match only unpaired surrogates, so emoji and every other character pass.
- */
-export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
-
-// The examples are what the API reference (/docs) shows and pre-fills; without them it would make up
-// strings from the pattern and show 0 for ids.
-const Name = Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: STORABLE_TEXT, description: 'The name of the plant', examples: ['Monstera'] });
-const Tag = Type.String({
-  maxLength: TAG_MAX,
-  pattern: STORABLE_TEXT,
-  description: 'Tag that specifies the type of the plant',
-  examples: ['tropical'],
-});
-const Id = Int64({ description: 'Identification number of the plant', examples: [1] });
 
 /** The specification's Plant: what POST /plants answers. It has no id. */
 export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { description: 'Plant' });
@@ -45,10 +15,6 @@ export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { desc
 /** The specification's NewPlant: a Plant plus its id. */
 export const NewPlant = Type.Object({ name: Name, tag: Type.Optional(Tag), id: Id }, { description: 'NewPlant' });
 export type NewPlant = Static<typeof NewPlant>;
-
-/** A plant as stored and as every operation but the specified POST answers it. */
-export const StoredPlant = Type.Object({ id: Id, name: Name, tag: Type.Optional(Tag) }, { description: 'StoredPlant' });
-export type StoredPlant = Static<typeof StoredPlant>;
 
 /** PUT /plants/{id}: the whole plant; an id, if sent, must be the path's. */
 export const PlantReplacement = Type.Object({ name: Name, tag: Type.Optional(Tag), id: Type.Optional(Id) }, { description: 'PlantReplacement' });

@@ -1,6 +1,6 @@
 import type { Scope } from '../auth/scopes.js';
 import type { PlantId } from '../plants/id.js';
-import type { StoredPlant } from '../plants/schema.js';
+import type { Plant } from '../plants/plant.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -28,7 +28,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type Plant = StoredPlant;
+export type { Plant } from '../plants/plant.js';
 
 export interface ListOptions {
   /** At most this many plants (at least 1). */

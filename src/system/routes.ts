@@ -11,7 +11,13 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
     {
       // Answered even while shedding load: the process is up, just busy.
       config: { auth: 'public', servesWhenOverloaded: true },
-      schema: { operationId: 'health', summary: 'The process is up', response: { 200: Status }, responseDescriptions: { 200: 'Up' } },
+      schema: {
+        operationId: 'health',
+        tags: ['system'],
+        summary: 'The process is up',
+        response: { 200: Status },
+        responseDescriptions: { 200: 'Up' },
+      },
     },
     async (_request, reply) => reply.send({ status: 'ok' }),
   );
@@ -22,6 +28,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
       config: { auth: 'public' },
       schema: {
         operationId: 'ready',
+        tags: ['system'],
         summary: 'The store answers and can take writes',
         response: { 200: Status, 503: ErrorBody },
         responseDescriptions: { 200: 'Ready', 503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary)' },
@@ -43,7 +50,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
     '/openapi.json',
     {
       config: { auth: 'public' },
-      schema: { operationId: 'openapi', summary: 'This OpenAPI 3.1 document', responseDescriptions: { 200: 'The document' } },
+      schema: { operationId: 'openapi', tags: ['system'], summary: 'This OpenAPI 3.1 document', responseDescriptions: { 200: 'The document' } },
     },
     async (_request, reply) => reply.type('application/json').send(openApi()),
   );

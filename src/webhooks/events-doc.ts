@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Int64, StoredPlant } from '../plants/schema.js';
+import { Int64, StoredPlant } from '../plants/plant.js';
 import type { EventType } from './events.js';
 import { CreatedEndpoint, Delivery, Endpoint, EndpointPatch, NewEndpoint, ReplayRequest } from './schema.js';
 

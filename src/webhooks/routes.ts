@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
-import type { WebhookEndpoint, WebhookMessage, WebhookStore } from '../store/webhook-store.js';
+import type { WebhookStore } from '../store/webhook-store.js';
 import { registerEndpoint, type EndpointRules } from './endpoints.js';
 import { checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
@@ -19,6 +19,7 @@ import {
   RotatedSecret,
 } from './schema.js';
 import { newSecret } from './signing.js';
+import { deliveryView, endpointView } from './views.js';
 
 /** How long the secret before a rotation keeps signing deliveries beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -29,23 +30,6 @@ export interface WebhookRouteOptions extends EndpointRules {
 
 function notFound(id: string): HttpError {
   return new HttpError(404, `no webhook endpoint with id ${id}`);
-}
-
-export function endpointView(endpoint: WebhookEndpoint): Endpoint {
-  return { ...endpoint, createdAt: new Date(endpoint.createdAt).toISOString() };
-}
-
-export function deliveryView(message: WebhookMessage): Delivery {
-  return {
-    id: message.id,
-    type: message.type,
-    status: message.status,
-    attempts: message.attempts,
-    lastAttemptAt: message.lastAttemptAt === null ? null : new Date(message.lastAttemptAt).toISOString(),
-    lastStatus: message.lastStatus,
-    ...(message.lastError === null ? {} : { lastError: message.lastError }),
-    ...(message.status === 'pending' && message.nextAttemptAt !== null ? { nextAttemptAt: new Date(message.nextAttemptAt).toISOString() } : {}),
-  };
 }
 
 /**
@@ -67,10 +51,12 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'createWebhookEndpoint',
+        tags: ['webhooks'],
         summary: 'Registers a webhook endpoint (its signing secret is in this answer only)',
         body: NewEndpoint,
         response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
+        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } } },
       },
     },
     async (request, reply) => {
@@ -88,6 +74,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'listWebhookEndpoints',
+        tags: ['webhooks'],
         summary: 'Lists webhook endpoints in id order, a page at a time (Link: rel="next" when more remain)',
         querystring: EndpointListQuery,
         response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
@@ -111,6 +98,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'getWebhookEndpoint',
+        tags: ['webhooks'],
         summary: 'Reads a webhook endpoint (and why it was disabled, if it was)',
         params: EndpointIdParams,
         response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
@@ -130,6 +118,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'patchWebhookEndpoint',
+        tags: ['webhooks'],
         summary: 'Changes a webhook endpoint (JSON merge patch); {"enabled": true} turns it back on',
         params: EndpointIdParams,
         body: EndpointPatch,
@@ -152,6 +141,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'deleteWebhookEndpoint',
+        tags: ['webhooks'],
         summary: 'Deletes a webhook endpoint and its messages',
         params: EndpointIdParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 503) },
@@ -170,6 +160,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'rotateWebhookSecret',
+        tags: ['webhooks'],
         summary: 'Makes a new signing secret; for 24 hours deliveries carry signatures with both, the new one first',
         params: EndpointIdParams,
         response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503) },
@@ -189,6 +180,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'listWebhookDeliveries',
+        tags: ['webhooks'],
         summary: 'An endpoint\'s messages, newest first, a page at a time (Link: rel="next" when more remain)',
         params: EndpointIdParams,
         querystring: DeliveryQuery,
@@ -214,6 +206,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       config: { auth },
       schema: {
         operationId: 'replayWebhookMessages',
+        tags: ['webhooks'],
         summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
         params: EndpointIdParams,
         body: ReplayRequest,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { STORABLE_TEXT } from '../plants/schema.js';
+import { STORABLE_TEXT } from '../plants/plant.js';
 import { EVENT_TYPES, type EventType } from './events.js';
 import { URL_MAX_LENGTH } from './network-guard.js';
 

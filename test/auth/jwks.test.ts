@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { JWKS_REFRESH_MS, JWKS_RETRY_MS, JWKS_UNKNOWN_KID_REFETCH_MS } from '../../src/auth/jwks.js';
+import { JWKS_REFRESH_MS, JWKS_RETRY_MS, JWKS_UNKNOWN_KID_REFETCH_MS, KeysUnavailableError } from '../../src/auth/jwks.js';
 import { JwtVerifier, type VerifiedJwt } from '../../src/auth/jwt.js';
-import { HttpError } from '../../src/http/errors.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, signingKey } from './identity-provider.js';
 
 /** The remote key set's fetching rules, on a clock the test moves (tokens live an hour, far beyond the moves). */
@@ -70,7 +69,7 @@ describe('the JWKS cache', async () => {
   it('without keys, answers 503 at once between attempts, 5 s apart, and recovers', async () => {
     const { jwks, clock, failures, verifier } = await setup();
     jwks.mode = 'fail';
-    const unavailable = (error: unknown) => error instanceof HttpError && error.statusCode === 503 && error.headers['retry-after'] === '5';
+    const unavailable = (error: unknown) => error instanceof KeysUnavailableError && error.retryAfterSeconds === 5;
     await assert.rejects(verifier.verify(tokenA), unavailable);
     await assert.rejects(verifier.verify(tokenA), unavailable);
     assert.equal(jwks.fetches, 1, 'the second token did not fetch again');

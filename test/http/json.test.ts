@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseJson } from '../../src/http/json.js';
+import { parseJson } from '../../src/exact-json.js';
 import { INT64_MAX, INT64_MIN, isInt64, parseInt64 } from '../../src/plants/id.js';
 
 describe('parseJson', () => {

@@ -38,9 +38,9 @@ const MAX_BATCH = 1000;
 const PING_TIMEOUT_MS = 2000;
 
 /**
- * The PostgreSQL store: many service instances on one database. Each write is one statement or one
- * transaction, durable when it returns (with PostgreSQL's own group commit), and every race between
- * instances is settled by the database.
+ * The PostgreSQL store: many service instances on one database. Plant writes that arrive together share
+ * one statement or transaction (group-commit.ts), each durable when its batch commits; other writes are
+ * one statement or transaction each; every race between instances is settled by the database.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
