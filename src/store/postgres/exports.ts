@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type { Plant, PlantExport } from '../store.js';
 import { translatePgError } from './errors.js';
 import type { PlantReads } from './plants.js';
-import { PLANT_COLUMNS, toPlant, type PlantRow } from './rows.js';
+import { toPlant, type PlantRow } from '../rows.js';
+import { PLANT_COLUMNS } from './rows.js';
 
 /** Plants are exported this many at a time, each chunk from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
@@ -57,7 +58,7 @@ class PostgresExport implements PlantExport {
       const filter = this.tag === undefined ? '' : 'tag = $3 AND ';
       let after: string | null = null;
       for (;;) {
-        const { rows }: pg.QueryResult<PlantRow> = await this.run<PlantRow>(
+        const { rows }: pg.QueryResult<PlantRow<string>> = await this.run<PlantRow<string>>(
           `${PLANT_COLUMNS} WHERE ${filter}($1::bigint IS NULL OR id > $1::bigint) ORDER BY plants.id LIMIT $2`,
           this.tag === undefined ? [after, EXPORT_CHUNK] : [after, EXPORT_CHUNK, this.tag],
         );

@@ -5,7 +5,8 @@ import { postgresImport } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
 import type { PlantLookups } from './lookups.js';
 import { int8, named, type Query } from './query.js';
-import { pageSql, toPlant } from './rows.js';
+import { toPlant } from '../rows.js';
+import { pageSql } from './rows.js';
 import type {
   ConditionalOptions,
   DeleteResult,

@@ -1,17 +1,4 @@
-import { toPlantId } from '../../plants/id.js';
-import type { Plant } from '../store.js';
-
-/** A plants row as read with the id as text: int8 parsed by toPlantId, whatever type parsers the process has installed. */
-export interface PlantRow {
-  id: string;
-  name: string;
-  tag: string | null;
-}
-
-export function toPlant(row: PlantRow): Plant {
-  const id = toPlantId(row.id);
-  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
-}
+/** Plant columns and a page of plants as JSON, made by PostgreSQL. */
 
 // id as text: int8 parsed by toPlantId, whatever type parsers the process has installed. (ORDER BY must then
 // name plants.id: a bare "id" there would be the text column and sort "10" before "5".)

@@ -1,25 +1,18 @@
 import pg from 'pg';
 import type { Scope } from '../../auth/scopes.js';
+import { toToken, type TokenRow } from '../rows.js';
 import type { Query } from './query.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
 
-interface TokenRow {
-  id: string;
-  name: string;
+/** A token as PostgreSQL gives it: times as Dates (timestamptz), the hash as bytes. */
+interface PostgresTokenRow extends Omit<TokenRow, 'created_at' | 'revoked_at'> {
   hash: Buffer;
-  scopes: string;
   created_at: Date;
   revoked_at: Date | null;
 }
 
-function toToken(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    scopes: row.scopes.split(' ') as Scope[],
-    createdAt: row.created_at.toISOString(),
-    revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
-  };
+function tokenOf(row: PostgresTokenRow): TokenRecord {
+  return toToken({ ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null });
 }
 
 /** The partial unique index that lets only one active token carry a name (see migrations/postgres.ts, version 1). */
@@ -51,14 +44,14 @@ export class PostgresTokens implements TokenStore {
   }
 
   async findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined> {
-    const { rows } = await this.query<TokenRow>('SELECT * FROM tokens WHERE hash = $1 AND revoked_at IS NULL', [hash]);
-    return rows[0] && { ...toToken(rows[0]), hash: rows[0].hash };
+    const { rows } = await this.query<PostgresTokenRow>('SELECT * FROM tokens WHERE hash = $1 AND revoked_at IS NULL', [hash]);
+    return rows[0] && { ...tokenOf(rows[0]), hash: rows[0].hash };
   }
 
   async list(): Promise<TokenRecord[]> {
     // COLLATE "C": byte order, as SQLite sorts text, whatever the database's locale.
-    const { rows } = await this.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id COLLATE "C"', []);
-    return rows.map(toToken);
+    const { rows } = await this.query<PostgresTokenRow>('SELECT * FROM tokens ORDER BY created_at, id COLLATE "C"', []);
+    return rows.map(tokenOf);
   }
 
   async revoke(idOrName: string): Promise<boolean> {

@@ -1,12 +1,11 @@
-import type { EventType } from '../../webhooks/events.js';
 import { failingTooLong } from '../../webhooks/reasons.js';
+import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../rows.js';
 import type { Query, Transaction } from './query.js';
 import type {
   AttemptRecord,
   DueMessage,
   EndpointChanges,
   MessagePage,
-  MessageStatus,
   NewEndpointRecord,
   WebhookEndpoint,
   WebhookMessage,
@@ -16,62 +15,11 @@ import type {
 /** The database's clock in epoch ms: leases must mean the same to every instance, whatever their clocks. */
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
-interface EndpointRow {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-}
-
-interface MessageRow {
-  event_id: string;
-  type: string;
-  status: string;
-  attempts: number;
-  occurred_at: string;
-  last_attempt_at: string | null;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-}
-
-const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, enabled, disabled_reason, created_at FROM webhook_endpoints';
-const MESSAGE_COLUMNS =
-  'SELECT event_id, type, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
-
-/** bigint columns arrive as text; epoch milliseconds are always safe integers. */
-function ms(value: string | null): number | null {
-  return value === null ? null : Number(value);
-}
-
-function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events as EventType[],
-    ...(row.description === null ? {} : { description: row.description }),
-    enabled: row.enabled,
-    ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
-    createdAt: Number(row.created_at),
-  };
-}
-
-function toMessage(row: MessageRow): WebhookMessage {
-  return {
-    id: row.event_id,
-    type: row.type as EventType,
-    status: row.status as MessageStatus,
-    attempts: row.attempts,
-    occurredAt: Number(row.occurred_at),
-    lastAttemptAt: ms(row.last_attempt_at),
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    nextAttemptAt: ms(row.next_attempt_at),
-  };
-}
+// Epoch milliseconds are bigint columns: read as float8, exact below 2^53, so that they arrive as numbers.
+const ENDPOINT_FIELDS = 'id, url, events, description, enabled, disabled_reason, created_at::float8 AS created_at';
+const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
+const MESSAGE_COLUMNS = `SELECT event_id, type, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
+  last_status, last_error, next_attempt_at::float8 AS next_attempt_at FROM webhook_messages`;
 
 /**
  * Webhook endpoints and the outbox on PostgreSQL, shared by every instance: a due message is claimed
@@ -98,7 +46,7 @@ export class PostgresWebhooks implements WebhookStore {
   async createEndpoint(e: NewEndpointRecord): Promise<WebhookEndpoint> {
     const { rows } = await this.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES ($1, $2, $3, $4, true, $5, $6)
-       RETURNING id, url, events, description, enabled, disabled_reason, created_at`,
+       RETURNING ${ENDPOINT_FIELDS}`,
       [e.id, e.url, e.events, e.description ?? null, e.secret, e.createdAt],
     );
     return toEndpoint(rows[0]!);
@@ -127,7 +75,7 @@ export class PostgresWebhooks implements WebhookStore {
          enabled = coalesce($6, enabled),
          disabled_reason = CASE WHEN $6 IS NULL THEN disabled_reason ELSE NULL END,
          failing_since = CASE WHEN $6 THEN NULL ELSE failing_since END
-       WHERE id = $1 RETURNING id, url, events, description, enabled, disabled_reason, created_at`,
+       WHERE id = $1 RETURNING ${ENDPOINT_FIELDS}`,
       [id, changes.url ?? null, changes.events ?? null, changes.description !== undefined, changes.description ?? null, changes.enabled ?? null],
     );
     return rows[0] && toEndpoint(rows[0]);

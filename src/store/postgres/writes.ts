@@ -1,4 +1,5 @@
-import { toPlantId, type PlantId } from '../../plants/id.js';
+import type { PlantId } from '../../plants/id.js';
+import { toPlant } from '../rows.js';
 import { newEventId } from '../../webhooks/events.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
@@ -150,8 +151,7 @@ async function applyPatch(query: Query, { id, changes, ifMatch }: Extract<PlantW
   );
   const row = rows[0];
   if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0 };
-  const plantId = toPlantId(row.id);
-  const plant = row.tag === null ? { id: plantId, name: row.name } : { id: plantId, name: row.name, tag: row.tag };
+  const plant = toPlant(row);
   const at = Date.now();
   const messages = await query<{ status: string }>(
     insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: '(SELECT 1) AS w' }),

@@ -1,7 +1,7 @@
 import { StoreBusyError, type Plant, type PlantExport } from '../store.js';
 import { openConnection, prepare, type Connection } from './connection.js';
 import { guard, guardSync } from './errors.js';
-import { toPlant, type PlantRow } from './rows.js';
+import { toPlant, type PlantRow } from '../rows.js';
 
 /** Plants are exported this many at a time, each chunk read from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
@@ -74,8 +74,10 @@ class SqliteExport implements PlantExport {
     const cols = 'SELECT id, name, tag FROM plants';
     this.args = tag === undefined ? [] : [tag];
     const where = tag === undefined ? '' : 'tag = ? AND ';
-    this.first = prepare<unknown[], PlantRow>(db, `${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.next = prepare<unknown[], PlantRow>(db, `${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+    this.first = prepare<unknown[], PlantRow<bigint>>(db, `${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(
+      true,
+    );
+    this.next = prepare<unknown[], PlantRow<bigint>>(db, `${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
     this.total = prepare<unknown[], number>(db, `SELECT count(*) FROM plants ${tag === undefined ? '' : 'WHERE tag = ?'}`).pluck();
   }
 

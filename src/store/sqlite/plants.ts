@@ -18,7 +18,8 @@ import {
 import { prepare, type Connection } from './connection.js';
 import { guard, translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
-import { pageSql, toPlant, type PageRow, type PlantRow } from './rows.js';
+import { toPlant, type PlantRow } from '../rows.js';
+import { pageSql, type PageRow } from './rows.js';
 import { TurnReads } from './turn-reads.js';
 import { stageRows } from './writer/protocol.js';
 import type { WriteThread } from './writer/thread.js';
@@ -44,9 +45,10 @@ export class SqlitePlants implements PlantStore {
     private readonly writer: WriteThread,
     private readonly exports: ExportConnections,
   ) {
-    this.getStmt = prepare<[PlantId], PlantRow & { version: bigint }>(db, 'SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(
-      true,
-    );
+    this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(
+      db,
+      'SELECT id, name, tag, version FROM plants WHERE id = ?',
+    ).safeIntegers(true);
     const page = (where: string, tagged: boolean) =>
       prepare<[{ limit: number; after?: PlantId; tag?: string }], PageRow>(db, pageSql(where, tagged)).raw(true).safeIntegers(true);
     this.pages = {

@@ -1,19 +1,4 @@
-import { toPlantId } from '../../plants/id.js';
-import type { Plant } from '../store.js';
-
-/** Plant rows as both threads read them, and a page of them as JSON made by SQLite. */
-
-/** A plant row as read with safeIntegers: ids as bigint, exact. */
-export interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
-export function toPlant(row: PlantRow): Plant {
-  const id = toPlantId(row.id);
-  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
-}
+/** A page of plants as JSON, made by SQLite. */
 
 /**
  * A plants row as JSON text: `{"id":…,"name":…}`, with `"tag":…` when it has one. SQLite's JSON escaping

@@ -1,27 +1,9 @@
 import type { Scope } from '../../auth/scopes.js';
+import { toToken, type TokenRow } from '../rows.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
 import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
-
-interface TokenRow {
-  id: string;
-  name: string;
-  hash: Buffer;
-  scopes: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-function toToken(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    scopes: row.scopes.split(' ') as Scope[],
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
-}
 
 /** Tokens on SQLite: reads on the main thread's connection, writes through the writer thread. */
 export class SqliteTokens implements TokenStore {
@@ -33,7 +15,7 @@ export class SqliteTokens implements TokenStore {
     db: Connection,
     private readonly writer: WriteThread,
   ) {
-    this.byHash = prepare<[Buffer], TokenRow>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.byHash = prepare<[Buffer], TokenRow & { hash: Buffer }>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
     this.all = prepare<[], TokenRow>(db, 'SELECT * FROM tokens ORDER BY created_at, id');
     this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
   }

@@ -1,73 +1,26 @@
 import { prepare, type Connection } from './connection.js';
 import type { EventType } from '../../webhooks/events.js';
-import type {
-  AttemptRecord,
-  DueMessage,
-  EndpointChanges,
-  MessagePage,
-  MessageStatus,
-  NewEndpointRecord,
-  WebhookEndpoint,
-  WebhookMessage,
-  WebhookStore,
-} from '../webhook-store.js';
+import type * as WebhookTypes from '../webhook-store.js';
+import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../rows.js';
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
 
-interface EndpointRow {
-  id: string;
-  url: string;
+/** An endpoint as SQLite keeps it: events space-separated, enabled as 0 or 1. */
+interface SqliteEndpointRow extends Omit<EndpointRow, 'events' | 'enabled'> {
   events: string;
-  description: string | null;
   enabled: number;
-  disabled_reason: string | null;
-  created_at: number;
-}
-
-interface MessageRow {
-  event_id: string;
-  type: string;
-  status: string;
-  attempts: number;
-  occurred_at: number;
-  last_attempt_at: number | null;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: number | null;
 }
 
 const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, enabled, disabled_reason, created_at FROM webhook_endpoints';
 const MESSAGE_COLUMNS =
   'SELECT event_id, type, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
 
-function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events.split(' ') as EventType[],
-    ...(row.description === null ? {} : { description: row.description }),
-    enabled: row.enabled === 1,
-    ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
-    createdAt: row.created_at,
-  };
-}
-
-function toMessage(row: MessageRow): WebhookMessage {
-  return {
-    id: row.event_id,
-    type: row.type as EventType,
-    status: row.status as MessageStatus,
-    attempts: row.attempts,
-    occurredAt: row.occurred_at,
-    lastAttemptAt: row.last_attempt_at,
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    nextAttemptAt: row.next_attempt_at,
-  };
+function endpointOf(row: SqliteEndpointRow): WebhookTypes.WebhookEndpoint {
+  return toEndpoint({ ...row, events: row.events.split(' ') as EventType[], enabled: row.enabled === 1 });
 }
 
 /** Webhook endpoints and the outbox on SQLite: reads on the main thread's connection, writes through the writer thread. */
-export class SqliteWebhooks implements WebhookStore {
+export class SqliteWebhooks implements WebhookTypes.WebhookStore {
   private readonly byId;
   private readonly firstEndpoints;
   private readonly nextEndpoints;
@@ -77,30 +30,30 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly db: Connection,
     private readonly writer: WriteThread,
   ) {
-    this.byId = prepare<[string], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id = ?`);
-    this.firstEndpoints = prepare<[number], EndpointRow>(db, `${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
-    this.nextEndpoints = prepare<[string, number], EndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
+    this.byId = prepare<[string], SqliteEndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id = ?`);
+    this.firstEndpoints = prepare<[number], SqliteEndpointRow>(db, `${ENDPOINT_COLUMNS} ORDER BY id LIMIT ?`);
+    this.nextEndpoints = prepare<[string, number], SqliteEndpointRow>(db, `${ENDPOINT_COLUMNS} WHERE id > ? ORDER BY id LIMIT ?`);
     // Counted on the partial index of pending messages (webhook_messages_due), not the whole outbox.
     this.pending = prepare<[], number>(db, "SELECT count(*) FROM webhook_messages WHERE status = 'pending'").pluck();
   }
 
-  async createEndpoint(endpoint: NewEndpointRecord): Promise<WebhookEndpoint> {
+  async createEndpoint(endpoint: WebhookTypes.NewEndpointRecord): Promise<WebhookTypes.WebhookEndpoint> {
     await this.writer.write({ kind: 'createEndpoint', endpoint });
     return (await this.getEndpoint(endpoint.id))!;
   }
 
-  getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
+  getEndpoint(id: string): Promise<WebhookTypes.WebhookEndpoint | undefined> {
     return guard(() => {
       const row = this.byId.get(id);
-      return row && toEndpoint(row);
+      return row && endpointOf(row);
     });
   }
 
-  listEndpoints({ limit, after }: { limit: number; after?: string | undefined }): Promise<WebhookEndpoint[]> {
-    return guard(() => (after === undefined ? this.firstEndpoints.all(limit) : this.nextEndpoints.all(after, limit)).map(toEndpoint));
+  listEndpoints({ limit, after }: { limit: number; after?: string | undefined }): Promise<WebhookTypes.WebhookEndpoint[]> {
+    return guard(() => (after === undefined ? this.firstEndpoints.all(limit) : this.nextEndpoints.all(after, limit)).map(endpointOf));
   }
 
-  async updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
+  async updateEndpoint(id: string, changes: WebhookTypes.EndpointChanges): Promise<WebhookTypes.WebhookEndpoint | undefined> {
     if (!(await this.writer.write({ kind: 'updateEndpoint', id, changes }))) return undefined;
     return this.getEndpoint(id);
   }
@@ -113,7 +66,7 @@ export class SqliteWebhooks implements WebhookStore {
     return this.writer.write({ kind: 'rotateSecret', id, secret, previousUntil });
   }
 
-  listMessages(endpointId: string, { status, limit, after }: MessagePage): Promise<WebhookMessage[] | undefined> {
+  listMessages(endpointId: string, { status, limit, after }: WebhookTypes.MessagePage): Promise<WebhookTypes.WebhookMessage[] | undefined> {
     return guard(() => {
       if (!this.byId.get(endpointId)) return undefined;
       // '~' sorts after every webhook-id: no cursor means from the newest.
@@ -137,11 +90,11 @@ export class SqliteWebhooks implements WebhookStore {
     return requeued ?? undefined;
   }
 
-  claimDue(limit: number, leaseMs: number): Promise<DueMessage[]> {
+  claimDue(limit: number, leaseMs: number): Promise<WebhookTypes.DueMessage[]> {
     return this.writer.write({ kind: 'claimDue', limit, leaseMs, now: Date.now() });
   }
 
-  async recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void> {
+  async recordAttempts(attempts: WebhookTypes.AttemptRecord[], disableAfterMs: number): Promise<void> {
     await this.writer.write({ kind: 'recordAttempts', attempts, disableAfterMs });
   }
 

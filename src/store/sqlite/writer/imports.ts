@@ -1,7 +1,7 @@
 import { prepare, type Connection } from '../connection.js';
 import { toPlantId } from '../../../plants/id.js';
 import type { PlantChange } from '../../../webhooks/events.js';
-import { toPlant, type PlantRow } from '../rows.js';
+import { toPlant, type PlantRow } from '../../rows.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 
 /**
@@ -47,11 +47,11 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
   /** Announces every staged plant, created or updated, reading the staging table a chunk at a time. */
   function announce(importId: number): void {
     const now = Date.now();
-    const first = prepare<[number], PlantRow & { existed: bigint }>(
+    const first = prepare<[number], PlantRow<bigint> & { existed: bigint }>(
       db,
       `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
     ).safeIntegers(true);
-    const next = prepare<[bigint, number], PlantRow & { existed: bigint }>(
+    const next = prepare<[bigint, number], PlantRow<bigint> & { existed: bigint }>(
       db,
       `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
     ).safeIntegers(true);

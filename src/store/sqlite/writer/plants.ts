@@ -2,7 +2,7 @@ import type { PlantId } from '../../../plants/id.js';
 import type { PlantChange } from '../../../webhooks/events.js';
 import type { IfMatch } from '../../store.js';
 import { prepare, type Connection } from '../connection.js';
-import { toPlant, type PlantRow } from '../rows.js';
+import { plantOf, toPlant, type PlantRow } from '../../rows.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 
 /**
@@ -40,17 +40,14 @@ function holds(ifMatch: IfMatch, version: number | undefined): boolean {
   return version !== undefined && (ifMatch === '*' || ifMatch.includes(version));
 }
 
-function plantOf(id: PlantId, name: string, tag: string | null): { id: PlantId; name: string; tag?: string } {
-  return tag === null ? { id, name } : { id, name, tag };
-}
-
 type Ops = { [K in 'put' | 'patch' | 'delete']: (op: WriteOf<K>) => WriteResults[K] };
 
 /** The plant writes of the writer thread, applied inside the batch's transaction; each change is told to `changed`. */
 export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (change: PlantChange) => void): Ops {
-  const getPlant = prepare<[PlantId], PlantRow & { version: bigint }>(db, 'SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(
-    true,
-  );
+  const getPlant = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(
+    db,
+    'SELECT id, name, tag, version FROM plants WHERE id = ?',
+  ).safeIntegers(true);
   const getVersion = prepare<[PlantId], bigint>(db, 'SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
   const insertPlant = prepare<[PlantId, string, string | null, number]>(
     db,
