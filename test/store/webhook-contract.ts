@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store } from '../../src/store/store.js';
+import type { Plant, Store } from '../../src/store/store.js';
 import type { NewEndpointRecord } from '../../src/store/webhook-store.js';
-import { EVENT_TYPES } from '../../src/webhooks/events.js';
+import { EVENT_TYPES, eventBody, type EventType } from '../../src/webhooks/events.js';
 import { newId } from '../../src/webhooks/ids.js';
 import { DISABLED_AT_EVENT } from '../../src/webhooks/reasons.js';
 
@@ -125,6 +125,48 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
           );
           assert.deepEqual(m.secrets, ['whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTAx']);
           assert.equal(m.roundAttempts, 0);
+        }
+      }));
+
+    it('announces an imported plant with the very bytes a single write of it announces (the body and the webhook-id made the same way)', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const hook = await webhooks.createEndpoint(endpoint());
+        await plants.put({ id: 5, name: 'replaced by the import' });
+        const rows: Plant[] = [
+          { id: 5, name: 'Fünf "quoted" \\ back\u0001slash', tag: '' },
+          { id: -(2n ** 63n), name: 'Min \u2028 line sep </script>', tag: 'émoji 🌿' },
+          { id: 2n ** 63n - 1n, name: 'Max' },
+          { id: 0, name: '\u007f\u0000'.replace('\u0000', '\t'), tag: '\n\r' },
+          { id: 9007199254740993n, name: 'Beyond 2^53' },
+        ];
+        const before = Date.now();
+        const importing = await plants.startImport();
+        await importing.add(rows);
+        await importing.commit({ createOnly: false });
+        const claimed = (await webhooks.claimDue(100, 60_000)).filter((m) => m.endpointId === hook.id);
+        // The put before the import, then one message per imported plant.
+        assert.equal(claimed.length, 1 + rows.length);
+        const imported = claimed.filter((m) => !m.payload.includes('replaced by the import'));
+        const byId = new Map(imported.map((m) => [/"data":\{"id":(-?\d+)/.exec(m.payload)![1]!, m]));
+        for (const plant of rows) {
+          const message = byId.get(String(plant.id));
+          assert.ok(message, `a message for plant ${plant.id}`);
+          const { type, timestamp } = JSON.parse(message.payload.replace(/"data":.*$/, '"data":0}')) as { type: EventType; timestamp: string };
+          assert.equal(type, plant.id === 5 ? 'plant.updated' : 'plant.created');
+          assert.equal(message.payload, eventBody({ type, plant }, new Date(timestamp)), `plant ${plant.id}: the bytes of eventBody`);
+          assert.ok(Date.parse(timestamp) >= before - 1000 && Date.parse(timestamp) <= Date.now() + 1000, timestamp);
+          assert.match(message.eventId, /^msg_[0-9A-HJKMNP-TV-Z]{26}$/, 'a ULID, as src/webhooks/ids.ts makes them');
+        }
+        assert.equal(new Set(imported.map((m) => m.eventId)).size, imported.length, 'one webhook-id per event');
+
+        // And what a single write of the same plant sends, but for its own time.
+        for (const plant of rows) await plants.put(plant);
+        const single = (await webhooks.claimDue(100, 60_000)).filter((m) => m.endpointId === hook.id);
+        assert.equal(single.length, rows.length);
+        const untimed = (payload: string) => payload.replace(/"timestamp":"[^"]*"/, '"timestamp":""').replace('plant.created', 'plant.updated');
+        for (const m of single) {
+          const id = /"data":\{"id":(-?\d+)/.exec(m.payload)![1]!;
+          assert.equal(untimed(byId.get(id)!.payload), untimed(m.payload), `plant ${id}: import and single write agree`);
         }
       }));
 
