@@ -1,6 +1,5 @@
 import { toPlantId, type PlantId } from '../../plants/id.js';
 import {
-  ImportConflictError,
   type ConditionalOptions,
   type DeleteResult,
   type ListOptions,
@@ -21,11 +20,8 @@ import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
 import { pageSql, type PageRow } from './rows.js';
 import { TurnReads } from './turn-reads.js';
-import { stageRows } from './writer/protocol.js';
+import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
-
-/** Imports in progress are told apart by a number of this process's. */
-let imports = 0;
 
 /**
  * Plants on SQLite: reads on the main thread's connection (those of one turn run together), every write
@@ -110,26 +106,8 @@ export class SqlitePlants implements PlantStore {
     return this.exports.open(tag);
   }
 
-  /** Rows are staged on the writer thread's connection as they arrive (writer/imports.ts) and merged by the commit. */
+  /** Rows are staged on the writer thread's connection as they arrive and merged by the commit (imports.ts). */
   startImport(): Promise<PlantImport> {
-    const importId = ++imports;
-    const writer = this.writer;
-    let done = false;
-    return Promise.resolve({
-      async add(rows) {
-        if (rows.length > 0) await writer.write({ kind: 'importStage', importId, rows: stageRows(rows) });
-      },
-      async commit({ createOnly }) {
-        const result = await writer.write({ kind: 'importCommit', importId, createOnly });
-        done = true;
-        if ('conflict' in result) throw new ImportConflictError(result.conflict);
-        return result;
-      },
-      async abort() {
-        if (done) return;
-        done = true;
-        await writer.write({ kind: 'importAbort', importId });
-      },
-    });
+    return Promise.resolve(sqliteImport(this.writer));
   }
 }
