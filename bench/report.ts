@@ -113,6 +113,31 @@ export function webhookTable(measurements: Measurement[], withHook: string, with
   return lines.join('\n');
 }
 
+/**
+ * The service against the durable prototype (issue 21): throughput as a share of the prototype's, beside its
+ * share of the baseline, and the server CPU each spends per request, for the scenarios the prototype ran in.
+ */
+export function prototypeTable(measurements: Measurement[], scenarios: Array<[key: string, title: string]>): string | undefined {
+  const lines = [
+    '| scenario | service / prototype (per run) | service / baseline | prototype / baseline | service CPU µs/req | prototype CPU µs/req | CPU ratio |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
+  const perRequest = (runs: Measurement[]) => mean(runs.filter((m) => m.serverCpu !== undefined).map((m) => (m.serverCpu! / m.reqPerSec) * 1e6));
+  for (const [key, title] of scenarios) {
+    const of = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
+    const [service, prototype, base] = [of('service'), of('prototype'), of('baseline')];
+    if (service.length === 0 || prototype.length === 0) continue;
+    const rate = (runs: Measurement[]) => mean(runs.map((m) => m.reqPerSec));
+    const pairs = service.map((m, i) => m.reqPerSec / (prototype[i] ?? prototype[0]!).reqPerSec);
+    const [serviceCpu, prototypeCpu] = [perRequest(service), perRequest(prototype)];
+    lines.push(
+      `| ${title} | **${fixed(rate(service) / rate(prototype), 2)}** (${pairs.map((p) => p.toFixed(2)).join(', ')}) | ` +
+        `${fixed(rate(service) / rate(base), 2)} | ${fixed(rate(prototype) / rate(base), 2)} | ${fixed(serviceCpu, 0)} | ${fixed(prototypeCpu, 0)} | ${fixed(serviceCpu / prototypeCpu, 2)} |`,
+    );
+  }
+  return lines.length > 2 ? lines.join('\n') : undefined;
+}
+
 export function machine(): string {
   const cpu = cpus();
   return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, Node ${process.version}`;

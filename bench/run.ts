@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
-import { machine, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
+import { machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
-import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
+import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 import { subscribe } from './subscriber.js';
 import { importBare, importOverHttp, importTable, IMPORT_ROWS, type ImportMeasurement } from './import.js';
@@ -68,7 +68,7 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
   });
 }
 
-type Target = 'baseline' | 'service' | 'compared' | 'json-server 0.17';
+type Target = 'baseline' | 'prototype' | 'service' | 'compared' | 'json-server 0.17';
 
 async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env'>, store: BenchStore): Promise<Running> {
   const port = await freePort();
@@ -77,6 +77,16 @@ async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env'>,
       name: 'baseline',
       args: [BASELINE_JS],
       env: { PORT: String(port), BENCH_TOKEN: TOKEN },
+      port,
+      readyPath: '/healthz',
+      logFile,
+    });
+  }
+  if (target === 'prototype') {
+    return startServer({
+      name: 'prototype',
+      args: [PROTOTYPE_JS],
+      env: { PORT: String(port), BENCH_TOKEN: TOKEN, DATABASE_URL: await store.url(0) },
       port,
       readyPath: '/healthz',
       logFile,
@@ -216,6 +226,7 @@ async function main(): Promise<void> {
       if (scenario.seeded > 0) await store.url(scenario.seeded);
       const targets: Target[] = [
         'baseline',
+        ...(scenario.prototype ? (['prototype'] as const) : []),
         'service',
         ...(options.compare ? (['compared'] as const) : []),
         ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : []),
@@ -242,6 +253,11 @@ async function main(): Promise<void> {
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
   const hooks = webhookTable(measurements, 'post64hook', 'post64');
   const sections = rows.length > 0 ? [table(rows)] : [];
+  const durable = prototypeTable(
+    measurements,
+    scenarios.filter((s) => s.prototype).map((s) => [s.key, s.title]),
+  );
+  if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
   if (imports.length > 0) {
     sections.push(

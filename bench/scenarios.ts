@@ -16,6 +16,8 @@ export interface Scenario {
   subscriber?: boolean;
   /** Settings added to the service's environment for this scenario. */
   env?: Record<string, string>;
+  /** The durable prototype (bench/prototype.ts) runs too: the service is also reported as a share of it. */
+  prototype?: boolean;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -26,6 +28,7 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     peers: true,
+    prototype: true,
   },
   {
     key: 'post64hook',
@@ -45,8 +48,8 @@ export const SCENARIOS: Scenario[] = [
     workload: (idBase) => ({ kind: 'post', idBase }),
     env: { METRICS_PORT: '0' },
   },
-  { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
-  { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }) },
+  { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
+  { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
   {
     key: 'get100k',
     title: 'GET /plants/{id}, 100k plants',

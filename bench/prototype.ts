@@ -1,0 +1,113 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import pg from 'pg';
+import { openConnection, prepare } from '../src/store/sqlite/connection.js';
+
+/**
+ * The durable prototype (issue 21): the least a node:http server does to store a plant durably. It reads
+ * the body, JSON.parse, checks the bearer header and the field types as the baseline does, and stores
+ * every request of one event-loop turn in one transaction, answering each only after that commit. SQLite:
+ * better-sqlite3 on the main thread, WAL, synchronous=FULL. PostgreSQL: pg, one multi-row upsert per turn.
+ * No versions, no events, no webhooks, no logs: the service is measured as a share of this, to see what
+ * costs more than the durable write itself. Usage: DATABASE_URL=file:… or postgres://… node dist/bench/prototype.js
+ */
+
+const TOKEN = process.env.BENCH_TOKEN ?? 'bench-token';
+const EXPECTED_AUTH = `Bearer ${TOKEN}`;
+const PORT = Number(process.env.PORT ?? 0);
+const URL_ = process.env.DATABASE_URL ?? '';
+
+interface Pending {
+  id: number;
+  name: string;
+  tag: string | null;
+  res: ServerResponse;
+  body: string;
+}
+
+function answer(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const fail = (res: ServerResponse, status: number, message: string) => answer(res, status, JSON.stringify({ error: status, message }));
+
+/** Stores one turn's plants; resolves once they are durable. */
+type Commit = (batch: Pending[]) => Promise<void>;
+
+function sqliteCommit(path: string): Commit {
+  const db = openConnection(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT)');
+  const upsert = prepare<[number, string, string | null]>(
+    db,
+    'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag',
+  );
+  const transaction = db.transaction((batch: Pending[]) => {
+    for (const p of batch) upsert.run(p.id, p.name, p.tag);
+  });
+  return (batch) => {
+    transaction(batch);
+    return Promise.resolve();
+  };
+}
+
+function postgresCommit(url: string): Commit {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  return async (batch) => {
+    await pool.query(
+      `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag`,
+      [batch.map((p) => p.id), batch.map((p) => p.name), batch.map((p) => p.tag)],
+    );
+  };
+}
+
+const commit = URL_.startsWith('postgres') ? postgresCommit(URL_) : sqliteCommit(URL_.replace(/^file:/, ''));
+let turn: Pending[] = [];
+
+function flush(): void {
+  const batch = turn;
+  turn = [];
+  commit(batch).then(
+    () => {
+      for (const p of batch) answer(p.res, 200, p.body);
+    },
+    (error: unknown) => {
+      process.stderr.write(`prototype: commit failed: ${String(error)}\n`);
+      for (const p of batch) fail(p.res, 503, 'the store is unavailable');
+    },
+  );
+}
+
+function create(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    let plant: { id?: unknown; name?: unknown; tag?: unknown };
+    try {
+      plant = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof plant;
+    } catch {
+      return fail(res, 400, 'body is not valid JSON');
+    }
+    const { id, name, tag } = plant;
+    if (typeof id !== 'number' || !Number.isInteger(id)) return fail(res, 400, 'body.id must be an integer');
+    if (typeof name !== 'string' || name.length === 0 || name.length > 256) return fail(res, 400, 'body.name must be a string');
+    if (tag !== undefined && (typeof tag !== 'string' || tag.length > 64)) return fail(res, 400, 'body.tag must be a string');
+    if (turn.length === 0) setImmediate(flush);
+    turn.push({ id, name, tag: tag ?? null, res, body: JSON.stringify({ name, tag }) });
+  });
+}
+
+const server = createServer((req, res) => {
+  if (req.url === '/healthz') return answer(res, 200, '{"status":"ok"}');
+  if (req.headers.authorization !== EXPECTED_AUTH) return fail(res, 401, 'missing or unknown bearer token');
+  if (req.method === 'POST' && req.url === '/plants') return create(req, res);
+  fail(res, 404, 'no such resource');
+});
+server.keepAliveTimeout = 60_000;
+server.listen(PORT, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`prototype listening on ${typeof address === 'object' && address ? address.port : PORT}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
