@@ -1,0 +1,131 @@
+import { Type } from '@sinclair/typebox';
+import { availableParallelism } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+import { databaseKind } from '../store/database-url.js';
+import { commaList, int, oneOf, type Setting } from './setting.js';
+
+/** The HTTP server and the process: where it listens, its limits and time-outs, logs, metrics, load shedding. */
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function heapDefaultMb(): number {
+  return Math.round((getHeapStatistics().heap_size_limit / 2 ** 20) * 0.8);
+}
+
+export const LISTEN_SETTINGS = {
+  port: { env: 'PORT', schema: int(0, 65535, 8080, 'TCP port') },
+  host: { env: 'HOST', schema: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to listen on (`0.0.0.0` for all)' }) },
+} satisfies Record<string, Setting>;
+
+export const SERVER_SETTINGS = {
+  bodyLimit: {
+    env: 'BODY_LIMIT',
+    schema: int(1024, 16 * 1024 * 1024, 64 * 1024, 'Largest request body in bytes (larger: 413); imports have their own'),
+  },
+  importBodyLimit: {
+    env: 'IMPORT_BODY_LIMIT',
+    schema: int(
+      1024,
+      2 ** 50,
+      2 ** 30,
+      'Largest bulk import (`POST /plants/import`) in bytes (larger: 413, nothing stored); it is streamed, not held',
+    ),
+  },
+  importTimeoutMs: {
+    env: 'IMPORT_TIMEOUT_MS',
+    schema: int(1000, 24 * 3_600_000, 600_000, 'A client must send a whole bulk import within this (instead of `REQUEST_TIMEOUT_MS`)'),
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    schema: oneOf(
+      LOG_LEVELS,
+      'info',
+      '`fatal` … `trace`, or `silent`; logs go to stdout, one access line per request (JSON lines written in batches every 50 ms; warnings and errors at once)',
+    ),
+    parse: (text: string) => text.toLowerCase(),
+  },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    schema: oneOf(
+      ['auto', 'json', 'pretty'] as const,
+      'auto',
+      '`json` (JSON lines), `pretty` (readable text, pino-pretty), or `auto`: `pretty` when stdout is a terminal and `NODE_ENV` is not `production`, else `json`',
+    ),
+    parse: (text: string) => text.toLowerCase(),
+  },
+  metricsPort: {
+    env: 'METRICS_PORT',
+    // Optional: unset means no metrics at all (no listener, no per-request hook).
+    schema: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 65535,
+        description:
+          'Serve Prometheus metrics (`GET /metrics`) on this TCP port, a listener of its own apart from `PORT` (see Metrics); 0: any free port, named in the log',
+      }),
+    ),
+    docDefault: 'off',
+  },
+  metricsHost: {
+    env: 'METRICS_HOST',
+    schema: Type.String({
+      minLength: 1,
+      default: '127.0.0.1',
+      description: 'Address the metrics listener binds; it has no authentication, so keep it on a private network',
+    }),
+  },
+  webConcurrency: {
+    env: 'WEB_CONCURRENCY',
+    schema: int(1, 256, 1, 'Worker processes (see Scaling out)'),
+    // PostgreSQL settles every race between processes itself; SQLite's one writer gains nothing from more
+    // processes (writes would contend for the file lock instead of sharing group commits).
+    defaultFrom: (earlier: Readonly<Record<string, unknown>>) =>
+      databaseKind(String(earlier.databaseUrl)) === 'postgres' ? Math.min(availableParallelism(), 256) : 1,
+    docDefault: '1 on SQLite, CPUs on PostgreSQL',
+  },
+  corsOrigins: {
+    env: 'CORS_ORIGINS',
+    schema: Type.Array(Type.String(), {
+      default: [],
+      description: 'Comma-separated origins (`https://app.example`) allowed to call from a browser, or `*`',
+    }),
+    // `*` alone is every origin; otherwise each item must be an origin, the whole list lowercased.
+    parse: (text: string) => {
+      if (text.trim() === '*') return ['*'];
+      return commaList(text, 'origin').map((origin, i) => {
+        if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
+          throw new Error(`origin ${i + 1} ("${origin}") must look like https://example.com or http://host:port, or the whole setting be *`);
+        }
+        return origin.toLowerCase();
+      });
+    },
+    docDefault: 'off',
+  },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    schema: int(100, 600_000, 10_000, 'A client must send its headers within this (408); at most `REQUEST_TIMEOUT_MS`'),
+  },
+  requestTimeoutMs: { env: 'REQUEST_TIMEOUT_MS', schema: int(100, 3_600_000, 30_000, 'A client must send its whole request within this (408)') },
+  keepAliveTimeoutMs: { env: 'KEEP_ALIVE_TIMEOUT_MS', schema: int(100, 600_000, 72_000, 'Idle keep-alive connections close after this') },
+  maxConnections: { env: 'MAX_CONNECTIONS', schema: int(1, 1_000_000, 1024, 'Open connections beyond this are refused') },
+  rateLimitPerMinute: {
+    env: 'RATE_LIMIT_PER_MINUTE',
+    schema: int(0, 100_000_000, 0, 'Requests per minute per token (per address without one); 429 beyond; 0: off'),
+    docDefault: '`0` (off)',
+  },
+  overloadEventLoopDelayMs: {
+    env: 'OVERLOAD_EVENT_LOOP_DELAY_MS',
+    schema: int(0, 60_000, 500, 'Shed load (503) while the event loop lags more (0: never)'),
+  },
+  overloadHeapUsedMb: {
+    env: 'OVERLOAD_HEAP_USED_MB',
+    schema: int(0, 1_000_000, 0, 'Shed load (503) while the heap in use is larger, in MiB (0: the default)'),
+    // Resolved here, so that code reads a number of MiB and knows no special value.
+    parse: (text: string) => {
+      if (!/^\d+$/.test(text)) throw new Error(`must be a whole number, got "${text}"`);
+      return Number(text) || heapDefaultMb();
+    },
+    defaultFrom: () => heapDefaultMb(),
+    docDefault: "80% of V8's limit",
+  },
+} satisfies Record<string, Setting>;
