@@ -7,8 +7,6 @@ import { STORE_SETTINGS } from './config/store.js';
 import { WEBHOOK_SETTINGS } from './config/webhooks.js';
 import { databaseKind } from './store/database-url.js';
 
-export { BEARER_TOKEN } from './config/auth.js';
-
 /**
  * Every setting the service reads, in one table (src/config/*.ts, by area): the environment variable,
  * the schema (type, bounds, default, meaning) and, where the text needs more than a number, a word or a
