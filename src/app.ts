@@ -72,6 +72,7 @@ export async function buildApp({ config, store, logger, metrics }: AppOptions): 
   await app.register(plantImportRoute, {
     plants: store.plants,
     bodyLimit: settings.importBodyLimit,
+    maxRowBytes: settings.importMaxRowBytes,
     timeoutMs: settings.importTimeoutMs,
     deadlines,
   });

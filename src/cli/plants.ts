@@ -39,6 +39,7 @@ export async function plantsCommand(args: string[]): Promise<void> {
           format,
           createOnly: mode === 'create-only',
           limit: config.importBodyLimit,
+          maxRowBytes: config.importMaxRowBytes,
           progress: (rows) => {
             if (Date.now() - shown < PROGRESS_MS) return;
             shown = Date.now();

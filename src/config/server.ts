@@ -35,6 +35,15 @@ export const SERVER_SETTINGS = {
     env: 'IMPORT_TIMEOUT_MS',
     schema: int(1000, 24 * 3_600_000, 600_000, 'A client must send a whole bulk import within this (instead of `REQUEST_TIMEOUT_MS`)'),
   },
+  importMaxRowBytes: {
+    env: 'IMPORT_MAX_ROW_BYTES',
+    schema: int(
+      256,
+      256 * 1024 * 1024,
+      64 * 1024,
+      'Largest row of a bulk import in bytes: an NDJSON line or a JSON array element (larger: 400 naming it, nothing stored)',
+    ),
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: oneOf(

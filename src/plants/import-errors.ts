@@ -13,3 +13,8 @@ export class ImportTooLargeError extends Error {
     this.name = 'ImportTooLargeError';
   }
 }
+
+/** The refusal of a row (a line, an array element) longer than IMPORT_MAX_ROW_BYTES. */
+export function rowTooLong(where: string, maxRowBytes: number): ImportRowError {
+  return new ImportRowError(`${where}: longer than the limit of ${maxRowBytes} bytes for one row (IMPORT_MAX_ROW_BYTES)`);
+}

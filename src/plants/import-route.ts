@@ -11,6 +11,8 @@ export interface ImportRouteOptions {
   plants: PlantStore;
   /** IMPORT_BODY_LIMIT. */
   bodyLimit: number;
+  /** IMPORT_MAX_ROW_BYTES. */
+  maxRowBytes: number;
   /** IMPORT_TIMEOUT_MS: the time the client has to send the whole body, instead of REQUEST_TIMEOUT_MS. */
   timeoutMs: number;
   deadlines: RequestDeadlines;
@@ -22,7 +24,11 @@ const NDJSON = 'application/x-ndjson';
  * POST /plants/import, in a plugin of its own: its bodies reach the handler as the request stream (its
  * own content-type parsers, which no other route sees), parsed a row at a time, never held whole.
  */
-export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (app, { plants, bodyLimit, timeoutMs, deadlines }, done) => {
+export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (
+  app,
+  { plants, bodyLimit, maxRowBytes, timeoutMs, deadlines },
+  done,
+) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser([NDJSON, 'application/json'], (_request, payload, parsed) => parsed(null, payload));
 
@@ -46,7 +52,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503) },
         responseDescriptions: {
           200: 'Every row stored: how many plants were created and replaced (distinct ids; a repeated id: the last row wins)',
-          400: 'Error response: a row is not a valid NewPlant (the message names its line, 1-based, or its element, 0-based, and the field); nothing stored',
+          400: 'Error response: a row is not a valid NewPlant, or is longer than IMPORT_MAX_ROW_BYTES (the message names its line, 1-based, or its element, 0-based, and the field); nothing stored',
           409: 'Error response: mode=create-only and an id exists already; nothing stored',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
@@ -59,6 +65,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           format,
           createOnly: request.query.mode === 'create-only',
           limit: bodyLimit,
+          maxRowBytes,
         });
         return await reply.send(result);
       } catch (error) {

@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
 import { describeValidationError, validatorCompiler } from '../http/validation.js';
 import type { ImportResult, Plant, PlantStore } from '../store/store.js';
-import { ImportRowError, ImportTooLargeError } from './import-errors.js';
+import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { splitJsonArray } from './json-array.js';
 import { NewPlant } from './schema.js';
 
@@ -53,27 +53,44 @@ async function* text(source: AsyncIterable<Buffer | string>, limit: number): Asy
   }
 }
 
-/** NDJSON rows: one JSON value per line (LF or CRLF); blank lines are skipped but counted. */
-async function* ndjsonRows(source: AsyncIterable<string>): AsyncGenerator<Plant> {
-  let rest = '';
+/**
+ * NDJSON rows: one JSON value per line (LF or CRLF); blank lines are skipped but counted. Each arriving
+ * piece is searched for line ends once, from where the search stopped: a long line costs time in
+ * proportion to its length, never to its length squared. A line longer than `maxRowBytes` is refused.
+ */
+async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+  // The pieces of the line not yet ended, and their size in UTF-8 bytes.
+  let pending: string[] = [];
+  let pendingBytes = 0;
   let line = 0;
   for await (const piece of source) {
-    rest += piece;
     let start = 0;
     let end: number;
-    while ((end = rest.indexOf('\n', start)) !== -1) {
+    while ((end = piece.indexOf('\n', start)) !== -1) {
       line++;
-      const row = rest.slice(start, end);
+      const tail = piece.slice(start, end);
+      // A string has at most 3 UTF-8 bytes per UTF-16 unit: most lines need no counting.
+      if ((pendingBytes > 0 || tail.length * 3 > maxRowBytes) && pendingBytes + Buffer.byteLength(tail) > maxRowBytes)
+        throw rowTooLong(`line ${line}`, maxRowBytes);
+      const row = pending.length === 0 ? tail : pending.join('') + tail;
+      pending = [];
+      pendingBytes = 0;
       start = end + 1;
       if (row.trim() !== '') yield toPlant(row, `line ${line}`);
     }
-    rest = rest.slice(start);
+    if (start < piece.length) {
+      const rest = start === 0 ? piece : piece.slice(start);
+      pendingBytes += Buffer.byteLength(rest);
+      if (pendingBytes > maxRowBytes) throw rowTooLong(`line ${line + 1}`, maxRowBytes);
+      pending.push(rest);
+    }
   }
-  if (rest.trim() !== '') yield toPlant(rest, `line ${line + 1}`);
+  const last = pending.join('');
+  if (last.trim() !== '') yield toPlant(last, `line ${line + 1}`);
 }
 
-async function* jsonArrayRows(source: AsyncIterable<string>): AsyncGenerator<Plant> {
-  for await (const { index, text: element } of splitJsonArray(source)) yield toPlant(element, `element ${index}`);
+async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+  for await (const { index, text: element } of splitJsonArray(source, maxRowBytes)) yield toPlant(element, `element ${index}`);
 }
 
 /** The rows of a body, a chunk at a time. */
@@ -94,6 +111,8 @@ export interface ImportOptions {
   createOnly: boolean;
   /** Bytes at most (IMPORT_BODY_LIMIT). */
   limit: number;
+  /** Bytes of one row (a line, an array element) at most (IMPORT_MAX_ROW_BYTES). */
+  maxRowBytes: number;
   /** Told the rows staged so far, after each chunk (the CLI's progress line). */
   progress?: (rows: number) => void;
 }
@@ -107,7 +126,7 @@ export async function importPlants(plants: PlantStore, source: AsyncIterable<Buf
   const session = await plants.startImport();
   try {
     const decoded = text(source, options.limit);
-    const rows = options.format === 'ndjson' ? ndjsonRows(decoded) : jsonArrayRows(decoded);
+    const rows = options.format === 'ndjson' ? ndjsonRows(decoded, options.maxRowBytes) : jsonArrayRows(decoded, options.maxRowBytes);
     let staged = 0;
     for await (const chunk of chunks(rows)) {
       await session.add(chunk);

@@ -1,15 +1,22 @@
-import { ImportRowError } from './import-errors.js';
+import { ImportRowError, rowTooLong } from './import-errors.js';
 
 /**
  * The elements of a JSON array arriving in pieces, each yielded as its own text with its 0-based index,
  * without holding the whole array: a small state machine that tracks strings and nesting only. Each
- * element's text is parsed (and judged) by the caller; this judges only the array's own punctuation.
+ * element's text is parsed (and judged) by the caller; this judges only the array's own punctuation, and
+ * refuses an element longer than `maxRowBytes` as soon as it is.
  */
-export async function* splitJsonArray(source: AsyncIterable<string>): AsyncGenerator<{ index: number; text: string }> {
+export async function* splitJsonArray(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<{ index: number; text: string }> {
   type State = 'start' | 'first' | 'value' | 'after' | 'next' | 'end';
+  const element = (at: number, text: string) => {
+    if (text.length > maxRowBytes / 3 && Buffer.byteLength(text) > maxRowBytes) throw rowTooLong(`element ${at}`, maxRowBytes);
+    return { index: at, text };
+  };
   let state: State = 'start';
   let index = 0;
   let parts: string[] = [];
+  /** UTF-8 bytes of the element's text held in parts. */
+  let partBytes = 0;
   let depth = 0;
   let inString = false;
   let escaped = false;
@@ -33,22 +40,25 @@ export async function* splitJsonArray(source: AsyncIterable<string>): AsyncGener
           if (depth === 0) {
             // A primitive element ends at the array's closing bracket.
             parts.push(piece.slice(from, i));
-            yield { index: index++, text: parts.join('') };
+            yield element(index++, parts.join(''));
             parts = [];
+            partBytes = 0;
             state = 'end';
             continue;
           }
           depth--;
           if (depth === 0 && !primitive) {
             parts.push(piece.slice(from, i + 1));
-            yield { index: index++, text: parts.join('') };
+            yield element(index++, parts.join(''));
             parts = [];
+            partBytes = 0;
             state = 'after';
           }
         } else if (primitive && (c === 0x2c || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d)) {
           parts.push(piece.slice(from, i));
-          yield { index: index++, text: parts.join('') };
+          yield element(index++, parts.join(''));
           parts = [];
+          partBytes = 0;
           state = c === 0x2c ? 'next' : 'after';
         }
         continue;
@@ -77,7 +87,12 @@ export async function* splitJsonArray(source: AsyncIterable<string>): AsyncGener
         else if (!primitive) depth = 1;
       }
     }
-    if (state === 'value') parts.push(piece.slice(from));
+    if (state === 'value') {
+      const rest = piece.slice(from);
+      partBytes += Buffer.byteLength(rest);
+      if (partBytes > maxRowBytes) throw rowTooLong(`element ${index}`, maxRowBytes);
+      parts.push(rest);
+    }
   }
   if ((state as State) !== 'end')
     throw new ImportRowError(

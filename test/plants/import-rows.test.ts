@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { after, describe, it } from 'node:test';
+import { importPlants, type ImportOptions } from '../../src/plants/import.js';
+import type { ImportResult, PlantImport, PlantStore } from '../../src/store/store.js';
+import { assertError, testApp, TOKEN } from '../helpers.js';
+
+/** A store that takes every staged row and stores nothing: the import's own cost, alone. */
+const nowhere = {
+  startImport: (): Promise<PlantImport> =>
+    Promise.resolve({
+      add: () => Promise.resolve(),
+      commit: (): Promise<ImportResult> => Promise.resolve({ created: 0, replaced: 0 }),
+      abort: () => Promise.resolve(),
+    }),
+} as unknown as PlantStore;
+
+/** A body as the network delivers it: pieces of 64 KiB. */
+function* pieces(body: string, size = 64 * 1024): Generator<Buffer> {
+  const bytes = Buffer.from(body);
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+async function* stream(body: string): AsyncGenerator<Buffer> {
+  for (const piece of pieces(body)) yield piece;
+}
+
+const options = (format: ImportOptions['format'], maxRowBytes: number): ImportOptions => ({ format, createOnly: false, limit: 2 ** 30, maxRowBytes });
+
+/** How an import of `body` ends: its result, or the message that refused it. */
+async function outcome(body: string, format: ImportOptions['format'], maxRowBytes: number): Promise<string> {
+  try {
+    return JSON.stringify(await importPlants(nowhere, stream(body), options(format, maxRowBytes)));
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** A line of exactly `bytes` UTF-8 bytes that is a valid NewPlant (padded with spaces inside the object). */
+function rowOf(bytes: number, id = 1): string {
+  const head = `{"id":${id},"name":"é"`;
+  return `${head}${' '.repeat(bytes - Buffer.byteLength(head) - 1)}}`;
+}
+
+describe('import rows: linear in their length, refused past IMPORT_MAX_ROW_BYTES', () => {
+  it('takes time in proportion to a long line, not to its square (16 MB against 2 MB in one run)', async () => {
+    // Each line is refused by validation (a name far over 256 characters) once read: the time is the splitting and parsing.
+    const line = (mb: number) => `{"id":1,"name":"${'a'.repeat(mb * 1024 * 1024)}"}\n`;
+    const time = async (mb: number) => {
+      const body = line(mb);
+      let best = Infinity;
+      for (let run = 0; run < 3; run++) {
+        const started = performance.now();
+        assert.match(await outcome(body, 'ndjson', 64 * 1024 * 1024), /^line 1: name /);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const [small, large] = [await time(2), await time(16)];
+    // Linear: about 8 times as long; the search from the start of the line at every piece made it 20 times and more.
+    assert.ok(large / small < 14, `16 MB took ${large.toFixed(0)} ms, 2 MB ${small.toFixed(0)} ms: ${(large / small).toFixed(1)} times`);
+  });
+
+  it('NDJSON: a line of the limit is taken, one byte more is refused naming its line, in one piece or across pieces', async () => {
+    const limit = 64 * 1024;
+    assert.equal(await outcome(`${rowOf(100)}\n${rowOf(limit, 2)}\n`, 'ndjson', limit), '{"created":0,"replaced":0}');
+    const refusal = 'line 3: longer than the limit of 65536 bytes for one row (IMPORT_MAX_ROW_BYTES)';
+    assert.equal(await outcome(`${rowOf(100)}\n\n${rowOf(limit + 1, 2)}\n${rowOf(100, 3)}`, 'ndjson', limit), refusal);
+    assert.equal(await outcome(`${rowOf(100)}\n\n${rowOf(limit + 1, 2)}`, 'ndjson', limit), refusal, 'the last line, with no line end');
+    assert.equal(await outcome(`${rowOf(100)}\n\n${'x'.repeat(10 * limit)}`, 'ndjson', limit), refusal, 'refused before the line ends');
+  });
+
+  it('a JSON array: an element of the limit is taken, one byte more is refused naming its element', async () => {
+    const limit = 64 * 1024;
+    assert.equal(await outcome(`[${rowOf(100)},${rowOf(limit, 2)}]`, 'json', limit), '{"created":0,"replaced":0}');
+    const refusal = 'element 1: longer than the limit of 65536 bytes for one row (IMPORT_MAX_ROW_BYTES)';
+    assert.equal(await outcome(`[${rowOf(100)},${rowOf(limit + 1, 2)},${rowOf(100, 3)}]`, 'json', limit), refusal);
+    assert.equal(await outcome(`[${rowOf(100)},"${'x'.repeat(10 * limit)}`, 'json', limit), refusal, 'refused before the element ends');
+  });
+
+  it('POST /plants/import answers 400 naming the line, and stores nothing', async () => {
+    const t = await testApp(after, { config: { importMaxRowBytes: 1024 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/plants/import',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+      payload: `${rowOf(200, 1)}\n${rowOf(1025, 2)}\n`,
+    });
+    assertError(res, 400, 'line 2: longer than the limit of 1024 bytes for one row (IMPORT_MAX_ROW_BYTES)');
+    assert.equal(await t.store.plants.count(), 0);
+  });
+});
