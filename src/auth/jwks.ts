@@ -86,12 +86,19 @@ export class RemoteKeySet {
 
   private async fetchKeys(): Promise<void> {
     this.attemptedAt = this.now();
+    // A timer of our own, cleared when the fetch ends: AbortSignal.timeout's timer can be lost to the garbage
+    // collector on Node 20 when combined with AbortSignal.any (nodejs/node#57736), and the fetch then waits
+    // for the provider as long as it likes.
+    const attempt = new AbortController();
+    const timer = setTimeout(() => attempt.abort(new Error(`no answer within ${FETCH_TIMEOUT_MS / 1000} s`)), FETCH_TIMEOUT_MS);
+    const stop = () => attempt.abort(new Error('the service is stopping'));
+    this.stopped.signal.addEventListener('abort', stop);
     try {
       const response = await fetch(this.url, {
         headers: { accept: 'application/jwk-set+json, application/json' },
         // The configured URL and no other: a redirect is a failure, as in jose.
         redirect: 'error',
-        signal: AbortSignal.any([AbortSignal.timeout(FETCH_TIMEOUT_MS), this.stopped.signal]),
+        signal: attempt.signal,
       });
       if (response.status !== 200) {
         await response.body?.cancel();
@@ -102,8 +109,12 @@ export class RemoteKeySet {
       this.fetchedAt = this.now();
     } catch (error) {
       if (this.stopped.signal.aborted) return;
-      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-      this.onFetchFailure(`${error instanceof Error ? error.message : String(error)}${cause}`);
+      const reason = attempt.signal.aborted ? attempt.signal.reason : error;
+      const cause = reason instanceof Error && reason.cause instanceof Error ? `: ${reason.cause.message}` : '';
+      this.onFetchFailure(`${reason instanceof Error ? reason.message : String(reason)}${cause}`);
+    } finally {
+      clearTimeout(timer);
+      this.stopped.signal.removeEventListener('abort', stop);
     }
   }
 }
