@@ -34,7 +34,7 @@ interface SchemaShape {
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
   patternMeaning?: string;
-  anyOf?: Array<{ const?: unknown }>;
+  anyOf?: Array<{ const?: unknown; itemName?: string }>;
 }
 
 /** The value a setting's text spells, by its schema's type: whole numbers, numbers, true/false words, comma lists, text. */
@@ -78,12 +78,17 @@ function bounds(schema: SchemaShape): string {
 
 /** What a failed constraint means, in words; `got` shows the value unless it is a secret. */
 function describe(errors: ErrorObject[], root: SchemaShape, value: unknown, text: string, secret: boolean): string {
-  // A choice among words fails in each branch first: name the whole choice.
-  const error = errors.find((e) => e.keyword === 'anyOf') ?? errors[0]!;
+  // A choice among words fails in each branch first: name the whole choice. A choice among kinds of value
+  // (a word, a number, a list) is judged by the branch of the value's kind.
+  const choice = errors.find((e) => e.keyword === 'anyOf');
+  const words = ((choice?.parentSchema ?? {}) as SchemaShape).anyOf?.every((branch) => 'const' in branch) === true;
+  const ofKind = errors.find((e) => e !== choice && e.keyword !== 'type' && e.keyword !== 'const');
+  const error = (choice && words ? choice : (ofKind ?? errors[0]))!;
+  const listName = root.itemName ?? root.anyOf?.find((branch) => branch.itemName)?.itemName ?? 'item';
   const schema = (error.parentSchema ?? {}) as SchemaShape;
   const params = error.params as Record<string, unknown>;
   const index = /^\/(\d+)$/.exec(error.instancePath);
-  const where = index ? `${root.itemName ?? 'item'} ${Number(index[1]) + 1} ` : '';
+  const where = index ? `${listName} ${Number(index[1]) + 1} ` : '';
   let rule: string;
   switch (error.keyword) {
     case 'minimum':
@@ -103,7 +108,7 @@ function describe(errors: ErrorObject[], root: SchemaShape, value: unknown, text
       break;
     case 'minItems':
     case 'maxItems':
-      rule = `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params.limit)} ${root.itemName ?? 'item'}s`;
+      rule = `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params.limit)} ${listName}${listName.endsWith('s') ? 'es' : 's'}`;
       break;
     case 'anyOf':
       rule = `must be one of ${(schema.anyOf ?? []).map((branch) => String(branch.const)).join(', ')}`;

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { databaseKind } from '../store/database-url.js';
@@ -109,6 +110,35 @@ export const SERVER_SETTINGS = {
       });
     },
     docDefault: 'off',
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    schema: Type.Union(
+      [
+        Type.Literal(false),
+        Type.Integer({ minimum: 1, maximum: 255 }),
+        Type.Array(Type.String({ examples: ['10.0.0.1', '10.0.0.0/8', '2001:db8::/32'] }), { minItems: 1, maxItems: 100, itemName: 'address' }),
+      ],
+      {
+        default: false,
+        description:
+          'Which proxies to believe about the client address (X-Forwarded-For), for rate limits and logs: `off`; a hop count (`1`: the one proxy in front); or the proxies\' addresses and CIDRs, comma-separated (`10.0.0.0/8,::1`)',
+      },
+    ),
+    parse: (text: string) => {
+      const word = text.trim().toLowerCase();
+      if (['off', 'false', 'no'].includes(word)) return false;
+      if (/^\d+$/.test(word)) return Number(word);
+      return commaList(text, 'address').map((item, i) => {
+        const [address = '', prefix, ...rest] = item.split('/');
+        const bits = isIP(address) === 4 ? 32 : isIP(address) === 6 ? 128 : 0;
+        if (bits === 0 || rest.length > 0 || (prefix !== undefined && !(/^\d+$/.test(prefix) && Number(prefix) <= bits))) {
+          throw new Error(`address ${i + 1} ("${item}") must be an IPv4 or IPv6 address, or a CIDR such as 10.0.0.0/8`);
+        }
+        return item;
+      });
+    },
+    docDefault: '`off`',
   },
   headersTimeoutMs: {
     env: 'HEADERS_TIMEOUT_MS',

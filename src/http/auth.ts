@@ -12,6 +12,8 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /** Answered even while the service sheds load (http/overload.ts): /healthz. */
     servesWhenOverloaded?: boolean;
+    /** A health or readiness probe: never rate limited (http/rate-limit.ts). */
+    probe?: boolean;
   }
   interface FastifyRequest {
     /** Who sent the request, once authenticated; null on public routes. */

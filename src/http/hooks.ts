@@ -29,7 +29,7 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
   const limit = settings.rateLimitPerMinute;
   const rateLimit =
     limit > 0 ? rateLimitHooks(store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
-  if (rateLimit) app.addHook('onRequest', rateLimit.beforeAuth);
+  if (rateLimit) app.addHook('onRequest', rateLimit.publicRoutes);
   // JWTs when a key is configured; a JWKS is fetched once the app is ready, without holding up the start.
   const jwt = JwtVerifier.fromConfig(settings, (reason) =>
     app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
@@ -38,11 +38,8 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
     app.addHook('onReady', (done) => (jwt.warmUp(), done()));
     app.addHook('onClose', (_app, done) => (jwt.close(), done()));
   }
-  app.addHook('onRequest', authHook(new TokenVerifier(settings.tokens, store.tokens, jwt)));
-  if (rateLimit) {
-    app.addHook('onRequest', rateLimit.afterAuth);
-    app.addHook('onResponse', rateLimit.onResponse);
-  }
+  const authenticate = authHook(new TokenVerifier(settings.tokens, store.tokens, jwt));
+  app.addHook('onRequest', rateLimit ? rateLimit.authenticate(authenticate) : authenticate);
 
   const accessLog = accessLogHook(app.log);
   if (accessLog) app.addHook('onResponse', accessLog);

@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateCounter } from '../store/store.js';
 import { HttpError } from './errors.js';
@@ -115,45 +116,78 @@ function settle(result: RateDecision | Promise<RateDecision>, then: (d: RateDeci
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
 /**
- * Rate limits: per token for authenticated requests, per client address for the rest. An address
- * counts its requests without a token (public routes included) and its failed authentications; once
- * over the limit it is refused 429 before any token is checked, which stops token guessing from it.
- * `beforeAuth` and `afterAuth` are onRequest hooks registered around the authentication hook.
+ * The key a client address counts under: an IPv4 address as it is, an IPv6 address by its /64 (one
+ * customer's network: a client can take any of its 2^64 addresses), an IPv4-mapped IPv6 address as IPv4.
  */
-export function rateLimitHooks(limiter: RateLimiter): { beforeAuth: Hook; afterAuth: Hook; onResponse: Hook } {
-  const byAddress = (request: FastifyRequest) => `ip:${request.ip}`;
+export function addressKey(ip: string): string {
+  if (isIPv4(ip)) return `ip:${ip}`;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return `ip:${mapped[1]}`;
+  if (!isIPv6(ip)) return `ip:${ip}`;
+  const [head = '', tail = ''] = ip.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `ip6:${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+function isUnauthorized(error: Error | undefined): boolean {
+  return error instanceof HttpError && error.statusCode === 401;
+}
+
+/**
+ * Rate limits. A request with a valid token counts against its token only, whatever its address (behind
+ * a proxy every client may share one). Every other request counts against its client address (TRUST_PROXY
+ * decides which address that is; an IPv6 address by its /64): requests to public routes, and requests
+ * whose token is missing or invalid, which the address's limit turns from 401 into 429 once it is spent.
+ * A token is always checked before any refusal, so an anonymous flood cannot lock out a valid token.
+ * Health and readiness probes (routes marked `probe`) are never counted nor refused.
+ */
+export function rateLimitHooks(limiter: RateLimiter): { publicRoutes: Hook; authenticate: (auth: Hook) => Hook } {
+  const byAddress = (request: FastifyRequest) => addressKey(request.ip);
   return {
-    beforeAuth(request, reply, done) {
-      const anonymous = request.routeOptions.config.auth === 'public' || request.headers.authorization === undefined;
+    /** An onRequest hook: public routes (probes aside) count against the address, and are refused past its limit. */
+    publicRoutes(request, reply, done) {
+      const { auth, probe } = request.routeOptions.config;
+      if (auth !== 'public' || probe === true) return done();
       settle(
-        anonymous ? limiter.hit(byAddress(request)) : limiter.peek(byAddress(request)),
+        limiter.hit(byAddress(request)),
         (d) => {
-          if (anonymous) setHeaders(reply, d);
+          setHeaders(reply, d);
           done(d.allowed ? undefined : tooMany(d, 'address'));
         },
         done,
       );
     },
-    afterAuth(request, reply, done) {
-      const principal = request.principal;
-      if (principal === null) return done();
-      settle(
-        limiter.hit(`token:${principal.tokenId}`),
-        (d) => {
-          setHeaders(reply, d);
-          done(d.allowed ? undefined : tooMany(d, 'token'));
-        },
-        done,
-      );
-    },
-    // A failed authentication counts against the address.
-    onResponse(request, reply, done) {
-      if (reply.statusCode !== 401 || request.headers.authorization === undefined) return done();
-      settle(
-        limiter.hit(byAddress(request)),
-        () => done(),
-        () => done(),
-      );
+    /** The authentication hook with the limits around it: a valid token counts against itself, a refused one against the address. */
+    authenticate(auth) {
+      return function limitedAuthentication(request, reply, done) {
+        auth(request, reply, (error) => {
+          const principal = request.principal;
+          if (error === undefined && principal !== null) {
+            return settle(
+              limiter.hit(`token:${principal.tokenId}`),
+              (d) => {
+                setHeaders(reply, d);
+                done(d.allowed ? undefined : tooMany(d, 'token'));
+              },
+              done,
+            );
+          }
+          if (!isUnauthorized(error)) return done(error);
+          settle(
+            limiter.hit(byAddress(request)),
+            (d) => {
+              setHeaders(reply, d);
+              done(d.allowed ? error : tooMany(d, 'address'));
+            },
+            done,
+          );
+        });
+      };
     },
   };
 }

@@ -6,7 +6,7 @@ import { RequestDeadlines } from './deadlines.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
-export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
+export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy'>;
 
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
 function clientErrorAnswer(code: string | undefined): { status: number; message: string } {
@@ -67,11 +67,23 @@ const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (e
  * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
  * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
  */
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies in front, whatever their addresses
+ * (Fastify 5 no longer reads a number so: its proxy-addr trust function is given one); addresses and CIDRs
+ * trust only those proxies, which is safer when the service can also be reached directly.
+ */
+function trustProxy(setting: TransportSettings['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof setting === 'number') return (_address: string, hop: number) => hop < setting;
+  return setting;
+}
+
 export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> & { http: object } {
   const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
   return {
     requestTimeout: 0,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
+    // TRUST_PROXY: request.ip is then the client address the trusted proxies forwarded (rate limits, logs).
+    trustProxy: trustProxy(settings.trustProxy),
     // requireHostHeader off: Node would answer a request without Host with an empty 400 of its own;
     // http/security.ts refuses it in the Error shape instead.
     http: { headersTimeout: settings.headersTimeoutMs, connectionsCheckingInterval: checkEvery, requireHostHeader: false },

@@ -10,7 +10,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
     '/healthz',
     {
       // Answered even while shedding load: the process is up, just busy.
-      config: { auth: 'public', servesWhenOverloaded: true },
+      config: { auth: 'public', servesWhenOverloaded: true, probe: true },
       schema: {
         operationId: 'health',
         tags: ['system'],
@@ -25,7 +25,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
   app.get(
     '/readyz',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', probe: true },
       schema: {
         operationId: 'ready',
         tags: ['system'],

@@ -56,7 +56,9 @@ function passes(schema: Shape, value: unknown): boolean {
 
 /** A value `schema` accepts, of about `length` characters for a string. */
 function sample(schema: Shape, length?: number): unknown {
-  if (schema.anyOf) return schema.anyOf[0]!.const;
+  if (schema.anyOf) return 'const' in schema.anyOf[0]! ? schema.anyOf[0]!.const : sample(schema.anyOf[0] as Shape);
+  const examples = (schema.examples as unknown[] | undefined) ?? [];
+  if (length === undefined && examples.length > 0) return examples[0];
   if (schema.type === 'integer' || schema.type === 'number') {
     const candidates = [schema.default, schema.minimum, schema.maximum, 1, 100, 1000].filter((v) => typeof v === 'number');
     const found = candidates.find((v) => passes(schema, v));
@@ -134,12 +136,18 @@ function probes(schema: Shape): Probe[] {
         break;
       }
       case 'anyOf': {
-        const words = (schema.anyOf ?? []).map((branch) => branch.const);
-        assert.ok(
-          words.every((w) => typeof w === 'string'),
-          'a choice among words',
-        );
-        for (const word of words) found.push({ constraint: `one of ${words.join('|')}`, outside: 'none-of-these', inside: word });
+        const branches = schema.anyOf ?? [];
+        if (branches.every((branch) => 'const' in branch)) {
+          // A choice among words: each is taken, another word is refused.
+          const words = branches.map((branch) => String(branch.const));
+          for (const word of words) found.push({ constraint: `one of ${words.join('|')}`, outside: 'none-of-these', inside: word });
+        } else {
+          // A choice among kinds of value: each kind's constraints are walked.
+          for (const branch of branches as Shape[]) {
+            if ('const' in branch) found.push({ constraint: `the value ${String(branch.const)}`, outside: 'none-of-these', inside: branch.const });
+            else for (const probe of probes(branch)) found.push({ ...probe, constraint: `${String(branch.type)}: ${probe.constraint}` });
+          }
+        }
         break;
       }
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
-import { MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { addressKey, MemoryRateLimiter } from '../../src/http/rate-limit.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
@@ -59,23 +59,81 @@ describe('rate limiting', async () => {
     assert.equal((await t.call('GET', '/plants', { token: other })).statusCode, 200);
   });
 
-  test('per address without a token; failed authentications count too and then lock the address out', async () => {
+  test('per address without a valid token: public routes, missing and refused tokens; 429 past the limit', async () => {
     const t = await testApp(after, { config: { rateLimitPerMinute: 5 } });
     await awayFromWindowEdge();
-    const from = (remoteAddress: string, headers: Record<string, string> = {}) =>
-      t.app.inject({ method: 'GET', url: '/plants', remoteAddress, headers });
-    const health = (remoteAddress: string) => t.app.inject({ method: 'GET', url: '/healthz', remoteAddress });
+    const from = (remoteAddress: string, url: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url, remoteAddress, headers });
 
-    for (let i = 0; i < 5; i++) assert.equal((await health('10.0.0.1')).statusCode, 200);
-    assertError(await health('10.0.0.1'), 429, 'address');
-    assert.equal((await health('10.0.0.2')).statusCode, 200, 'another address has its own count');
+    for (let i = 0; i < 5; i++) assert.equal((await from('10.0.0.1', '/openapi.json')).statusCode, 200);
+    assertError(await from('10.0.0.1', '/openapi.json'), 429, 'too many requests from this address');
+    assert.equal((await from('10.0.0.2', '/openapi.json')).statusCode, 200, 'another address has its own count');
 
-    for (let i = 0; i < 5; i++) assert.equal((await from('10.0.0.3', { authorization: `Bearer wrong${i}` })).statusCode, 401);
-    const guessing = await from('10.0.0.3', { authorization: 'Bearer wrong-again' });
-    assertError(guessing, 429);
-    assert.equal(guessing.headers['retry-after'] !== undefined, true);
-    assert.equal((await from('10.0.0.3', { authorization: `Bearer ${TOKEN}` })).statusCode, 429, 'locked out, even with a valid token');
-    assert.equal((await from('10.0.0.4', { authorization: `Bearer ${TOKEN}` })).statusCode, 200);
+    for (let i = 0; i < 3; i++) assert.equal((await from('10.0.0.3', '/plants', { authorization: `Bearer wrong${i}` })).statusCode, 401);
+    for (let i = 0; i < 2; i++) assert.equal((await from('10.0.0.3', '/plants')).statusCode, 401, 'no token at all counts too');
+    const refused = await from('10.0.0.3', '/plants', { authorization: 'Bearer wrong-again' });
+    assertError(refused, 429, 'address');
+    assert.equal(refused.headers['retry-after'], refused.headers['ratelimit-reset']);
+    assertError(await from('10.0.0.3', '/plants'), 429, 'address');
+  });
+
+  test('a valid token is never refused by its address, and probes are never limited', async () => {
+    const t = await testApp(after, { config: { rateLimitPerMinute: 5 } });
+    await awayFromWindowEdge();
+    const from = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, remoteAddress: '10.0.0.9', headers });
+    for (let i = 0; i < 20; i++) await from('/plants', { authorization: `Bearer wrong${i}` });
+    assertError(await from('/plants'), 429, 'address');
+    const valid = await from('/plants', { authorization: `Bearer ${TOKEN}` });
+    assert.equal(valid.statusCode, 200, 'the address is spent, the token is not');
+    assertRateHeaders(valid, 5, 4);
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await from('/healthz')).statusCode, 200, '/healthz');
+      assert.equal((await from('/readyz')).statusCode, 200, '/readyz');
+    }
+    assert.equal((await from('/healthz')).headers['ratelimit-limit'], undefined, 'probes are not counted');
+  });
+
+  test('IPv6 addresses count by their /64; IPv4-mapped ones as IPv4', async () => {
+    assert.equal(addressKey('2001:db8:1:2:aaaa::1'), 'ip6:2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), 'ip6:2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:db8::1'), 'ip6:2001:db8:0:0::/64');
+    assert.equal(addressKey('::1'), 'ip6:0:0:0:0::/64');
+    assert.equal(addressKey('::ffff:10.1.2.3'), 'ip:10.1.2.3');
+    assert.equal(addressKey('10.1.2.3'), 'ip:10.1.2.3');
+    const t = await testApp(after, { config: { rateLimitPerMinute: 3 } });
+    await awayFromWindowEdge();
+    const from = (remoteAddress: string) => t.app.inject({ method: 'GET', url: '/openapi.json', remoteAddress });
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) assert.equal((await from(address)).statusCode, 200);
+    assertError(await from('2001:db8:1:2::4'), 429, 'address');
+    assert.equal((await from('2001:db8:1:3::1')).statusCode, 200, 'another /64');
+  });
+
+  test('behind a proxy (TRUST_PROXY): the forwarded client address counts; a flood from one client locks out neither tokens nor probes', async () => {
+    const proxy = '10.9.9.9';
+    const t = await testApp(after, { config: { rateLimitPerMinute: 5, trustProxy: [proxy] } });
+    await awayFromWindowEdge();
+    const via = (client: string, url: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url, remoteAddress: proxy, headers: { 'x-forwarded-for': client, ...headers } });
+    for (let i = 0; i < 10; i++) await via('203.0.113.7', '/plants', { authorization: `Bearer flood${i}` });
+    assertError(await via('203.0.113.7', '/plants'), 429, 'address');
+    assert.equal((await via('198.51.100.1', '/openapi.json')).statusCode, 200, 'another client behind the same proxy has its own count');
+    assert.equal((await via('203.0.113.7', '/plants', { authorization: `Bearer ${TOKEN}` })).statusCode, 200, 'a valid token passes');
+    assert.equal((await via('198.51.100.1', '/plants', { authorization: `Bearer ${TOKEN}` })).statusCode, 200);
+    assert.equal((await via('203.0.113.7', '/readyz')).statusCode, 200, 'readiness is never limited');
+
+    // Without TRUST_PROXY the header is not believed: every client is the proxy's address.
+    const direct = await testApp(after, { config: { rateLimitPerMinute: 5 } });
+    const plain = (client: string) =>
+      direct.app.inject({ method: 'GET', url: '/openapi.json', remoteAddress: proxy, headers: { 'x-forwarded-for': client } });
+    for (let i = 0; i < 5; i++) assert.equal((await plain(`203.0.113.${i}`)).statusCode, 200);
+    assertError(await plain('203.0.113.99'), 429, 'address');
+    // A hop count trusts that many proxies in front.
+    const hops = await testApp(after, { config: { rateLimitPerMinute: 1, trustProxy: 1 } });
+    const hop = (client: string) =>
+      hops.app.inject({ method: 'GET', url: '/openapi.json', remoteAddress: proxy, headers: { 'x-forwarded-for': client } });
+    assert.equal((await hop('203.0.113.1')).statusCode, 200);
+    assert.equal((await hop('203.0.113.2')).statusCode, 200, 'each forwarded client counted apart');
+    assertError(await hop('203.0.113.1'), 429);
   });
 });
 
