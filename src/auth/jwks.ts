@@ -109,7 +109,7 @@ export class RemoteKeySet {
       this.fetchedAt = this.now();
     } catch (error) {
       if (this.stopped.signal.aborted) return;
-      const reason = attempt.signal.aborted ? attempt.signal.reason : error;
+      const reason: unknown = attempt.signal.aborted ? attempt.signal.reason : error;
       const cause = reason instanceof Error && reason.cause instanceof Error ? `: ${reason.cause.message}` : '';
       this.onFetchFailure(`${reason instanceof Error ? reason.message : String(reason)}${cause}`);
     } finally {

@@ -122,7 +122,7 @@ export const SERVER_SETTINGS = {
       {
         default: false,
         description:
-          'Which proxies to believe about the client address (X-Forwarded-For), for rate limits and logs: `off`; a hop count (`1`: the one proxy in front); or the proxies\' addresses and CIDRs, comma-separated (`10.0.0.0/8,::1`)',
+          "Which proxies to believe about the client address (X-Forwarded-For), for rate limits and logs: `off`; a hop count (`1`: the one proxy in front); or the proxies' addresses and CIDRs, comma-separated (`10.0.0.0/8,::1`)",
       },
     ),
     parse: (text: string) => {

@@ -56,7 +56,7 @@ function passes(schema: Shape, value: unknown): boolean {
 
 /** A value `schema` accepts, of about `length` characters for a string. */
 function sample(schema: Shape, length?: number): unknown {
-  if (schema.anyOf) return 'const' in schema.anyOf[0]! ? schema.anyOf[0]!.const : sample(schema.anyOf[0] as Shape);
+  if (schema.anyOf) return 'const' in schema.anyOf[0]! ? schema.anyOf[0].const : sample(schema.anyOf[0] as Shape);
   const examples = (schema.examples as unknown[] | undefined) ?? [];
   if (length === undefined && examples.length > 0) return examples[0];
   if (schema.type === 'integer' || schema.type === 'number') {
