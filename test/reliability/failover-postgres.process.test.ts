@@ -156,7 +156,7 @@ describe('PostgreSQL high availability', { skip }, () => {
     } finally {
       await store.close();
     }
-    await assert.rejects(PostgresStore.open(url(db, standby), { poolSize: 1, timeoutMs: 1000 }), (error: Error) => {
+    await assert.rejects(PostgresStore.open(url(db, standby), { poolSize: 1, timeoutMs: 5000 }), (error: Error) => {
       assert.ok(error instanceof StoreUnavailableError);
       assert.match(String((error.cause as Error).message), /is a standby \(in recovery\), not what target_session_attrs=primary asks for/);
       return true;
