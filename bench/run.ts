@@ -47,7 +47,7 @@ const ONLY = options.only?.split(',');
 const SYNCHRONOUS = options['sqlite-synchronous'];
 const WARMUP_MS = QUICK ? 500 : 1000;
 const DURATION_MS = QUICK ? 2000 : 5000;
-const TOKEN = 'bench-token-0123456789abcdef';
+const TOKEN = 'bench-token-0123456789abcdef0123456789';
 const PG_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
 const POSTGRES = PG_URL !== undefined || options.postgres;
 

@@ -27,7 +27,7 @@ describe('WEB_CONCURRENCY', () => {
 
   it('on SQLite when asked: two workers share the port and the file, and stop together on SIGTERM', async () => {
     const databaseUrl = `file:${join(tempDir(after), 'p.db')}`;
-    const token = 'cluster-test-token';
+    const token = 'cluster-test-token-0123456789abcdef';
     const server = await startServer(after, { env: { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: token, WEB_CONCURRENCY: '2' } });
     assert.match(server.stderr, /starting 2 worker processes/);
     await waitUntil(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 30_000, 'two workers to listen');

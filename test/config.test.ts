@@ -42,14 +42,14 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       DATABASE_URL: 'file:/tmp/elsewhere.db',
       BODY_LIMIT: '2048',
-      PLANT_STORE_TOKENS: ' one-token , two.token~+/= ',
+      PLANT_STORE_TOKENS: ' one-token-0123456789abcdefghijklmnop , two.token~+/0123456789abcdefghijklmn= ',
       LOG_LEVEL: 'WARN',
     });
     assert.equal(config.port, 0);
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.databaseUrl, 'file:/tmp/elsewhere.db');
     assert.equal(config.bodyLimit, 2048);
-    assert.deepEqual(config.tokens, ['one-token', 'two.token~+/=']);
+    assert.deepEqual(config.tokens, ['one-token-0123456789abcdefghijklmnop', 'two.token~+/0123456789abcdefghijklmn=']);
     assert.equal(config.logLevel, 'warn');
     assert.equal(loadConfig({ PORT: '65535' }).port, 65535);
     assert.equal(loadConfig({ DATABASE_URL: 'postgres://u:p@localhost/db' }).databaseUrl, 'postgres://u:p@localhost/db');
@@ -73,6 +73,9 @@ describe('loadConfig', () => {
       [{ PLANT_STORE_TOKENS: 'a,' }, 'PLANT_STORE_TOKENS'],
       [{ PLANT_STORE_TOKENS: 'has space' }, 'PLANT_STORE_TOKENS'],
       [{ PLANT_STORE_TOKENS: 'quote"d' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: 'a' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: 'abc, b' }, 'PLANT_STORE_TOKENS'],
+      [{ PLANT_STORE_TOKENS: `${'t'.repeat(32)},${'u'.repeat(31)}` }, 'PLANT_STORE_TOKENS'],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
       [{ DATABASE_URL: 'postgres://u@h1,,h2/db' }, 'DATABASE_URL'],
       [{ DATABASE_URL: 'postgres://u@h1:5432,h2:99999/db' }, 'DATABASE_URL'],
@@ -98,13 +101,20 @@ describe('loadConfig', () => {
   it('never puts a database password or a token in its message', () => {
     const url = refuses({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }, 'DATABASE_URL');
     assert.ok(!url.message.includes('hunter2'), url.message);
-    const token = refuses({ PLANT_STORE_TOKENS: 'good-token,sec ret-token' }, 'PLANT_STORE_TOKENS');
+    const token = refuses({ PLANT_STORE_TOKENS: 'good-token-0123456789abcdefghijklm,sec ret-token-0123456789abcdefghij' }, 'PLANT_STORE_TOKENS');
     assert.ok(!token.message.includes('sec ret-token'), token.message);
     assert.equal(redactUrl('postgres://u:pw@h/db'), 'postgres://u:***@h/db');
     const multi = refuses({ DATABASE_URL: 'postgres://admin:hun@ter2@h1:5432,h2:0/db?password=hunter3' }, 'DATABASE_URL');
     assert.ok(!/hun|ter2|hunter3/.test(multi.message.replace('DATABASE_URL', '')), multi.message);
     const encoding = refuses({ DATABASE_URL: 'postgres://admin:hunter%zz@h1,h2/db' }, 'DATABASE_URL');
     assert.ok(!encoding.message.includes('hunter'), encoding.message);
+  });
+
+  it('refuses a static token shorter than 32 characters, saying so without repeating it', () => {
+    const short = refuses({ PLANT_STORE_TOKENS: `${'k'.repeat(40)},abc` }, 'PLANT_STORE_TOKENS');
+    assert.match(short.message, /token 2 must be at least 32 characters long/);
+    assert.ok(!short.message.includes('abc'), short.message);
+    assert.deepEqual(loadConfig({ PLANT_STORE_TOKENS: 'k'.repeat(32) }).tokens, ['k'.repeat(32)]);
   });
 
   it('hides passwords of multi-host URLs, in the user part and in a password= parameter', () => {

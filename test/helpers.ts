@@ -24,7 +24,7 @@ export async function listPlants(plants: Pick<PlantStore, 'page'>, options: List
 export const TEST_PG_ENV = 'PLANT_STORE_TEST_PG_ADMIN_URL';
 
 /** The static full-access token every test app accepts. */
-export const TOKEN = 'test-token-full-access';
+export const TOKEN = 'test-token-full-access-0123456789a';
 
 /** A fresh directory under the system temp dir, removed when the test file ends. */
 export function tempDir(cleanup: typeof after): string {

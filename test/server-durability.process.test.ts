@@ -7,7 +7,7 @@ import { request, startServer, type ServerProcess } from './process.js';
 
 /** Data outlives the process: across a graceful restart, and every acknowledged write across SIGKILL. */
 
-const TOKEN = 'durability-test-token';
+const TOKEN = 'durability-test-token-0123456789ab';
 
 interface Sent {
   id: bigint;

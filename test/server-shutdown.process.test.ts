@@ -11,7 +11,7 @@ import { request, startServer, waitUntil } from './process.js';
  * idle keep-alive connections do not hold the exit up, the store is closed, the exit code is 0.
  */
 
-const TOKEN = 'shutdown-test-token';
+const TOKEN = 'shutdown-test-token-0123456789abcd';
 
 function open(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {

@@ -8,6 +8,8 @@ import { request, run, SERVER_JS, startServer } from './process.js';
 
 /** The real server process: start-up, the first token, configuration errors, probes. */
 
+/** A static token (PLANT_STORE_TOKENS): at least 32 characters. */
+const STATIC = 'server-test-static-token-0123456789';
 const TOKEN_PATTERN = /ps_[A-Za-z0-9_-]{20,}/g;
 
 function printedTokens(stderr: string): string[] {
@@ -54,10 +56,10 @@ describe('first start', () => {
 
   test('with PLANT_STORE_TOKENS set, creates no token', async () => {
     const dir = tempDir(after);
-    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: 'static-one,static-two' } });
+    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: `${STATIC}-one,${STATIC}-two` } });
     assert.deepEqual(printedTokens(server.stderr), []);
-    assert.equal((await request(`${server.url}/plants`, { token: 'static-two' })).status, 200);
-    assert.equal((await request(`${server.url}/plants`, { token: 'static-three' })).status, 401);
+    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-two` })).status, 200);
+    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-three` })).status, 401);
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
     const db = openConnection(join(dir, 'x.db'), { readonly: true });
     try {
@@ -69,9 +71,9 @@ describe('first start', () => {
 
   test('with DATABASE_URL unset, creates ./data/plant-store.db under the working directory, directory included', async () => {
     const dir = tempDir(after);
-    const server = await startServer(after, { cwd: dir, env: { DATABASE_URL: undefined, PLANT_STORE_TOKENS: 'static' } });
+    const server = await startServer(after, { cwd: dir, env: { DATABASE_URL: undefined, PLANT_STORE_TOKENS: STATIC } });
     assert.ok(existsSync(join(dir, 'data', 'plant-store.db')));
-    assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: 'static', body: '{"id":7,"name":"ivy"}' })).status, 200);
+    assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: STATIC, body: '{"id":7,"name":"ivy"}' })).status, 200);
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
   });
 });
@@ -79,7 +81,7 @@ describe('first start', () => {
 describe('probes', () => {
   test('/healthz, /readyz and /openapi.json answer 200 without a token', async () => {
     const dir = tempDir(after);
-    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: 'static' } });
+    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: STATIC } });
     for (const path of ['/healthz', '/readyz', '/openapi.json']) {
       const answer = await request(`${server.url}${path}`);
       assert.equal(answer.status, 200, `${path}: ${answer.text}`);
@@ -98,6 +100,7 @@ describe('bad configuration', () => {
     ['DATABASE_URL', { DATABASE_URL: 'mysql://user:secret@localhost/plants' }],
     ['PLANT_STORE_TOKENS', { PLANT_STORE_TOKENS: ',,' }],
     ['PLANT_STORE_TOKENS', { PLANT_STORE_TOKENS: 'has space' }],
+    ['PLANT_STORE_TOKENS', { PLANT_STORE_TOKENS: 'a-token-of-31-characters-012345' }],
     ['BODY_LIMIT', { BODY_LIMIT: 'x' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
   ];
@@ -127,9 +130,9 @@ describe('bad configuration', () => {
 
   test('a port in use stops the start with one line naming it', async () => {
     const dir = tempDir(after);
-    const first = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'a.db')}`, PLANT_STORE_TOKENS: 'static' } });
+    const first = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'a.db')}`, PLANT_STORE_TOKENS: STATIC } });
     const result = await run([SERVER_JS], {
-      env: { PORT: String(first.port), DATABASE_URL: `file:${join(dir, 'b.db')}`, PLANT_STORE_TOKENS: 'static' },
+      env: { PORT: String(first.port), DATABASE_URL: `file:${join(dir, 'b.db')}`, PLANT_STORE_TOKENS: STATIC },
     });
     assert.equal(result.code, 1);
     const lines = result.stderr.split('\n').filter((line) => line !== '');

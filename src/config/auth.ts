@@ -7,15 +7,20 @@ import type { Setting } from './setting.js';
 /** RFC 6750 b64token: what a bearer token may contain. */
 export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
+/** The shortest static token accepted (PLANT_STORE_TOKENS): a short one is a password anyone can guess. */
+export const STATIC_TOKEN_MIN_LENGTH = 32;
+
 export const AUTH_SETTINGS = {
   tokens: {
     env: 'PLANT_STORE_TOKENS',
     schema: Type.Array(
       Type.String({
+        // Long enough that guessing one is hopeless: 32 characters of a random token carry 190 bits or more.
+        minLength: STATIC_TOKEN_MIN_LENGTH,
         pattern: BEARER_TOKEN.source,
         patternMeaning: 'has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)',
       }),
-      { default: [], itemName: 'token', description: 'Comma-separated static bearer tokens, each with full access' },
+      { default: [], itemName: 'token', description: 'Comma-separated static bearer tokens, each with full access and at least 32 characters long' },
     ),
     // A message never repeats a token: it is a secret.
     secret: true,

@@ -8,7 +8,7 @@ import { cli, CLI_JS, request, run, startServer } from '../process.js';
 
 /** `plant-store plants import|export` against the database of a running server, through the same code as HTTP. */
 
-const TOKEN = 'cli-plants-token';
+const TOKEN = 'cli-plants-token-0123456789abcdefg';
 
 describe('plants import and export from the CLI', async () => {
   const dir = tempDir(after);

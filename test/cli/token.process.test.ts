@@ -6,7 +6,7 @@ import { cli, request, startServer, waitUntil, type ServerProcess } from '../pro
 
 /** `plant-store token ...` against the database of a running server, as an operator uses it. */
 
-const STATIC = 'cli-test-static-token';
+const STATIC = 'cli-test-static-token-0123456789ab';
 const SECRET = /^ps_[A-Za-z0-9_-]{40,}$/;
 
 interface ListedToken {

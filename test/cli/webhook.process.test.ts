@@ -7,7 +7,7 @@ import { Receiver, verify } from '../webhooks/receiver.js';
 
 /** `plant-store webhook ...` against the database of a running server, as an operator uses it. */
 
-const TOKEN = 'cli-webhook-test-token';
+const TOKEN = 'cli-webhook-test-token-0123456789a';
 
 describe('webhook commands against a running server', async () => {
   const databaseUrl = `file:${join(tempDir(after), 'w.db')}`;

@@ -6,7 +6,7 @@ import { tempDir } from '../helpers.js';
 import { request, startServer, waitUntil, type ServerProcess } from '../process.js';
 import { histogramOf, scrape, valueOf } from './scrape.js';
 
-const TOKEN = 'metrics-process-token';
+const TOKEN = 'metrics-process-token-0123456789abc';
 const METRICS_LINE = /metrics listening at (http:\/\/[^\s"]+)/;
 
 /** The metrics URL the process named in its log (METRICS_PORT=0 binds a free port). */

@@ -13,7 +13,7 @@ import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-se
  * in the middle of an export stops it, with nothing left open.
  */
 
-const TOKEN = 'import-process-token';
+const TOKEN = 'import-process-token-0123456789abc';
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const TARGET_BYTES = Number(process.env.IMPORT_TEST_MB ?? 200) * 2 ** 20;
 

@@ -7,7 +7,7 @@ import { request, sleep, type ServerProcess } from '../process.js';
  * real server process, remembering what each answer acknowledged, and the check made after a crash.
  */
 
-export const TOKEN = 'crash-test-token';
+export const TOKEN = 'crash-test-token-0123456789abcdefg';
 export const WRITERS = 24;
 
 export interface Plant {

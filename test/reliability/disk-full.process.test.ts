@@ -12,7 +12,7 @@ import { request, startServer, waitUntil } from '../process.js';
  * line, not crash, keep every plant it acknowledged, and accept writes again once the filler is gone.
  * Mounting needs root (CAP_SYS_ADMIN); where that is not allowed the test says so and is skipped.
  */
-const TOKEN = 'disk-full-test-token';
+const TOKEN = 'disk-full-test-token-0123456789abc';
 
 function tryMount(dir: string): string | undefined {
   try {

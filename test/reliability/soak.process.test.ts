@@ -13,7 +13,7 @@ import { request, sleep, startServer } from '../process.js';
  */
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 10);
 const CLIENTS = 16;
-const TOKEN = 'soak-test-token';
+const TOKEN = 'soak-test-token-0123456789abcdefgh';
 const DOCUMENTED = new Set([200, 201, 204, 400, 404, 412, 503]);
 
 function rssMb(pid: number): number {

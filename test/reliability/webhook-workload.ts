@@ -9,7 +9,7 @@ import { verify, type Receiver } from '../webhooks/receiver.js';
  * receiver, verified, and that no event announces a write nobody made.
  */
 
-export const TOKEN = 'webhook-crash-token';
+export const TOKEN = 'webhook-crash-token-0123456789abcde';
 
 /** A write as its event shows it: `type|id|name|tag`. */
 export type WriteKey = string;

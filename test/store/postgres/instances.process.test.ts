@@ -9,7 +9,7 @@ import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
  * without a restart; stored tokens made by the CLI work across instances.
  */
 
-const TOKEN = 'instances-test-token';
+const TOKEN = 'instances-test-token-0123456789abc';
 /** Generous: a bound that proves "no hang", not a speed. */
 const NO_HANG_MS = 30_000;
 
