@@ -56,7 +56,9 @@ describe('first start', () => {
 
   test('with PLANT_STORE_TOKENS set, creates no token', async () => {
     const dir = tempDir(after);
-    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: `${STATIC}-one,${STATIC}-two` } });
+    const server = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: `${STATIC}-one,${STATIC}-two` },
+    });
     assert.deepEqual(printedTokens(server.stderr), []);
     assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-two` })).status, 200);
     assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-three` })).status, 401);
