@@ -5,8 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { ConsoleMessage, Request } from 'playwright-core';
-import { browserSkip, launchChromium } from '../chromium.js';
+import { browserSkip, watchedPage } from '../chromium.js';
 import { tempDir, TOKEN } from '../helpers.js';
 import { startServer } from '../process.js';
 
@@ -98,16 +97,7 @@ test(
     });
     serviceUrl = service.url;
 
-    const browser = await launchChromium(dir);
-    after(() => browser.close());
-    const requests: string[] = [];
-    const errors: string[] = [];
-    browser.on('request', (request: Request) => requests.push(request.url()));
-    const page = await browser.newPage();
-    page.on('console', (message: ConsoleMessage) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
+    const { page, requests, errors } = await watchedPage(dir, after);
 
     await page.goto(`${pageOrigin}/`);
     await page.waitForFunction(() => 'results' in globalThis, undefined, { timeout: 60_000 });
