@@ -1,5 +1,5 @@
-// Writes src/client/openapi-types.ts, the client's types, from the OpenAPI document the service serves.
-// `npm run build` runs it between compiling the server and compiling the client. The document is made
+// Writes packages/client/src/openapi-types.ts, the client package's types, from the OpenAPI document the service serves.
+// `npm run build` runs it between compiling the server and compiling the client package. The document is made
 // in-process by the compiled buildApp on a throwaway SQLite store: no network, no running server.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import ts from 'typescript';
 import { buildApp } from '../dist/src/app.js';
 import { SqliteStore } from '../dist/src/store/sqlite/store.js';
 
-const OUTPUT = new URL('../src/client/openapi-types.ts', import.meta.url);
+const OUTPUT = new URL('../packages/client/src/openapi-types.ts', import.meta.url);
 
 /** The served document, as GET /openapi.json answers it. @returns {Promise<import('openapi-typescript').OpenAPI3>} */
 async function servedDocument() {
@@ -34,7 +34,7 @@ const BIGINT = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword);
 
 /**
  * `format: int64` is what the client really gives and takes: a number when it is a safe integer, a bigint
- * beyond 2^53 (the exact parser's answer, src/exact-json.ts). openapi-typescript would say `number`.
+ * beyond 2^53 (the exact parser's answer, packages/client/src/json.ts). openapi-typescript would say `number`.
  * @param {{ type?: string | string[]; format?: string }} schema
  */
 function transform(schema) {

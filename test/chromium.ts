@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { after } from 'node:test';
+import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Request } from 'playwright-core';
 
 /**
  * Debian's Chromium, driven by playwright-core (which never downloads a browser of its own), for the
@@ -25,6 +26,24 @@ const CHROMIUM_FLAGS = [
 ];
 
 /** A headless Chromium with a fresh profile in `dir`; the caller closes it. */
-export function launchChromium(dir: string): Promise<BrowserContext> {
+function launchChromium(dir: string): Promise<BrowserContext> {
   return chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
+
+/**
+ * A page in a fresh headless Chromium (closed when the test file ends), recording the URL of every request
+ * the browser makes and every console error and uncaught exception.
+ */
+export async function watchedPage(dir: string, cleanup: typeof after): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  const browser = await launchChromium(dir);
+  cleanup(() => browser.close());
+  const requests: string[] = [];
+  const errors: string[] = [];
+  browser.on('request', (request: Request) => requests.push(request.url()));
+  const page = await browser.newPage();
+  page.on('console', (message: ConsoleMessage) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, requests, errors };
 }

@@ -10,7 +10,7 @@ import { createToken } from '../src/auth/tokens.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import type { Scope } from '../src/auth/scopes.js';
 import type { ListOptions, Plant, PlantStore, Store } from '../src/store/store.js';
-import { parseJson } from '../src/exact-json.js';
+import { parseJson } from '@plant-store/client/json';
 
 /** A page as plants, for tests that want objects rather than JSON: ids stay exact. */
 export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { parseJson } from '../exact-json.js';
+import { parseJson } from '@plant-store/client/json';
 import { HttpError } from './errors.js';
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */

@@ -18,11 +18,19 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
-/** The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers). */
-const CORS_REQUEST_HEADERS = 'authorization, content-type, if-none-match';
+/**
+ * The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers): every
+ * one the API takes or answers beyond the CORS-safelisted ones, so a browser client can make conditional
+ * requests (ETag, If-Match, If-None-Match) and ask for counts (Prefer, X-Total-Count) as any other.
+ */
+const CORS_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, prefer';
 const CORS_EXPOSED_HEADERS = [
+  'content-disposition',
+  'etag',
   'link',
   'location',
+  'preference-applied',
+  'x-total-count',
   'retry-after',
   'www-authenticate',
   'x-request-id',

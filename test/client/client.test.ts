@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { createClient } from 'plant-store/client';
+import { createClient } from '@plant-store/client';
 import { TOKEN, testApp } from '../helpers.js';
 
 /** The ids of a JSON text as written, digits and all. */

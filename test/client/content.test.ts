@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createClient } from 'plant-store/client';
+import { createClient } from '@plant-store/client';
 
 /**
  * How the client reads and writes bodies whatever the service answers, including answers it does not

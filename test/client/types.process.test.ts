@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * The client's types as a consumer sees them: test/client/fixtures/consumer.ts imports `plant-store/client`
- * through the package's exports (the built declarations in dist/, as `npm run build` makes them) and is
- * compiled with a consumer's tsconfig. Every mistake it makes is marked `@ts-expect-error`, so tsc accepts
+ * The client's types as a consumer sees them: test/client/fixtures/consumer.ts imports `@plant-store/client`
+ * through the package's exports (the built declarations in packages/client/dist/, as `npm run build` makes
+ * them) and is compiled with a consumer's tsconfig. Every mistake it makes is marked `@ts-expect-error`, so tsc accepts
  * the file only if each marked line is an error; and with the markers stripped, tsc must report errors on
  * exactly those lines, so no marker can hide behind another error or pass by being unused elsewhere.
  */
@@ -35,12 +35,16 @@ describe('the client types, as a consumer compiles them', { concurrency: true },
   const lines = source.split('\n');
   const marked = lines.flatMap((line, i) => (DIRECTIVE.test(line) ? [i + 2] : []));
 
-  it("holds the README's client example, line for line, so that the example compiles too", () => {
-    const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-    const example = /## Client\n[\s\S]*?```ts\n([\s\S]*?)\n```/.exec(readme);
-    assert.ok(example, 'README.md has a Client section with a ts example');
+  it("holds the READMEs' client example (the service's and the package's), line for line, so that it compiles too", () => {
     const fixtureLines = new Set(lines.map((line) => line.trim()));
-    for (const line of example[1]!.split('\n')) assert.ok(fixtureLines.has(line.trim()), `consumer.ts lacks the README line: ${line}`);
+    for (const [path, section] of [
+      ['../../../README.md', /## Client\n[\s\S]*?```ts\n([\s\S]*?)\n```/],
+      ['../../../packages/client/README.md', /```ts\n([\s\S]*?)\n```/],
+    ] as const) {
+      const example = section.exec(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
+      assert.ok(example, `${path} has a ts example`);
+      for (const line of example[1]!.split('\n')) assert.ok(fixtureLines.has(line.trim()), `consumer.ts lacks the line of ${path}: ${line}`);
+    }
   });
 
   it('marks a dozen mistakes', () => {
@@ -54,7 +58,7 @@ describe('the client types, as a consumer compiles them', { concurrency: true },
   });
 
   it('without the markers, fails on exactly the marked lines', async () => {
-    // Inside the package, so that `plant-store/client` resolves to it by name as for the fixture.
+    // Inside the repository, so that `@plant-store/client` resolves by name (node_modules' workspace link) as for the fixture.
     const dir = fileURLToPath(new URL(`./stripped-${process.pid}/`, import.meta.url));
     mkdirSync(dir, { recursive: true });
     after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { ConsoleMessage, Request } from 'playwright-core';
-import { browserSkip, launchChromium } from '../chromium.js';
+import { browserSkip, watchedPage } from '../chromium.js';
 import { tempDir, testApp, TOKEN } from '../helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON */
@@ -32,16 +31,7 @@ test(
     const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 
     const dir = tempDir(after);
-    const browser = await launchChromium(dir);
-    after(() => browser.close());
-    const requests: string[] = [];
-    const errors: string[] = [];
-    browser.on('request', (request: Request) => requests.push(request.url()));
-    const page = await browser.newPage();
-    page.on('console', (message: ConsoleMessage) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
+    const { page, requests, errors } = await watchedPage(dir, after);
 
     await page.goto(`${origin}/docs`);
     const shown = page.locator('.opblock-summary-description');

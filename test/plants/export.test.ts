@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { parseJson } from '../../src/exact-json.js';
+import { parseJson } from '@plant-store/client/json';
 import type { Plant, Store } from '../../src/store/store.js';
 import { assertError, testApp } from '../helpers.js';
 

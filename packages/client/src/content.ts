@@ -1,4 +1,4 @@
-import { parseJson, stringifyJson } from '../exact-json.js';
+import { parseJson, stringifyJson } from './json.js';
 import type { components } from './openapi-types.js';
 
 /** The Error shape `{error, message}`: every error answer of the service has it, and the client makes one for any other. */

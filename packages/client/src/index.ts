@@ -3,11 +3,12 @@ import { answerData, errorBody, serializeBody } from './content.js';
 import type { HttpMethod, PlantStoreClient } from './types.js';
 
 /**
- * The Plant Store client: `import { createClient } from 'plant-store/client'`. openapi-fetch builds the
+ * The Plant Store client: `import { createClient } from '@plant-store/client'`. openapi-fetch builds the
  * requests (paths, query strings, headers, middleware); this module adds what the API needs on top:
- * - int64 exact both ways: 2xx JSON answers are parsed by the service's own exact parser, so an id is a
- *   number when it is a safe integer and a bigint beyond 2^53; bigints in bodies are sent as plain JSON
- *   integers, and in paths and query strings as their decimal digits;
+ * - int64 exact both ways: 2xx JSON answers are parsed by the exact parser the service itself reads bodies
+ *   with (./json.ts, exported as `@plant-store/client/json` too), so an id is a number when it is a safe
+ *   integer and a bigint beyond 2^53; bigints in bodies are sent as plain JSON integers, and in paths and
+ *   query strings as their decimal digits;
  * - answers that are not JSON (text/csv, NDJSON…) come as text instead of failing to parse;
  * - `error` is the Error shape for every non-2xx answer, even one the service did not write.
  * Everything else is generated: a new operation in the document needs no change here.
