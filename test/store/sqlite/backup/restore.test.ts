@@ -160,6 +160,14 @@ describe('SQLite restore', () => {
     await opened.close();
   });
 
+  it('sets aside a store file SQLite cannot read at all (no process can be using it) and restores over it', async () => {
+    const { store, backup } = await setup();
+    writeFileSync(store, 'not a database, a damaged file '.repeat(500));
+    const result = restoreSqlite(backup, store);
+    assert.equal(readFileSync(result.keptAt!, 'utf8').slice(0, 14), 'not a database');
+    assert.equal(plantsIn(store).get('1'), 'backup 1');
+  });
+
   it('restores onto a store that does not exist yet, making its directory', async () => {
     const { backup } = await setup();
     const store = join(tempDir(after), 'new', 'plants.db');
