@@ -1,4 +1,4 @@
-import { linkSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, linkSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openConnection, prepare } from '../connection.js';
 import type { CopyReply, CopyRequest } from './backup.js';
@@ -20,7 +20,10 @@ function install(partial: string, target: string, replace: boolean): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') throw new Error(`${target} exists already`);
-    throw error;
+    // A file system without hard links (some network and FAT ones): look, then rename.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    if (existsSync(target)) throw new Error(`${target} exists already`);
+    return renameSync(partial, target);
   }
   unlinkSync(partial);
 }
