@@ -35,6 +35,18 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** An interval as BACKUP_INTERVAL spells it: 6h, 30m, 1d, 90s. */
+function spelled(seconds: number): string {
+  const [unit, size] = (
+    [
+      ['d', 86_400],
+      ['h', 3600],
+      ['m', 60],
+    ] as const
+  ).find(([, size]) => seconds % size === 0) ?? ['s', 1];
+  return `${seconds / size}${unit}`;
+}
+
 export class BackupSchedule {
   private readonly dir: string;
   private readonly intervalMs: number;
@@ -77,7 +89,7 @@ export class BackupSchedule {
         keep: this.settings.keep,
         next: new Date(Math.max(due, Date.now())).toISOString(),
       },
-      `backups of the store every ${this.settings.intervalSeconds} s into ${this.dir}, the newest ${this.settings.keep} kept`,
+      `backups of the store every ${spelled(this.settings.intervalSeconds)} into ${this.dir}, the newest ${this.settings.keep} kept`,
     );
   }
 
@@ -122,7 +134,10 @@ export class BackupSchedule {
       // Stopping ends a backup on purpose: that is no failure.
       if (this.abort.signal.aborted) return;
       this.observer?.taken({ ok: false, at: startedAt, seconds: (Date.now() - startedAt) / 1000 });
-      this.log.error({ err: error, file: target }, `backup failed: ${messageOf(error)}; the next attempt is in ${this.settings.intervalSeconds} s`);
+      this.log.error(
+        { err: error, file: target },
+        `backup failed: ${messageOf(error)}; the next attempt is in ${spelled(this.settings.intervalSeconds)}`,
+      );
     }
   }
 }

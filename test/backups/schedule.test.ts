@@ -72,6 +72,7 @@ describe('scheduled backups', () => {
     writeFileSync(join(dir, backupName(store, tenMinutesAgo)), '');
     const { backups, lines, metric } = schedule(store, dir, 3600, 5);
     await backups.start();
+    assert.equal(lines[0]!.message, `backups of the store every 1h into ${dir}, the newest 5 kept`);
     assert.equal(lines[0]!.details.next, new Date(tenMinutesAgo.getTime() + 3_600_000).toISOString());
     assert.equal(await metric('plant_store_backup_last_success_timestamp_seconds'), tenMinutesAgo.getTime() / 1000);
 
@@ -90,7 +91,7 @@ describe('scheduled backups', () => {
     await backups.start();
     await waitUntil(() => lines.some((line) => line.level === 'error'), 60_000, 'a failure');
     const failure = lines.find((line) => line.level === 'error')!;
-    assert.equal(failure.message, `backup failed: there is no SQLite store at ${store} to back up; the next attempt is in 1 s`);
+    assert.equal(failure.message, `backup failed: there is no SQLite store at ${store} to back up; the next attempt is in 1s`);
     assert.ok((await metric('plant_store_backups_total{outcome="failed"}')) >= 1);
     await storeWith(store, numbered(2));
     await waitUntil(() => taken().length >= 1, 60_000, 'a backup once the store exists');

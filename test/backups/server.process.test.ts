@@ -67,9 +67,9 @@ describe('scheduled backups by the server', () => {
     // The directory gone: each backup fails, logged as an error and counted, and the server serves on.
     rmSync(into, { recursive: true });
     // (One in progress when it went fails as its file cannot be written; the next ones before they begin.)
-    const missing = `backup failed: the directory ${into} does not exist; the next attempt is in 1 s`;
+    const missing = `backup failed: the directory ${into} does not exist; the next attempt is in 1s`;
     await waitUntil(() => failed(server).some((line) => line.msg === missing), 60_000, 'a failed backup');
-    assert.ok(failed(server).every((line) => line.level === 50 && / the next attempt is in 1 s$/.test(line.msg)));
+    assert.ok(failed(server).every((line) => line.level === 50 && / the next attempt is in 1s$/.test(line.msg)));
     assert.equal((await request(`${server.url}/plants/21`, { method: 'PUT', token: TOKEN, body: '{"name":"p21"}' })).status, 201);
     const later = await scrape(metricsUrl(server)!);
     assert.ok(valueOf(later.metrics, 'plant_store_backups_total', { outcome: 'failed' })! >= 1);
