@@ -1,5 +1,6 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { AUTH_SETTINGS } from './config/auth.js';
+import { BACKUP_SETTINGS } from './config/backup.js';
 import { readSetting } from './config/read.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './config/server.js';
 import type { Setting } from './config/setting.js';
@@ -16,7 +17,7 @@ import { databaseKind } from './store/database-url.js';
  * variable. Code reads the resolved Config only. The order is the README's (and a computed default may
  * read the settings above it).
  */
-export const SETTINGS = { ...LISTEN_SETTINGS, ...STORE_SETTINGS, ...AUTH_SETTINGS, ...SERVER_SETTINGS, ...WEBHOOK_SETTINGS };
+export const SETTINGS = { ...LISTEN_SETTINGS, ...STORE_SETTINGS, ...AUTH_SETTINGS, ...SERVER_SETTINGS, ...WEBHOOK_SETTINGS, ...BACKUP_SETTINGS };
 
 type Settings = typeof SETTINGS;
 type Env = Record<string, string | undefined>;
@@ -44,6 +45,12 @@ function checkRelations(config: Config): void {
     throw new ConfigError('DATABASE_READ_URL', 'reads from PostgreSQL replicas, so DATABASE_URL must be postgres:// too');
   }
   checkJwtSettings(config);
+  if (config.backupDir !== '' && databaseKind(config.databaseUrl) === 'postgres') {
+    throw new ConfigError(
+      'BACKUP_DIR',
+      'takes SQLite backups; back up PostgreSQL with pg_dump or pg_basebackup (see Backup and restore in the README)',
+    );
+  }
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): metrics have a listener of their own`);
   }
@@ -86,6 +93,10 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const config = resolved as Config;
+  // The schedule's settings without its directory would be ignored: say so rather than take no backups.
+  for (const name of [SETTINGS.backupIntervalSeconds.env, SETTINGS.backupKeep.env]) {
+    if (config.backupDir === '' && (env[name] ?? '').trim() !== '') throw new ConfigError(name, 'is set but backups are off: set BACKUP_DIR');
+  }
   checkRelations(config);
   return config;
 }

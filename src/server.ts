@@ -1,6 +1,8 @@
 import cluster from 'node:cluster';
+import { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
+import { startBackups } from './backups/schedule.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
@@ -42,27 +44,22 @@ async function main(): Promise<void> {
   const store = await openStore(config, { onCommit: metrics?.onCommit });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   if (clustered) {
-    // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but metrics.
+    // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but
+    // metrics, and takes the scheduled backups (one process must), whose metrics it serves beside the workers'.
     await store.close();
+    const own = config.metricsPort !== undefined && config.backupDir !== '' ? new Registry() : undefined;
+    const backups = config.backupDir === '' ? undefined : await startBackups(config, await processLogger(config), own);
     const scrapes =
       config.metricsPort === undefined
         ? undefined
-        : await listenForScrapes(config.metricsHost, config.metricsPort, clusterScrape(), (error) =>
+        : await listenForScrapes(config.metricsHost, config.metricsPort, clusterScrape(own), (error) =>
             process.stderr.write(`plant-store: metrics scrape failed: ${error instanceof Error ? error.message : String(error)}\n`),
           );
     if (scrapes) process.stderr.write(`plant-store: metrics listening at ${scrapes.url}\n`);
-    runPrimary(config.webConcurrency, () => void scrapes?.close());
+    runPrimary(config.webConcurrency, () => void Promise.all([scrapes?.close(), backups?.stop()]));
     return;
   }
-  // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
-  // reach a line (see logging/logger.ts). The first token's message above went to stderr either way.
-  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
-  const app = await buildApp({
-    config,
-    store,
-    logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
-    metrics,
-  });
+  const app = await buildApp({ config, store, logger: await processLogger(config), metrics });
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.
@@ -81,6 +78,8 @@ async function main(): Promise<void> {
     app.log,
     pressure,
   );
+  // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).
+  const backups = cluster.isWorker ? undefined : await startBackups(config, app.log, metrics?.registry);
   let scrapes: MetricsListener | undefined;
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
@@ -121,7 +120,7 @@ async function main(): Promise<void> {
     // keep-alive timeout. Sweep those as they turn idle.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     sweep.unref();
-    Promise.all([app.close(), scrapes?.close()])
+    Promise.all([app.close(), scrapes?.close(), backups?.stop()])
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())
@@ -145,6 +144,15 @@ async function main(): Promise<void> {
   pressure.start();
   dispatcher.start();
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
+}
+
+/**
+ * The process's logger: JSON lines on stdout, written in batches, or readable text for a person at a
+ * terminal; tokens never reach a line (see logging/logger.ts). The first token's message went to stderr.
+ */
+async function processLogger(config: Config) {
+  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
+  return createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination());
 }
 
 main().catch((error: unknown) => {

@@ -18,8 +18,15 @@ export function answerPrimary(registry: Registry): void {
   AggregatorRegistry.setRegistries([registry]);
 }
 
-/** In the primary: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the scrape). */
-export function clusterScrape(): Scrape {
+/**
+ * In the primary: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the
+ * scrape), followed by the primary's `own` metrics (the scheduled backups', which no worker has).
+ */
+export function clusterScrape(own?: Registry): Scrape {
   const aggregator = new AggregatorRegistry();
-  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+  return async () => {
+    const [workers, primary] = await Promise.all([aggregator.clusterMetrics(), own?.metrics() ?? '']);
+    const separator = primary !== '' && !workers.endsWith('\n') ? '\n' : '';
+    return { contentType: aggregator.contentType, body: `${workers}${separator}${primary}` };
+  };
 }

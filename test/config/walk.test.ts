@@ -39,6 +39,9 @@ const CONSTRAINTS = new Set([
 const COMPANIONS: Record<string, Record<string, string>> = {
   HEADERS_TIMEOUT_MS: { REQUEST_TIMEOUT_MS: '3600000' },
   REQUEST_TIMEOUT_MS: { HEADERS_TIMEOUT_MS: '100' },
+  // The schedule's settings are refused without its directory.
+  BACKUP_INTERVAL: { BACKUP_DIR: '/var/backups/plants' },
+  BACKUP_KEEP: { BACKUP_DIR: '/var/backups/plants' },
 };
 
 /** The environment text of a value. */

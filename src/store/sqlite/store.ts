@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { sqlitePath } from '../database-url.js';
 import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
-import { configureConnection, openConnection, prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
+import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { guard, translate } from './errors.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
+import { openStoreFile } from './open-file.js';
 import { SqlitePlants } from './plants.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteWebhooks } from './webhooks.js';
@@ -47,9 +48,7 @@ export class SqliteStore implements Store {
     const path = sqlitePath(url);
     try {
       mkdirSync(dirname(path), { recursive: true });
-      const db = openConnection(path);
-      configureConnection(db, options);
-      db.exec('PRAGMA journal_mode = WAL');
+      const db = openStoreFile(path, options);
       // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
       // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
       db.exec('PRAGMA cache_size = -16000');

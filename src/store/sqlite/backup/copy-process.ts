@@ -1,0 +1,60 @@
+import { existsSync, linkSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openConnection, prepare } from '../connection.js';
+import type { CopyReply, CopyRequest } from './backup.js';
+import { checkStore } from './check.js';
+import { fsyncPath } from './files.js';
+
+/**
+ * One backup, in a process of its own (started by backup.ts): SQLite's work here takes seconds on a big
+ * store and cannot be interrupted from JavaScript, so a process keeps it off the server's event loop, and
+ * lets a stopping server end it at once (a thread would finish its statement first).
+ */
+
+/** Puts the checked copy in place: atomically, and without replacing an existing file unless asked. */
+function install(partial: string, target: string, replace: boolean): void {
+  if (replace) return renameSync(partial, target);
+  // link() fails if the target exists (rename would replace it): no window in which another file could be lost.
+  try {
+    linkSync(partial, target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new Error(`${target} exists already`);
+    // A file system without hard links (some network and FAT ones): look, then rename.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    if (existsSync(target)) throw new Error(`${target} exists already`);
+    return renameSync(partial, target);
+  }
+  unlinkSync(partial);
+}
+
+function copy({ source, partial, target, replace }: CopyRequest): CopyReply {
+  const db = openConnection(source, { fileMustExist: true });
+  db.exec('PRAGMA busy_timeout = 10000');
+  // The copy is flushed once, whole, below: no fsync while SQLite writes it.
+  db.exec('PRAGMA synchronous = OFF');
+  // One read transaction (WAL): the copy is the store as it was when the statement began, and the
+  // server's writes go on meanwhile. VACUUM INTO writes a compact file in rollback-journal mode, with no
+  // -wal to go with it.
+  prepare(db, 'VACUUM INTO ?').run(partial);
+  db.close();
+  const written = openConnection(partial, { readonly: true, fileMustExist: true });
+  const facts = checkStore(written);
+  written.close();
+  fsyncPath(partial);
+  // The process that asked has gone (a server killed mid-backup): leave no file it did not see finished.
+  if (!process.connected) throw new Error('the process that asked for the backup has gone');
+  install(partial, target, replace);
+  fsyncPath(dirname(target));
+  return { ok: true, bytes: statSync(target).size, ...facts };
+}
+
+process.once('message', (request: CopyRequest) => {
+  let reply: CopyReply;
+  try {
+    reply = copy(request);
+  } catch (error) {
+    reply = { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+  if (process.connected) process.send!(reply, () => process.disconnect());
+});
