@@ -30,7 +30,7 @@ export const AUTH_SETTINGS = {
     schema: Type.String({
       default: '',
       description:
-        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
+        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`; plain `http://` only to a loopback host), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
     }),
     parse: (text: string) => jwksUrl(text).href,
     docDefault: 'off',
