@@ -168,9 +168,15 @@ async function resolvePublic(url: URL, resolver: Resolver): Promise<LookupAddres
   return addresses;
 }
 
-/** The URL as an endpoint may hold it: absolute http(s), at most URL_MAX_LENGTH characters, no credentials. */
+/**
+ * The URL as an endpoint may hold it: absolute http(s), at most URL_MAX_LENGTH characters (as sent and
+ * as normalised), no credentials. What is stored, shown and delivered to is its `href`, the WHATWG
+ * parser's normal form (tabs and line breaks removed, spaces and controls percent-encoded, the host
+ * lowercased and numeric forms spelled out), never the text as sent.
+ */
 export function parseWebhookUrl(text: string): URL {
-  if (text.length > URL_MAX_LENGTH) throw new WebhookUrlError(`must be at most ${URL_MAX_LENGTH} characters`);
+  const tooLong = new WebhookUrlError(`must be at most ${URL_MAX_LENGTH} characters`);
+  if (text.length > URL_MAX_LENGTH) throw tooLong;
   let url: URL;
   try {
     url = new URL(text);
@@ -179,6 +185,7 @@ export function parseWebhookUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WebhookUrlError('must be an absolute http:// or https:// URL');
   if (url.username !== '' || url.password !== '') throw new WebhookUrlError('must not carry a user name or password');
+  if (url.href.length > URL_MAX_LENGTH) throw tooLong;
   return url;
 }
 

@@ -127,8 +127,11 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { url, events, description, enabled } = request.body;
-      if (url !== undefined) await checkWebhookUrl(url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl);
+      const { events, description, enabled } = request.body;
+      const url =
+        request.body.url === undefined
+          ? undefined
+          : (await checkWebhookUrl(request.body.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl)).href;
       const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, enabled });
       if (!endpoint) throw notFound(request.params.id);
       return reply.send(endpointView(endpoint));
