@@ -126,8 +126,27 @@ export function forbiddenAddress(text: string): string | undefined {
   return GLOBAL_UNICAST.check(canonical, 'ipv6') ? undefined : 'reserved (outside global unicast, 2000::/3)';
 }
 
-/** A webhook URL that may not be registered or delivered to; its message says why. */
-export class WebhookUrlError extends Error {}
+/** Which address of a host the guard refused, and by which rule: for the log only, never an answer. */
+export interface RefusedAddress {
+  host: string;
+  address: string;
+  rule: string;
+}
+
+/**
+ * A webhook URL that may not be registered or delivered to; its message says why, in words fit for the
+ * client. A host refused for its addresses carries them in `refused`: the message never names an address
+ * that a name resolves to (an answer would otherwise map the service's internal network for the caller).
+ */
+export class WebhookUrlError extends Error {
+  constructor(
+    message: string,
+    readonly refused?: RefusedAddress,
+  ) {
+    super(message);
+    this.name = 'WebhookUrlError';
+  }
+}
 
 export const URL_MAX_LENGTH = 2048;
 
@@ -141,6 +160,11 @@ export const systemResolver: Resolver = (hostname) =>
 /** The URL's host with IPv6 brackets removed. */
 function host(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/** The refusal of a host for its addresses: the host in the message, the address and rule in `refused`. */
+export function notPublic(host: string, refused: RefusedAddress): WebhookUrlError {
+  return new WebhookUrlError(`the host ${host} is not a public address: webhooks may only reach the public internet`, refused);
 }
 
 /** The addresses a URL's host stands for, each checked; the first forbidden one is an error. */
@@ -158,12 +182,8 @@ async function resolvePublic(url: URL, resolver: Resolver): Promise<LookupAddres
     if (addresses.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`);
   }
   for (const { address } of addresses) {
-    const why = forbiddenAddress(address);
-    if (why !== undefined) {
-      throw new WebhookUrlError(
-        `${hostname === address ? address : `the host ${hostname} resolves to ${address}, which`} is ${why}: webhooks may only reach public addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this)`,
-      );
-    }
+    const rule = forbiddenAddress(address);
+    if (rule !== undefined) throw notPublic(hostname, { host: hostname, address, rule });
   }
   return addresses;
 }

@@ -145,7 +145,10 @@ describe('the network guard', () => {
       { address: '93.184.215.14', family: 4 },
       { address: '10.0.0.7', family: 4 },
     ];
-    await assert.rejects(checkWebhookUrl('https://mixed.example/x', { allowPrivate: false, resolver }), /resolves to 10\.0\.0\.7/);
+    const mixed = await checkWebhookUrl('https://mixed.example/x', { allowPrivate: false, resolver }).catch((error: unknown) => error);
+    assert.ok(mixed instanceof WebhookUrlError);
+    assert.equal(mixed.message, 'the host mixed.example is not a public address: webhooks may only reach the public internet');
+    assert.deepEqual(mixed.refused, { host: 'mixed.example', address: '10.0.0.7', rule: 'private' });
     const unresolvable = async (): Promise<LookupAddress[]> => {
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     };
@@ -173,7 +176,8 @@ describe('the network guard', () => {
     answer = '127.0.0.1';
     const refused = await new Promise<NodeJS.ErrnoException | null>((resolve) => lookup('rebind.example', {}, (error) => resolve(error)));
     assert.equal(refused?.code, 'EWEBHOOKFORBIDDEN');
-    assert.match(refused?.message ?? '', /loopback/);
+    assert.equal(refused?.message, 'the host rebind.example is not a public address: webhooks may only reach the public internet');
+    assert.deepEqual((refused as WebhookUrlError).refused, { host: 'rebind.example', address: '127.0.0.1', rule: 'loopback' });
     assert.equal(lookups.length, 3, 'one resolution per connection, used for the connection itself');
   });
 });

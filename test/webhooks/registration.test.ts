@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { createLogger } from '../../src/logging/logger.js';
 import { assertError, testApp } from '../helpers.js';
+import { LogSink } from '../log-sink.js';
 
 /** What a registered URL becomes: the WHATWG parser's normalised `href`, stored and shown, never the text as sent. */
 describe('webhook URLs are stored as the WHATWG parser normalises them', async () => {
@@ -48,4 +50,44 @@ describe('webhook URLs are stored as the WHATWG parser normalises them', async (
     const message = assertError(await t.call('POST', '/webhooks', { body: { url: `https://93.184.215.14/${' '.repeat(1000)}x` } }), 400, 'body.url');
     assert.match(message, /2048/);
   });
+});
+
+describe('a refused URL is "not a public address" in the answer; the address and the rule go to the log only', async () => {
+  const sink = new LogSink();
+  const t = await testApp(after, { logger: createLogger('info', sink) });
+  // localhost resolves (from /etc/hosts) to a loopback address: the internal address a name stands for.
+  const refused: Array<[string, string]> = [
+    ['http://localhost:9/x', 'localhost'],
+    ['http://LocalHost:80/x', 'localhost'],
+    ['http://10.0.0.5/x', '10.0.0.5'],
+    ['http://[::ffff:169.254.169.254]/latest', '::ffff:a9fe:a9fe'],
+    ['http://[64:ff9b:1::a00:1]/x', '64:ff9b:1::a00:1'],
+  ];
+  for (const [url, host] of refused) {
+    it(`${url}: 400 naming the host, never what it resolves to`, async () => {
+      sink.text = '';
+      for (const res of [
+        await t.call('POST', '/webhooks', { body: { url } }),
+        await t.call('PATCH', `/webhooks/${(await t.call('POST', '/webhooks', { body: { url: 'https://93.184.215.14/x' } })).json().id}`, {
+          body: { url },
+        }),
+      ]) {
+        const message = assertError(res, 400, 'body.url');
+        assert.equal(message, `body.url the host ${host} is not a public address: webhooks may only reach the public internet`);
+        for (const detail of ['127.0.0.1', '::1', 'loopback', 'private', 'link-local', 'translation', 'resolves']) {
+          assert.ok(!message.includes(detail), `the answer names "${detail}": ${message}`);
+        }
+      }
+      const logged = sink.lines().filter((line) => line.msg === 'webhooks: URL refused: not a public address');
+      assert.equal(logged.length, 2, sink.text);
+      for (const line of logged) {
+        assert.equal(line.level, 40, 'a warning');
+        assert.equal(line.host, host);
+        assert.equal(typeof line.address, 'string');
+        assert.match(String(line.rule), /loopback|private|link-local|translation/);
+        assert.equal(typeof line.reqId, 'string');
+      }
+      if (host === 'localhost') assert.ok(['127.0.0.1', '::1'].includes(String(logged[0]!.address)), sink.text);
+    });
+  }
 });

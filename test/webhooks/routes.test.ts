@@ -94,7 +94,7 @@ describe('webhook endpoints over HTTP', async () => {
     for (const target of refused) {
       it(target, async () => {
         const message = assertError(await t.call('POST', '/webhooks', { body: { url: target } }), 400, 'body.url');
-        assert.match(message, /public addresses/);
+        assert.match(message, /is not a public address/);
       });
     }
   });
