@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { parseJson } from '../exact-json.js';
+import { JsonDepthError, parseJson } from '../exact-json.js';
 import { HttpError } from './errors.js';
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
@@ -61,7 +61,12 @@ export function installJsonParser(app: FastifyInstance): void {
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {
-      const message = error instanceof JsonBodyError ? error.message : `body is not valid JSON: ${(error as Error).message}`;
+      const message =
+        error instanceof JsonBodyError
+          ? error.message
+          : error instanceof JsonDepthError
+            ? `body is ${error.message}`
+            : `body is not valid JSON: ${(error as Error).message}`;
       done(new HttpError(400, message), undefined);
     }
   });
