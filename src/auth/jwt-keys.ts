@@ -88,3 +88,12 @@ export function jwksUrl(text: string): URL {
   if (url.username !== '' || url.password !== '') throw new Error('must not carry a user name or password (the keys are public)');
   return url;
 }
+
+/**
+ * A `typ` header value as compared (RFC 7515 §4.1.9): lowercased, `application/` left out, since a
+ * media type's name is case-insensitive and the prefix is optional there.
+ */
+export function jwtType(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
+}
