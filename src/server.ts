@@ -10,7 +10,7 @@ import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
 import { answerPrimary, clusterScrape } from './metrics/cluster.js';
 import { Metrics } from './metrics/registry.js';
-import { listenForScrapes, type MetricsListener } from './metrics/server.js';
+import { listenForScrapes, type MetricsListener, type ScrapeAddress } from './metrics/server.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 import { Sender } from './webhooks/delivery.js';
@@ -20,6 +20,11 @@ import { Dispatcher } from './webhooks/dispatcher.js';
 const FORCE_EXIT_MS = 10_000;
 /** The longest a graceful stop waits for webhook deliveries in flight; the rest are sent again after their lease. */
 const DELIVERY_GRACE_MS = 3000;
+
+/** The metrics listener's address and the names it answers to (METRICS_PORT is set when this is called). */
+function scrapeAddress(config: Config): ScrapeAddress {
+  return { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
+}
 
 /**
  * The process: reads the configuration, opens the store, serves, and shuts down cleanly on SIGTERM or
@@ -52,7 +57,7 @@ async function main(): Promise<void> {
     const scrapes =
       config.metricsPort === undefined
         ? undefined
-        : await listenForScrapes(config.metricsHost, config.metricsPort, clusterScrape(own), (error) =>
+        : await listenForScrapes(scrapeAddress(config), clusterScrape(own), (error) =>
             process.stderr.write(`plant-store: metrics scrape failed: ${error instanceof Error ? error.message : String(error)}\n`),
           );
     if (scrapes) process.stderr.write(`plant-store: metrics listening at ${scrapes.url}\n`);
@@ -87,9 +92,7 @@ async function main(): Promise<void> {
   }
   // A worker's metrics are served by the primary; a single process serves its own.
   if (metrics && !cluster.isWorker) {
-    scrapes = await listenForScrapes(config.metricsHost, config.metricsPort!, metrics.scrape, (error) =>
-      app.log.error({ err: error }, 'metrics scrape failed'),
-    );
+    scrapes = await listenForScrapes(scrapeAddress(config), metrics.scrape, (error) => app.log.error({ err: error }, 'metrics scrape failed'));
     app.log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
   }
 

@@ -32,7 +32,11 @@ describe('JWT settings', () => {
 
   it('take a JWKS URL, a PEM (also on one line with \\n) or a secret of 32 bytes, with the issuer and audience', () => {
     assert.equal(loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks.json', ...CLAIMS }).jwtJwksUrl, 'https://id.example/jwks.json');
-    assert.equal(loadConfig({ JWT_JWKS_URL: 'http://127.0.0.1:9000/keys', ...CLAIMS }).jwtJwksUrl, 'http://127.0.0.1:9000/keys');
+    // Plain http only to a loopback host (a provider's proxy, or a test's): 127.0.0.0/8, ::1, localhost.
+    for (const loopback of ['http://127.0.0.1:9000/keys', 'http://127.9.8.7/keys', 'http://[::1]:9000/keys', 'http://localhost:9000/keys']) {
+      assert.equal(loadConfig({ JWT_JWKS_URL: loopback, ...CLAIMS }).jwtJwksUrl, loopback);
+    }
+    assert.equal(loadConfig({ JWT_JWKS_URL: 'http://LocalHost/keys', ...CLAIMS }).jwtJwksUrl, 'http://localhost/keys');
     assert.equal(loadConfig({ JWT_PUBLIC_KEY: PEM, ...CLAIMS }).jwtPublicKey, PEM);
     assert.ok(loadConfig({ JWT_PUBLIC_KEY: PEM.replace(/\n/g, '\\n'), ...CLAIMS }).jwtPublicKey);
     const config = loadConfig({ JWT_SECRET: SECRET, ...CLAIMS });
@@ -76,8 +80,28 @@ describe('JWT settings', () => {
       'JWT_PUBLIC_KEY',
       /x25519/,
     ],
-    ['a JWKS URL that is not http(s)', { JWT_JWKS_URL: 'ftp://id.example/jwks.json', ...CLAIMS }, 'JWT_JWKS_URL', /http:\/\/ or https:\/\//],
-    ['a JWKS URL that is no URL', { JWT_JWKS_URL: 'id.example/jwks.json', ...CLAIMS }, 'JWT_JWKS_URL', /http:\/\/ or https:\/\//],
+    ['a JWKS URL that is not http(s)', { JWT_JWKS_URL: 'ftp://id.example/jwks.json', ...CLAIMS }, 'JWT_JWKS_URL', /must be an https:\/\/ URL/],
+    ['a JWKS URL that is no URL', { JWT_JWKS_URL: 'id.example/jwks.json', ...CLAIMS }, 'JWT_JWKS_URL', /must be an https:\/\/ URL/],
+    [
+      'a plain-http JWKS URL to a public host',
+      { JWT_JWKS_URL: 'http://id.example/jwks.json', ...CLAIMS },
+      'JWT_JWKS_URL',
+      /must be https:\/\/.*loopback/,
+    ],
+    [
+      'a plain-http JWKS URL to a public address',
+      { JWT_JWKS_URL: 'http://93.184.215.14/jwks.json', ...CLAIMS },
+      'JWT_JWKS_URL',
+      /must be https:\/\//,
+    ],
+    ['a plain-http JWKS URL to a private address', { JWT_JWKS_URL: 'http://10.0.0.5:8080/keys', ...CLAIMS }, 'JWT_JWKS_URL', /must be https:\/\//],
+    [
+      'a plain-http JWKS URL to a name under localhost',
+      { JWT_JWKS_URL: 'http://id.localhost.example/k', ...CLAIMS },
+      'JWT_JWKS_URL',
+      /must be https:\/\//,
+    ],
+    ['a plain-http JWKS URL to an unspecified address', { JWT_JWKS_URL: 'http://0.0.0.0/k', ...CLAIMS }, 'JWT_JWKS_URL', /must be https:\/\//],
     ['a JWKS URL with a password', { JWT_JWKS_URL: 'https://u:hunter2@id.example/jwks.json', ...CLAIMS }, 'JWT_JWKS_URL', /password/],
   ];
   for (const [what, env, setting, message] of refused) {
@@ -102,5 +126,11 @@ describe('JWT settings', () => {
     const lines = result.stderr.split('\n').filter((line) => line !== '');
     assert.deepEqual(lines, ['plant-store: cannot start: JWT_ISSUER: is required with JWT_JWKS_URL: the issuer (iss) that accepted JWTs name']);
     assert.equal(result.stdout, '');
+  });
+
+  it('a server started with a plain-http JWKS URL to a host that is not loopback stops, naming JWT_JWKS_URL', async () => {
+    const result = await run([SERVER_JS], { env: { JWT_JWKS_URL: 'http://id.example/jwks.json', ...CLAIMS, PORT: '0' } });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^plant-store: cannot start: JWT_JWKS_URL: must be https:\/\/ .*"http:\/\/id\.example\/jwks\.json"\n$/);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 
-/** METRICS_PORT and METRICS_HOST (see src/metrics/). */
+/** METRICS_PORT, METRICS_HOST and METRICS_ALLOWED_HOSTS (see src/metrics/). */
 describe('metrics settings', () => {
   it('are off by default, on loopback when on', () => {
     const config = loadConfig({});
@@ -34,5 +34,21 @@ describe('metrics settings', () => {
       );
     }
     assert.throws(() => loadConfig({ PORT: '9000', METRICS_PORT: '9000' }), /METRICS_PORT: must differ from PORT \(9000\)/);
+  });
+
+  it('METRICS_ALLOWED_HOSTS: none by default; host names (lowercased) or *; anything else refused, naming the setting', () => {
+    assert.deepEqual(loadConfig({}).metricsAllowedHosts, []);
+    assert.deepEqual(loadConfig({ METRICS_ALLOWED_HOSTS: 'Metrics.Internal, prom-1.example' }).metricsAllowedHosts, [
+      'metrics.internal',
+      'prom-1.example',
+    ]);
+    assert.deepEqual(loadConfig({ METRICS_ALLOWED_HOSTS: '*' }).metricsAllowedHosts, ['*']);
+    for (const text of ['metrics.internal:9464', 'a b', 'http://metrics.internal', '-bad.example', 'a,,b', '*.example']) {
+      assert.throws(
+        () => loadConfig({ METRICS_ALLOWED_HOSTS: text }),
+        (error: unknown) => error instanceof ConfigError && error.setting === 'METRICS_ALLOWED_HOSTS' && !error.message.includes('\n'),
+        text,
+      );
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import { isLoopbackHost } from '../net/loopback.js';
 import { redactUrl } from '../store/database-url.js';
 
 /**
@@ -64,11 +65,15 @@ export function secretKey(text: string): Uint8Array {
   return bytes;
 }
 
-/** JWT_JWKS_URL: an http(s) URL; throws an Error saying what is wrong. */
+/**
+ * JWT_JWKS_URL: an https URL, or plain http to a loopback host only (a provider's sidecar or a test's);
+ * throws an Error saying what is wrong. The keys decide who may call: fetched in clear over a network,
+ * anyone on the path could swap in keys of their own and sign any token.
+ */
 export function jwksUrl(text: string): URL {
   // Shown without a password, and on one line (JSON.stringify) whatever the text holds.
-  const shown = redactUrl(text.length > 200 ? `${text.slice(0, 200)}…` : text);
-  const notHttp = new Error(`must be an http:// or https:// URL, got ${JSON.stringify(shown)}`);
+  const shown = JSON.stringify(redactUrl(text.length > 200 ? `${text.slice(0, 200)}…` : text));
+  const notHttp = new Error(`must be an https:// URL (or http:// to a loopback host), got ${shown}`);
   let url: URL;
   try {
     url = new URL(text.trim());
@@ -76,7 +81,19 @@ export function jwksUrl(text: string): URL {
     throw notHttp;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw notHttp;
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new Error(`must be https:// (plain http:// only to a loopback host: 127.0.0.0/8, ::1, localhost), got ${shown}`);
+  }
   // fetch refuses a URL with credentials; an identity provider's keys are public anyway.
   if (url.username !== '' || url.password !== '') throw new Error('must not carry a user name or password (the keys are public)');
   return url;
+}
+
+/**
+ * A `typ` header value as compared (RFC 7515 §4.1.9): lowercased, `application/` left out, since a
+ * media type's name is case-insensitive and the prefix is optional there.
+ */
+export function jwtType(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyInput } from 'jose';
 import type { Config } from '../config.js';
+import { AUTH_SETTINGS } from '../config/auth.js';
 import { RemoteKeySet } from './jwks.js';
-import { JWKS_ALGORITHMS, jwksUrl, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from './jwt-keys.js';
+import { JWKS_ALGORITHMS, jwksUrl, jwtType, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from './jwt-keys.js';
 import { SCOPES, type Scope } from './scopes.js';
 import type { Principal } from './tokens.js';
 
@@ -17,7 +18,19 @@ export const JWT_LEEWAY_S = 30;
 /** A verified JWT is trusted without verifying it again for at most this long, and never past its `exp` plus the leeway. */
 export const JWT_CACHE_MS = 30_000;
 
-export type JwtSettings = Pick<Config, 'jwtJwksUrl' | 'jwtPublicKey' | 'jwtSecret' | 'jwtIssuer' | 'jwtAudience'>;
+export type JwtSettings = Pick<Config, 'jwtJwksUrl' | 'jwtPublicKey' | 'jwtSecret' | 'jwtIssuer' | 'jwtAudience'> & Partial<Pick<Config, 'jwtTypes'>>;
+
+/** JWT_TYPES' default, for settings that leave it out. */
+const DEFAULT_TYPES = AUTH_SETTINGS.jwtTypes.schema.default as string[];
+
+/**
+ * The `typ` headers accepted (RFC 8725 §3.11: a JWT of another kind, a security event or a logout token
+ * signed by the same provider, must not pass as an access token). `absent` accepts a token without one.
+ */
+function typeCheck(types: readonly string[]): (typ: unknown) => boolean {
+  const accepted = new Set(types);
+  return (typ) => (typ === undefined ? accepted.has('absent') : typeof typ === 'string' && typ !== '' && accepted.has(jwtType(typ)));
+}
 
 /** Three base64url segments (the last empty for an unsigned token, which is then refused): only these go to JWT verification. */
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
@@ -68,27 +81,30 @@ function tokenIdOf(payload: JWTPayload, token: string): string {
 }
 
 export class JwtVerifier {
+  private readonly typeAccepted: (typ: unknown) => boolean;
+
   constructor(
     private readonly key: KeyInput | JWTVerifyGetKey,
     private readonly algorithms: string[],
-    private readonly issuer: string,
-    private readonly audience: string,
+    private readonly claims: { issuer: string; audience: string; types: readonly string[] },
     private readonly keySet?: RemoteKeySet,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.typeAccepted = typeCheck(claims.types);
+  }
 
   /** The verifier the settings ask for, or undefined when no JWT key is configured. `onKeyFetchFailure` hears why a JWKS fetch failed. */
   static fromConfig(settings: JwtSettings, onKeyFetchFailure: (reason: string) => void, now: () => number = Date.now): JwtVerifier | undefined {
-    const { jwtIssuer: issuer, jwtAudience: audience } = settings;
+    const claims = { issuer: settings.jwtIssuer, audience: settings.jwtAudience, types: settings.jwtTypes ?? DEFAULT_TYPES };
     if (settings.jwtJwksUrl !== '') {
       const keySet = new RemoteKeySet(jwksUrl(settings.jwtJwksUrl), onKeyFetchFailure, now);
-      return new JwtVerifier(keySet.getKey, JWKS_ALGORITHMS, issuer, audience, keySet, now);
+      return new JwtVerifier(keySet.getKey, JWKS_ALGORITHMS, claims, keySet, now);
     }
     if (settings.jwtPublicKey !== '') {
       const key = publicKeyFromPem(settings.jwtPublicKey);
-      return new JwtVerifier(key, publicKeyAlgorithms(key), issuer, audience, undefined, now);
+      return new JwtVerifier(key, publicKeyAlgorithms(key), claims, undefined, now);
     }
-    if (settings.jwtSecret !== '') return new JwtVerifier(secretKey(settings.jwtSecret), SECRET_ALGORITHMS, issuer, audience, undefined, now);
+    if (settings.jwtSecret !== '') return new JwtVerifier(secretKey(settings.jwtSecret), SECRET_ALGORITHMS, claims, undefined, now);
     return undefined;
   }
 
@@ -96,15 +112,20 @@ export class JwtVerifier {
   async verify(token: string): Promise<VerifiedJwt | string> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.key, {
+      let typ: unknown;
+      ({
+        payload,
+        protectedHeader: { typ },
+      } = await jwtVerify(token, this.key, {
         algorithms: this.algorithms,
-        issuer: this.issuer,
-        audience: this.audience,
+        issuer: this.claims.issuer,
+        audience: this.claims.audience,
         // A token that never expires could never be taken back: exp is required.
         requiredClaims: ['exp'],
         clockTolerance: JWT_LEEWAY_S,
         currentDate: new Date(this.now()),
       }));
+      if (!this.typeAccepted(typ)) return "the JWT's type (typ) is not accepted";
     } catch (error) {
       if (error instanceof errors.JOSEError) return refusal(error);
       throw error;

@@ -47,7 +47,10 @@ export async function webhookCommand(args: string[]): Promise<void> {
       const { endpoint, secret } = await withStore((store, config) =>
         registerEndpoint(store.webhooks, input, { allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
       ).catch((error: unknown) => {
-        throw error instanceof WebhookUrlError ? new UsageError(`URL ${error.message}`) : error;
+        if (!(error instanceof WebhookUrlError)) throw error;
+        // The operator at the CLI is told the address and rule, which an HTTP answer keeps for the log.
+        const refused = error.refused ? ` (${error.refused.address}: ${error.refused.rule})` : '';
+        throw new UsageError(`URL ${error.message}${refused}`);
       });
       process.stderr.write(`registered webhook endpoint ${endpoint.id}; its secret is shown only this once\n`);
       return printJson({ ...endpointView(endpoint), secret });

@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import { jwksUrl, publicKeyFromPem, secretKey } from '../auth/jwt-keys.js';
-import type { Setting } from './setting.js';
+import { jwksUrl, jwtType, publicKeyFromPem, secretKey } from '../auth/jwt-keys.js';
+import { commaList, type Setting } from './setting.js';
 
 /** Who may call: the service's static tokens, and JWTs of an identity provider. */
 
 /** RFC 6750 b64token: what a bearer token may contain. */
 export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** A media type's name (RFC 6838 restricted names), with or without its `application/` part. */
+const MEDIA_TYPE = '^([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/)?[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$';
 
 /** The shortest static token accepted (PLANT_STORE_TOKENS): a short one is a password anyone can guess. */
 export const STATIC_TOKEN_MIN_LENGTH = 32;
@@ -30,7 +33,7 @@ export const AUTH_SETTINGS = {
     schema: Type.String({
       default: '',
       description:
-        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
+        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`; plain `http://` only to a loopback host), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
     }),
     parse: (text: string) => jwksUrl(text).href,
     docDefault: 'off',
@@ -64,5 +67,24 @@ export const AUTH_SETTINGS = {
     env: 'JWT_AUDIENCE',
     schema: Type.String({ default: '', description: 'The `aud` every accepted JWT names, or includes (required with a JWT key)' }),
     docDefault: 'none',
+  },
+  jwtTypes: {
+    env: 'JWT_TYPES',
+    schema: Type.Array(
+      Type.String({
+        pattern: MEDIA_TYPE,
+        patternMeaning: 'must be a media type (at+jwt, application/at+jwt) or the word absent',
+      }),
+      {
+        minItems: 1,
+        default: ['at+jwt', 'jwt', 'absent'],
+        itemName: 'type',
+        description:
+          'The `typ` headers an accepted JWT may carry (comma-separated, any case, `application/` optional); `absent`: a JWT without `typ` (see JWT)',
+      },
+    ),
+    // Compared as RFC 7515 says: case-insensitively, and `application/` may be left out.
+    parse: (text: string) => commaList(text, 'type').map(jwtType),
+    docDefault: '`at+jwt,JWT,absent`',
   },
 } satisfies Record<string, Setting>;

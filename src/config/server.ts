@@ -7,6 +7,9 @@ import { commaList, int, oneOf, type Setting } from './setting.js';
 
 /** The HTTP server and the process: where it listens, its limits and time-outs, logs, metrics, load shedding. */
 
+/** A DNS name (letters, digits and hyphens between dots), or `*` for any. */
+const HOST_NAME = '^(\\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function heapDefaultMb(): number {
@@ -83,6 +86,23 @@ export const SERVER_SETTINGS = {
       default: '127.0.0.1',
       description: 'Address the metrics listener binds; it has no authentication, so keep it on a private network',
     }),
+  },
+  metricsAllowedHosts: {
+    env: 'METRICS_ALLOWED_HOSTS',
+    schema: Type.Array(
+      Type.String({
+        pattern: HOST_NAME,
+        patternMeaning: 'must be a host name (metrics.internal) or *',
+      }),
+      {
+        default: [],
+        itemName: 'host',
+        description:
+          'Host names the metrics listener answers to besides IP addresses, `localhost` and `METRICS_HOST` (comma-separated; `*`: any): another `Host` is 421, against DNS rebinding',
+      },
+    ),
+    parse: (text: string) => commaList(text, 'host').map((host) => host.toLowerCase()),
+    docDefault: 'none',
   },
   webConcurrency: {
     env: 'WEB_CONCURRENCY',

@@ -6,14 +6,14 @@ import type { Store } from '../store/store.js';
 import { authHook } from './auth.js';
 import { accessLogHook } from '../logging/logger.js';
 import { OverloadMonitor } from './overload.js';
-import { MemoryRateLimiter, rateLimitHooks, SharedRateLimiter } from './rate-limit.js';
+import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { installSecurity } from './security.js';
 
 /**
  * What every request passes through before its handler, in this order: its id and the security
  * headers, the Host check and load shedding (refusing must cost less than serving, so these come
- * first); the rate limit by address; authentication (before the body is read); the rate limit by
- * token. After the answer: one access line.
+ * first); authentication (before the body is read) with the rate limits around it, by token or by
+ * address. After the answer: one access line.
  */
 export function installRequestHooks(app: FastifyInstance, settings: Config, store: Store): void {
   const overload = new OverloadMonitor(settings, (reason) =>
@@ -27,9 +27,7 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
 
   // Counted by the store where it is shared by several instances (PostgreSQL), else in this process.
   const limit = settings.rateLimitPerMinute;
-  const rateLimit =
-    limit > 0 ? rateLimitHooks(store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
-  if (rateLimit) app.addHook('onRequest', rateLimit.publicRoutes);
+  const limiter = limit > 0 ? (store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
   // JWTs when a key is configured; a JWKS is fetched once the app is ready, without holding up the start.
   const jwt = JwtVerifier.fromConfig(settings, (reason) =>
     app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
@@ -39,7 +37,7 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
     app.addHook('onClose', (_app, done) => (jwt.close(), done()));
   }
   const authenticate = authHook(new TokenVerifier(settings.tokens, store.tokens, jwt));
-  app.addHook('onRequest', rateLimit ? rateLimit.authenticate(authenticate) : authenticate);
+  app.addHook('onRequest', limiter ? limitedAuthentication(limiter, authenticate) : authenticate);
 
   const accessLog = accessLogHook(app.log);
   if (accessLog) app.addHook('onResponse', accessLog);

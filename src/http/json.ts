@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { parseJson } from '@plant-store/client/json';
 import { HttpError } from './errors.js';
+import { checkJsonDepth, JsonDepthError } from './json-depth.js';
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
@@ -38,9 +39,11 @@ export function parseJsonBody(bytes: Buffer): unknown {
 
 /**
  * JSON text (already decoded) with exact int64 and no lone surrogate: a request body, or one row of an
- * import. A syntax error is a SyntaxError; a lone surrogate a JsonBodyError naming `what`.
+ * import. A syntax error is a SyntaxError; nesting past JSON_MAX_DEPTH a JsonDepthError (on the plain
+ * and the exact int64 path alike); a lone surrogate a JsonBodyError naming `what`.
  */
 export function parseJsonText(text: string, what = 'the row'): unknown {
+  checkJsonDepth(text);
   const value = parseJson(text);
   if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
     throw new JsonBodyError(`a string in ${what} holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text`);
@@ -61,7 +64,12 @@ export function installJsonParser(app: FastifyInstance): void {
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {
-      const message = error instanceof JsonBodyError ? error.message : `body is not valid JSON: ${(error as Error).message}`;
+      const message =
+        error instanceof JsonBodyError
+          ? error.message
+          : error instanceof JsonDepthError
+            ? `body is ${error.message}`
+            : `body is not valid JSON: ${(error as Error).message}`;
       done(new HttpError(400, message), undefined);
     }
   });

@@ -27,6 +27,7 @@ export interface RateLimiter {
 const WINDOW_MS = 60_000;
 /** Keys tracked per window at most; beyond, new keys share one bucket, so that a flood of addresses cannot grow memory. */
 const MAX_KEYS = 100_000;
+const OVERFLOW = '(overflow)';
 
 /** The limiter of one process: a Map per window, dropped whole when the window turns. */
 export class MemoryRateLimiter implements RateLimiter {
@@ -53,8 +54,12 @@ export class MemoryRateLimiter implements RateLimiter {
       this.window = window;
       this.counts = new Map();
     }
-    const bucket = this.counts.has(key) || this.counts.size < MAX_KEYS ? key : '(overflow)';
-    const before = this.counts.get(bucket) ?? 0;
+    let bucket = key;
+    let before = this.counts.get(key);
+    if (before === undefined) {
+      if (this.counts.size >= MAX_KEYS) bucket = OVERFLOW;
+      before = this.counts.get(bucket) ?? 0;
+    }
     if (count) this.counts.set(bucket, before + 1);
     return decision(this.limit, now, window, before, count);
   }
@@ -91,26 +96,25 @@ export class SharedRateLimiter implements RateLimiter {
   }
 }
 
+/** The limit's own two headers, as text: made once per limit, not per request. */
+const limitTexts = new Map<number, { limit: string; policy: string }>();
+
 function setHeaders(reply: FastifyReply, d: RateDecision): void {
   // IETF draft-ietf-httpapi-ratelimit-headers (the separate-field form of its earlier revisions, which
   // clients widely read), and the policy: so many requests per 60 s window.
-  reply.headers({
-    'ratelimit-limit': String(d.limit),
-    'ratelimit-remaining': String(d.remaining),
-    'ratelimit-reset': String(d.resetSeconds),
-    'ratelimit-policy': `${d.limit};w=${WINDOW_MS / 1000}`,
-  });
+  let texts = limitTexts.get(d.limit);
+  if (texts === undefined) limitTexts.set(d.limit, (texts = { limit: String(d.limit), policy: `${d.limit};w=${WINDOW_MS / 1000}` }));
+  reply
+    .header('ratelimit-limit', texts.limit)
+    .header('ratelimit-remaining', String(d.remaining))
+    .header('ratelimit-reset', String(d.resetSeconds))
+    .header('ratelimit-policy', texts.policy);
 }
 
 function tooMany(d: RateDecision, who: string): HttpError {
   return new HttpError(429, `too many requests from this ${who}: the limit is ${d.limit} per minute; retry in ${d.resetSeconds} s`, {
     'retry-after': String(d.resetSeconds),
   });
-}
-
-function settle(result: RateDecision | Promise<RateDecision>, then: (d: RateDecision) => void, fail: (e: Error) => void): void {
-  if (result instanceof Promise) result.then(then, fail);
-  else then(result);
 }
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
@@ -139,55 +143,43 @@ function isUnauthorized(error: Error | undefined): boolean {
 }
 
 /**
- * Rate limits. A request with a valid token counts against its token only, whatever its address (behind
- * a proxy every client may share one). Every other request counts against its client address (TRUST_PROXY
- * decides which address that is; an IPv6 address by its /64): requests to public routes, and requests
- * whose token is missing or invalid, which the address's limit turns from 401 into 429 once it is spent.
- * A token is always checked before any refusal, so an anonymous flood cannot lock out a valid token.
- * Health and readiness probes (routes marked `probe`) are never counted nor refused.
+ * Counts one request for `key` and answers through `done`: its headers set, refused past the limit with
+ * `who` named (or with `otherwise`, the error the request had already earned, when allowed). Synchronous
+ * when the limiter is (the in-memory one): no promise and no closure on the hot path.
  */
-export function rateLimitHooks(limiter: RateLimiter): { publicRoutes: Hook; authenticate: (auth: Hook) => Hook } {
-  const byAddress = (request: FastifyRequest) => addressKey(request.ip);
-  return {
-    /** An onRequest hook: public routes (probes aside) count against the address, and are refused past its limit. */
-    publicRoutes(request, reply, done) {
-      const { auth, probe } = request.routeOptions.config;
-      if (auth !== 'public' || probe === true) return done();
-      settle(
-        limiter.hit(byAddress(request)),
-        (d) => {
-          setHeaders(reply, d);
-          done(d.allowed ? undefined : tooMany(d, 'address'));
-        },
-        done,
-      );
-    },
-    /** The authentication hook with the limits around it: a valid token counts against itself, a refused one against the address. */
-    authenticate(auth) {
-      return function limitedAuthentication(request, reply, done) {
-        auth(request, reply, (error) => {
-          const principal = request.principal;
-          if (error === undefined && principal !== null) {
-            return settle(
-              limiter.hit(`token:${principal.tokenId}`),
-              (d) => {
-                setHeaders(reply, d);
-                done(d.allowed ? undefined : tooMany(d, 'token'));
-              },
-              done,
-            );
-          }
-          if (!isUnauthorized(error)) return done(error);
-          settle(
-            limiter.hit(byAddress(request)),
-            (d) => {
-              setHeaders(reply, d);
-              done(d.allowed ? error : tooMany(d, 'address'));
-            },
-            done,
-          );
-        });
-      };
-    },
+function count(limiter: RateLimiter, key: string, who: string, reply: FastifyReply, done: (error?: Error) => void, otherwise?: Error): void {
+  const result = limiter.hit(key);
+  if (!(result instanceof Promise)) {
+    setHeaders(reply, result);
+    return done(result.allowed ? otherwise : tooMany(result, who));
+  }
+  result.then((d) => {
+    setHeaders(reply, d);
+    done(d.allowed ? otherwise : tooMany(d, who));
+  }, done);
+}
+
+/**
+ * Rate limits, around the authentication hook, in one onRequest hook. A request with a valid token counts
+ * against its token only, whatever its address (behind a proxy every client may share one). Every other
+ * request counts against its client address (TRUST_PROXY decides which address that is; an IPv6 address
+ * by its /64): requests to public routes, and requests whose token is missing or invalid, which the
+ * address's limit turns from 401 into 429 once it is spent. A token is always checked before any refusal,
+ * so an anonymous flood cannot lock out a valid token. Health and readiness probes (routes marked `probe`)
+ * are never counted nor refused.
+ */
+export function limitedAuthentication(limiter: RateLimiter, auth: Hook): Hook {
+  return function limitedAuthentication(request, reply, done) {
+    const { auth: needed, probe } = request.routeOptions.config;
+    if (needed === 'public' || needed === undefined) {
+      if (probe === true || needed === undefined) return done();
+      return count(limiter, addressKey(request.ip), 'address', reply, done);
+    }
+    auth(request, reply, (error) => {
+      const principal = request.principal;
+      if (error === undefined && principal !== null) return count(limiter, `token:${principal.tokenId}`, 'token', reply, done);
+      if (!isUnauthorized(error)) return done(error);
+      count(limiter, addressKey(request.ip), 'address', reply, done, error);
+    });
   };
 }

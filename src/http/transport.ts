@@ -13,6 +13,7 @@ function clientErrorAnswer(code: string | undefined): { status: number; message:
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request was not received in time' };
   if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'the request headers are too large' };
   if (code === 'HPE_URI_TOO_LONG') return { status: 414, message: 'the request URL is too long' };
+  if (code === 'HPE_INVALID_EOF_STATE') return { status: 400, message: 'the connection ended in the middle of the request' };
   return { status: 400, message: 'the request is not valid HTTP/1.1' };
 }
 

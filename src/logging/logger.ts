@@ -21,12 +21,37 @@ const REDACTED_PATHS = [
   '*.secret',
 ];
 
-/** RFC 6750 allows a token in the query (`access_token=`); the service does not, but a client may still send one. */
-const QUERY_TOKEN = /([?&](?:access_token|token)=)[^&#]*/gi;
+/**
+ * Query parameters whose value is a credential: `token`, `access_token` (RFC 6750 allows a token in the
+ * query; the service does not take one, but a client may still send it) and any other `…_token` or
+ * `…-token` (`id_token`, `refresh_token`). Names are judged as a query parser reads them: in any case,
+ * percent-decoded (`?Token=`, `?ACCESS_TOKEN=`, `?access%5Ftoken=`).
+ */
+const TOKEN_NAME = /^(?:.*[_-])?token$/i;
+/** A query that holds neither `token` in any case nor a percent escape cannot name one: most URLs stop here. */
+const MAY_NAME_TOKEN = /token|%/i;
 
-/** The URL as a log line may show it: a token sent in the query string is replaced. */
+function decodedName(name: string): string {
+  if (!name.includes('%')) return name;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** The URL as a log line may show it: the value of every query parameter named like a token is replaced. */
 export function loggableUrl(url: string): string {
-  return url.includes('token=') || url.includes('TOKEN=') ? url.replace(QUERY_TOKEN, '$1[redacted]') : url;
+  const at = url.indexOf('?');
+  if (at === -1 || !MAY_NAME_TOKEN.test(url.slice(at + 1))) return url;
+  const parameters = url
+    .slice(at + 1)
+    .split('&')
+    .map((parameter) => {
+      const eq = parameter.indexOf('=');
+      return eq !== -1 && TOKEN_NAME.test(decodedName(parameter.slice(0, eq))) ? `${parameter.slice(0, eq)}=[redacted]` : parameter;
+    });
+  return `${url.slice(0, at + 1)}${parameters.join('&')}`;
 }
 
 /** pino's number for warn: lines at this level and above are written at once. */

@@ -1,11 +1,12 @@
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 
 /**
  * The metrics listener: a plain node:http server on METRICS_HOST:METRICS_PORT, apart from the API's port, so
  * that metrics never pass through the API's authentication, rate limits or load shedding, and the API never
  * serves them. It answers `GET /metrics` (and HEAD) only; anything else gets the API's Error shape. It has
- * no authentication: it is meant for a private network (the default host is loopback).
+ * no authentication: it is meant for a private network (the default host is loopback); it checks the Host
+ * header, so that a browser page of another site cannot read it through DNS rebinding.
  */
 
 /** What one scrape answers: the body in the Prometheus text format and its media type. */
@@ -27,9 +28,47 @@ function sendError(response: ServerResponse, status: number, message: string, he
   response.end(JSON.stringify({ error: status, message }));
 }
 
+/** Where the listener binds (METRICS_HOST, METRICS_PORT) and the names it answers to besides (METRICS_ALLOWED_HOSTS). */
+export interface ScrapeAddress {
+  host: string;
+  port: number;
+  allowedHosts: readonly string[];
+}
+
+/** A Host header's name: an IPv6 address in brackets, or what comes before the port. */
+const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::\d*)?$/;
+
+/**
+ * Which Host headers the listener answers: none is fine (HTTP/1.0); an IP address always (a browser sends
+ * one only when its page comes from that address, the listener itself), `localhost`, METRICS_HOST when it
+ * is a name, and METRICS_ALLOWED_HOSTS (`*`: any). A page of another site that has rebound its own name to
+ * this address (DNS rebinding) sends that name, and may not read the metrics.
+ */
+function hostCheck(host: string, allowedHosts: readonly string[]): (header: string | undefined) => boolean {
+  if (allowedHosts.includes('*')) return () => true;
+  const names = new Set(['localhost', ...allowedHosts.map((name) => name.toLowerCase())]);
+  if (isIP(host) === 0) names.add(host.toLowerCase());
+  return (header) => {
+    if (header === undefined) return true;
+    const name = HOST_HEADER.exec(header)?.[1];
+    if (name === undefined) return false;
+    return isIP(name.startsWith('[') ? name.slice(1, -1) : name) !== 0 || names.has(name.toLowerCase());
+  };
+}
+
 /** Starts the listener; `onError` is told of a scrape that failed (answered 500). */
-export async function listenForScrapes(host: string, port: number, scrape: Scrape, onError: (error: unknown) => void): Promise<MetricsListener> {
+export async function listenForScrapes(
+  { host, port, allowedHosts }: ScrapeAddress,
+  scrape: Scrape,
+  onError: (error: unknown) => void,
+): Promise<MetricsListener> {
+  const answersTo = hostCheck(host, allowedHosts);
   const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS }, (request, response) => {
+    if (!answersTo(request.headers.host)) {
+      // 421 Misdirected Request: this server does not answer for the authority the request names.
+      const shown = JSON.stringify(String(request.headers.host).slice(0, 200));
+      return sendError(response, 421, `the Host header names ${shown}, which this metrics listener does not answer to (METRICS_ALLOWED_HOSTS)`);
+    }
     const path = (request.url ?? '/').split('?', 1)[0]!;
     if (path !== '/metrics')
       return sendError(response, 404, `no such resource: ${request.method} ${path.slice(0, 200)}; metrics are at GET /metrics`);

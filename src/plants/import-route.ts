@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
@@ -19,6 +20,11 @@ export interface ImportRouteOptions {
 }
 
 const NDJSON = 'application/x-ndjson';
+
+/** Whether the body stopped because the client closed the connection (Node's `aborted` reset), not for a reason of ours. */
+function clientWentAway(body: IncomingMessage, error: unknown): boolean {
+  return body.readableAborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+}
 
 /**
  * POST /plants/import, in a plugin of its own: its bodies reach the handler as the request stream (its
@@ -69,6 +75,12 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         });
         return await reply.send(result);
       } catch (error) {
+        if (clientWentAway(request.raw, error)) {
+          // The client's doing, not a fault: a line at info, no stack. Nothing was stored (all or nothing).
+          // Fastify writes no answer to the closed connection (and so no access line follows).
+          request.log.info('import: the client went away before the body ended; nothing stored');
+          throw new HttpError(400, 'the client closed the connection before the body ended; nothing stored');
+        }
         // The rest of a refused body is not read: the connection closes after the answer.
         reply.header('connection', 'close');
         if (error instanceof ImportRowError) throw new HttpError(400, error.message);

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { DueMessage } from '../store/webhook-store.js';
 import { VERSION } from '../version.js';
-import { forbiddenAddress, guardedLookup, type Resolver } from './network-guard.js';
+import { forbiddenAddress, guardedLookup, notPublic, WebhookUrlError, type RefusedAddress, type Resolver } from './network-guard.js';
 import { signatureHeader } from './signing.js';
 
 /** What one attempt to deliver a message came to. */
@@ -13,6 +13,8 @@ export interface AttemptOutcome {
   error: string | null;
   /** A 429 or 503's Retry-After, in ms. */
   retryAfterMs?: number;
+  /** The address the network guard refused, and why: for the log, never the recorded error. */
+  refused?: RefusedAddress;
 }
 
 export interface SenderOptions {
@@ -36,11 +38,15 @@ function describe(error: unknown, timeoutMs: number): string {
   if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
     return `no answer within ${timeoutMs} ms`;
   }
-  if (e.code === 'EWEBHOOKFORBIDDEN') return e.message ?? 'address not allowed';
   const cause = e.cause as { code?: string; message?: string } | undefined;
   const code = e.code ?? cause?.code;
   const message = cause?.message ?? e.message ?? String(error);
   return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** An attempt the network guard stopped: its public message is recorded, the address and rule logged. */
+function refusal(error: WebhookUrlError): AttemptOutcome {
+  return error.refused ? { status: null, error: error.message, refused: error.refused } : { status: null, error: error.message };
 }
 
 /**
@@ -65,8 +71,8 @@ export class Sender {
     if (!allowPrivateNetworks) {
       // Node does not look up an IP literal, so the guarded lookup never sees it: check it here.
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      const why = isIP(host) === 0 ? undefined : forbiddenAddress(host);
-      if (why !== undefined) return { status: null, error: `${host} is ${why}: webhooks may only reach public addresses` };
+      const rule = isIP(host) === 0 ? undefined : forbiddenAddress(host);
+      if (rule !== undefined) return refusal(notPublic(host, { host, address: host, rule }));
     }
     const timestamp = Math.floor(Date.now() / 1000);
     try {
@@ -91,7 +97,9 @@ export class Sender {
       const error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
       return retryAfterMs === undefined ? { status, error } : { status, error, retryAfterMs };
     } catch (error) {
-      return { status: null, error: describe(error, timeoutMs) };
+      // The guarded lookup's refusal, as undici passes it on (itself, or as the cause).
+      const refused = [error, (error as { cause?: unknown }).cause].find((e) => e instanceof WebhookUrlError);
+      return refused ? refusal(refused) : { status: null, error: describe(error, timeoutMs) };
     }
   }
 

@@ -163,6 +163,7 @@ export class Dispatcher {
       .then((outcome) => {
         const record = decide(message, outcome, this.settings, Date.now(), this.random);
         for (const listener of this.attemptListeners) listener(record);
+        if (outcome.refused) this.log.warn({ endpoint: message.endpointId, ...outcome.refused }, 'webhooks: delivery refused: not a public address');
         if (record.disable) this.log.warn({ endpoint: message.endpointId }, `webhooks: endpoint disabled: ${record.disable}`);
         else if (record.outcome !== 'delivered')
           this.log.debug({ endpoint: message.endpointId, webhookId: message.eventId, error: record.error }, 'webhooks: attempt failed');

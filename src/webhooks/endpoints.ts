@@ -12,18 +12,20 @@ export interface EndpointRules {
 
 /**
  * Registers an endpoint, by the same rules from HTTP and from the CLI: the URL checked by the network
- * guard (a WebhookUrlError says why not), all three events unless told otherwise, a new secret.
+ * guard (a WebhookUrlError says why not) and kept in its normal form, all three events unless told
+ * otherwise, a new secret.
  */
 export async function registerEndpoint(
   webhooks: WebhookStore,
   input: { url: string; events?: EventType[] | undefined; description?: string | undefined },
   rules: EndpointRules,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  await checkWebhookUrl(input.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver });
+  const url = await checkWebhookUrl(input.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver });
   const secret = newSecret();
   const endpoint = await webhooks.createEndpoint({
     id: newId('ep'),
-    url: input.url,
+    // Stored as parsed, never as sent (a CR or LF in the text would otherwise be kept and shown).
+    url: url.href,
     events: input.events ?? [...EVENT_TYPES],
     description: input.description,
     secret,

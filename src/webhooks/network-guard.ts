@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * No server-side request forgery: by default a webhook may only reach the public internet. A URL's host
@@ -8,59 +8,74 @@ import { isIP, type LookupFunction } from 'node:net';
  * connection's DNS lookup, so a second lookup cannot be rebound to a private address).
  */
 
-/** An address block: the first bytes of the prefix and its length in bits. */
-type Block = readonly [bytes: readonly number[], bits: number, what: string];
+/**
+ * The address blocks a webhook may not reach, each with what it is: every block of IANA's IPv4 and IPv6
+ * special-purpose address registries that is not globally reachable (checked against both registries as
+ * of 2025: RFC 6890 and its updates, RFC 8215, RFC 9602, RFC 9637, RFC 9780), plus multicast, site-local
+ * and the reserved ranges. Matched by node:net's BlockList.
+ */
+type Block = readonly [prefix: string, bits: number, what: string];
 
 const IPV4_BLOCKS: readonly Block[] = [
-  [[0], 8, 'unspecified ("this network")'],
-  [[10], 8, 'private'],
-  [[100, 64], 10, 'shared address space (CGNAT)'],
-  [[127], 8, 'loopback'],
-  [[169, 254], 16, 'link-local (cloud metadata included)'],
-  [[172, 16], 12, 'private'],
-  [[192, 0, 0], 24, 'IETF protocol assignments'],
-  [[192, 0, 2], 24, 'documentation'],
-  [[192, 88, 99], 24, '6to4 relay anycast'],
-  [[192, 168], 16, 'private'],
-  [[198, 18], 15, 'benchmarking'],
-  [[198, 51, 100], 24, 'documentation'],
-  [[203, 0, 113], 24, 'documentation'],
-  [[224], 4, 'multicast'],
-  [[240], 4, 'reserved (and broadcast)'],
+  ['0.0.0.0', 8, 'unspecified ("this network")'],
+  ['10.0.0.0', 8, 'private'],
+  ['100.64.0.0', 10, 'shared address space (CGNAT)'],
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local (cloud metadata included)'],
+  ['172.16.0.0', 12, 'private'],
+  ['192.0.0.0', 24, 'IETF protocol assignments'],
+  ['192.0.2.0', 24, 'documentation'],
+  ['192.88.99.0', 24, '6to4 relay anycast'],
+  ['192.168.0.0', 16, 'private'],
+  ['198.18.0.0', 15, 'benchmarking'],
+  ['198.51.100.0', 24, 'documentation'],
+  ['203.0.113.0', 24, 'documentation'],
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved (and broadcast)'],
 ];
 
+/** Refused whatever they carry; the forms below that carry an IPv4 address are judged by it. First match names it. */
 const IPV6_BLOCKS: readonly Block[] = [
-  [[], 128, 'unspecified'], // ::/128 is checked by value below; kept here for the message
-  [[0xfc], 7, 'unique local (private)'],
-  [[0xfe, 0x80], 10, 'link-local'],
-  [[0xfe, 0xc0], 10, 'site-local (deprecated)'],
-  [[0xff], 8, 'multicast'],
-  [[0x01, 0x00, 0, 0, 0, 0, 0, 0], 64, 'discard-only'],
-  [[0x20, 0x01, 0x0d, 0xb8], 32, 'documentation'],
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['::', 96, 'IPv4-compatible (deprecated)'],
+  ['::ffff:0:0:0', 96, 'IPv4-translated'],
+  ['64:ff9b:1::', 48, 'local-use IPv4/IPv6 translation (NAT64)'],
+  ['100::', 64, 'discard-only'],
+  ['100:0:0:1::', 64, 'the dummy prefix'],
+  ['2001::', 23, 'IETF protocol assignments (Teredo 2001::/32 included)'],
+  ['2001:db8::', 32, 'documentation'],
+  ['3fff::', 20, 'documentation'],
+  ['5f00::', 16, 'segment routing (SRv6) SIDs'],
+  ['fc00::', 7, 'unique local (private)'],
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'site-local (deprecated)'],
+  ['ff00::', 8, 'multicast'],
 ];
 
-function inBlock(bytes: Uint8Array, [prefix, bits]: Block): boolean {
-  for (let i = 0; i * 8 < bits; i++) {
-    const take = Math.min(8, bits - i * 8);
-    const mask = (0xff << (8 - take)) & 0xff;
-    if (((bytes[i] ?? 0) & mask) !== ((prefix[i] ?? 0) & mask)) return false;
-  }
-  return true;
+/** Global unicast: an IPv6 address outside it (and outside the IPv4-carrying forms) is not a public one. */
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
+
+function blockLists(blocks: readonly Block[], family: 'ipv4' | 'ipv6'): Array<[BlockList, string]> {
+  return blocks.map(([prefix, bits, what]) => {
+    const list = new BlockList();
+    list.addSubnet(prefix, bits, family);
+    return [list, what];
+  });
 }
 
-function ipv4Bytes(text: string): Uint8Array {
-  return Uint8Array.from(text.split('.').map(Number));
-}
+const IPV4_LISTS = blockLists(IPV4_BLOCKS, 'ipv4');
+const IPV6_LISTS = blockLists(IPV6_BLOCKS, 'ipv6');
 
-/** The 16 bytes of an IPv6 address in any valid spelling (`::`, an embedded dotted quad, a zone id). */
-function ipv6Bytes(text: string): Uint8Array {
-  const address = text.replace(/%.*$/, '');
+/** The 16 bytes of an IPv6 address in any valid spelling (`::`, an embedded dotted quad). */
+function ipv6Bytes(address: string): Uint8Array {
   const [head = '', tail] = address.split('::') as [string, string | undefined];
   const groups = (part: string): number[] => {
     if (part === '') return [];
     return part.split(':').flatMap((group) => {
       if (group.includes('.')) {
-        const [a = 0, b = 0, c = 0, d = 0] = ipv4Bytes(group);
+        const [a = 0, b = 0, c = 0, d = 0] = group.split('.').map(Number);
         return [(a << 8) | b, (c << 8) | d];
       }
       return [parseInt(group, 16)];
@@ -77,35 +92,61 @@ function ipv6Bytes(text: string): Uint8Array {
   return bytes;
 }
 
-/** Why an address may not be reached, or undefined when it is a public one. */
-export function forbiddenAddress(address: string): string | undefined {
-  const family = isIP(address);
-  if (family === 4) {
-    const bytes = ipv4Bytes(address);
-    return IPV4_BLOCKS.find((block) => inBlock(bytes, block))?.[2];
-  }
-  if (family !== 6) return 'not an IP address';
-  const bytes = ipv6Bytes(address);
-  if (bytes.every((b) => b === 0)) return 'unspecified';
-  if (bytes.slice(0, 15).every((b) => b === 0) && bytes[15] === 1) return 'loopback';
-  // IPv4 carried inside IPv6 reaches that IPv4 address: mapped (::ffff:0:0/96), compatible (::/96),
-  // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) forms are judged by the IPv4 address they carry.
-  const embedded =
-    (bytes.slice(0, 10).every((b) => b === 0) && ((bytes[10] === 0xff && bytes[11] === 0xff) || (bytes[10] === 0 && bytes[11] === 0))) ||
-    (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && bytes.slice(4, 12).every((b) => b === 0))
-      ? bytes.slice(12, 16)
-      : bytes[0] === 0x20 && bytes[1] === 0x02
-        ? bytes.slice(2, 6)
-        : undefined;
-  if (embedded) {
-    const inner = forbiddenAddress(Array.from(embedded).join('.'));
-    if (inner !== undefined) return `${inner}, inside an IPv6 address`;
-  }
-  return IPV6_BLOCKS.slice(1).find((block) => inBlock(bytes, block))?.[2];
+const startsWith = (bytes: Uint8Array, prefix: readonly number[]) => prefix.every((byte, i) => bytes[i] === byte);
+const MAPPED = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+const NAT64 = [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+const SIX_TO_FOUR = [0x20, 0x02];
+
+/**
+ * The IPv4 address that an IPv6 address reaches, for the forms that carry one and are globally routed
+ * by it: IPv4-mapped (::ffff:0:0/96), the well-known NAT64 prefix (64:ff9b::/96) and 6to4 (2002::/16).
+ */
+function carriedIpv4(bytes: Uint8Array): string | undefined {
+  if (startsWith(bytes, MAPPED) || startsWith(bytes, NAT64)) return bytes.slice(12, 16).join('.');
+  if (startsWith(bytes, SIX_TO_FOUR)) return bytes.slice(2, 6).join('.');
+  return undefined;
 }
 
-/** A webhook URL that may not be registered or delivered to; its message says why. */
-export class WebhookUrlError extends Error {}
+/** Why an address may not be reached, or undefined when it is a public one. */
+export function forbiddenAddress(text: string): string | undefined {
+  const address = text.replace(/%.*$/, ''); // an IPv6 zone id names an interface, not an address
+  const family = isIP(address);
+  if (family === 4) return IPV4_LISTS.find(([list]) => list.check(address, 'ipv4'))?.[1];
+  if (family !== 6) return 'not an IP address';
+  const bytes = ipv6Bytes(address);
+  // Judged by its own 16 bytes: BlockList would judge an IPv4-mapped address by its IPv4 part.
+  const canonical = Array.from({ length: 8 }, (_, i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16)).join(':');
+  const carried = carriedIpv4(bytes);
+  const blocked = IPV6_LISTS.find(([list]) => !startsWith(bytes, MAPPED) && list.check(canonical, 'ipv6'))?.[1];
+  if (blocked !== undefined) return blocked;
+  if (carried !== undefined) {
+    const inner = forbiddenAddress(carried);
+    return inner === undefined ? undefined : `${inner}, inside an IPv6 address`;
+  }
+  return GLOBAL_UNICAST.check(canonical, 'ipv6') ? undefined : 'reserved (outside global unicast, 2000::/3)';
+}
+
+/** Which address of a host the guard refused, and by which rule: for the log only, never an answer. */
+export interface RefusedAddress {
+  host: string;
+  address: string;
+  rule: string;
+}
+
+/**
+ * A webhook URL that may not be registered or delivered to; its message says why, in words fit for the
+ * client. A host refused for its addresses carries them in `refused`: the message never names an address
+ * that a name resolves to (an answer would otherwise map the service's internal network for the caller).
+ */
+export class WebhookUrlError extends Error {
+  constructor(
+    message: string,
+    readonly refused?: RefusedAddress,
+  ) {
+    super(message);
+    this.name = 'WebhookUrlError';
+  }
+}
 
 export const URL_MAX_LENGTH = 2048;
 
@@ -119,6 +160,11 @@ export const systemResolver: Resolver = (hostname) =>
 /** The URL's host with IPv6 brackets removed. */
 function host(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/** The refusal of a host for its addresses: the host in the message, the address and rule in `refused`. */
+export function notPublic(host: string, refused: RefusedAddress): WebhookUrlError {
+  return new WebhookUrlError(`the host ${host} is not a public address: webhooks may only reach the public internet`, refused);
 }
 
 /** The addresses a URL's host stands for, each checked; the first forbidden one is an error. */
@@ -136,19 +182,21 @@ async function resolvePublic(url: URL, resolver: Resolver): Promise<LookupAddres
     if (addresses.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`);
   }
   for (const { address } of addresses) {
-    const why = forbiddenAddress(address);
-    if (why !== undefined) {
-      throw new WebhookUrlError(
-        `${hostname === address ? address : `the host ${hostname} resolves to ${address}, which`} is ${why}: webhooks may only reach public addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this)`,
-      );
-    }
+    const rule = forbiddenAddress(address);
+    if (rule !== undefined) throw notPublic(hostname, { host: hostname, address, rule });
   }
   return addresses;
 }
 
-/** The URL as an endpoint may hold it: absolute http(s), at most URL_MAX_LENGTH characters, no credentials. */
+/**
+ * The URL as an endpoint may hold it: absolute http(s), at most URL_MAX_LENGTH characters (as sent and
+ * as normalised), no credentials. What is stored, shown and delivered to is its `href`, the WHATWG
+ * parser's normal form (tabs and line breaks removed, spaces and controls percent-encoded, the host
+ * lowercased and numeric forms spelled out), never the text as sent.
+ */
 export function parseWebhookUrl(text: string): URL {
-  if (text.length > URL_MAX_LENGTH) throw new WebhookUrlError(`must be at most ${URL_MAX_LENGTH} characters`);
+  const tooLong = new WebhookUrlError(`must be at most ${URL_MAX_LENGTH} characters`);
+  if (text.length > URL_MAX_LENGTH) throw tooLong;
   let url: URL;
   try {
     url = new URL(text);
@@ -157,6 +205,7 @@ export function parseWebhookUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WebhookUrlError('must be an absolute http:// or https:// URL');
   if (url.username !== '' || url.password !== '') throw new WebhookUrlError('must not carry a user name or password');
+  if (url.href.length > URL_MAX_LENGTH) throw tooLong;
   return url;
 }
 

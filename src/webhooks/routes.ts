@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
@@ -38,11 +39,17 @@ function notFound(id: string): HttpError {
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
 export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, ...rules }, done) => {
-  /** A refused URL is the client's error: 400 naming the field. */
-  const asBadUrl = (error: unknown): never => {
-    if (error instanceof WebhookUrlError) throw new HttpError(400, `body.url ${error.message}`);
-    throw error;
-  };
+  /**
+   * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
+   * rule it broke go to the log only (a warning: someone may be probing the internal network).
+   */
+  const asBadUrl =
+    (request: FastifyRequest) =>
+    (error: unknown): never => {
+      if (!(error instanceof WebhookUrlError)) throw error;
+      if (error.refused) request.log.warn(error.refused, 'webhooks: URL refused: not a public address');
+      throw new HttpError(400, `body.url ${error.message}`);
+    };
   const auth = 'webhooks:manage' as const;
 
   app.post(
@@ -60,7 +67,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl);
+      const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl(request));
       return reply
         .code(201)
         .header('location', `/webhooks/${endpoint.id}`)
@@ -127,8 +134,12 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { url, events, description, enabled } = request.body;
-      if (url !== undefined) await checkWebhookUrl(url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl);
+      const { events, description, enabled } = request.body;
+      const url =
+        request.body.url === undefined
+          ? undefined
+          : (await checkWebhookUrl(request.body.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl(request)))
+              .href;
       const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, enabled });
       if (!endpoint) throw notFound(request.params.id);
       return reply.send(endpointView(endpoint));

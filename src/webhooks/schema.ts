@@ -15,7 +15,8 @@ const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT
 const Events = Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: 'The events sent to this endpoint' });
 const Url = Type.String({
   maxLength: URL_MAX_LENGTH,
-  description: 'Where deliveries are POSTed: an absolute http(s) URL whose host resolves to public addresses only',
+  description:
+    'Where deliveries are POSTed: an absolute http(s) URL whose host resolves to public addresses only, kept in the form the WHATWG URL parser gives it (its href)',
 });
 const Description = Type.String({ maxLength: DESCRIPTION_MAX, pattern: STORABLE_TEXT, description: 'Free text for people' });
 const Time = (description: string) => Type.String({ format: 'date-time', description });

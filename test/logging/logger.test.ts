@@ -79,8 +79,44 @@ test('logs are JSON lines with a request id per request, and never carry a token
   for (const line of lines) assert.equal(typeof line.level, 'number');
 });
 
-test('a token in the query string is hidden from the logged URL', () => {
+test('a token in the query string is hidden from the logged URL, whatever the case or spelling of its name', () => {
   assert.equal(loggableUrl('/plants?access_token=abc&limit=2'), '/plants?access_token=[redacted]&limit=2');
   assert.equal(loggableUrl('/plants?limit=2&token=abc'), '/plants?limit=2&token=[redacted]');
-  assert.equal(loggableUrl('/plants?limit=2'), '/plants?limit=2');
+  // Query parsers read names in any case and percent-decoded: so does the redaction.
+  const hidden: Array<[string, string]> = [
+    ['/plants?Token=SECRET', '/plants?Token=[redacted]'],
+    ['/plants?TOKEN=SECRET', '/plants?TOKEN=[redacted]'],
+    ['/plants?ACCESS_TOKEN=SECRET&limit=2', '/plants?ACCESS_TOKEN=[redacted]&limit=2'],
+    ['/plants?limit=2&Access_Token=SECRET', '/plants?limit=2&Access_Token=[redacted]'],
+    ['/plants?aCcEsS_tOkEn=SECRET&tag=x', '/plants?aCcEsS_tOkEn=[redacted]&tag=x'],
+    ['/plants?access%5Ftoken=SECRET', '/plants?access%5Ftoken=[redacted]'],
+    ['/plants?%74oken=SECRET', '/plants?%74oken=[redacted]'],
+    ['/plants?%54%4F%4B%45%4E=SECRET', '/plants?%54%4F%4B%45%4E=[redacted]'],
+    ['/plants?id_token=SECRET&refresh-token=SECRET', '/plants?id_token=[redacted]&refresh-token=[redacted]'],
+    ['/plants?a=1&&token=SECRET&token=SECRET', '/plants?a=1&&token=[redacted]&token=[redacted]'],
+    ['/plants/7?tag=x&Token=SECRET%26more', '/plants/7?tag=x&Token=[redacted]'],
+  ];
+  for (const [url, shown] of hidden) {
+    assert.equal(loggableUrl(url), shown, url);
+    assert.ok(!loggableUrl(url).includes('SECRET'), url);
+  }
+  // Other parameters, and paths, are shown as sent.
+  for (const url of ['/plants?limit=2', '/plants?tag=token', '/plants?tokens=2', '/plants?tag=%zz', '/plants/token=x', '/plants?token', '/plants']) {
+    assert.equal(loggableUrl(url), url, url);
+  }
+});
+
+test('the access line of a request with a token in its query, in any case, never carries it', async () => {
+  const sink = new LogSink();
+  const t = await testApp(after, { logger: createLogger('info', sink) });
+  for (const name of ['Token', 'ACCESS_TOKEN', 'Access_Token', 'access%5Ftoken']) {
+    assert.equal((await t.call('GET', `/plants?limit=1&${name}=querySecretValue9a8b7c`)).statusCode, 200);
+  }
+  const urls = sink
+    .lines()
+    .filter((line) => line.msg === 'request')
+    .map((line) => line.url);
+  assert.equal(urls.length, 4);
+  assert.ok(!sink.text.includes('querySecretValue9a8b7c'), sink.text);
+  for (const url of urls) assert.match(String(url), /^\/plants\?limit=1&[^=]+=\[redacted\]$/);
 });

@@ -18,7 +18,9 @@ const store = SqliteStore.open(`file:${join(tempDir(after), 'plants.db')}`, {
 });
 const t = await testApp(after, { store, metrics, config: { webhookAllowPrivateNetworks: true } });
 metrics.watchBacklog(() => store.webhooks.countPending());
-const listener = await listenForScrapes('127.0.0.1', 0, metrics.scrape, (error) => assert.fail(`scrape failed: ${String(error)}`));
+const listener = await listenForScrapes({ host: '127.0.0.1', port: 0, allowedHosts: [] }, metrics.scrape, (error) =>
+  assert.fail(`scrape failed: ${String(error)}`),
+);
 after(() => listener.close());
 
 const requests = 'http_requests_total';
@@ -176,7 +178,7 @@ describe('request metrics, scraped from the metrics listener', () => {
 
 /** A listener of its own for another registry, closed when the file ends. */
 async function serve(other: Metrics) {
-  const served = await listenForScrapes('127.0.0.1', 0, other.scrape, () => undefined);
+  const served = await listenForScrapes({ host: '127.0.0.1', port: 0, allowedHosts: [] }, other.scrape, () => undefined);
   after(() => served.close());
   return served;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { VERSION } from '../../src/version.js';
-import { webhookHarness } from './harness.js';
+import { quietLog, webhookHarness } from './harness.js';
 import { verify } from './receiver.js';
 
 /** Polls `check` until it holds or `timeoutMs` passes. */
@@ -249,9 +249,37 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
       const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return log[0]?.status === 'failed' ? log : undefined;
     }, 'the attempt to fail');
-    assert.match(message.lastError, /127\.0\.0\.1 is loopback/);
+    assert.equal(message.lastError, 'the host 127.0.0.1 is not a public address: webhooks may only reach the public internet');
     assert.equal(message.lastStatus, null);
     assert.equal(receiver.received.length, 0, 'no connection was made');
+  });
+
+  it('a name that resolves to a private address at delivery: the recorded error names the host only, the log the address and rule', async () => {
+    const warnings: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const log = {
+      ...quietLog,
+      warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }),
+    };
+    const { t, receiver, register } = await webhookHarness(after, {
+      sender: { allowPrivateNetworks: false },
+      dispatcher: { retrySchedule: [] as number[] },
+      log,
+    });
+    // Registered while allowed; localhost resolves (from /etc/hosts) to loopback when the delivery connects.
+    const { id } = await register({ url: receiver.url.replace('127.0.0.1', 'localhost') });
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const [message] = await eventually(async () => {
+      const deliveries = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+      return deliveries[0]?.status === 'failed' ? deliveries : undefined;
+    }, 'the attempt to fail');
+    assert.equal(message.lastError, 'the host localhost is not a public address: webhooks may only reach the public internet');
+    assert.equal(receiver.received.length, 0, 'no connection was made');
+    const refused = warnings.find((w) => w.message === 'webhooks: delivery refused: not a public address');
+    assert.ok(refused, JSON.stringify(warnings));
+    assert.equal(refused.fields.host, 'localhost');
+    assert.equal(refused.fields.endpoint, id);
+    assert.ok(['127.0.0.1', '::1'].includes(String(refused.fields.address)), JSON.stringify(refused.fields));
+    assert.equal(refused.fields.rule, 'loopback');
   });
 });
 

@@ -21,7 +21,14 @@ export interface WebhookHarness {
  */
 export async function webhookHarness(
   cleanup: typeof after,
-  options: { dispatcher?: Partial<DispatcherSettings>; sender?: Partial<SenderOptions>; config?: Partial<Config>; pressure?: Yield } = {},
+  options: {
+    dispatcher?: Partial<DispatcherSettings>;
+    sender?: Partial<SenderOptions>;
+    config?: Partial<Config>;
+    pressure?: Yield;
+    /** The dispatcher's log (quiet unless given). */
+    log?: ConstructorParameters<typeof Dispatcher>[3];
+  } = {},
 ): Promise<WebhookHarness> {
   // after() hooks run in the order they were registered: the dispatcher must stop before the store closes.
   let stop = async (): Promise<void> => undefined;
@@ -37,7 +44,7 @@ export async function webhookHarness(
     ...options.dispatcher,
   };
   const sender = new Sender({ timeoutMs: settings.timeoutMs, allowPrivateNetworks: true, ...options.sender });
-  const dispatcher = new Dispatcher(t.store.webhooks, sender, settings, quietLog, options.pressure);
+  const dispatcher = new Dispatcher(t.store.webhooks, sender, settings, options.log ?? quietLog, options.pressure);
   dispatcher.start();
   stop = async () => {
     await dispatcher.stop(100);

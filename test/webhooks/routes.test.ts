@@ -81,6 +81,12 @@ describe('webhook endpoints over HTTP', async () => {
       'http://[::ffff:127.0.0.1]/x',
       'http://[::ffff:10.0.0.1]/x',
       'http://[64:ff9b::a00:1]/x',
+      'http://[::ffff:0:7f00:1]/x',
+      'http://[::ffff:0:10.0.0.1]/x',
+      'http://[64:ff9b:1::a00:1]/x',
+      'http://[2001::1]/x',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x',
+      'http://[2002:a9fe:a9fe::1]/x',
       'http://2130706433/x',
       'http://0x7f.1/x',
       'http://017700000001/x',
@@ -88,7 +94,7 @@ describe('webhook endpoints over HTTP', async () => {
     for (const target of refused) {
       it(target, async () => {
         const message = assertError(await t.call('POST', '/webhooks', { body: { url: target } }), 400, 'body.url');
-        assert.match(message, /public addresses/);
+        assert.match(message, /is not a public address/);
       });
     }
   });

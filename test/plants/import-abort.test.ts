@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, test } from 'node:test';
+import { createLogger } from '../../src/logging/logger.js';
+import { testApp, TOKEN } from '../helpers.js';
+import { LogSink } from '../log-sink.js';
+import { request } from '../reliability/raw-http.js';
+
+/** Waits until `check` holds, polling. */
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('a client that goes away in the middle of an import is logged at info, without a stack, and nothing is stored', async () => {
+  const sink = new LogSink();
+  const t = await testApp(after, { logger: createLogger('info', sink) });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.app.server.address() as { port: number }).port;
+
+  for (const contentType of ['application/x-ndjson', 'application/json']) {
+    sink.text = '';
+    const rows = Array.from({ length: 200 }, (_, i) => `{"id":${i + 1},"name":"dropped ${i + 1}"}`);
+    const sent = contentType === 'application/json' ? `[${rows.join(',')},` : `${rows.join('\n')}\n`;
+    const head = request('POST', '/plants/import', {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': contentType,
+      'content-length': String(Buffer.byteLength(sent) * 10),
+    });
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(Buffer.concat([head, Buffer.from(sent)]));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+
+    await until(() => sink.text.includes('"reqId"'), 'a log line of the request');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const lines = sink.lines();
+    const dropped = lines.find((line) => line.msg === 'import: the client went away before the body ended; nothing stored');
+    assert.ok(dropped, `${contentType}: no line says the client went away:\n${sink.text}`);
+    assert.equal(dropped.level, 30, 'at info: it is the client doing, not a fault');
+    assert.equal(typeof dropped.reqId, 'string');
+    for (const line of lines) {
+      assert.ok(Number(line.level) < 40, `${contentType}: a line at warn or above:\n${JSON.stringify(line)}`);
+      assert.ok(!JSON.stringify(line).includes('"stack"'), `${contentType}: a stack in the log:\n${JSON.stringify(line)}`);
+    }
+    assert.equal(await t.store.plants.count(), 0, 'nothing of the import is stored');
+  }
+});
