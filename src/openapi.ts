@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { ErrorBody, NoContent } from './http/errors.js';
+import { MESSAGE_ANNOTATIONS } from './http/validation.js';
 import type { WebhookEventDoc } from './webhooks/events-doc.js';
 
 declare module 'fastify' {
@@ -95,7 +96,8 @@ export function buildOpenApi(
     if (!top && components.has(schema)) return { $ref: `#/components/schemas/${components.get(schema)}` };
     if (Array.isArray(schema)) return schema.map((s) => show(s));
     if (schema === null || typeof schema !== 'object') return schema;
-    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, show(v)]));
+    // Words for the validator's messages (patternMeaning) are not the document's.
+    return Object.fromEntries(Object.entries(schema).flatMap(([k, v]) => (MESSAGE_ANNOTATIONS.includes(k) ? [] : [[k, show(v)]])));
   };
   const parameters = (schema: unknown, where: 'path' | 'query' | 'header') => {
     const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
-import { describeValidationError } from './validation.js';
+import { joinProblems, validationProblems } from './validation-messages.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
 export const ErrorBody = Type.Object(
@@ -46,9 +47,33 @@ function bodyTooLarge(limit: number): string {
   return `body is larger than the limit of ${limit} bytes`;
 }
 
-/** A validation error from Ajv, phrased with where it happened: "body.name must be string". */
-function validationMessage(error: FastifyError): string {
-  return describeValidationError(error.validationContext ?? 'request', error.validation?.[0]);
+/** The request parts, in the order Fastify validates them; it stops at the first part that fails. */
+const VALIDATED_PARTS = ['params', 'body', 'querystring', 'headers'] as const;
+/** The order a message lists them in: the URL's, then the headers, then the body. */
+const MESSAGE_ORDER = ['params', 'querystring', 'headers', 'body'] as const;
+
+function partData(request: FastifyRequest, part: (typeof VALIDATED_PARTS)[number]): unknown {
+  if (part === 'params') return request.params;
+  if (part === 'body') return request.body ?? null;
+  if (part === 'querystring') return request.query;
+  return request.headers;
+}
+
+/**
+ * Every problem of a refused request, in plain words: those of the part that failed, and those of the
+ * parts Fastify had not checked yet (run through the route's own validators), up to MAX_PROBLEMS.
+ */
+function validationMessage(error: FastifyError, request: FastifyRequest): string {
+  const failed = error.validationContext;
+  const found = new Map<string, string[]>([[failed ?? 'request', validationProblems(failed ?? 'request', error.validation ?? [])]]);
+  for (const part of VALIDATED_PARTS.slice(VALIDATED_PARTS.indexOf(failed as (typeof VALIDATED_PARTS)[number]) + 1)) {
+    if (failed === undefined) break;
+    const validate = request.getValidationFunction(part) as ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+    if (typeof validate !== 'function' || validate(partData(request, part))) continue;
+    found.set(part, validationProblems(part, validate.errors ?? []));
+  }
+  const ordered = [...MESSAGE_ORDER.flatMap((part) => found.get(part) ?? []), ...(found.get('request') ?? [])];
+  return ordered.length > 0 ? joinProblems(ordered) : `the request is not valid`;
 }
 
 export function send(reply: FastifyReply, status: number, message: string): FastifyReply {
@@ -82,7 +107,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       reply.header('retry-after', '1');
       return send(reply, 503, `the store is unavailable, retry later (request id ${request.id})`);
     }
-    if (error.validation) return send(reply, 400, validationMessage(error));
+    if (error.validation) return send(reply, 400, validationMessage(error, request));
     const status = error.statusCode ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {

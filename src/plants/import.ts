@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
-import { describeValidationError, validatorCompiler } from '../http/validation.js';
+import { validatorCompiler } from '../http/validation.js';
+import { describeRowProblems } from '../http/validation-messages.js';
 import type { ImportResult, Plant, PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { splitJsonArray } from './json-array.js';
@@ -27,7 +28,7 @@ function toPlant(text: string, where: string): Plant {
   } catch (error) {
     throw new ImportRowError(`${where}: ${(error as Error).message}`);
   }
-  if (!validate(value)) throw new ImportRowError(describeValidationError(where, validate.errors?.[0]));
+  if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
   const { id, name, tag } = value as { id: Plant['id']; name: string; tag?: string };
   return tag === undefined ? { id, name } : { id, name, tag };
 }

@@ -1,3 +1,4 @@
+import { Query } from '../http/strict-query.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from './plant.js';
 
@@ -30,7 +31,7 @@ export type PlantMergePatch = Static<typeof PlantMergePatch>;
 export const PlantIdParams = Type.Object({ id: Id });
 export type PlantIdParams = Static<typeof PlantIdParams>;
 
-export const ListQuery = Type.Object({
+export const ListQuery = Query({
   limit: Type.Optional(
     Type.Integer({
       format: 'int32',
@@ -76,7 +77,7 @@ export const ReadHeaders = Type.Object({
 export const ReplaceHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchCreate) });
 export const ChangeHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
 
-export const ImportQuery = Type.Object({
+export const ImportQuery = Query({
   mode: Type.Optional(
     Type.Unsafe<'replace' | 'create-only'>({
       type: 'string',
