@@ -80,7 +80,7 @@ export async function buildApp({ config, store, logger, metrics }: AppOptions): 
     deadlines,
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
+  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: settings.bodyLimit };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   await app.register(docsRoutes);
   return app;

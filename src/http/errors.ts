@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
+import { bodyMediaTypes } from './media-types.js';
 import { joinProblems, validationProblems } from './validation-messages.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
@@ -35,15 +36,35 @@ export class HttpError extends Error {
   }
 }
 
+/** "a", "a or b", "a, b or c". */
+export function orList(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)!}`;
+}
+
+/** The 415's message, naming every media type the route takes (the OpenAPI document's example too). */
+export function unsupportedMediaType(sent: string | undefined, accepted: readonly string[]): string {
+  const shown = sent === undefined ? '(none)' : sent.length > 100 ? `${sent.slice(0, 100)}…` : sent;
+  return `unsupported media type "${shown}": send the body as ${orList(accepted)}`;
+}
+
+/** The 503 of a store that cannot be reached, and the 500 of a fault: the request id says where the log has the rest. */
+export function storeUnavailable(requestId: string): string {
+  return `the store is unavailable, retry later (request id ${requestId})`;
+}
+export function internalError(requestId: string): string {
+  return `internal error (request id ${requestId})`;
+}
+
 /** Messages for the framework's own client errors, chosen by their error code. */
 const FRAMEWORK_MESSAGES: Record<string, (req: FastifyRequest) => string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) => `unsupported media type "${req.headers['content-type'] ?? '(none)'}": send the body as application/json`,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
+    unsupportedMediaType(req.headers['content-type'], bodyMediaTypes(req.method, req.routeOptions.schema?.requestBodyDoc)),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'the Content-Length header does not match the body',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'body is empty: send a JSON document',
   FST_ERR_CTP_INVALID_TYPE: () => 'the Content-Type header is not a valid media type',
 };
 
-function bodyTooLarge(limit: number): string {
+export function bodyTooLarge(limit: number): string {
   return `body is larger than the limit of ${limit} bytes`;
 }
 
@@ -105,7 +126,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error.cause ?? error }, 'store unavailable');
       reply.header('retry-after', '1');
-      return send(reply, 503, `the store is unavailable, retry later (request id ${request.id})`);
+      return send(reply, 503, storeUnavailable(request.id));
     }
     if (error.validation) return send(reply, 400, validationMessage(error, request));
     const status = error.statusCode ?? 500;
@@ -115,7 +136,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, status, phrase ? phrase(request) : error.message);
     }
     request.log.error({ err: error }, 'unexpected error');
-    return send(reply, 500, `internal error (request id ${request.id})`);
+    return send(reply, 500, internalError(request.id));
   });
 
   app.setNotFoundHandler((request, reply) => {

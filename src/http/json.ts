@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { parseJson } from '../exact-json.js';
 import { HttpError } from './errors.js';
+import { JSON_MEDIA_TYPES } from './media-types.js';
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
@@ -47,9 +48,6 @@ export function parseJsonText(text: string, what = 'the row'): unknown {
   }
   return value;
 }
-
-/** The media types whose bodies are JSON: plain JSON, and JSON merge patches (RFC 7396) for PATCH. */
-export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
 /**
  * The only body parser: JSON (and merge patches) with exact int64, UTF-8 and surrogate checks. Any other

@@ -102,8 +102,13 @@ function setHeaders(reply: FastifyReply, d: RateDecision): void {
   });
 }
 
-function tooMany(d: RateDecision, who: string): HttpError {
-  return new HttpError(429, `too many requests from this ${who}: the limit is ${d.limit} per minute; retry in ${d.resetSeconds} s`, {
+/** The 429's message (the OpenAPI document's example is made by it too). */
+export function tooManyMessage(who: 'token' | 'address', limit: number, resetSeconds: number): string {
+  return `too many requests from this ${who}: the limit is ${limit} per minute; retry in ${resetSeconds} s`;
+}
+
+function tooMany(d: RateDecision, who: 'token' | 'address'): HttpError {
+  return new HttpError(429, tooManyMessage(who, d.limit, d.resetSeconds), {
     'retry-after': String(d.resetSeconds),
   });
 }

@@ -53,10 +53,11 @@ export const ListQuery = Query({
 });
 export type ListQuery = Static<typeof ListQuery>;
 
+/**
+ * Accept chooses among the 200's media types (application/json, application/x-ndjson, text/csv), which the
+ * document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
+ */
 export const ListHeaders = Type.Object({
-  accept: Type.Optional(
-    Type.String({ description: 'application/json (a page, the default), application/x-ndjson or text/csv (every plant, streamed)' }),
-  ),
   prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants (of the tag)' })),
 });
 

@@ -70,6 +70,9 @@ describe('requireStrictQueries', () => {
   it('refuses to register a route whose query schema is not strict', () => {
     const app = Fastify();
     requireStrictQueries(app);
-    assert.throws(() => app.get('/x', { schema: { querystring: Type.Object({ a: Type.Optional(Type.String()) }) } }, () => 'x'), /additionalProperties: false/);
+    assert.throws(
+      () => app.get('/x', { schema: { querystring: Type.Object({ a: Type.Optional(Type.String()) }) } }, () => 'x'),
+      /additionalProperties: false/,
+    );
   });
 });

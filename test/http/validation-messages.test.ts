@@ -28,7 +28,11 @@ describe('validation messages: the field and the rule in plain words, every prob
     ],
     ['a name too long', () => message('POST', '/plants', { id: 1, name: 'n'.repeat(257) }), 'body.name must be at most 256 characters long'],
     ['a tag that is a number', () => message('POST', '/plants', { id: 1, name: 'x', tag: 5 }), 'body.tag must be a string'],
-    ['a name with U+0000', () => message('POST', '/plants', { id: 1, name: 'a\u0000b' }), 'body.name must not contain U+0000 or an unpaired surrogate'],
+    [
+      'a name with U+0000',
+      () => message('POST', '/plants', { id: 1, name: 'a\u0000b' }),
+      'body.name must not contain U+0000 or an unpaired surrogate',
+    ],
     ['a body that is not an object', () => message('POST', '/plants', '[1]'), 'body must be an object'],
     ['a limit too large', () => message('GET', '/plants?limit=1001'), 'querystring.limit must be at most 1000'],
     ['a limit of 0', () => message('GET', '/plants?limit=0'), 'querystring.limit must be at least 1'],
