@@ -1,6 +1,6 @@
 import { Query } from '../http/strict-query.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { STORABLE_TEXT } from '../plants/plant.js';
+import { Int64, STORABLE_TEXT } from '../plants/plant.js';
 import { EVENT_TYPES, type EventType } from './events.js';
 import { URL_MAX_LENGTH } from './network-guard.js';
 
@@ -87,6 +87,8 @@ export const Delivery = Type.Object(
   {
     id: Type.String({ description: 'The webhook-id of the message' }),
     type: EventTypeSchema,
+    occurredAt: Time("When the change committed: the event's timestamp, which replays select by"),
+    plantId: Int64({ description: 'The id of the plant the event is about', examples: [1] }),
     status: Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] }),
     attempts: Type.Integer({ minimum: 0 }),
     lastAttemptAt: Type.Union([Time('When it was last sent'), Type.Null()]),
