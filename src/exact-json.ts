@@ -28,8 +28,8 @@ export function parseJson(text: string): unknown {
  * JSON text like JSON.stringify's, but a bigint is written as a plain JSON integer (JSON.stringify throws
  * on one, and a string or a double would not be the same JSON number).
  */
-export function stringifyJson(value: unknown): string {
-  const text = stringifyLossless(value);
+export function stringifyJson(value: unknown, space?: number): string {
+  const text = stringifyLossless(value, undefined, space);
   if (text === undefined) throw new TypeError(`${typeof value} has no JSON representation`);
   return text;
 }

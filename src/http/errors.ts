@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
+import { orList } from '../words.js';
 import { bodyMediaTypes } from './media-types.js';
 import { joinProblems, validationProblems } from './validation-messages.js';
 
@@ -34,11 +35,6 @@ export class HttpError extends Error {
     super(message);
     this.name = 'HttpError';
   }
-}
-
-/** "a", "a or b", "a, b or c". */
-export function orList(items: readonly string[]): string {
-  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)!}`;
 }
 
 /** The 415's message, naming every media type the route takes (the OpenAPI document's example too). */

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { STORABLE_TEXT } from '../plants/plant.js';
+import { count } from '../words.js';
 
 /**
  * Validation problems in plain words, each naming the field and the rule: "body.name must not be
@@ -151,7 +152,7 @@ export function validationProblems(context: string, errors: readonly Problem[]):
 export function joinProblems(problems: readonly string[]): string {
   const shown = problems.slice(0, MAX_PROBLEMS).join('; ');
   const more = problems.length - MAX_PROBLEMS;
-  return more > 0 ? `${shown}; and ${more} more problem${more === 1 ? '' : 's'}` : shown;
+  return more > 0 ? `${shown}; and ${count(more, 'more problem')}` : shown;
 }
 
 /**

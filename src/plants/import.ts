@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
+import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
 import type { ImportResult, Plant, PlantStore } from '../store/store.js';
@@ -21,7 +22,10 @@ export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 /** Rows go to the store this many at a time: memory stays flat however large the import. */
 const CHUNK = 1000;
 
-const validate = validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction;
+/** Compiled when first needed: the CLI loads this module for every command, and most never import. */
+let compiled: ValidateFunction | undefined;
+const validator = () =>
+  (compiled ??= validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction);
 
 /** One row, parsed exactly (int64 ids) and validated; `where` names it in an error. */
 function toPlant(text: string, where: string): Plant {
@@ -36,6 +40,7 @@ function toPlant(text: string, where: string): Plant {
 
 /** A row's value as a plant, once the same rules as POST /plants have passed it. */
 function checked(value: unknown, where: string): Plant {
+  const validate = validator();
   if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
   const { id, name, tag } = value as { id: Plant['id']; name: string; tag?: string };
   return tag === undefined ? { id, name } : { id, name, tag };
@@ -119,7 +124,7 @@ async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): Asy
       continue;
     }
     if (fields.length !== width) {
-      throw new ImportRowError(`line ${line}: has ${fields.length} field${fields.length === 1 ? '' : 's'}, where the header has ${width}`);
+      throw new ImportRowError(`line ${line}: has ${count(fields.length, 'field')}, where the header has ${width}`);
     }
     const tag = columns.tag === undefined ? '' : fromCsvCell(fields[columns.tag]!);
     const row = { id: csvId(fields[columns.id]!), name: fromCsvCell(fields[columns.name]!), ...(tag === '' ? {} : { tag }) };
