@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
-import { bootstrapToken } from './auth/bootstrap.js';
+import { bootstrapToken, warnWithoutTokens } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   if (metrics && cluster.isWorker) answerPrimary(metrics.registry);
   const store = await openStore(config, { onCommit: metrics?.onCommit });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
+  await warnWithoutTokens(store, config, (text) => process.stderr.write(text));
   if (clustered) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but metrics.
     await store.close();
@@ -63,6 +64,12 @@ async function main(): Promise<void> {
     logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
     metrics,
   });
+
+  if (config.webhookAllowPrivateNetworks) {
+    app.log.warn(
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhook URLs may reach loopback, private and link-local addresses, so anyone holding webhooks:manage can make this service send requests into its own network (for development and tests only)',
+    );
+  }
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.
