@@ -35,7 +35,7 @@ describe('start-up and tokens', async () => {
     await second.stop();
 
     // The line's command works as printed, and then the warning is gone.
-    const made = await cli(hint[1]!, 'token', 'create', '--name', 'again');
+    const made = await cli(hint[1], 'token', 'create', '--name', 'again');
     assert.equal(made.code, 0, made.stderr);
     const third = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
     assert.doesNotMatch(third.stderr, HINT);
