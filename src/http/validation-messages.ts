@@ -143,16 +143,23 @@ function sentence(context: string, problem: Problem): string {
   return `${where} ${rule(problem, context === 'querystring')}`;
 }
 
+/** Stands, last in a list of problems, for the ones past MAX_ERRORS, which were not worded (nor counted). */
+const UNCOUNTED = '\u0000';
+
 /** The problems of one request part or row, worded, without repeats, in the order found. */
 export function validationProblems(context: string, errors: readonly Problem[]): string[] {
-  return [...new Set(settleChoices(errors.slice(0, MAX_ERRORS)).map((problem) => sentence(context, problem)))];
+  const worded = [...new Set(settleChoices(errors.slice(0, MAX_ERRORS)).map((problem) => sentence(context, problem)))];
+  return errors.length > MAX_ERRORS ? [...worded, UNCOUNTED] : worded;
 }
 
-/** Problems as one message: the first MAX_PROBLEMS, then how many more there are. */
+/** Problems as one message: the first MAX_PROBLEMS, then how many more there are ("at least", past MAX_ERRORS). */
 export function joinProblems(problems: readonly string[]): string {
-  const shown = problems.slice(0, MAX_PROBLEMS).join('; ');
-  const more = problems.length - MAX_PROBLEMS;
-  return more > 0 ? `${shown}; and ${count(more, 'more problem')}` : shown;
+  const uncounted = problems.includes(UNCOUNTED);
+  const worded = problems.filter((problem) => problem !== UNCOUNTED);
+  const shown = worded.slice(0, MAX_PROBLEMS).join('; ');
+  const more = worded.length - MAX_PROBLEMS;
+  if (more <= 0) return uncounted ? `${shown}; and more problems` : shown;
+  return `${shown}; and ${uncounted ? 'at least ' : ''}${count(more, 'more problem')}`;
 }
 
 /**

@@ -96,7 +96,7 @@ describe('validation messages: the field and the rule in plain words, every prob
     const problems = text.split('; ');
     assert.equal(problems.length, 11, text.slice(0, 300));
     assert.equal(problems[0], 'body.events[0] must be one of plant.created, plant.updated, plant.deleted');
-    assert.match(problems[10]!, /^and \d+ more problems$/);
+    assert.match(problems[10]!, /^and at least \d+ more problems$/, 'not all 4,990 are worded, nor counted');
     assert.ok(text.length < 1000, `${text.length} characters`);
   });
 
