@@ -67,62 +67,48 @@ export async function* csvRecords(source: AsyncIterable<string>, maxRowBytes: nu
 
     for (let i = 0; i < piece.length; i++) {
       const c = piece.charCodeAt(i);
-      switch (state) {
-        case 'fieldStart':
-        case 'unquoted':
-          if (c === COMMA) {
-            push(i);
-            state = 'fieldStart';
-          } else if (c === LF) {
-            push(i);
-            const record = endRecord(i);
-            if (record) yield record;
-          } else if (c === CR) {
-            push(i);
-            state = 'cr';
-          } else if (c === QUOTE) {
-            if (state === 'unquoted') fail('a quote inside a field that does not start with one (quote the whole field, and double its quotes)');
-            state = 'quoted';
-            fieldStart = i + 1;
-          } else if (state === 'fieldStart') {
-            state = 'unquoted';
-            fieldStart = i;
-          }
-          break;
-        case 'quoted':
-          if (c === QUOTE) {
-            field += piece.slice(fieldStart, i);
-            state = 'quote';
-          } else if (c === LF) {
-            line++;
-          }
-          break;
-        case 'quote':
-          if (c === QUOTE) {
-            // A doubled quote: one quote of text, and the quoted field goes on.
-            field += '"';
-            state = 'quoted';
-            fieldStart = i + 1;
-          } else if (c === COMMA) {
-            push(i);
-            state = 'fieldStart';
-          } else if (c === LF) {
-            push(i);
-            const record = endRecord(i);
-            if (record) yield record;
-          } else if (c === CR) {
-            push(i);
-            state = 'cr';
-          } else {
-            fail('text after the closing quote of a field (a quote inside a quoted field is written twice)');
-          }
-          break;
-        case 'cr': {
-          if (c !== LF) fail('a carriage return outside quotes that does not end the line');
+      if (state === 'quoted') {
+        // Everything is text up to the next quote, commas and line breaks included.
+        if (c === QUOTE) {
+          field += piece.slice(fieldStart, i);
+          state = 'quote';
+        } else if (c === LF) {
+          line++;
+        }
+        continue;
+      }
+      if (state === 'cr') {
+        if (c !== LF) fail('a carriage return outside quotes that does not end the line');
+        const record = endRecord(i);
+        if (record) yield record;
+        continue;
+      }
+      if (state === 'quote' && c === QUOTE) {
+        // A doubled quote: one quote of text, and the quoted field goes on.
+        field += '"';
+        state = 'quoted';
+        fieldStart = i + 1;
+        continue;
+      }
+      if (c === COMMA || c === LF || c === CR) {
+        // The field ends (unquoted, empty, or after its closing quote); a line end ends the record too.
+        push(i);
+        if (c === COMMA) state = 'fieldStart';
+        else if (c === CR) state = 'cr';
+        else {
           const record = endRecord(i);
           if (record) yield record;
-          break;
         }
+        continue;
+      }
+      if (state === 'quote') fail('text after the closing quote of a field (a quote inside a quoted field is written twice)');
+      if (c === QUOTE) {
+        if (state === 'unquoted') fail('a quote inside a field that does not start with one (quote the whole field, and double its quotes)');
+        state = 'quoted';
+        fieldStart = i + 1;
+      } else if (state === 'fieldStart') {
+        state = 'unquoted';
+        fieldStart = i;
       }
     }
     // The piece ends inside a record: keep what the current field has so far, and count the record's bytes.
