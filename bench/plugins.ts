@@ -291,7 +291,7 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: false });
   await app.register(systemRoutes, { store, openApi: () => ({}) });
   await app.ready();
-  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
+  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: 1024 * 1024 };
   return { app, document: () => (generator === 'ours' ? buildOpenApi(routes, documented) : app.swagger()) };
 }
 

@@ -9,6 +9,7 @@ import { installRequestHooks } from './http/hooks.js';
 import { installJsonParser } from './http/json.js';
 import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
+import { requireStrictQueries } from './http/strict-query.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
@@ -67,6 +68,8 @@ export async function buildApp({ config, store, logger, metrics }: AppOptions): 
   // The API, resource by resource. Every route says who may call it (config.auth).
   const routes: RouteOptions[] = [];
   requireRouteAuth(app, (route) => routes.push(route));
+  // Every operation refuses a query parameter it does not take (400 naming it).
+  requireStrictQueries(app);
   let openApi: object | undefined;
   await app.register(plantRoutes, { plants: store.plants });
   await app.register(plantImportRoute, {
@@ -77,7 +80,7 @@ export async function buildApp({ config, store, logger, metrics }: AppOptions): 
     deadlines,
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING };
+  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: settings.bodyLimit };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   await app.register(docsRoutes);
   return app;

@@ -1,6 +1,10 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { ErrorBody, NoContent } from './http/errors.js';
+import { bodyMediaTypes } from './http/media-types.js';
+import { MESSAGE_ANNOTATIONS } from './http/validation.js';
+import { defaultErrorResponse, errorResponse } from './openapi-errors.js';
+import { API_DESCRIPTION } from './openapi-intro.js';
 import type { WebhookEventDoc } from './webhooks/events-doc.js';
 
 declare module 'fastify' {
@@ -17,6 +21,11 @@ declare module 'fastify' {
     responseMediaTypes?: Record<number, Record<string, { schema: object }>>;
     /** The request body of a route that reads it as a stream (no body schema to validate it whole). */
     requestBodyDoc?: Record<string, { schema: unknown }>;
+    /**
+     * Example messages of the error statuses only this route knows (its 404, 409, 412; a 400 of its body),
+     * as the service really writes them; openapi-errors.ts has the others.
+     */
+    errorExamples?: Record<number, string | string[]>;
   }
 }
 
@@ -26,28 +35,6 @@ export const TAGS = {
   webhooks: 'Webhook endpoints: where the service announces plant changes, signed, retried and logged',
   system: 'Health, readiness and this document: public, no token needed',
 } as const;
-
-/** What each error status means, for every operation that can answer it. */
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Error response: the request is not valid (the message names the field or parameter)',
-  401: 'Error response: missing, malformed, unknown or revoked bearer token, or an invalid JWT',
-  403: 'Error response: the token lacks the scope this operation needs',
-  404: 'Error response: nothing with this id',
-  409: 'Error response: a conflict with what is stored; nothing changed',
-  412: 'Error response: a precondition failed (If-Match names no current version, or If-None-Match: * and the plant exists); nothing changed',
-  413: 'Error response: the body is larger than the limit',
-  415: 'Error response: the body is not of a media type this operation takes',
-  503: 'Error response: the store is unavailable; retry after Retry-After seconds',
-};
-
-/** Headers that go with a status wherever it is answered. */
-const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
-  401: {
-    'WWW-Authenticate': { description: 'Bearer realm="plant-store", with error="invalid_token" when a token was sent', schema: { type: 'string' } },
-  },
-  403: { 'WWW-Authenticate': { description: 'Bearer realm="plant-store", error="insufficient_scope"', schema: { type: 'string' } } },
-  503: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string' } } },
-};
 
 /** The headers every webhook delivery carries. */
 const WEBHOOK_HEADERS = [
@@ -63,7 +50,7 @@ const WEBHOOK_HEADERS = [
     name: 'webhook-signature',
     in: 'header',
     required: true,
-    description: 'v1,<base64 HMAC-SHA256>: one signature, or two (new first) during the 24 hours after a secret rotation',
+    description: '`v1,<base64 HMAC-SHA256>`: one signature, or two (new first) during the 24 hours after a secret rotation',
     schema: { type: 'string' },
   },
 ];
@@ -77,17 +64,13 @@ const WEBHOOK_ANSWERS = {
   default: { description: 'Anything else (a redirect included), or no answer in time: retried by WEBHOOK_RETRY_SCHEDULE' },
 };
 
-const MEDIA_TYPES: Record<string, string[]> = {
-  PATCH: ['application/merge-patch+json', 'application/json'],
-};
-
 /**
  * The OpenAPI 3.1 document of the API, generated from the routes as registered: the same schemas
  * validate requests, serialize answers and appear here, so the document cannot drift from behaviour.
  */
 export function buildOpenApi(
   routes: readonly RouteOptions[],
-  extras: { schemas: ReadonlyArray<readonly [string, TSchema]>; webhooks: Record<string, WebhookEventDoc>; signing: string },
+  extras: { schemas: ReadonlyArray<readonly [string, TSchema]>; webhooks: Record<string, WebhookEventDoc>; signing: string; bodyLimit: number },
 ): object {
   const components = new Map<unknown, string>([...extras.schemas.map(([name, s]) => [s, name] as const), [ErrorBody, 'Error']]);
   // JSON Schema as the document shows it: named schemas by reference, TypeBox's symbols dropped.
@@ -95,7 +78,8 @@ export function buildOpenApi(
     if (!top && components.has(schema)) return { $ref: `#/components/schemas/${components.get(schema)}` };
     if (Array.isArray(schema)) return schema.map((s) => show(s));
     if (schema === null || typeof schema !== 'object') return schema;
-    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, show(v)]));
+    // Words for the validator's messages (patternMeaning) are not the document's.
+    return Object.fromEntries(Object.entries(schema).flatMap(([k, v]) => (MESSAGE_ANNOTATIONS.includes(k) ? [] : [[k, show(v)]])));
   };
   const parameters = (schema: unknown, where: 'path' | 'query' | 'header') => {
     const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
@@ -111,25 +95,37 @@ export function buildOpenApi(
     if (method === 'HEAD' || !route.schema) continue;
     const schema = route.schema;
     const path = route.url.replace(/:(\w+)/g, '{$1}');
+    const auth = route.config?.auth ?? 'public';
+    const takesBody = schema.body !== undefined || schema.requestBodyDoc !== undefined;
+    const context = {
+      operation: `${method} ${route.url}`,
+      auth,
+      accepted: takesBody ? bodyMediaTypes(method, schema.requestBodyDoc) : undefined,
+      bodyLimit: extras.bodyLimit,
+      examples: schema.errorExamples,
+    };
+    // Every operation may answer 400 (an unknown query parameter, at least); all but the probes 429 (rate
+    // limits); all but the one that serves while overloaded 503.
+    const statuses = new Set([...Object.keys(schema.responseDescriptions ?? {}), ...Object.keys(schema.response ?? {}), '400']);
+    if (!route.config?.probe) statuses.add('429');
+    if (!route.config?.servesWhenOverloaded) statuses.add('503');
     const responses: Record<string, unknown> = {};
-    const statuses = new Set([...Object.keys(schema.responseDescriptions ?? {}), ...Object.keys(schema.response ?? {})]);
     for (const status of [...statuses].sort()) {
+      const code = Number(status);
+      const description = schema.responseDescriptions?.[code];
+      if (code >= 400) {
+        responses[status] = errorResponse(code, description, context, show(ErrorBody));
+        continue;
+      }
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
-      const headers = { ...STATUS_HEADERS[Number(status)], ...schema.responseHeaders?.[Number(status)] };
+      const headers = schema.responseHeaders?.[code];
       responses[status] = {
-        description: schema.responseDescriptions?.[Number(status)] ?? ERROR_DESCRIPTIONS[Number(status)] ?? 'Error response',
-        ...(Object.keys(headers).length > 0 && { headers }),
-        ...(body && body !== NoContent
-          ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[Number(status)] } }
-          : {}),
+        description: description ?? 'Response',
+        ...(headers && { headers }),
+        ...(body && body !== NoContent ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[code] } } : {}),
       };
     }
-    // Any status not listed (404/405 for another route, 429, 500 with its request id…) has the Error shape too.
-    responses.default = {
-      description: 'Error response: any other error, e.g. 500 with the request id in the message',
-      content: { 'application/json': { schema: show(ErrorBody) } },
-    };
-    const auth = route.config?.auth;
+    responses.default = defaultErrorResponse(show(ErrorBody));
     if (schema.tags === undefined || schema.tags.length === 0) throw new Error(`route ${method} ${route.url} has no OpenAPI tag`);
     paths[path] ??= {};
     paths[path][method.toLowerCase()] = {
@@ -148,7 +144,7 @@ export function buildOpenApi(
       ...(schema.body !== undefined && {
         requestBody: {
           required: true,
-          content: Object.fromEntries((MEDIA_TYPES[method] ?? ['application/json']).map((type) => [type, { schema: show(schema.body) }])),
+          content: Object.fromEntries(bodyMediaTypes(method, undefined).map((type) => [type, { schema: show(schema.body) }])),
         },
       }),
       responses,
@@ -160,7 +156,7 @@ export function buildOpenApi(
     info: {
       title: 'Plant Store',
       version: '1.0.0',
-      description: 'A sample API that uses a plant store as an example to demonstrate features in the OpenAPI 3.1 specification',
+      description: API_DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
     },
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { Registry } from 'prom-client';
 import { buildApp } from './app.js';
-import { bootstrapToken } from './auth/bootstrap.js';
+import { bootstrapToken, warnWithoutTokens } from './auth/bootstrap.js';
 import { startBackups } from './backups/schedule.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
   if (metrics && cluster.isWorker) answerPrimary(metrics.registry);
   const store = await openStore(config, { onCommit: metrics?.onCommit });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
+  await warnWithoutTokens(store, config, (text) => process.stderr.write(text));
   if (clustered) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but
     // metrics, and takes the scheduled backups (one process must), whose metrics it serves beside the workers'.
@@ -65,6 +66,12 @@ async function main(): Promise<void> {
     return;
   }
   const app = await buildApp({ config, store, logger: await processLogger(config), metrics });
+
+  if (config.webhookAllowPrivateNetworks) {
+    app.log.warn(
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhook URLs may reach loopback, private and link-local addresses, so anyone holding webhooks:manage can make this service send requests into its own network (for development and tests only)',
+    );
+  }
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.

@@ -1,3 +1,5 @@
+import type { Config } from '../config.js';
+import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
 import { DuplicateTokenNameError, type Store } from '../store/store.js';
 import { SCOPES } from './scopes.js';
 import { createToken } from './tokens.js';
@@ -22,5 +24,28 @@ export async function bootstrapToken(store: Store, staticTokens: readonly string
       `    ${secret}\n\n` +
       `Send it with every request as the header "Authorization: Bearer ${secret}".\n` +
       `Manage tokens with "npx plant-store token create|list|revoke".\n\n`,
+  );
+}
+
+/** DATABASE_URL as a command run from any folder reads it: a SQLite file by its absolute path; never a password. */
+function absoluteUrl(url: string): string {
+  return databaseKind(url) === 'sqlite' ? `file:${sqlitePath(url)}` : redactUrl(url);
+}
+
+/**
+ * After every token was revoked nothing could call the API, and nothing said so: when the store holds no
+ * active token and none is configured (static tokens, a JWT key), one line says how to make one, with the
+ * DATABASE_URL the command must run against.
+ */
+export async function warnWithoutTokens(
+  store: Store,
+  config: Pick<Config, 'tokens' | 'jwtJwksUrl' | 'jwtPublicKey' | 'jwtSecret' | 'databaseUrl'>,
+  write: (text: string) => void,
+): Promise<void> {
+  if (config.tokens.length > 0 || config.jwtJwksUrl !== '' || config.jwtPublicKey !== '' || config.jwtSecret !== '') return;
+  if ((await store.tokens.list()).some((token) => token.revokedAt === null)) return;
+  write(
+    `plant-store: no token can call the API (every stored token is revoked, and none is configured): make one with ` +
+      `DATABASE_URL='${absoluteUrl(config.databaseUrl)}' npx plant-store token create --name <name>\n`,
   );
 }

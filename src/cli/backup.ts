@@ -1,19 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { databaseKind, sqlitePath } from '../store/database-url.js';
 import { backupSqlite } from '../store/sqlite/backup/backup.js';
 import { restoreSqlite } from '../store/sqlite/backup/restore.js';
 import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations.js';
-import { usage, UsageError } from './common.js';
-
-export const BACKUP_USAGE = `  backup FILE [--force]                        copy the SQLite store into FILE while a server writes to it;
-                                               the copy is integrity-checked and fsynced before this says done;
-                                               --force replaces an existing FILE
-  restore FILE                                 replace the SQLite store by the backup FILE, after checking it;
-                                               refused while a server has the store open; the replaced store
-                                               is kept aside as <store>.replaced-<UTC time>`;
+import type { Command } from './command.js';
 
 /** The SQLite store's file; PostgreSQL keeps its own tools (README: Backup and restore). */
 function storePath(command: string): string {
@@ -26,32 +18,54 @@ function storePath(command: string): string {
   return sqlitePath(databaseUrl);
 }
 
-/** The one FILE argument of `command`. */
-function oneFile(command: string, positionals: string[]): string {
-  if (positionals.length !== 1) throw new UsageError(`${command} needs one FILE`);
-  return positionals[0]!;
-}
-
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-export async function backupCommand(args: string[]): Promise<void> {
-  const { values, positionals } = usage(() => parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean' } } }));
-  const file = oneFile('backup', positionals);
-  const force = values.force === true;
-  const store = storePath('backup');
-  if (!force && existsSync(resolve(file))) throw new Error(`${resolve(file)} exists already: name a new file, or add --force to replace it`);
-  const result = await backupSqlite(store, file, { replace: force });
-  process.stderr.write(
-    `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s\n`,
-  );
-}
+/** `plant-store backup FILE`: a checked, fsynced copy of the live SQLite store. */
+export const backupCommand: Command = {
+  name: 'backup',
+  summary: 'copy the SQLite store into a file while a server writes to it',
+  usesStore: true,
+  actions: {
+    summary: 'copy the SQLite store into FILE while a server writes to it',
+    details:
+      'The copy is made with VACUUM INTO in a child process (writes go on meanwhile), then integrity-checked and fsynced before this says done. ' +
+      'For PostgreSQL use pg_dump or pg_basebackup (README: Backup and restore).',
+    args: [{ name: 'FILE', required: true, help: 'the backup to write (a new file, unless --force)' }],
+    options: { force: { type: 'boolean', help: 'replace FILE if it exists' } },
+    async run(given) {
+      const file = given.args[0]!;
+      const force = given.flag('force');
+      const store = storePath('backup');
+      if (!force && existsSync(resolve(file))) throw new Error(`${resolve(file)} exists already: name a new file, or add --force to replace it`);
+      const result = await backupSqlite(store, file, { replace: force });
+      process.stderr.write(
+        `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s\n`,
+      );
+    },
+  },
+};
 
-export function restoreCommand(args: string[]): void {
-  const { positionals } = usage(() => parseArgs({ args, allowPositionals: true, options: {} }));
-  const file = oneFile('restore', positionals);
-  const store = storePath('restore');
-  const result = restoreSqlite(file, store);
-  const older = result.schemaVersion < SQLITE_MIGRATIONS.length ? ` (the server migrates it to ${SQLITE_MIGRATIONS.length} when it starts)` : '';
-  const kept = result.keptAt ? `; the replaced store is kept at ${result.keptAt}` : '';
-  process.stderr.write(`restored ${store} from ${resolve(file)}: ${result.plants} plants, schema version ${result.schemaVersion}${older}${kept}\n`);
-}
+/** `plant-store restore FILE`: the SQLite store replaced by a checked backup, while no server has it open. */
+export const restoreCommand: Command = {
+  name: 'restore',
+  summary: 'replace the SQLite store by a backup, after checking it',
+  usesStore: true,
+  actions: {
+    summary: 'replace the SQLite store by the backup FILE, after checking it',
+    details:
+      "Refused while a server has the store open (the store's journal mode cannot be changed then). " +
+      'The replaced store is kept aside as <store>.replaced-<UTC time>; a backup of an older schema is migrated when the server starts.',
+    args: [{ name: 'FILE', required: true, help: 'a backup made by the backup command (or any SQLite copy of a store)' }],
+    run(given) {
+      const file = given.args[0]!;
+      const store = storePath('restore');
+      const result = restoreSqlite(file, store);
+      const older = result.schemaVersion < SQLITE_MIGRATIONS.length ? ` (the server migrates it to ${SQLITE_MIGRATIONS.length} when it starts)` : '';
+      const kept = result.keptAt ? `; the replaced store is kept at ${result.keptAt}` : '';
+      process.stderr.write(
+        `restored ${store} from ${resolve(file)}: ${result.plants} plants, schema version ${result.schemaVersion}${older}${kept}\n`,
+      );
+      return Promise.resolve();
+    },
+  },
+};

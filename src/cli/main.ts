@@ -1,43 +1,93 @@
 import { ConfigError } from '../config.js';
-import { BACKUP_USAGE, backupCommand, restoreCommand } from './backup.js';
-import { withStore, UsageError } from './common.js';
-import { PLANTS_USAGE, plantsCommand } from './plants.js';
-import { TOKEN_USAGE, tokenCommand } from './tokens.js';
-import { WEBHOOK_USAGE, webhookCommand } from './webhooks.js';
+import { VERSION } from '../version.js';
+import { backupCommand, restoreCommand } from './backup.js';
+import { closest, isAction, parseAction, UsageError, type Action, type Command } from './command.js';
+import { actionHelp, commandHelp, toolHelp } from './help.js';
+import { migrateCommand } from './migrate.js';
+import { plantsCommand } from './plants.js';
+import { tokenCommand } from './tokens.js';
+import { webhookCommand } from './webhooks.js';
 
-const USAGE = `Usage: plant-store <command>
+/** Every command of the tool: adding one is one entry here (its module declares its usage and help). */
+const COMMANDS: readonly Command[] = [tokenCommand, webhookCommand, plantsCommand, backupCommand, restoreCommand, migrateCommand];
 
-Commands (against the store DATABASE_URL names, the same as the server's):
-${TOKEN_USAGE}
-${WEBHOOK_USAGE}
-${PLANTS_USAGE}
-${BACKUP_USAGE}
-  migrate                                      apply the schema migrations and exit
-`;
+const HELP = new Set(['-h', '--help', 'help']);
 
-/** The command-line tool: exit 0 on success, 1 on a failure, 2 on bad arguments (with the usage). */
+/** The action an argument list names, or the help it asks for; a name that is no command's is a UsageError. */
+function resolve(argv: string[]): { help: string; ok: boolean } | { command: Command; name: string | undefined; action: Action; rest: string[] } {
+  const [first, second, ...more] = argv;
+  if (first === undefined) return { help: toolHelp(COMMANDS), ok: false };
+  // `plant-store help token create` is `plant-store token create --help`.
+  if (first === 'help') return second === undefined ? { help: toolHelp(COMMANDS), ok: true } : resolve([second, ...more, '--help']);
+  if (HELP.has(first)) return { help: toolHelp(COMMANDS), ok: true };
+  const command = COMMANDS.find((c) => c.name === first);
+  if (!command) {
+    const meant = closest(
+      first,
+      COMMANDS.map((c) => c.name),
+    );
+    const hint = meant ? `did you mean "${meant}"? ` : '';
+    throw new UsageError(`unknown command "${first}": ${hint}the commands are ${COMMANDS.map((c) => c.name).join(', ')} (plant-store --help)`);
+  }
+  if (isAction(command.actions)) return { command, name: undefined, action: command.actions, rest: argv.slice(1) };
+  // A command without its action shows what it can do: asked for, on stdout; forgotten, on stderr, as an error.
+  if (second === undefined) return { help: commandHelp(command), ok: false };
+  if (HELP.has(second)) return { help: commandHelp(command), ok: true };
+  const action = command.actions[second];
+  if (!action) {
+    const names = Object.keys(command.actions);
+    const meant = closest(second, names);
+    throw new UsageError(
+      `unknown ${command.name} command "${second}": ${meant ? `did you mean "${meant}"? ` : ''}the ${command.name} commands are ${names.join(', ')} (plant-store ${command.name} --help)`,
+    );
+  }
+  return { command, name: second, action, rest: more };
+}
+
+/**
+ * The command-line tool: exit 0 on success, 1 on any failure, with one line on stderr that says what
+ * went wrong (and, for a mistake of use, where the help is); never a stack trace. Help asked for goes to
+ * stdout; a command given without its action prints its help on stderr and fails.
+ */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
+  // A reader that stops reading (plant-store plants export | head) has all it wanted: stop, quietly.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`plant-store: cannot write to standard output: ${error.message}\n`);
+    process.exit(1);
+  });
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  let path = '';
   try {
-    if (command === 'token') await tokenCommand(args);
-    else if (command === 'webhook') await webhookCommand(args);
-    else if (command === 'plants') await plantsCommand(args);
-    else if (command === 'backup') await backupCommand(args);
-    else if (command === 'restore') restoreCommand(args);
-    else if (command === 'migrate') {
-      const kind = await withStore((store) => Promise.resolve(store.kind));
-      process.stderr.write(`the ${kind} store's schema is up to date\n`);
-    } else if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-      process.stdout.write(USAGE);
-    } else throw new UsageError(`unknown command "${command}"`);
+    const found = resolve(argv);
+    if ('help' in found) {
+      (found.ok ? process.stdout : process.stderr).write(found.help);
+      return found.ok ? 0 : 1;
+    }
+    path = found.name === undefined ? found.command.name : `${found.command.name} ${found.name}`;
+    const parsed = parseAction(found.action, found.rest);
+    if (parsed.help) {
+      process.stdout.write(actionHelp(found.command, found.name, found.action));
+      return 0;
+    }
+    await found.action.run(parsed.given);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`plant-store: ${error.message}\n\n${USAGE}`);
-      return 2;
+      const where = path === '' ? '' : `${path}: `;
+      process.stderr.write(`plant-store: ${where}${error.message}${path === '' ? '' : `; see "plant-store ${path} --help"`}\n`);
+      return 1;
     }
     const prefix = error instanceof ConfigError ? 'bad configuration: ' : '';
-    process.stderr.write(`plant-store: ${prefix}${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`plant-store: ${prefix}${oneLine(error)}\n`);
     return 1;
   }
+}
+
+/** An error's message on one line: a failure is always one line on stderr. */
+export function oneLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
 }

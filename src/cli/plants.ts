@@ -1,70 +1,81 @@
-import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
-import { parseArgs } from 'node:util';
 import { exportStream } from '../plants/export.js';
 import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
-import { importPlants, type ImportFormat } from '../plants/import.js';
-import { printJson, usage, UsageError, withStore } from './common.js';
-
-export const PLANTS_USAGE = `  plants import FILE|- [--format ndjson|json] [--mode replace|create-only]
-                                               import plants, all or nothing (NDJSON: one NewPlant per line;
-                                               json: an array); prints {"created","replaced"}; - reads stdin
-  plants export [--format ndjson|csv] [--tag TAG]
-                                               every plant (of the tag) in id order, to stdout`;
+import { IMPORT_FORMATS, importPlants, type ImportFormat } from '../plants/import.js';
+import { count } from '../words.js';
+import type { Command } from './command.js';
+import { printJson, withStore } from './common.js';
+import { openSource, sniff } from './import-source.js';
 
 /** The progress line goes out at most this often. */
 const PROGRESS_MS = 1000;
 
-export async function plantsCommand(args: string[]): Promise<void> {
-  const [action, ...rest] = args;
-  const { values, positionals } = usage(() =>
-    parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { format: { type: 'string' }, mode: { type: 'string' }, tag: { type: 'string' } },
-    }),
-  );
-  switch (action) {
-    case 'import': {
-      const file = positionals[0];
-      if (!file) throw new UsageError('plants import needs a FILE, or - for standard input');
-      const format = (values.format ?? (file.toLowerCase().endsWith('.json') ? 'json' : 'ndjson')) as ImportFormat;
-      if (format !== 'ndjson' && format !== 'json') throw new UsageError('--format must be ndjson or json');
-      const mode = values.mode ?? 'replace';
-      if (mode !== 'replace' && mode !== 'create-only') throw new UsageError('--mode must be replace or create-only');
-      const source = file === '-' ? process.stdin : createReadStream(file);
-      let shown = 0;
-      const result = await withStore((store, config) =>
-        importPlants(store.plants, source, {
-          format,
-          createOnly: mode === 'create-only',
-          limit: config.importBodyLimit,
-          maxRowBytes: config.importMaxRowBytes,
-          progress: (rows) => {
-            if (Date.now() - shown < PROGRESS_MS) return;
-            shown = Date.now();
-            process.stderr.write(`plant-store: ${rows} rows read…\n`);
-          },
-        }),
-      ).catch((error: unknown) => {
-        // A bad row is the input's fault: say where, as HTTP does (exit 1, nothing stored).
-        if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
-        throw error;
-      });
-      return printJson(result);
-    }
-    case 'export': {
-      const format = values.format ?? 'ndjson';
-      if (format !== 'ndjson' && format !== 'csv') throw new UsageError('--format must be ndjson or csv');
-      await withStore(async (store) => {
-        const stream = exportStream(await store.plants.export({ tag: values.tag }), format);
-        for await (const chunk of stream) {
-          if (!process.stdout.write(chunk as string)) await once(process.stdout, 'drain');
-        }
-      });
-      return;
-    }
-    default:
-      throw new UsageError(`unknown plants command "${action ?? ''}"`);
-  }
-}
+/** `plant-store plants import|export`: the same code as POST /plants/import and GET /plants exports. */
+export const plantsCommand: Command = {
+  name: 'plants',
+  summary: 'Plants in bulk: import a whole catalogue, all or nothing, or export it, as the API does.',
+  usesStore: true,
+  actions: {
+    import: {
+      summary: 'import plants, all or nothing; prints {"created","replaced"}',
+      details:
+        'NDJSON (one NewPlant per line), a JSON array of NewPlants, or CSV as exports write it (header id,name,tag).\n' +
+        'The format is read from the input unless --format says it: "[" starts a JSON array, "{" NDJSON, anything else CSV.\n' +
+        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored.',
+      args: [{ name: 'FILE|-', required: true, help: 'the file to read, or - for standard input' }],
+      options: {
+        format: { type: 'string', value: 'FORMAT', choices: IMPORT_FORMATS, help: 'ndjson, json or csv (default: read from the input)' },
+        mode: {
+          type: 'string',
+          value: 'MODE',
+          choices: ['replace', 'create-only'],
+          help: 'replace (the default): plants that exist are replaced; create-only: nothing is stored if any exists',
+        },
+      },
+      async run(given) {
+        const file = given.args[0]!;
+        const stated = given.string('format') as ImportFormat | undefined;
+        // Open the file first: a missing one is one line, and no store is opened for nothing.
+        const source = await openSource(file);
+        const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
+        let shown = Date.now();
+        const result = await withStore((store, config) =>
+          importPlants(store.plants, bytes, {
+            format,
+            createOnly: given.string('mode') === 'create-only',
+            limit: config.importBodyLimit,
+            maxRowBytes: config.importMaxRowBytes,
+            progress: (rows) => {
+              if (Date.now() - shown < PROGRESS_MS) return;
+              shown = Date.now();
+              process.stderr.write(`plant-store: ${count(rows, 'row')} read…\n`);
+            },
+          }),
+        ).catch((error: unknown) => {
+          // A bad row is the input's fault: say where, as HTTP does (exit 1, nothing stored).
+          if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
+          throw error;
+        });
+        const total = count(result.created + result.replaced, 'plant');
+        process.stderr.write(`imported ${total} from ${format}: ${result.created} created, ${result.replaced} replaced\n`);
+        printJson(result);
+      },
+    },
+    export: {
+      summary: 'every plant (of a tag) in id order, to stdout',
+      options: {
+        format: { type: 'string', value: 'FORMAT', choices: ['ndjson', 'csv'], help: 'ndjson (the default) or csv' },
+        tag: { type: 'string', value: 'TAG', help: 'only the plants with this tag' },
+      },
+      async run(given) {
+        const format = (given.string('format') ?? 'ndjson') as 'ndjson' | 'csv';
+        await withStore(async (store) => {
+          const stream = exportStream(await store.plants.export({ tag: given.string('tag') }), format);
+          for await (const chunk of stream) {
+            if (!process.stdout.write(chunk as string)) await once(process.stdout, 'drain');
+          }
+        });
+      },
+    },
+  },
+};

@@ -70,6 +70,9 @@ export const docsRoutes: FastifyPluginCallbackTypebox = (app, _options, done) =>
     reply.header('content-security-policy', DOCS_CSP);
     return serve(request, reply, page);
   });
+  // /docs/ is the same page to a person, but its relative links would resolve under /docs/docs/: send the
+  // browser to /docs. Relative (../docs), so that it holds behind a proxy that serves the API under a prefix.
+  app.get('/docs/', { config: { auth: 'public' } }, async (_request, reply) => reply.code(301).header('location', '../docs').send());
   // One route per file: any other path under /docs is the service's ordinary 404.
   for (const [name, file] of assets) {
     app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file));

@@ -42,8 +42,14 @@ function unauthorized(message: string, tokenSent: boolean): HttpError {
   });
 }
 
+/** The 401 of a request without a token, and the 403 of a token without the scope (the OpenAPI document's examples too). */
+export const MISSING_TOKEN = 'missing bearer token: send Authorization: Bearer <token>';
+export function lacksScope(scope: Scope): string {
+  return `this token lacks the scope ${scope} that this operation needs`;
+}
+
 function forbidden(scope: Scope): HttpError {
-  return new HttpError(403, `this token lacks the scope ${scope} that this operation needs`, {
+  return new HttpError(403, lacksScope(scope), {
     'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
   });
 }
@@ -58,7 +64,7 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
     // Only the not-found handler has no auth setting (app.ts refuses to register a route without one).
     if (needed === undefined || needed === 'public') return done();
     const header = request.headers.authorization;
-    if (header === undefined) return done(unauthorized('missing bearer token: send Authorization: Bearer <token>', false));
+    if (header === undefined) return done(unauthorized(MISSING_TOKEN, false));
     const match = BEARER.exec(header);
     if (!match) {
       const isBearer = /^bearer(\s|$)/i.test(header);

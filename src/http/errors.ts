@@ -1,8 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
-import { describeValidationError } from './validation.js';
+import { orList } from '../words.js';
+import { bodyMediaTypes } from './media-types.js';
+import { joinProblems, validationProblems } from './validation-messages.js';
 
 /** The specification's Error shape: every error answer of any status has it. */
 export const ErrorBody = Type.Object(
@@ -34,21 +37,60 @@ export class HttpError extends Error {
   }
 }
 
+/** The 415's message, naming every media type the route takes (the OpenAPI document's example too). */
+export function unsupportedMediaType(sent: string | undefined, accepted: readonly string[]): string {
+  const shown = sent === undefined ? '(none)' : sent.length > 100 ? `${sent.slice(0, 100)}…` : sent;
+  return `unsupported media type "${shown}": send the body as ${orList(accepted)}`;
+}
+
+/** The 503 of a store that cannot be reached, and the 500 of a fault: the request id says where the log has the rest. */
+export function storeUnavailable(requestId: string): string {
+  return `the store is unavailable, retry later (request id ${requestId})`;
+}
+export function internalError(requestId: string): string {
+  return `internal error (request id ${requestId})`;
+}
+
 /** Messages for the framework's own client errors, chosen by their error code. */
 const FRAMEWORK_MESSAGES: Record<string, (req: FastifyRequest) => string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) => `unsupported media type "${req.headers['content-type'] ?? '(none)'}": send the body as application/json`,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
+    unsupportedMediaType(req.headers['content-type'], bodyMediaTypes(req.method, req.routeOptions.schema?.requestBodyDoc)),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'the Content-Length header does not match the body',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'body is empty: send a JSON document',
   FST_ERR_CTP_INVALID_TYPE: () => 'the Content-Type header is not a valid media type',
 };
 
-function bodyTooLarge(limit: number): string {
+export function bodyTooLarge(limit: number): string {
   return `body is larger than the limit of ${limit} bytes`;
 }
 
-/** A validation error from Ajv, phrased with where it happened: "body.name must be string". */
-function validationMessage(error: FastifyError): string {
-  return describeValidationError(error.validationContext ?? 'request', error.validation?.[0]);
+/** The request parts, in the order Fastify validates them; it stops at the first part that fails. */
+const VALIDATED_PARTS = ['params', 'body', 'querystring', 'headers'] as const;
+/** The order a message lists them in: the URL's, then the headers, then the body. */
+const MESSAGE_ORDER = ['params', 'querystring', 'headers', 'body'] as const;
+
+function partData(request: FastifyRequest, part: (typeof VALIDATED_PARTS)[number]): unknown {
+  if (part === 'params') return request.params;
+  if (part === 'body') return request.body ?? null;
+  if (part === 'querystring') return request.query;
+  return request.headers;
+}
+
+/**
+ * Every problem of a refused request, in plain words: those of the part that failed, and those of the
+ * parts Fastify had not checked yet (run through the route's own validators), up to MAX_PROBLEMS.
+ */
+function validationMessage(error: FastifyError, request: FastifyRequest): string {
+  const failed = error.validationContext;
+  const found = new Map<string, string[]>([[failed ?? 'request', validationProblems(failed ?? 'request', error.validation ?? [])]]);
+  for (const part of VALIDATED_PARTS.slice(VALIDATED_PARTS.indexOf(failed as (typeof VALIDATED_PARTS)[number]) + 1)) {
+    if (failed === undefined) break;
+    const validate = request.getValidationFunction(part) as ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+    if (typeof validate !== 'function' || validate(partData(request, part))) continue;
+    found.set(part, validationProblems(part, validate.errors ?? []));
+  }
+  const ordered = [...MESSAGE_ORDER.flatMap((part) => found.get(part) ?? []), ...(found.get('request') ?? [])];
+  return ordered.length > 0 ? joinProblems(ordered) : `the request is not valid`;
 }
 
 export function send(reply: FastifyReply, status: number, message: string): FastifyReply {
@@ -80,9 +122,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error.cause ?? error }, 'store unavailable');
       reply.header('retry-after', '1');
-      return send(reply, 503, `the store is unavailable, retry later (request id ${request.id})`);
+      return send(reply, 503, storeUnavailable(request.id));
     }
-    if (error.validation) return send(reply, 400, validationMessage(error));
+    if (error.validation) return send(reply, 400, validationMessage(error, request));
     const status = error.statusCode ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {
@@ -90,7 +132,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, status, phrase ? phrase(request) : error.message);
     }
     request.log.error({ err: error }, 'unexpected error');
-    return send(reply, 500, `internal error (request id ${request.id})`);
+    return send(reply, 500, internalError(request.id));
   });
 
   app.setNotFoundHandler((request, reply) => {

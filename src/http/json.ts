@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseJson } from '@plant-store/client/json';
 import { HttpError } from './errors.js';
 import { checkJsonDepth, JsonDepthError } from './json-depth.js';
+import { JSON_MEDIA_TYPES } from './media-types.js';
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate can enter text that is valid UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
@@ -50,9 +51,6 @@ export function parseJsonText(text: string, what = 'the row'): unknown {
   }
   return value;
 }
-
-/** The media types whose bodies are JSON: plain JSON, and JSON merge patches (RFC 7396) for PATCH. */
-export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
 /**
  * The only body parser: JSON (and merge patches) with exact int64, UTF-8 and surrogate checks. Any other

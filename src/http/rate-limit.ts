@@ -111,8 +111,13 @@ function setHeaders(reply: FastifyReply, d: RateDecision): void {
     .header('ratelimit-policy', texts.policy);
 }
 
-function tooMany(d: RateDecision, who: string): HttpError {
-  return new HttpError(429, `too many requests from this ${who}: the limit is ${d.limit} per minute; retry in ${d.resetSeconds} s`, {
+/** The 429's message (the OpenAPI document's example is made by it too). */
+export function tooManyMessage(who: 'token' | 'address', limit: number, resetSeconds: number): string {
+  return `too many requests from this ${who}: the limit is ${limit} per minute; retry in ${resetSeconds} s`;
+}
+
+function tooMany(d: RateDecision, who: 'token' | 'address'): HttpError {
+  return new HttpError(429, tooManyMessage(who, d.limit, d.resetSeconds), {
     'retry-after': String(d.resetSeconds),
   });
 }
@@ -147,7 +152,14 @@ function isUnauthorized(error: Error | undefined): boolean {
  * `who` named (or with `otherwise`, the error the request had already earned, when allowed). Synchronous
  * when the limiter is (the in-memory one): no promise and no closure on the hot path.
  */
-function count(limiter: RateLimiter, key: string, who: string, reply: FastifyReply, done: (error?: Error) => void, otherwise?: Error): void {
+function count(
+  limiter: RateLimiter,
+  key: string,
+  who: 'token' | 'address',
+  reply: FastifyReply,
+  done: (error?: Error) => void,
+  otherwise?: Error,
+): void {
   const result = limiter.hit(key);
   if (!(result instanceof Promise)) {
     setHeaders(reply, result);

@@ -1,19 +1,21 @@
-import { Ajv, type AnySchema, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+import { Ajv, type AnySchema, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isInt64, parseInt64 } from '../plants/id.js';
-import { STORABLE_TEXT } from '../plants/plant.js';
 
 /**
- * Request validators, compiled from the same schemas the OpenAPI document shows. Two things differ
+ * Request validators, compiled from the same schemas the OpenAPI document shows. Three things differ
  * from Fastify's default Ajv:
  * - bodies are never coerced: "12", 1.5, null and true are not integers;
  * - `{type: integer, format: int64}` means the whole int64 range exactly. Ajv's integer type only
  *   knows doubles, so such a schema is validated by the `int64` keyword below instead, which takes
- *   the bigints of http/json.ts in bodies and decimal strings in paths and query strings.
+ *   the bigints of http/json.ts in bodies and decimal strings in paths and query strings;
+ * - every problem of a request is reported, not just the first (validation-messages.ts words them), at
+ *   no cost to a valid request: each schema is compiled twice. The validator that stops at the first
+ *   problem, the same code as ever, judges every request; only a request it refuses is run again through
+ *   one that collects every problem (compiled when first needed). The list is bounded by the body limit
+ *   (and each import row by IMPORT_MAX_ROW_BYTES), and only the first few problems are worded.
  */
-
-const INT64_MESSAGE = 'must be an integer from -9223372036854775808 to 9223372036854775807';
 
 /**
  * Rewrites every int64 subschema to use the int64 keyword. In a path or query string (`text`) every
@@ -41,22 +43,42 @@ function forValidation(schema: unknown, text: boolean): unknown {
 /**
  * A fresh error each time: Ajv writes instancePath into the error objects it is given (only when
  * unset), so a shared object would name the first parameter that ever failed in every later message.
+ * The words are validation-messages.ts's, by keyword.
  */
-function keywordError(keyword: string, data: unknown, message: string) {
-  return [{ keyword, message: Array.isArray(data) ? 'must be given once' : message, params: {} }];
+function keywordError(keyword: 'int64' | 'decimal', data: unknown, inText: boolean) {
+  return [{ keyword, params: { given: given(data, inText) }, message: '' }];
+}
+
+/**
+ * What was given where an integer was due, for the words of the message (validation-messages.ts): a
+ * parameter given twice, a whole number (out of range, or in a parameter not in plain digits), or else.
+ */
+function given(data: unknown, inText: boolean): 'repeated' | 'whole number' | 'other' {
+  if (Array.isArray(data)) return 'repeated';
+  const whole =
+    typeof data === 'bigint' || (typeof data === 'number' && Number.isInteger(data)) || (inText && typeof data === 'string' && /^-?\d+$/.test(data));
+  return whole ? 'whole number' : 'other';
 }
 
 const bodyInt64: SchemaValidateFunction = (_schema, data) => {
   const valid = isInt64(data);
-  if (!valid) bodyInt64.errors = keywordError('int64', data, INT64_MESSAGE);
+  if (!valid) bodyInt64.errors = keywordError('int64', data, false);
   return valid;
 };
 
-/** In a path or query string the id arrives as text: parse it and put the number in its place. */
+/**
+ * In a path or query string the id arrives as text: parse it and put the number in its place. A value
+ * already parsed (the second, error-collecting pass over a request the first pass refused) stays valid.
+ */
 const textInt64: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
-  const value = typeof data === 'string' ? parseInt64(data) : undefined;
+  if (typeof data !== 'string') {
+    if (isInt64(data)) return true;
+    textInt64.errors = keywordError('int64', data, true);
+    return false;
+  }
+  const value = parseInt64(data);
   if (value === undefined || !ctx) {
-    textInt64.errors = keywordError('int64', data, INT64_MESSAGE);
+    textInt64.errors = keywordError('int64', data, true);
     return false;
   }
   ctx.parentData[ctx.parentDataProperty] = value;
@@ -65,17 +87,27 @@ const textInt64: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
 
 /** Any other integer parameter: decimal digits only, a safe integer, put in place as a number. */
 const textDecimal: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
+  if (typeof data === 'number' && Number.isSafeInteger(data)) return true;
   const value = typeof data === 'string' ? parseInt64(data) : undefined;
   if (typeof value !== 'number' || !ctx) {
-    textDecimal.errors = keywordError('decimal', data, 'must be a whole number in decimal digits');
+    textDecimal.errors = keywordError('decimal', data, true);
     return false;
   }
   ctx.parentData[ctx.parentDataProperty] = value;
   return true;
 };
 
-function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce, allErrors: false, strict: true, strictTypes: false });
+/**
+ * Annotations schemas may carry for messages only (validation-messages.ts): what a pattern means in
+ * words. The OpenAPI document leaves them out.
+ */
+export const MESSAGE_ANNOTATIONS = ['patternMeaning'];
+
+/** `all`: the error-collecting pass (every problem, with the schema and data that failed, for the words). */
+function makeAjv(coerce: boolean, all: boolean): Ajv {
+  // The error-collecting pass compiles schemas the first pass has compiled, and so checked, already.
+  const ajv = new Ajv({ coerceTypes: coerce, allErrors: all, verbose: all, validateSchema: !all, strict: true, strictTypes: false });
+  ajv.addVocabulary(MESSAGE_ANNOTATIONS);
   // RFC 3339 timestamps (`date-time`, with a time zone) in webhook replay windows.
   addFormats.default(ajv, ['date-time']);
   ajv.addKeyword({
@@ -89,37 +121,41 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-const bodyAjv = makeAjv(false);
-const textAjv = makeAjv(true);
-
-export const validatorCompiler: FastifySchemaCompiler<AnySchema> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(forValidation(schema, httpPart !== 'body') as AnySchema) as ValidateFunction;
+const AJV = {
+  body: { first: makeAjv(false, false), all: makeAjv(false, true) },
+  text: { first: makeAjv(true, false), all: makeAjv(true, true) },
 };
 
 /**
- * A validation error, phrased with where it happened. For a request part (`body`, `querystring`…) the
- * field is a path: "body.name is required". For a row of an import (`line 17`) it follows a colon:
- * "line 17: name is required".
+ * Validators by schema and kind of request part, shared by every app of the process: the route schemas
+ * are module constants, so an app built again (tests build hundreds) compiles nothing new.
  */
-export function describeValidationError(
-  context: string,
-  error: Pick<ErrorObject, 'keyword' | 'instancePath' | 'params' | 'message'> | undefined,
-): string {
-  const row = !/^[a-z]+$/.test(context);
-  const field = (error?.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  const at = (name: string) => (row ? `${context}: ${name}` : `${context}.${name}`);
-  const where = field === '' ? (row ? `${context}: the row` : context) : at(field);
-  if (!error) return `${where} is not valid`;
-  const params = error.params as Record<string, unknown>;
-  if (error.keyword === 'required')
-    return `${at(field === '' ? String(params.missingProperty) : `${field}.${String(params.missingProperty)}`)} is required`;
-  if (error.keyword === 'pattern') {
-    // STORABLE_TEXT (plants/schema.ts) is the pattern of free text; say what it means. Others are formats.
-    return params.pattern === STORABLE_TEXT
-      ? `${where} must not contain U+0000 or an unpaired surrogate`
-      : `${where} must match ${String(params.pattern)}`;
-  }
-  if (error.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
-  return `${where} ${error.message ?? 'is not valid'}`;
+const compiled = new WeakMap<object, Partial<Record<keyof typeof AJV, ValidateFunction>>>();
+
+function compile(schema: AnySchema, kind: keyof typeof AJV): ValidateFunction {
+  const prepared = forValidation(schema, kind === 'text') as AnySchema;
+  const first = AJV[kind].first.compile(prepared);
+  let all: ValidateFunction | undefined;
+  const validate = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    if (first(data, context)) {
+      validate.errors = null;
+      return true;
+    }
+    all ??= AJV[kind].all.compile(prepared);
+    // The first pass may have put parsed numbers in place of some texts; the keywords above take those as valid.
+    all(data, context);
+    validate.errors = all.errors ?? first.errors;
+    return false;
+  }) as ValidateFunction;
+  // Fastify passes the parent (so a validator may replace a whole request part) to Ajv's functions, known by this.
+  validate.schemaEnv = first.schemaEnv;
+  return validate;
 }
+
+export const validatorCompiler: FastifySchemaCompiler<AnySchema> = ({ schema, httpPart }) => {
+  const kind = httpPart === 'body' ? 'body' : 'text';
+  if (typeof schema !== 'object') return compile(schema, kind);
+  const known = compiled.get(schema) ?? {};
+  compiled.set(schema, known);
+  return (known[kind] ??= compile(schema, kind));
+};

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Plant, PlantExport } from '../store/store.js';
+import { csvCell } from './csv-cells.js';
 
 /**
  * Whole-catalogue exports: every plant (of a tag) in id order, as NDJSON or CSV, streamed from one
@@ -20,16 +21,6 @@ const ID = (plant: Plant) => (typeof plant.id === 'bigint' ? plant.id.toString()
 /** One plant as an NDJSON line: `{"id":…,"name":…,"tag":…}`, the id a plain JSON integer, exact. */
 export function ndjsonLine(plant: Plant): string {
   return `{"id":${ID(plant)},"name":${JSON.stringify(plant.name)}${plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`}}\n`;
-}
-
-/**
- * A CSV cell (RFC 4180): quoted when it holds a comma, a quote, CR or LF, quotes doubled. A cell that a
- * spreadsheet would run as a formula (starting with =, +, -, @, tab or CR) is prefixed with `'`, which
- * spreadsheets show as text (OWASP's advice against CSV injection).
- */
-export function csvCell(text: string): string {
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 export const CSV_HEADER = 'id,name,tag\r\n';

@@ -5,7 +5,7 @@ import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants } from './import.js';
+import { importPlants, type ImportFormat } from './import.js';
 import { ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
@@ -19,7 +19,13 @@ export interface ImportRouteOptions {
   deadlines: RequestDeadlines;
 }
 
-const NDJSON = 'application/x-ndjson';
+/** The media types an import comes in, by format. */
+const MEDIA_TYPES: Record<ImportFormat, string> = { ndjson: 'application/x-ndjson', json: 'application/json', csv: 'text/csv' };
+
+function formatOf(contentType: string | undefined): ImportFormat {
+  const type = String(contentType).split(';', 1)[0]!.trim().toLowerCase();
+  return (Object.keys(MEDIA_TYPES) as ImportFormat[]).find((format) => MEDIA_TYPES[format] === type) ?? 'json';
+}
 
 /** Whether the body stopped because the client closed the connection (Node's `aborted` reset), not for a reason of ours. */
 function clientWentAway(body: IncomingMessage, error: unknown): boolean {
@@ -36,7 +42,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
   done,
 ) => {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser([NDJSON, 'application/json'], (_request, payload, parsed) => parsed(null, payload));
+  app.addContentTypeParser(Object.values(MEDIA_TYPES), (_request, payload, parsed) => parsed(null, payload));
 
   app.post(
     '/plants/import',
@@ -49,23 +55,35 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       schema: {
         operationId: 'importPlants',
         tags: ['plants'],
-        summary: 'Imports many plants at once, all or nothing: NDJSON (one NewPlant per line) or a JSON array of NewPlants, streamed',
+        summary: 'Imports many plants at once, all or nothing: NDJSON (one NewPlant per line), a JSON array of NewPlants or CSV, streamed',
         querystring: ImportQuery,
         requestBodyDoc: {
-          [NDJSON]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
-          'application/json': { schema: Type.Array(NewPlant) },
+          [MEDIA_TYPES.ndjson]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
+          [MEDIA_TYPES.json]: { schema: Type.Array(NewPlant) },
+          [MEDIA_TYPES.csv]: {
+            schema: {
+              type: 'string',
+              description:
+                "As exports write it: RFC 4180, CRLF or LF, the header `id,name,tag` (tag may be left out), an empty tag cell for no tag; the `'` exports put before a cell starting with =, +, -, @, tab or CR is taken off",
+            },
+          },
         },
         response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503) },
         responseDescriptions: {
           200: 'Every row stored: how many plants were created and replaced (distinct ids; a repeated id: the last row wins)',
-          400: 'Error response: a row is not a valid NewPlant, or is longer than IMPORT_MAX_ROW_BYTES (the message names its line, 1-based, or its element, 0-based, and the field); nothing stored',
+          400: 'Error response: a row is not a valid NewPlant, or is longer than IMPORT_MAX_ROW_BYTES (the message names its line, 1-based, or its element, 0-based, and each field at fault); nothing stored',
           409: 'Error response: mode=create-only and an id exists already; nothing stored',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
+        },
+        errorExamples: {
+          400: ['line 2: name is required', 'element 0: id must be an integer'],
+          409: new ImportConflictError(1).message,
+          413: new ImportTooLargeError(bodyLimit).message,
         },
       },
     },
     async (request, reply) => {
-      const format = String(request.headers['content-type']).toLowerCase().startsWith(NDJSON) ? 'ndjson' : 'json';
+      const format = formatOf(request.headers['content-type']);
       try {
         const result = await importPlants(plants, request.body as Readable, {
           format,

@@ -1,23 +1,31 @@
 import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
-import { describeValidationError, validatorCompiler } from '../http/validation.js';
+import { count } from '../words.js';
+import { validatorCompiler } from '../http/validation.js';
+import { describeRowProblems } from '../http/validation-messages.js';
 import type { ImportResult, Plant, PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
+import { csvColumns, csvId, fromCsvCell } from './csv-cells.js';
+import { csvRecords } from './csv.js';
 import { splitJsonArray } from './json-array.js';
 import { NewPlant } from './schema.js';
 
 /**
- * Bulk import: NewPlants from NDJSON (one per line) or a JSON array, streamed, every row validated by the
- * same schema as POST /plants, staged by the store in chunks, and committed all at once or not at all.
- * The same code serves POST /plants/import and `plant-store plants import`.
+ * Bulk import: NewPlants from NDJSON (one per line), a JSON array or CSV as exports write it, streamed,
+ * every row validated by the same schema as POST /plants, staged by the store in chunks, and committed
+ * all at once or not at all. The same code serves POST /plants/import and `plant-store plants import`.
  */
 
-export type ImportFormat = 'ndjson' | 'json';
+export const IMPORT_FORMATS = ['ndjson', 'json', 'csv'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** Rows go to the store this many at a time: memory stays flat however large the import. */
 const CHUNK = 1000;
 
-const validate = validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction;
+/** Compiled when first needed: the CLI loads this module for every command, and most never import. */
+let compiled: ValidateFunction | undefined;
+const validator = () =>
+  (compiled ??= validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction);
 
 /** One row, parsed exactly (int64 ids) and validated; `where` names it in an error. */
 function toPlant(text: string, where: string): Plant {
@@ -27,7 +35,13 @@ function toPlant(text: string, where: string): Plant {
   } catch (error) {
     throw new ImportRowError(`${where}: ${(error as Error).message}`);
   }
-  if (!validate(value)) throw new ImportRowError(describeValidationError(where, validate.errors?.[0]));
+  return checked(value, where);
+}
+
+/** A row's value as a plant, once the same rules as POST /plants have passed it. */
+function checked(value: unknown, where: string): Plant {
+  const validate = validator();
+  if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
   const { id, name, tag } = value as { id: Plant['id']; name: string; tag?: string };
   return tag === undefined ? { id, name } : { id, name, tag };
 }
@@ -93,6 +107,31 @@ async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number
   for await (const { index, text: element } of splitJsonArray(source, maxRowBytes)) yield toPlant(element, `element ${index}`);
 }
 
+const ROWS: Record<ImportFormat, (source: AsyncIterable<string>, maxRowBytes: number) => AsyncGenerator<Plant>> = {
+  ndjson: (source, max) => ndjsonRows(source, max),
+  json: (source, max) => jsonArrayRows(source, max),
+  csv: (source, max) => csvRows(source, max),
+};
+
+/** CSV with the header `id,name,tag` (the columns in any order, tag optional), as exports write it. */
+async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+  let columns: { id: number; name: number; tag: number | undefined } | undefined;
+  let width = 0;
+  for await (const { line, fields } of csvRecords(source, maxRowBytes)) {
+    if (columns === undefined) {
+      columns = csvColumns(fields, line);
+      width = fields.length;
+      continue;
+    }
+    if (fields.length !== width) {
+      throw new ImportRowError(`line ${line}: has ${count(fields.length, 'field')}, where the header has ${width}`);
+    }
+    const tag = columns.tag === undefined ? '' : fromCsvCell(fields[columns.tag]!);
+    const row = { id: csvId(fields[columns.id]!), name: fromCsvCell(fields[columns.name]!), ...(tag === '' ? {} : { tag }) };
+    yield checked(row, `line ${line}`);
+  }
+}
+
 /** The rows of a body, a chunk at a time. */
 async function* chunks(rows: AsyncIterable<Plant>): AsyncGenerator<Plant[]> {
   let chunk: Plant[] = [];
@@ -126,7 +165,7 @@ export async function importPlants(plants: PlantStore, source: AsyncIterable<Buf
   const session = await plants.startImport();
   try {
     const decoded = text(source, options.limit);
-    const rows = options.format === 'ndjson' ? ndjsonRows(decoded, options.maxRowBytes) : jsonArrayRows(decoded, options.maxRowBytes);
+    const rows = ROWS[options.format](decoded, options.maxRowBytes);
     let staged = 0;
     for await (const chunk of chunks(rows)) {
       await session.add(chunk);

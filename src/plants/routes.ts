@@ -32,6 +32,10 @@ function notFound(id: PlantId): HttpError {
   return new HttpError(404, `no plant with id ${id}`);
 }
 
+function exists(id: PlantId): HttpError {
+  return new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+}
+
 function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
   return new HttpError(
     412,
@@ -41,20 +45,30 @@ function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
   );
 }
 
+function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
+  return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
+}
+
 /** A body may repeat the path's id, but not contradict it. */
 function checkBodyId(bodyId: PlantId | undefined, pathId: PlantId): void {
   // Compare as bigint: the path and the body may hold the same id as number and bigint.
-  if (bodyId !== undefined && BigInt(bodyId) !== BigInt(pathId)) {
-    throw new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
-  }
+  if (bodyId !== undefined && BigInt(bodyId) !== BigInt(pathId)) throw idMismatch(bodyId, pathId);
 }
 
-const ETAG_HEADER = { ETag: { description: 'The version of the plant as stored: a strong entity tag, "<version>"', schema: { type: 'string' } } };
+/** The OpenAPI document's examples of these routes' errors: the messages above, as they read for plant 1. */
+const NOT_FOUND = notFound(1).message;
+const IF_MATCH_FAILED = preconditionFailed(1, [7]).message;
+const EXISTS = exists(1).message;
+
+// Header descriptions are Markdown in /docs: `"<version>"` outside a code span would be taken for HTML and vanish.
+const ETAG_HEADER = {
+  ETag: { description: 'The version of the plant as stored, a strong entity tag: `"<version>"`, such as `"7"`', schema: { type: 'string' } },
+};
 const LIST_HEADERS = {
-  Link: { description: '<…>; rel="next" while more plants remain (a page, not an export)', schema: { type: 'string' } },
-  'X-Total-Count': { description: 'With Prefer: count=exact: how many plants (of the tag) there are', schema: { type: 'string' } },
-  'Preference-Applied': { description: 'count=exact, when it was asked for', schema: { type: 'string' } },
-  'Content-Disposition': { description: 'CSV: attachment; filename="plants.csv"', schema: { type: 'string' } },
+  Link: { description: '`<…>; rel="next"` while more plants remain (a page, not an export)', schema: { type: 'string' } },
+  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants (of the tag) there are', schema: { type: 'string' } },
+  'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
+  'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
 };
 
 export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> = (app, { plants }, done) => {
@@ -71,6 +85,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'Plant response' },
         responseHeaders: { 200: ETAG_HEADER },
+        errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED] },
       },
     },
     async (request, reply) => {
@@ -80,7 +95,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         createOnly: createOnly(request.headers['if-none-match']),
         ifMatch: condition,
       });
-      if (result.outcome === 'exists') throw new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+      if (result.outcome === 'exists') throw exists(id);
       if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
       return reply.code(200).header('etag', etag(result.version)).send({ name, tag });
     },
@@ -98,6 +113,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         headers: ListHeaders,
         response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant (of the tag), streamed' },
+        errorExamples: { 400: 'querystring.limit must be at most 1000' },
         responseHeaders: { 200: LIST_HEADERS },
         responseMediaTypes: {
           200: {
@@ -146,6 +162,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'The plant', 304: 'Not modified: the ETag the client holds is current' },
         responseHeaders: { 200: ETAG_HEADER, 304: ETAG_HEADER },
+        errorExamples: { 400: 'params.id must be an integer', 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -170,6 +187,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         body: PlantReplacement,
         response: { 200: StoredPlant, 201: StoredPlant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
+        errorExamples: { 400: ['body.name is required', idMismatch(2, 1).message], 412: [IF_MATCH_FAILED, EXISTS] },
         responseHeaders: {
           200: ETAG_HEADER,
           201: { ...ETAG_HEADER, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
@@ -183,7 +201,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       const plant = tag === undefined ? { id, name } : { id, name, tag };
       const condition = ifMatch(request.headers['if-match']);
       const result = await plants.put(plant, { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition });
-      if (result.outcome === 'exists') throw new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+      if (result.outcome === 'exists') throw exists(id);
       if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
       reply.header('etag', etag(result.version));
       if (result.outcome === 'created') return reply.code(201).header('location', `/plants/${id}`).send(plant);
@@ -205,6 +223,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, changed' },
         responseHeaders: { 200: ETAG_HEADER },
+        errorExamples: { 400: 'body.tag must be a string or null', 404: NOT_FOUND, 412: IF_MATCH_FAILED },
       },
     },
     async (request, reply) => {
@@ -230,6 +249,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         headers: ChangeHeaders,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 204: 'Plant deleted' },
+        errorExamples: { 404: NOT_FOUND, 412: IF_MATCH_FAILED },
       },
     },
     async (request, reply) => {

@@ -64,6 +64,8 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
 export interface MessageRow {
   event_id: string;
   type: string;
+  /** The body sent (webhooks/events.ts eventBody): `{"type":…,"timestamp":…,"data":{"id":…`. */
+  payload: string;
   status: string;
   attempts: number;
   occurred_at: number;
@@ -73,10 +75,16 @@ export interface MessageRow {
   next_attempt_at: number | null;
 }
 
+/** The plant an event is about: the first id of its body, which eventBody writes first in `data`, exact. */
+const PLANT_ID = /"data":\{"id":(-?\d+)/;
+
 export function toMessage(row: MessageRow): WebhookMessage {
+  const plantId = PLANT_ID.exec(row.payload)?.[1];
+  if (plantId === undefined) throw new Error(`webhook message ${row.event_id} has no plant id in its body`);
   return {
     id: row.event_id,
     type: row.type as EventType,
+    plantId: toPlantId(plantId),
     status: row.status as MessageStatus,
     attempts: row.attempts,
     occurredAt: row.occurred_at,

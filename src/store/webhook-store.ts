@@ -1,3 +1,4 @@
+import type { PlantId } from '../plants/id.js';
 import type { EventType } from '../webhooks/events.js';
 
 /**
@@ -43,8 +44,11 @@ export interface WebhookMessage {
   /** The webhook-id. */
   id: string;
   type: EventType;
+  /** The plant the event is about. */
+  plantId: PlantId;
   status: MessageStatus;
   attempts: number;
+  /** When the change committed (the event's timestamp), epoch ms. */
   occurredAt: number;
   lastAttemptAt: number | null;
   lastStatus: number | null;

@@ -3,6 +3,7 @@ import { ErrorBody, send } from '../http/errors.js';
 import type { Store } from '../store/store.js';
 
 const Status = Type.Object({ status: Type.String(), store: Type.Optional(Type.String()) });
+const NOT_READY = 'not ready: the store does not answer, or cannot take writes';
 
 /** Health, readiness and the API's own description: public, so that probes and tools need no token. */
 export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi: () => object }> = (app, { store, openApi }, done) => {
@@ -32,6 +33,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
         summary: 'The store answers and can take writes',
         response: { 200: Status, 503: ErrorBody },
         responseDescriptions: { 200: 'Ready', 503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary)' },
+        errorExamples: { 503: NOT_READY },
       },
     },
     async (request, reply) => {
@@ -40,7 +42,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
       } catch (error) {
         request.log.warn({ err: error }, 'store not ready');
         reply.header('retry-after', '1');
-        return send(reply, 503, 'not ready: the store does not answer, or cannot take writes');
+        return send(reply, 503, NOT_READY);
       }
       return reply.send({ status: 'ready', store: store.kind });
     },

@@ -33,6 +33,10 @@ function notFound(id: string): HttpError {
   return new HttpError(404, `no webhook endpoint with id ${id}`);
 }
 
+/** The OpenAPI document's example of these routes' 404. */
+const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
+const UNTIL_BEFORE_SINCE = 'body.until must not be before body.since';
+
 /**
  * Webhook endpoints: register, list, read, change, delete, rotate the secret, see the deliveries log and
  * replay failed messages. All need the `webhooks:manage` scope. A URL must reach a public address unless
@@ -63,6 +67,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         body: NewEndpoint,
         response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
+        errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'] },
         responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } } },
       },
     },
@@ -86,6 +91,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         querystring: EndpointListQuery,
         response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of endpoints' },
+        errorExamples: { 400: 'querystring.limit must be at most 1000' },
       },
     },
     async (request, reply) => {
@@ -110,6 +116,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         params: EndpointIdParams,
         response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 200: 'The endpoint' },
+        errorExamples: { 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -131,6 +138,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         body: EndpointPatch,
         response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
         responseDescriptions: { 200: 'The endpoint, changed' },
+        errorExamples: { 400: 'body.enabled must be true or false', 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -157,6 +165,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         params: EndpointIdParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 204: 'Endpoint deleted' },
+        errorExamples: { 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -176,6 +185,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         params: EndpointIdParams,
         response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
+        errorExamples: { 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -197,6 +207,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         querystring: DeliveryQuery,
         response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'A page of messages' },
+        errorExamples: { 400: 'querystring.status must be one of pending, delivered, failed', 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
@@ -223,12 +234,13 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         body: ReplayRequest,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
         responseDescriptions: { 202: 'How many messages were queued again' },
+        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
       const since = Date.parse(request.body.since);
       const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
-      if (until !== undefined && until < since) throw new HttpError(400, 'body.until must not be before body.since');
+      if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
       const requeued = await webhooks.replay(request.params.id, since, until);
       if (requeued === undefined) throw notFound(request.params.id);
       return reply.code(202).send({ requeued });

@@ -1,5 +1,6 @@
+import { Query } from '../http/strict-query.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { STORABLE_TEXT } from '../plants/plant.js';
+import { Int64, STORABLE_TEXT } from '../plants/plant.js';
 import { EVENT_TYPES, type EventType } from './events.js';
 import { URL_MAX_LENGTH } from './network-guard.js';
 
@@ -61,7 +62,7 @@ export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'Rot
 
 export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The endpoint id' }) });
 
-export const EndpointListQuery = Type.Object({
+export const EndpointListQuery = Query({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
   after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last endpoint of the previous page' })),
 });
@@ -71,11 +72,15 @@ export const WEBHOOK_ID = '^msg_[0-9A-HJKMNP-TV-Z]{26}$';
 
 export const MESSAGE_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
-export const DeliveryQuery = Type.Object({
+export const DeliveryQuery = Query({
   status: Type.Optional(Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
   after: Type.Optional(
-    Type.String({ pattern: WEBHOOK_ID, description: 'The webhook-id of the last message of the previous page: the next page holds older ones' }),
+    Type.String({
+      pattern: WEBHOOK_ID,
+      patternMeaning: 'must be a webhook-id: msg_ and 26 letters and digits',
+      description: 'The webhook-id of the last message of the previous page: the next page holds older ones',
+    }),
   ),
 });
 
@@ -83,6 +88,8 @@ export const Delivery = Type.Object(
   {
     id: Type.String({ description: 'The webhook-id of the message' }),
     type: EventTypeSchema,
+    occurredAt: Time("When the change committed: the event's timestamp, which replays select by"),
+    plantId: Int64({ description: 'The id of the plant the event is about', examples: [1] }),
     status: Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] }),
     attempts: Type.Integer({ minimum: 0 }),
     lastAttemptAt: Type.Union([Time('When it was last sent'), Type.Null()]),

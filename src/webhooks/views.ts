@@ -11,6 +11,8 @@ export function deliveryView(message: WebhookMessage): Delivery {
   return {
     id: message.id,
     type: message.type,
+    occurredAt: new Date(message.occurredAt).toISOString(),
+    plantId: message.plantId,
     status: message.status,
     attempts: message.attempts,
     lastAttemptAt: message.lastAttemptAt === null ? null : new Date(message.lastAttemptAt).toISOString(),

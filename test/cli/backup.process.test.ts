@@ -101,7 +101,7 @@ describe('backup and restore beside a running server', async () => {
   });
 });
 
-test('every refusal is one line and exit 1, bad arguments exit 2 with the usage, and nothing is replaced', async () => {
+test('every refusal is one line and exit 1, bad arguments too (pointing at the help), and nothing is replaced', async () => {
   const dir = tempDir(after);
   const storeDir = join(dir, 'data');
   mkdirSync(storeDir);
@@ -153,9 +153,7 @@ test('every refusal is one line and exit 1, bad arguments exit 2 with the usage,
   }
   oneLine(await cli('nonsense', 'backup', backup), 1, /^plant-store: bad configuration: DATABASE_URL: /);
   for (const args of [['backup'], ['backup', 'a.db', 'b.db'], ['backup', '--nope', 'a.db'], ['restore'], ['restore', 'a.db', '--force']]) {
-    const ran = await cli(databaseUrl, ...args);
-    assert.equal(ran.code, 2, args.join(' '));
-    assert.match(ran.stderr, /^plant-store: .*\n\nUsage: plant-store <command>/, args.join(' '));
+    oneLine(await cli(databaseUrl, ...args), 1, new RegExp(`^plant-store: ${args[0]}: .*; see "plant-store ${args[0]} --help"\\n$`));
   }
   const help = await cli(databaseUrl, 'help');
   assert.match(help.stdout, /\n {2}backup FILE \[--force\] {2,}copy the SQLite store/);

@@ -51,7 +51,9 @@ describe('plants import and export from the CLI', async () => {
       ['export', '--format', 'json'],
       ['nope'],
     ]) {
-      assert.equal((await cli(databaseUrl, 'plants', ...args)).code, 2, args.join(' '));
+      const result = await cli(databaseUrl, 'plants', ...args);
+      assert.equal(result.code, 1, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
     }
   });
 

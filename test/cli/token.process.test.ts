@@ -121,7 +121,7 @@ describe('token commands against a running server', async () => {
   });
 });
 
-describe('token command usage errors exit 2 and print no token', () => {
+describe('token command usage errors exit 1 with one line naming the mistake and the help, and print no token', () => {
   const cases: [string, string[], RegExp][] = [
     ['an unknown scope', ['token', 'create', '--name', 'x', '--scope', 'plants:admin'], /plants:admin/],
     ['a missing --name', ['token', 'create', '--scope', 'plants:read'], /--name/],
@@ -130,17 +130,18 @@ describe('token command usage errors exit 2 and print no token', () => {
     ['a name over 64 characters', ['token', 'create', '--name', 'n'.repeat(65)], /--name/],
     ['an unknown option', ['token', 'create', '--name', 'x', '--scopes', 'plants:read'], /--scopes/],
     ['an unknown token command', ['token', 'rotate'], /rotate/],
-    ['revoke without a target', ['token', 'revoke'], /id or name/],
+    ['revoke without a target', ['token', 'revoke'], /ID_OR_NAME is missing/],
     ['an unknown command', ['tokens'], /tokens/],
   ];
   for (const [what, args, message] of cases) {
     test(what, async () => {
       const dir = tempDir(after);
       const result = await cli(`file:${join(dir, 'x.db')}`, ...args);
-      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.code, 1, result.stderr);
       assert.equal(result.stdout, '');
       assert.match(result.stderr, message);
-      assert.match(result.stderr, /Usage: plant-store/);
+      assert.match(result.stderr, /^plant-store: .*--help/);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
     });
   }
 

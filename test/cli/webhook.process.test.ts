@@ -55,7 +55,12 @@ describe('webhook commands against a running server', async () => {
       200,
     );
     const log = await webhook('deliveries', endpoint.id);
-    assert.match(log.stdout, /plant\.created\s+delivered\s+1/);
+    // The event's type, its plant and its time, then what became of it.
+    assert.match(log.stdout, /^ID\s+TYPE\s+PLANT\s+EVENT TIME\s+STATUS/);
+    assert.match(log.stdout, /plant\.created\s+77\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+delivered\s+1/);
+    const [entry] = JSON.parse((await webhook('deliveries', endpoint.id, '--json')).stdout) as Array<{ plantId: number; occurredAt: string }>;
+    assert.equal(entry!.plantId, 77);
+    assert.ok(Date.parse(entry!.occurredAt) <= Date.now());
 
     const removed = await webhook('remove', endpoint.id);
     assert.equal(removed.code, 0, removed.stderr);
@@ -64,9 +69,9 @@ describe('webhook commands against a running server', async () => {
     assert.match(again.stderr, /no webhook endpoint/);
   });
 
-  test('refuses what HTTP refuses, with exit 2: a private address (by default), a bad URL, an unknown event or status', async () => {
+  test('refuses what HTTP refuses, with exit 1 and one line: a private address (by default), a bad URL, an unknown event or status', async () => {
     const strict = await run([CLI_JS, 'webhook', 'add', 'http://127.0.0.1:9/x'], { env: { DATABASE_URL: databaseUrl } });
-    assert.equal(strict.code, 2);
+    assert.equal(strict.code, 1);
     assert.match(strict.stderr, /URL the host 127\.0\.0\.1 is not a public address: .* \(127\.0\.0\.1: loopback\)/);
     for (const args of [
       ['add', 'ftp://example.com/x'],
@@ -77,8 +82,9 @@ describe('webhook commands against a running server', async () => {
       ['nope'],
     ]) {
       const result = await webhook(...args);
-      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
       assert.equal(result.stdout, '');
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
     }
     const unknown = await webhook('deliveries', 'ep_nope');
     assert.equal(unknown.code, 1);

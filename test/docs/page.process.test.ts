@@ -16,7 +16,7 @@ if (skip) process.stderr.write(`\n*** SKIPPING the /docs browser test: ${skip} *
 const BIG_ID = '9007199254740993';
 
 test(
-  "/docs in Chromium: every operation shown, nothing from another origin, no console error, a request sent from 'Try it out'",
+  "/docs in Chromium: every operation shown, the token explained, headers and error examples rendered, nothing from another origin, no console error, a request sent from 'Try it out'",
   { skip, timeout: 120_000 },
   async (context) => {
     const t = await testApp(after);
@@ -33,7 +33,9 @@ test(
     const dir = tempDir(after);
     const { page, requests, errors } = await watchedPage(dir, after);
 
-    await page.goto(`${origin}/docs`);
+    // /docs/ (a trailing slash typed or linked) lands on the page.
+    await page.goto(`${origin}/docs/`);
+    assert.equal(page.url(), `${origin}/docs`);
     const shown = page.locator('.opblock-summary-description');
     await shown.nth(summaries.length - 1).waitFor();
     assert.deepEqual((await shown.allInnerTexts()).sort(), [...summaries].sort());
@@ -55,6 +57,24 @@ test(
     const body = await answer.locator('.response-col_description pre').first().innerText();
     assert.match(body, new RegExp(`"id": ${BIG_ID}\\b`), 'the id as the service sent it, not rounded');
     assert.deepEqual(JSON.parse(body.replace(BIG_ID, '0')), { id: 0, name: 'Big leaf' });
+
+    // The page teaches: how to get a token and send it, at the top.
+    const info = await page.locator('.information-container .info').innerText();
+    assert.match(info, /npx plant-store token create --name reporting --scope plants:read/);
+    assert.match(info, /Authorization: Bearer <token>/);
+    // Header descriptions render whole (the ETag's "<version>" is not taken for HTML), and the error examples are real.
+    const plantText = await getPlant.innerText();
+    assert.match(plantText, /"<version>"/);
+    assert.match(plantText, /"message": "no plant with id 1"/);
+    assert.match(plantText, /"message": "missing bearer token: send Authorization: Bearer <token>"/);
+    // GET /plants: no Accept parameter beside the media-type selector, which offers the export formats.
+    const listPlants = page.locator('.opblock', { has: page.getByText(doc.paths['/plants'].get.summary, { exact: true }) });
+    await listPlants.locator('.opblock-summary').click();
+    await listPlants.locator('.parameters').first().waitFor();
+    const parameters = await listPlants.locator('tr[data-param-name]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-param-name')));
+    assert.deepEqual([...parameters].sort(), ['after', 'format', 'limit', 'prefer', 'tag']);
+    const mediaTypes = await listPlants.locator('.response-control-media-type select').first().locator('option').allInnerTexts();
+    assert.deepEqual([...mediaTypes].sort(), ['application/json', 'application/x-ndjson', 'text/csv']);
 
     const screenshot = join(dir, 'docs.png');
     await page.screenshot({ path: screenshot, fullPage: true });

@@ -73,6 +73,14 @@ describe('GET /docs and its files', async () => {
     }
   });
 
+  it('sends /docs/ to /docs (relative, so that it holds under a proxy prefix), keeping the page its own URL', async () => {
+    const res = await t.call('GET', '/docs/', { token: null });
+    assert.equal(res.statusCode, 301);
+    assert.equal(res.headers.location, '../docs');
+    assert.equal(new URL(String(res.headers.location), 'http://host/docs/').pathname, '/docs');
+    assert.equal((await t.call('GET', '/docs/?x=1', { token: null })).statusCode, 301);
+  });
+
   it('answers a file it does not have 404, in the Error shape', async () => {
     assertError(await t.call('GET', '/docs/swagger-ui.js', { token: null }), 404, '/docs/swagger-ui.js');
     assertError(await t.call('GET', '/docs/../package.json', { token: null }), 404);

@@ -110,7 +110,10 @@ test('the access line of a request with a token in its query, in any case, never
   const sink = new LogSink();
   const t = await testApp(after, { logger: createLogger('info', sink) });
   for (const name of ['Token', 'ACCESS_TOKEN', 'Access_Token', 'access%5Ftoken']) {
-    assert.equal((await t.call('GET', `/plants?limit=1&${name}=querySecretValue9a8b7c`)).statusCode, 200);
+    // GET /plants takes no such parameter (400, naming it): the access line is written all the same.
+    const res = await t.call('GET', `/plants?limit=1&${name}=querySecretValue9a8b7c`);
+    assert.equal(res.statusCode, 400);
+    assert.ok(!res.body.includes('querySecretValue9a8b7c'), res.body);
   }
   const urls = sink
     .lines()

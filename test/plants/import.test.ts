@@ -149,10 +149,10 @@ describe('POST /plants/import: many plants at once, all or nothing', () => {
     assert.equal((await t.call('GET', '/plants/1', { headers: { 'if-none-match': String(before.headers.etag) } })).statusCode, 200);
   });
 
-  it('is documented: both media types, the mode, 409 and 413', async () => {
+  it('is documented: the three media types, the mode, 409 and 413', async () => {
     const t = await testApp(after);
     const op = (await t.call('GET', '/openapi.json', { token: null })).json().paths['/plants/import'].post;
-    assert.deepEqual(Object.keys(op.requestBody.content).sort(), ['application/json', 'application/x-ndjson']);
+    assert.deepEqual(Object.keys(op.requestBody.content).sort(), ['application/json', 'application/x-ndjson', 'text/csv']);
     assert.ok(op.parameters.some((p: { name: string }) => p.name === 'mode'));
     for (const status of ['200', '400', '409', '413', '415']) assert.ok(op.responses[status], status);
   });

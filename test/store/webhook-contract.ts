@@ -98,6 +98,7 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         );
         for (const m of log) {
           assert.match(m.id, /^msg_[0-9A-Z]{26}$/);
+          assert.equal(m.plantId, 2n ** 63n - 1n, 'the plant the event is about, exact');
           assert.ok(m.occurredAt >= before - 1000 && m.occurredAt <= Date.now() + 1000);
           assert.equal(m.lastAttemptAt, null);
           assert.equal(m.lastStatus, null);

@@ -110,7 +110,19 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
       const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return log[0]?.status === 'failed' ? log : undefined;
     }, 'the message to be failed');
-    assert.deepEqual(Object.keys(message).sort(), ['attempts', 'id', 'lastAttemptAt', 'lastError', 'lastStatus', 'status', 'type']);
+    assert.deepEqual(Object.keys(message).sort(), [
+      'attempts',
+      'id',
+      'lastAttemptAt',
+      'lastError',
+      'lastStatus',
+      'occurredAt',
+      'plantId',
+      'status',
+      'type',
+    ]);
+    assert.equal(message.plantId, 1);
+    assert.equal(message.type, 'plant.created');
     assert.equal(message.id, attempts[0]!.headers['webhook-id']);
     assert.equal(message.attempts, 3);
     assert.equal(message.lastStatus, 500);

@@ -170,6 +170,26 @@ describe('webhook endpoints over HTTP', async () => {
     assertError(await t.call('GET', '/webhooks/ep_nope/deliveries'), 404);
   });
 
+  it("each log entry carries the event's type, time and plant id (exact beyond 2^53)", async () => {
+    const { id } = (await t.call('POST', '/webhooks', { body: { url } })).json();
+    const before = Date.now();
+    assert.equal((await t.call('PUT', '/plants/9223372036854775807', { body: { name: 'Max' } })).statusCode, 201);
+    assert.equal((await t.call('DELETE', '/plants/9223372036854775807')).statusCode, 204);
+    const res = await t.call('GET', `/webhooks/${id}/deliveries`);
+    assert.equal(res.statusCode, 200);
+    const log = res.json();
+    assert.deepEqual(
+      log.map((m: { type: string }) => m.type),
+      ['plant.deleted', 'plant.created'],
+    );
+    for (const entry of log) {
+      assert.match(entry.occurredAt, ISO);
+      assert.ok(Date.parse(entry.occurredAt) >= before - 1000 && Date.parse(entry.occurredAt) <= Date.now() + 1000);
+    }
+    // The id as the service wrote it: JSON.parse would round it.
+    assert.equal([...res.payload.matchAll(/"plantId":(-?\d+)/g)].map((m) => m[1]).join(), '9223372036854775807,9223372036854775807');
+  });
+
   it('replay: 202 with a count; since must be RFC 3339, until not before it; unknown endpoint 404', async () => {
     const { id } = (await t.call('POST', '/webhooks', { body: { url } })).json();
     const ok = await t.call('POST', `/webhooks/${id}/replay`, { body: { since: '2026-01-01T00:00:00Z' } });

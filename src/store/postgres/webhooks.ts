@@ -18,7 +18,7 @@ const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 // Epoch milliseconds are bigint columns: read as float8, exact below 2^53, so that they arrive as numbers.
 const ENDPOINT_FIELDS = 'id, url, events, description, enabled, disabled_reason, created_at::float8 AS created_at';
 const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
-const MESSAGE_COLUMNS = `SELECT event_id, type, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
+const MESSAGE_COLUMNS = `SELECT event_id, type, payload, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
   last_status, last_error, next_attempt_at::float8 AS next_attempt_at FROM webhook_messages`;
 
 /**

@@ -13,7 +13,7 @@ interface SqliteEndpointRow extends Omit<EndpointRow, 'events' | 'enabled'> {
 
 const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, enabled, disabled_reason, created_at FROM webhook_endpoints';
 const MESSAGE_COLUMNS =
-  'SELECT event_id, type, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
+  'SELECT event_id, type, payload, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
 
 function endpointOf(row: SqliteEndpointRow): WebhookTypes.WebhookEndpoint {
   return toEndpoint({ ...row, events: row.events.split(' ') as EventType[], enabled: row.enabled === 1 });

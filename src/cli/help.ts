@@ -1,0 +1,106 @@
+import { loadConfig } from '../config.js';
+import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
+import { isAction, synopsis, type Action, type Command } from './command.js';
+
+/**
+ * The help texts, made from the commands' declarations: the whole tool's (`plant-store --help`), a
+ * command's (`plant-store token --help`) and an action's (`plant-store token create --help`), each with
+ * only what that level needs.
+ */
+
+/** The width help is laid out in. */
+const WIDTH = 110;
+
+/** Text broken into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    for (const word of paragraph.split(' ')) {
+      if (line !== '' && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else line = line === '' ? word : `${line} ${word}`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+/** Rows of two columns, the first padded to the widest (at most `max` wide: a longer one takes its own line), the second wrapped. */
+function columns(rows: Array<[string, string]>, max = 44): string {
+  const width = Math.min(max, Math.max(0, ...rows.map(([left]) => left.length)));
+  const indent = ' '.repeat(width + 4);
+  return rows
+    .map(([left, right]) => {
+      const [first = '', ...rest] = wrap(right, Math.max(30, WIDTH - width - 4));
+      const head = left.length > width ? `  ${left}\n${indent}${first}` : `  ${left.padEnd(width)}  ${first}`;
+      return [head, ...rest.map((line) => `${indent}${line}`)].join('\n');
+    })
+    .join('\n');
+}
+
+/** Which store the commands would open, as the server would: DATABASE_URL, and the file it names. */
+function storeLine(): string {
+  try {
+    const url = loadConfig().databaseUrl;
+    const where = databaseKind(url) === 'sqlite' ? ` (${sqlitePath(url)})` : '';
+    return `The store: DATABASE_URL=${redactUrl(url)}${where}, the same as the server's.`;
+  } catch (error) {
+    return `The store: DATABASE_URL, which is not usable now: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+function actionRows(command: Command): Array<[string, string]> {
+  if (isAction(command.actions)) return [[`${command.name} ${synopsis(command.actions)}`.trim(), command.actions.summary]];
+  return Object.entries(command.actions).map(([name, action]) => [`${command.name} ${name} ${synopsis(action)}`.trim(), action.summary]);
+}
+
+export function toolHelp(commands: readonly Command[]): string {
+  return `Usage: plant-store <command> [options]
+
+Tokens, plants and webhooks of the plant store, from the command line: the commands work on the store
+DATABASE_URL names, the server's (a SQLite file by default, relative to the current directory).
+
+Commands:
+${columns(commands.flatMap(actionRows))}
+
+Options:
+${columns([
+  ['-h, --help', 'show this help; after a command, that command\'s ("plant-store token create --help")'],
+  ['-v, --version', 'show the version'],
+])}
+
+${storeLine()}
+`;
+}
+
+export function commandHelp(command: Command): string {
+  if (isAction(command.actions)) return actionHelp(command, undefined, command.actions);
+  const names = Object.keys(command.actions);
+  return `Usage: plant-store ${command.name} <${names.join('|')}> [options]
+
+${command.summary}
+
+Commands:
+${columns(actionRows(command).map(([left, right]) => [`plant-store ${left}`, right]))}
+
+"plant-store ${command.name} <command> --help" shows a command's options.${command.usesStore ? `\n${storeLine()}` : ''}
+`;
+}
+
+export function actionHelp(command: Command, name: string | undefined, action: Action): string {
+  const path = name === undefined ? command.name : `${command.name} ${name}`;
+  const args = (action.args ?? []).filter((arg) => arg.help).map((arg): [string, string] => [arg.name, arg.help!]);
+  const options = Object.entries(action.options ?? {}).map(([option, spec]): [string, string] => [
+    `--${option}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`,
+    `${spec.help}${spec.multiple ? '; may be repeated' : ''}`,
+  ]);
+  return `Usage: plant-store ${`${path} ${synopsis(action)}`.trim()}
+
+${wrap(`${action.summary[0]!.toUpperCase()}${action.summary.slice(1)}.${action.details ? `\n\n${action.details}` : ''}`, WIDTH).join('\n')}
+${args.length > 0 ? `\nArguments:\n${columns(args)}\n` : ''}
+Options:
+${columns([...options, ['-h, --help', 'show this help']])}
+${command.usesStore ? `\n${storeLine()}\n` : ''}`;
+}

@@ -1,0 +1,18 @@
+import type { Command } from './command.js';
+import { withStore } from './common.js';
+
+/** `plant-store migrate`: the one command that may create a store (a SQLite file and its folder) besides the server. */
+export const migrateCommand: Command = {
+  name: 'migrate',
+  summary: 'apply the schema migrations and exit',
+  usesStore: true,
+  actions: {
+    summary: 'apply the schema migrations and exit',
+    details:
+      'Brings the store DATABASE_URL names up to the current schema, creating it (a SQLite file, and its folder) if it does not exist yet. Running it again changes nothing. The server does the same when it starts.',
+    run: async () => {
+      const kind = await withStore((store) => Promise.resolve(store.kind), { create: true });
+      process.stderr.write(`the ${kind} store's schema is up to date\n`);
+    },
+  },
+};

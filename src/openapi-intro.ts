@@ -1,0 +1,48 @@
+/**
+ * The OpenAPI document's `info.description`: what the service is, how to get a token and how to send it,
+ * the first thing /docs shows. Markdown, as Swagger UI renders it: a literal `<` stays in a code span or
+ * a code block, or it would be taken for HTML and vanish.
+ */
+export const API_DESCRIPTION = `Plant Store keeps a plant store's plants behind a JSON-over-HTTP API: create, read, replace, change and
+delete plants, list and export them (JSON pages, NDJSON, CSV), import many at once, and have every change
+announced to your webhooks, signed and retried.
+
+## Getting a token
+
+Every operation but the system ones (health, readiness, this document) needs a bearer token with the
+operation's scope: \`plants:read\`, \`plants:write\` or \`webhooks:manage\`.
+
+- **The first start** of the server on an empty store makes one full-access token and prints it once on
+  its standard error, never in the log.
+- **More tokens**, each with only the scopes it needs, come from the command-line tool, run where it
+  reaches the server's store (the same \`DATABASE_URL\`); the token is printed alone on standard output:
+
+  \`\`\`
+  npx plant-store token create --name reporting --scope plants:read
+  \`\`\`
+
+  \`token list\` shows them (never their secrets) and \`token revoke NAME\` takes one back within a second.
+  Without \`--scope\` a token may read and write plants.
+- Operators may also configure static tokens (\`PLANT_STORE_TOKENS\`) or accept JWTs from an identity
+  provider (scopes in \`scope\` or \`scp\`).
+
+## Sending it
+
+With every request, as the header \`Authorization: Bearer <token>\`. Here, press **Authorize**, paste the
+token, then **Try it out** on any operation. From a shell:
+
+\`\`\`
+curl -s http://127.0.0.1:8080/plants -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'
+\`\`\`
+
+A missing or unknown token is answered 401, a token without the operation's scope 403.
+
+## Errors
+
+Every error, of any status, is \`{"error": <the HTTP status>, "message": "…"}\`. A 400 names every field
+or parameter at fault and the rule it breaks, up to 10 problems in one message
+(\`body.name must not be empty; body.id must be an integer\`). Query parameters an operation does not
+list are refused (\`unknown query parameter "nme"\`), never ignored. Ids are 64-bit integers, exact to the
+last digit: read answers with a JSON parser that keeps integers beyond 2^53.
+`;

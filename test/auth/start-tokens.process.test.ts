@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { tempDir } from '../helpers.js';
+import { cli, request, startServer } from '../process.js';
+
+/**
+ * At start, what the operator needs to get in: the first token on an empty store; and, once every token
+ * is revoked and none is configured, one line saying how to make one, against the DATABASE_URL to use.
+ */
+
+const HINT = /^plant-store: no token can call the API .*: make one with DATABASE_URL='(.+)' npx plant-store token create --name <name>$/m;
+
+describe('start-up and tokens', async () => {
+  const dir = tempDir(after);
+  // Relative, as by default: the line must give the path a command run from anywhere can use.
+  const databaseUrl = 'file:./tokens.db';
+
+  test('the first start prints the first token and no warning; after every token is revoked a restart says how to make one', async () => {
+    const first = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
+    assert.match(first.stderr, /Created the first access token/);
+    assert.doesNotMatch(first.stderr, HINT);
+    const token = /^ {4}(ps_\S+)$/m.exec(first.stderr)![1]!;
+    assert.equal((await request(`${first.url}/plants`, { token })).status, 200);
+    await first.stop();
+
+    const absolute = `file:${join(dir, 'tokens.db')}`;
+    assert.equal((await cli(absolute, 'token', 'revoke', 'initial')).code, 0);
+    const second = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
+    const hint = HINT.exec(second.stderr);
+    assert.ok(hint, second.stderr);
+    assert.equal(hint[1], absolute, 'the store by its absolute path');
+    assert.equal(second.stderr.match(/no token can call/g)?.length, 1, 'one line');
+    assert.doesNotMatch(second.stderr, /Created the first access token/, 'a revoked store gets no new full-access token');
+    await second.stop();
+
+    // The line's command works as printed, and then the warning is gone.
+    const made = await cli(hint[1], 'token', 'create', '--name', 'again');
+    assert.equal(made.code, 0, made.stderr);
+    const third = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
+    assert.doesNotMatch(third.stderr, HINT);
+    assert.equal((await request(`${third.url}/plants`, { token: made.stdout.trim() })).status, 200);
+    await third.stop();
+  });
+
+  test('no warning when a static token or a JWT key is configured', async () => {
+    const url = `file:${join(dir, 'revoked.db')}`;
+    assert.equal((await cli(url, 'migrate')).code, 0);
+    for (const env of [
+      { PLANT_STORE_TOKENS: 'static-token-0123456789abcdefghijklmnop' },
+      { JWT_SECRET: 's'.repeat(32), JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' },
+    ]) {
+      const server = await startServer(after, { env: { DATABASE_URL: url, ...env } });
+      assert.doesNotMatch(server.stderr, /no token can call/);
+      await server.stop();
+    }
+  });
+
+  test('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is warned about at start, in the log', async () => {
+    const url = `file:${join(dir, 'hooks.db')}`;
+    const on = await startServer(after, { env: { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_FORMAT: 'json' } });
+    const line = on.stdout.split('\n').find((l) => l.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
+    assert.ok(line, on.stdout);
+    assert.equal(JSON.parse(line).level, 40, 'a warning');
+    await on.stop();
+    const off = await startServer(after, { env: { DATABASE_URL: url, LOG_FORMAT: 'json' } });
+    assert.ok(!off.stdout.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
+    await off.stop();
+  });
+});

@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
+import { testApp } from './helpers.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
+type Json = any;
+
+/**
+ * The OpenAPI document as a teacher: its description says how to get and send a token, every error
+ * answer shows real messages, and its Markdown renders (no `<` left outside a code span for /docs to take
+ * for HTML). The examples are checked against what the service really answers.
+ */
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const WEBHOOK_ID = 'ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C';
+
+interface Operation {
+  method: InjectOptions['method'] & string;
+  path: string;
+  url: string;
+  op: Json;
+}
+
+/** The messages an error status of an operation shows as its examples. */
+function examples(op: Json, status: string): string[] {
+  const content = op.responses[status]?.content?.['application/json'];
+  if (!content) return [];
+  const values: Json[] = content.example ? [content.example] : Object.values(content.examples ?? {}).map((e: Json) => e.value);
+  for (const value of values) assert.equal(value.error, Number(status === 'default' ? 500 : status), JSON.stringify(value));
+  return values.map((value) => value.message as string);
+}
+
+/** Every description in the document (info, tags, operations, parameters, headers, schemas…), with where. */
+function descriptions(node: Json, where = '#'): Array<[string, string]> {
+  if (Array.isArray(node)) return node.flatMap((item, i) => descriptions(item, `${where}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === 'description' && typeof value === 'string' ? [[value, where] as [string, string]] : descriptions(value, `${where}/${key}`),
+  );
+}
+
+describe('the OpenAPI document teaches', async () => {
+  const t = await testApp(after, { config: { overloadEventLoopDelayMs: 0 } });
+  const doc: Json = (await t.call('GET', '/openapi.json', { token: null })).json();
+  const operations: Operation[] = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((m) => METHODS.includes(m))
+      .map((m) => ({
+        method: m.toUpperCase() as Operation['method'],
+        path,
+        url: path.replace('{id}', path.startsWith('/webhooks') ? WEBHOOK_ID : '1'),
+        op: item[m],
+      })),
+  );
+
+  it('says what the service is, and how to get a token and send it', () => {
+    const text: string = doc.info.description;
+    assert.match(text, /plant store's plants behind a JSON-over-HTTP API/);
+    assert.match(text, /first start/i);
+    assert.match(text, /npx plant-store token create --name reporting --scope plants:read/);
+    assert.match(text, /DATABASE_URL/);
+    assert.match(text, /`Authorization: Bearer <token>`/);
+    assert.match(text, /Authorize/);
+    assert.doesNotMatch(text, /sample API/);
+  });
+
+  it('every description renders: no < outside a code span or code block', () => {
+    const all = descriptions(doc);
+    assert.ok(all.length > 100, `${all.length} descriptions`);
+    for (const [text, where] of all) {
+      const prose = text.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+      assert.doesNotMatch(prose, /</, `${where}: ${text}`);
+    }
+    // The ETag's form is shown whole, in a code span.
+    assert.match(doc.paths['/plants/{id}'].get.responses['200'].headers.ETag.description, /`"<version>"`/);
+  });
+
+  it('has no Accept, Content-Type or Authorization parameter (OpenAPI ignores them; /docs has selectors of its own)', () => {
+    for (const { method, path, op } of operations) {
+      for (const parameter of op.parameters ?? []) {
+        assert.ok(
+          !(parameter.in === 'header' && ['accept', 'content-type', 'authorization'].includes(parameter.name.toLowerCase())),
+          `${method} ${path}: ${parameter.name}`,
+        );
+      }
+    }
+  });
+
+  it('every error answer of every operation has an example, in the Error shape, with its status', () => {
+    for (const { method, path, op } of operations) {
+      for (const status of Object.keys(op.responses)) {
+        if (status !== 'default' && Number(status) < 400) continue;
+        assert.ok(examples(op, status).length > 0, `${method} ${path} ${status}`);
+      }
+    }
+    assert.deepEqual(doc.paths['/plants/{id}'].get.responses['404'].content['application/json'].example, {
+      error: 404,
+      message: 'no plant with id 1',
+    });
+  });
+
+  it("shows every operation's 400, 429 and 503 (but the probes' 429, and /healthz's 503)", () => {
+    for (const { method, path, op } of operations) {
+      assert.ok(op.responses['400'], `${method} ${path} 400`);
+      assert.equal(Boolean(op.responses['429']), !['/healthz', '/readyz'].includes(path), `${method} ${path} 429`);
+      assert.equal(Boolean(op.responses['503']), path !== '/healthz', `${method} ${path} 503`);
+    }
+  });
+
+  it('the examples of 400 (an unknown query parameter), 401, 403, 404 and 415 are what the service answers', async () => {
+    const reader = await t.tokenWith('plants:read');
+    for (const { method, url, path, op } of operations) {
+      const send = async (options: { token?: string | null; headers?: Record<string, string>; body?: string; query?: string } = {}) =>
+        (await t.call(method, `${url}${options.query ?? ''}`, options)).json().message as string;
+      // An operation with a body also names what is wrong with the (missing) body; the example is the query's part.
+      const unknown = 'unknown query parameter "nme"';
+      assert.ok(examples(op, '400').includes(unknown), `${method} ${path} 400`);
+      assert.ok((await send({ query: '?nme=Fern' })).startsWith(unknown), `${method} ${path} 400`);
+      if (op.security.length === 0) continue;
+      assert.deepEqual(examples(op, '401'), [await send({ token: null })], `${method} ${path} 401`);
+      const scope = op.security[0].bearerAuth[0];
+      if (scope !== 'plants:read') assert.deepEqual(examples(op, '403'), [await send({ token: reader })], `${method} ${path} 403`);
+      if (op.requestBody) {
+        assert.deepEqual(examples(op, '415'), [await send({ body: 'x', headers: { 'content-type': 'text/plain' } })], `${method} ${path} 415`);
+      }
+      if (op.responses['404']) {
+        // A body that passes, so that the id is looked up.
+        const body = op.requestBody ? (path.endsWith('/replay') ? '{"since": "2026-01-01T00:00:00Z"}' : '{}') : undefined;
+        const type = op.requestBody ? Object.keys(op.requestBody.content)[0] : undefined;
+        assert.deepEqual(examples(op, '404'), [await send({ body, headers: type ? { 'content-type': type } : {} })], `${method} ${path} 404`);
+      }
+    }
+  });
+
+  it('the 415 of an import names every media type it takes', () => {
+    assert.deepEqual(examples(doc.paths['/plants/import'].post, '415'), [
+      'unsupported media type "text/plain": send the body as application/x-ndjson, application/json or text/csv',
+    ]);
+  });
+
+  it("the examples of the routes' own errors are what the service answers", async () => {
+    assert.equal((await t.call('POST', '/plants', { body: { id: 1, name: 'Monstera' } })).statusCode, 200);
+    const cases: Array<[string, string, string, () => Promise<string>]> = [
+      ['post /plants', '400', 'body.name must not be empty', () => message('POST', '/plants', { body: { id: 2, name: '' } })],
+      ['post /plants', '400', 'body.id must be an integer', () => message('POST', '/plants', { body: { id: '2', name: 'x' } })],
+      ['post /plants', '412', 'exists', () => message('POST', '/plants', { body: { id: 1, name: 'x' }, headers: { 'if-none-match': '*' } })],
+      ['post /plants', '412', 'If-Match', () => message('POST', '/plants', { body: { id: 1, name: 'x' }, headers: { 'if-match': '"7"' } })],
+      ['get /plants', '400', '', () => message('GET', '/plants?limit=1001')],
+      ['get /plants/{id}', '400', '', () => message('GET', '/plants/abc')],
+      ['put /plants/{id}', '400', 'required', () => message('PUT', '/plants/1', { body: {} })],
+      ['put /plants/{id}', '400', 'match', () => message('PUT', '/plants/1', { body: { id: 2, name: 'x' } })],
+      ['patch /plants/{id}', '400', '', () => message('PATCH', '/plants/1', { body: { tag: 5 } })],
+      ['patch /plants/{id}', '412', '', () => message('PATCH', '/plants/1', { body: {}, headers: { 'if-match': '"7"' } })],
+      ['delete /plants/{id}', '412', '', () => message('DELETE', '/plants/1', { headers: { 'if-match': '"7"' } })],
+      ['post /plants/import', '400', 'line', () => importing('{"id":1,"name":"a"}\n{"id":2}', 'application/x-ndjson')],
+      ['post /plants/import', '400', 'element', () => importing('[{"id":"x","name":"a"}]', 'application/json')],
+      ['post /plants/import', '409', '', () => importing('{"id":1,"name":"a"}', 'application/x-ndjson', '?mode=create-only')],
+      ['post /webhooks', '400', 'events', () => message('POST', '/webhooks', { body: { url: 'https://93.184.215.14/x', events: [] } })],
+      ['post /webhooks', '400', 'url', () => message('POST', '/webhooks', { body: { url: 'ftp://x' } })],
+      ['get /webhooks', '400', '', () => message('GET', '/webhooks?limit=1001')],
+      ['patch /webhooks/{id}', '400', '', () => message('PATCH', `/webhooks/${WEBHOOK_ID}`, { body: { enabled: 'yes' } })],
+      ['get /webhooks/{id}/deliveries', '400', '', () => message('GET', `/webhooks/${WEBHOOK_ID}/deliveries?status=lost`)],
+      ['post /webhooks/{id}/replay', '400', '', () => replayBackwards()],
+    ];
+    async function message(method: Operation['method'], url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+      const res = await t.call(method, url, {
+        ...options,
+        headers: { ...(method === 'PATCH' && { 'content-type': 'application/merge-patch+json' }), ...options.headers },
+      });
+      return res.json().message as string;
+    }
+    async function importing(body: string, type: string, query = '') {
+      return message('POST', `/plants/import${query}`, { body, headers: { 'content-type': type } });
+    }
+    async function replayBackwards() {
+      const created = await t.call('POST', '/webhooks', { body: { url: 'https://93.184.215.14/x' } });
+      const res = await t.call('POST', `/webhooks/${created.json().id}/replay`, {
+        body: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' },
+      });
+      return res.json().message as string;
+    }
+    for (const [key, status, mentions, send] of cases) {
+      const [method, path] = key.split(' ');
+      const shown = examples(doc.paths[path!][method!], status).filter((e) => e.includes(mentions));
+      const answered = await send();
+      assert.ok(shown.includes(answered), `${key} ${status}: the service answered "${answered}", the document shows ${JSON.stringify(shown)}`);
+    }
+  });
+});
