@@ -16,7 +16,8 @@
  * collation), so both stores agree wherever their ICU versions know the same characters.
  */
 
-const ASCII = /^[\x00-\x7f]*$/;
+/** Printable ASCII only: toLowerCase is the whole fold (anything else takes the full path, which agrees). */
+const ASCII = /^[ -~]*$/;
 const DOTLESS_I = 'ı';
 
 function mapped(text: string): string {
