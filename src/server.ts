@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
     metrics,
   });
+  for (const warning of store.warnings) app.log.warn(warning);
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.

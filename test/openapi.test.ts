@@ -191,7 +191,17 @@ describe('GET /openapi.json', async () => {
   it('documents the paging, the merge patch and the 201/204 answers', () => {
     const list = op('get /plants');
     const names = list.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
-    assert.deepEqual(names, ['header:accept', 'header:prefer', 'query:after', 'query:format', 'query:limit', 'query:tag']);
+    assert.deepEqual(names, [
+      'header:accept',
+      'header:prefer',
+      'query:after',
+      'query:cursor',
+      'query:format',
+      'query:limit',
+      'query:q',
+      'query:sort',
+      'query:tag',
+    ]);
     const limit = list.parameters.find((p: Json) => p.name === 'limit');
     assert.equal(limit.schema.minimum, 1);
     assert.equal(limit.schema.maximum, 1000);

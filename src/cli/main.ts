@@ -21,7 +21,8 @@ export async function main(argv: string[]): Promise<number> {
     else if (command === 'webhook') await webhookCommand(args);
     else if (command === 'plants') await plantsCommand(args);
     else if (command === 'migrate') {
-      const kind = await withStore((store) => Promise.resolve(store.kind));
+      const { kind, warnings } = await withStore((store) => Promise.resolve({ kind: store.kind, warnings: store.warnings }));
+      for (const warning of warnings) process.stderr.write(`plant-store: warning: ${warning}\n`);
       process.stderr.write(`the ${kind} store's schema is up to date\n`);
     } else if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       process.stdout.write(USAGE);

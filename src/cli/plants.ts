@@ -4,13 +4,17 @@ import { parseArgs } from 'node:util';
 import { exportStream } from '../plants/export.js';
 import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
 import { importPlants, type ImportFormat } from '../plants/import.js';
+import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { printJson, usage, UsageError, withStore } from './common.js';
+
+const isPlantSort = (text: string): text is PlantSort => (PLANT_SORTS as readonly string[]).includes(text);
 
 export const PLANTS_USAGE = `  plants import FILE|- [--format ndjson|json] [--mode replace|create-only]
                                                import plants, all or nothing (NDJSON: one NewPlant per line;
                                                json: an array); prints {"created","replaced"}; - reads stdin
-  plants export [--format ndjson|csv] [--tag TAG]
-                                               every plant (of the tag) in id order, to stdout`;
+  plants export [--format ndjson|csv] [--q TEXT] [--tag TAG]... [--sort id|-id|name|-name]
+                                               every plant the filters select (name containing TEXT, any
+                                               of the tags), in that order (default id), to stdout`;
 
 /** The progress line goes out at most this often. */
 const PROGRESS_MS = 1000;
@@ -21,7 +25,13 @@ export async function plantsCommand(args: string[]): Promise<void> {
     parseArgs({
       args: rest,
       allowPositionals: true,
-      options: { format: { type: 'string' }, mode: { type: 'string' }, tag: { type: 'string' } },
+      options: {
+        format: { type: 'string' },
+        mode: { type: 'string' },
+        q: { type: 'string' },
+        tag: { type: 'string', multiple: true },
+        sort: { type: 'string' },
+      },
     }),
   );
   switch (action) {
@@ -56,8 +66,11 @@ export async function plantsCommand(args: string[]): Promise<void> {
     case 'export': {
       const format = values.format ?? 'ndjson';
       if (format !== 'ndjson' && format !== 'csv') throw new UsageError('--format must be ndjson or csv');
+      const sort = values.sort ?? 'id';
+      if (!isPlantSort(sort)) throw new UsageError(`--sort must be one of ${PLANT_SORTS.join(', ')}`);
+      if (values.q === '') throw new UsageError('--q must not be empty');
       await withStore(async (store) => {
-        const stream = exportStream(await store.plants.export({ tag: values.tag }), format);
+        const stream = exportStream(await store.plants.export({ q: values.q, tags: values.tag, sort }), format);
         for await (const chunk of stream) {
           if (!process.stdout.write(chunk as string)) await once(process.stdout, 'drain');
         }

@@ -75,7 +75,9 @@ const textDecimal: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
 };
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce, allErrors: false, strict: true, strictTypes: false });
+  // Text parts coerce to the schema's types; 'array' also makes a parameter given once a list of one where
+  // the schema wants a list (GET /plants?tag=a, as ?tag=a&tag=b), and nothing else.
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, allErrors: false, strict: true, strictTypes: false });
   // RFC 3339 timestamps (`date-time`, with a time zone) in webhook replay windows.
   addFormats.default(ajv, ['date-time']);
   ajv.addKeyword({

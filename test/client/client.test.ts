@@ -46,7 +46,7 @@ describe('the client against a live server', async () => {
     const pages: Array<Array<number | bigint>> = [];
     let after: number | bigint | undefined;
     while (true) {
-      const { data, response } = await client.GET('/plants', { params: { query: { tag: 'paged', limit: 2, after } } });
+      const { data, response } = await client.GET('/plants', { params: { query: { tag: ['paged'], limit: 2, after } } });
       assert.ok(data, `status ${response.status}`);
       pages.push(data.map((plant) => plant.id));
       const link = response.headers.get('link');

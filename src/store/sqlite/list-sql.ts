@@ -1,0 +1,151 @@
+import { foldCase } from '../../plants/fold.js';
+import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
+import { PLANT_JSON } from './rows.js';
+
+/**
+ * The SQL of lists, counts and exports on SQLite, one statement per shape of request (prepared once and
+ * kept, sqlite/connection.ts). Every order is served by an index, every page by keyset:
+ * - id: the table itself (rowid); by tag: plants_tag_id (tag, id);
+ * - name: plants_name_id (name, id); by tag: plants_tag_name_id (tag, name, id);
+ * - several tags: `tag IN (…)` on the same indexes, which SQLite reads tag by tag and stops each once
+ *   the page is full (ORDER BY … LIMIT), so a page costs the same at any depth;
+ * - q of 3 characters or more (folded): the trigram index plants_search, which gives the ids of the
+ *   names holding q, in id order (sort=id reads only as far as the page; the name orders sort what
+ *   matched); shorter: a scan of name_fold, in the order's index, until the page is full.
+ * EXPLAIN QUERY PLAN in test/store/sqlite/search.test.ts holds each shape to its index.
+ */
+
+/** The trigram tokenizer indexes runs of three characters: a shorter q has none to look up. */
+const TRIGRAM = 3;
+
+/** What the SQL of a request depends on. */
+export interface ListShape {
+  sort: PlantSort;
+  /** A start key is given: @afterId, and @afterName for the name orders. */
+  after: boolean;
+  /** How many tags (@t0, @t1, …); 0: any tag or none. */
+  tags: number;
+  /** How q applies: not at all, through the trigram index (@match), or by scanning name_fold (@fold). */
+  q: 'none' | 'index' | 'scan';
+}
+
+/** The columns each order sorts by, ascending or descending, with the id last so that the order is total. */
+const ORDERS: Record<PlantSort, { columns: string[]; descending: boolean }> = {
+  id: { columns: ['id'], descending: false },
+  '-id': { columns: ['id'], descending: true },
+  name: { columns: ['name', 'id'], descending: false },
+  '-name': { columns: ['name', 'id'], descending: true },
+};
+
+/** `ORDER BY` terms for the order (or its reverse), the id spelt `id`. */
+function orderBy(sort: PlantSort, id = 'p.id', reverse = false): string {
+  const { columns, descending } = ORDERS[sort];
+  return columns.map((c) => `${c === 'id' ? id : `p.${c}`}${descending !== reverse ? ' DESC' : ''}`).join(', ');
+}
+
+/** The rows after the start key, in the order. */
+function afterKey(sort: PlantSort, id: string): string {
+  const { columns, descending } = ORDERS[sort];
+  const op = descending ? '<' : '>';
+  return columns.length === 1 ? `${id} ${op} @afterId` : `(p.name, ${id}) ${op} (@afterName, @afterId)`;
+}
+
+function tagsIn(count: number): string {
+  return `p.tag IN (${Array.from({ length: count }, (_, i) => `@t${i}`).join(', ')})`;
+}
+
+/** The conditions of the filter (not of the start key), for rows of `plants p`. */
+function filters(shape: Pick<ListShape, 'tags' | 'q'>): string[] {
+  const where: string[] = [];
+  if (shape.tags > 0) where.push(tagsIn(shape.tags));
+  if (shape.q === 'scan') where.push('instr(p.name_fold, @fold) > 0');
+  return where;
+}
+
+/** From where rows come: the trigram index joined to the plants, or the plants; and how the id is spelt there. */
+function source(shape: Pick<ListShape, 'q'>): { from: string; id: string; where: string[] } {
+  return shape.q === 'index'
+    ? { from: 'plants_search s JOIN plants p ON p.id = s.rowid', id: 's.rowid', where: ['plants_search MATCH @match'] }
+    : { from: 'plants p', id: 'p.id', where: [] };
+}
+
+/** The plants of the shape (id, name, tag), in its order, at most @take of them. */
+export function rowsSql(shape: ListShape): string {
+  const { from, id, where } = source(shape);
+  const conditions = [...where, ...filters(shape), ...(shape.after ? [afterKey(shape.sort, id)] : [])];
+  return `SELECT p.id, p.name, p.tag FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+    ORDER BY ${orderBy(shape.sort, id)} LIMIT @take`;
+}
+
+/**
+ * One page as one row [json, count, last id, last name, more] (read raw, with safeIntegers): the plants
+ * are fetched once, one more than the page holds, to know whether more follow.
+ */
+export function pageSql(shape: ListShape): string {
+  return `WITH fetched AS MATERIALIZED (${rowsSql(shape)}),
+    page AS MATERIALIZED (SELECT id, name, tag FROM fetched p ORDER BY ${orderBy(shape.sort)} LIMIT @limit)
+    SELECT json_group_array(${PLANT_JSON} ORDER BY ${orderBy(shape.sort)}), count(*),
+           (SELECT p.id FROM page p ORDER BY ${orderBy(shape.sort, 'p.id', true)} LIMIT 1),
+           (SELECT p.name FROM page p ORDER BY ${orderBy(shape.sort, 'p.id', true)} LIMIT 1),
+           (SELECT count(*) FROM fetched) > @limit
+    FROM page p`;
+}
+
+/** A page's row as pageSql reads it. */
+export type PageRow = [json: string, count: bigint, lastId: bigint | null, lastName: string | null, more: bigint];
+
+/** How many plants the filter selects. */
+export function countSql(shape: Pick<ListShape, 'tags' | 'q'>): string {
+  const { from, where } = source(shape);
+  const conditions = [...where, ...filters(shape)];
+  return `SELECT count(*) FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
+}
+
+/**
+ * The parameters of a filter (q folded; tags as @t0, @t1, …) and the shape its SQL takes. `scan`: find q
+ * by scanning name_fold whatever its length.
+ */
+export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<ListShape, 'tags' | 'q'>; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = {};
+  const tags = [...new Set(filter.tags ?? [])];
+  tags.forEach((tag, i) => (params[`t${i}`] = tag));
+  let q: ListShape['q'] = 'none';
+  if (filter.q !== undefined) {
+    const folded = foldCase(filter.q);
+    // Characters, not UTF-16 units: the tokenizer counts code points.
+    if (!scan && [...folded].length >= TRIGRAM) {
+      q = 'index';
+      // An FTS5 string: the whole q as one phrase of consecutive trigrams, which is the substring itself.
+      params.match = `"${folded.replaceAll('"', '""')}"`;
+    } else {
+      q = 'scan';
+      params.fold = folded;
+    }
+  }
+  return { shape: { tags: tags.length, q }, params };
+}
+
+/**
+ * The shape and parameters of a list request (`take` rows fetched: the page and one more, or an export's
+ * chunk). `chunked`: one of many chunks of an export, which in the name orders finds q by walking the
+ * order's index (every chunk goes on where the last stopped) rather than sorting the trigram index's
+ * matches again for each.
+ */
+export function listParams(
+  options: Omit<ListOptions, 'limit'>,
+  take: number,
+  { chunked = false } = {},
+): { shape: ListShape; params: Record<string, unknown> } {
+  const sort = options.sort ?? 'id';
+  const { shape, params } = filterParams(options, chunked && ORDERS[sort].columns.length > 1);
+  params.take = take;
+  const after = options.after;
+  if (after !== undefined) {
+    params.afterId = after.id;
+    if (ORDERS[sort].columns.length > 1) {
+      if (after.name === undefined) throw new TypeError(`sort=${sort} needs the name of the key to start after`);
+      params.afterName = after.name;
+    }
+  }
+  return { shape: { ...shape, sort, after: after !== undefined }, params };
+}
