@@ -8,12 +8,12 @@ import { PLANT_JSON } from './rows.js';
  * - id: the primary key; by tag: plants_tag_id (tag, id);
  * - name: plants_name_id (name COLLATE "C", id); by tag: plants_tag_name_id (tag, name COLLATE "C", id);
  *   COLLATE "C" orders by code point, as SQLite does, whatever collation the database has;
- * - tags without q: one index scan per tag, each stopping at the page's end (LATERAL … LIMIT), merged:
- *   a page costs the same at any depth, however many plants the tags hold;
+ * - tags without q: one branch per tag, each stopping at the page's end (… LIMIT), merged: a page
+ *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.
  *   Whether to go through it or walk an order's index and filter depends on how many names hold q:
- *   the planner decides from the statistics, so statements with q are planned for their own q (left
- *   unnamed, see query.ts); the others are named, planned once per connection.
+ *   the planner decides from the statistics, so statements with q (or tags) are planned for their own
+ *   values (left unnamed, see query.ts); the others are named, planned once per connection.
  * EXPLAIN in test/store/postgres/search.process.test.ts holds each shape to its index.
  */
 
@@ -67,19 +67,23 @@ const where = (conditions: string[]) => (conditions.length > 0 ? `WHERE ${condit
 
 /**
  * The plants of a request (id, name, tag), in its order, at most `take` (an SQL expression) of them.
- * Tags without q, for a page: one scan per tag, each of at most `take` rows, merged (see above).
+ * Tags without q, for a page: one branch per tag, each at most `take` rows from its own index range,
+ * merged. Each tag is a parameter of its own and such statements are planned for their values (left
+ * unnamed): from the statistics, a common tag is read by walking the order's index and filtering, a rare
+ * one from its (tag, …) index; planned for an average tag, a rare one would walk the whole table.
  */
 function rowsSql(options: Omit<ListOptions, 'limit'>, params: Params, take: string, columns: string): string {
   const sort = options.sort ?? 'id';
-  const tagged = (options.tags?.length ?? 0) > 0;
-  if (tagged && options.q === undefined && take !== 'ALL') {
-    const tags = params.add([...new Set(options.tags)], '::text[]');
-    const inner = where(['p.tag = t.tag', ...afterKey(options, sort, params)]);
-    return `SELECT ${columns} FROM unnest(${tags}) AS t (tag)
-      CROSS JOIN LATERAL (SELECT p.id, p.name, p.tag FROM plants p ${inner} ORDER BY ${orderBy(sort)} LIMIT ${take}) p
-      ORDER BY ${orderBy(sort)} LIMIT ${take}`;
+  const tags = [...new Set(options.tags ?? [])];
+  if (tags.length > 0 && options.q === undefined && take !== 'ALL') {
+    const after = afterKey(options, sort, params);
+    const branches = tags.map(
+      (tag) =>
+        `(SELECT p.id, p.name, p.tag FROM plants p ${where([`p.tag = ${params.add(tag)}`, ...after])} ORDER BY ${orderBy(sort)} LIMIT ${take})`,
+    );
+    return `SELECT ${columns} FROM (${branches.join(' UNION ALL ')}) p ORDER BY ${orderBy(sort)} LIMIT ${take}`;
   }
-  const conditions = [...filters(options, params, tagged), ...afterKey(options, sort, params)];
+  const conditions = [...filters(options, params, tags.length > 0), ...afterKey(options, sort, params)];
   return `SELECT ${columns} FROM plants p ${where(conditions)} ORDER BY ${orderBy(sort)} LIMIT ${take}`;
 }
 
@@ -88,11 +92,11 @@ export interface Statement {
   values: unknown[];
 }
 
-/** Statement names by text: q-less statements are named (prepared once per connection, query.ts). */
+/** Statement names by text: those without q or tags are named (prepared once per connection, query.ts). */
 const names = new Map<string, string>();
 
-function maybeNamed(text: string, q: string | undefined): string {
-  if (q !== undefined || names.has(text)) return text;
+function maybeNamed(text: string, filter: PlantFilter): string {
+  if (filter.q !== undefined || (filter.tags?.length ?? 0) > 0 || names.has(text)) return text;
   names.set(text, `plant_list_${names.size + 1}`);
   return named(names.get(text)!, text);
 }
@@ -112,7 +116,7 @@ export function pageStatement(options: ListOptions): Statement {
            (SELECT p.name FROM page p ORDER BY ${orderBy(sort, true)} LIMIT 1) AS last_name,
            (SELECT count(*) FROM fetched) > ${limit} AS more
     FROM page p`;
-  return { text: maybeNamed(text, options.q), values: params.values };
+  return { text: maybeNamed(text, options), values: params.values };
 }
 
 /** A page's row as pageStatement reads it. */
@@ -128,7 +132,7 @@ export interface PageRow {
 export function countStatement(filter: PlantFilter): Statement {
   const params = new Params();
   const text = `SELECT count(*) AS count FROM plants p ${where(filters(filter, params, (filter.tags?.length ?? 0) > 0))}`;
-  return { text: maybeNamed(text, filter.q), values: params.values };
+  return { text: maybeNamed(text, filter), values: params.values };
 }
 
 /** Every plant of an export, in its order (id as text), for a cursor. */
