@@ -5,9 +5,18 @@
  * 53. SQLite's seed makes them in JavaScript, PostgreSQL's in SQL with the same arithmetic (seedNameSql).
  */
 
-const ADJECTIVES = 'Variegated Dwarf Giant Golden Silver Red Weeping Creeping Trailing Spotted Striped Miniature Royal Wild Japanese Mexican African Boston Swiss Dragon Zebra Tiger Velvet Purple Blue Crested Painted Hardy Desert Mountain Lemon'.split(' ');
-const PLANTS = 'Fern Palm Aloe Cactus Ivy Lily Orchid Begonia Monstera Philodendron Pothos Calathea Ficus Dracaena Peperomia Hoya Sansevieria Anthurium Bromeliad Croton Fittonia Maranta Pilea Alocasia Aglaonema Schefflera Yucca Agave Echeveria Haworthia Kalanchoe Sedum Crassula Tradescantia Syngonium Spathiphyllum Zamioculcas Chlorophytum Dieffenbachia Caladium Asparagus Oxalis Coleus Geranium Jasmine Gardenia Camellia Azalea Hibiscus Bougainvillea Lavender Rosemary Basil'.split(' ');
-const CULTIVARS = 'Alba Aurea Compacta Elegans Gracilis Minor Major Nana Pendula Rubra Variegata Splendens Superba Nova Bella Grandis Lutea Nigra Rosea Viridis Argentea Ovata Pumila Robusta Sylvestris Tricolor Marginata Picta Dubia Fragrans Glauca Hirsuta Lucida Mollis Nobilis Odorata Perennis Repens Sativa Tenuis Undulata Vulgaris Zeylanica Blush Ember Frost Glow Haze Ivory Jewel Kiss Lace Mist Noir Opal Pearl Quartz Ruby Satin Topaz Umber'.split(' ');
+const ADJECTIVES =
+  'Variegated Dwarf Giant Golden Silver Red Weeping Creeping Trailing Spotted Striped Miniature Royal Wild Japanese Mexican African Boston Swiss Dragon Zebra Tiger Velvet Purple Blue Crested Painted Hardy Desert Mountain Lemon'.split(
+    ' ',
+  );
+const PLANTS =
+  'Fern Palm Aloe Cactus Ivy Lily Orchid Begonia Monstera Philodendron Pothos Calathea Ficus Dracaena Peperomia Hoya Sansevieria Anthurium Bromeliad Croton Fittonia Maranta Pilea Alocasia Aglaonema Schefflera Yucca Agave Echeveria Haworthia Kalanchoe Sedum Crassula Tradescantia Syngonium Spathiphyllum Zamioculcas Chlorophytum Dieffenbachia Caladium Asparagus Oxalis Coleus Geranium Jasmine Gardenia Camellia Azalea Hibiscus Bougainvillea Lavender Rosemary Basil'.split(
+    ' ',
+  );
+const CULTIVARS =
+  'Alba Aurea Compacta Elegans Gracilis Minor Major Nana Pendula Rubra Variegata Splendens Superba Nova Bella Grandis Lutea Nigra Rosea Viridis Argentea Ovata Pumila Robusta Sylvestris Tricolor Marginata Picta Dubia Fragrans Glauca Hirsuta Lucida Mollis Nobilis Odorata Perennis Repens Sativa Tenuis Undulata Vulgaris Zeylanica Blush Ember Frost Glow Haze Ivory Jewel Kiss Lace Mist Noir Opal Pearl Quartz Ruby Satin Topaz Umber'.split(
+    ' ',
+  );
 
 /** The tag of seeded plant `id`: three in four plants have one. */
 export const SEED_TAGS = ['tropical', 'succulent', 'fern', null] as const;
