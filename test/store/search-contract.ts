@@ -217,6 +217,27 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('pages a q that thousands of names hold in name order the same (SQLite then walks the name index)', async () => {
+      const store = await open();
+      try {
+        const plants: Plant[] = Array.from({ length: 8000 }, (_, i) => ({
+          id: i + 1,
+          name: `${['Fern', 'FERN', 'fernleaf', 'Boston fern'][i % 4]} ${(i * 7919) % 1000}`,
+          ...(i % 3 ? { tag: i % 3 === 1 ? 'a' : 'b' } : {}),
+        }));
+        plants.push({ id: 9001, name: 'Palm' });
+        const session = await store.plants.startImport();
+        await session.add(plants);
+        await session.commit({ createOnly: false });
+        for (const filter of [{ q: 'FERN', sort: 'name' }, { q: 'fern', sort: '-name', tags: ['a', 'b'] }] as const) {
+          const pages = await walk(store, filter, 700);
+          assert.deepEqual(pages.flat(), expected(plants, filter), JSON.stringify(filter));
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
     it('matches a plain substring test on random names and queries (fast-check), through the index and the scan', async () => {
       const store = await open();
       try {

@@ -88,7 +88,7 @@ class SqliteExport implements PlantExport {
       let after: { id: bigint; name: string } | undefined;
       for (;;) {
         const rows = guardSync(() => {
-          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { chunked: true });
+          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { walk: true });
           return prepare<[Record<string, unknown>], PlantRow<bigint>>(this.db, rowsSql(shape)).safeIntegers(true).all(params);
         });
         if (rows.length > 0) yield rows.map(toPlant);

@@ -20,7 +20,7 @@ import { prepare, type Connection } from './connection.js';
 import { guard, translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { countSql, filterParams, listParams, pageSql, type PageRow } from './list-sql.js';
+import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, sortsMatches, type PageRow } from './list-sql.js';
 import { TurnReads } from './turn-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
@@ -52,10 +52,21 @@ export class SqlitePlants implements PlantStore {
     });
   }
 
-  /** One statement per shape of request (list-sql.ts), prepared at its first use and kept. */
+  /**
+   * One statement per shape of request (list-sql.ts), prepared at its first use and kept; q in a name
+   * order is looked up first, to find it along the order's index when many names hold it (COMMON_Q).
+   */
   page({ limit, ...options }: ListOptions): Promise<PlantPage> {
     return this.reads.run(() => {
-      const { shape, params } = listParams(options, limit + 1);
+      let { shape, params } = listParams(options, limit + 1);
+      if (
+        sortsMatches(shape) &&
+        prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL)
+          .pluck()
+          .get({ ...params, cap: COMMON_Q })! >= COMMON_Q
+      ) {
+        ({ shape, params } = listParams(options, limit + 1, { walk: true }));
+      }
       const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
       const [json, count, lastId, lastName, more] = statement.get({ ...params, limit })!;
       return {

@@ -82,7 +82,7 @@ describe('sqlite search: the index each request is served by', async () => {
   });
 
   it('exports in name order with q walk the name index chunk after chunk', () => {
-    const { shape, params } = listParams({ q: 'fern', sort: 'name', after: { id: 1, name: 'M' } }, 1000, { chunked: true });
+    const { shape, params } = listParams({ q: 'fern', sort: 'name', after: { id: 1, name: 'M' } }, 1000, { walk: true });
     assert.match(plan(rowsSql(shape), params), /^SEARCH p USING INDEX plants_name_id \(name>\?\)$/);
   });
 });
