@@ -229,7 +229,10 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
         const session = await store.plants.startImport();
         await session.add(plants);
         await session.commit({ createOnly: false });
-        for (const filter of [{ q: 'FERN', sort: 'name' }, { q: 'fern', sort: '-name', tags: ['a', 'b'] }] as const) {
+        for (const filter of [
+          { q: 'FERN', sort: 'name' },
+          { q: 'fern', sort: '-name', tags: ['a', 'b'] },
+        ] as const) {
           const pages = await walk(store, filter, 700);
           assert.deepEqual(pages.flat(), expected(plants, filter), JSON.stringify(filter));
         }

@@ -92,9 +92,10 @@ UPDATE plants SET name_fold = plant_fold(name);
 
 -- Name order (ties broken by id; BINARY: by code point), alone and within tags, every page by keyset:
 -- WHERE (name, id) > (?, ?) ORDER BY name, id; and WHERE tag = ? AND (name, id) > (?, ?) ORDER BY name, id.
--- Every index entry ends with the rowid, which is the id: (name) is (name, id) without storing it twice.
-CREATE INDEX plants_name_id ON plants (name);
-CREATE INDEX plants_tag_name_id ON plants (tag, name);
+-- Every index entry ends with the rowid, which is the id. name_fold, a function of name, changes nothing
+-- in the order (the queries sort by name, name_fold, id): it is there for q, checked in the index.
+CREATE INDEX plants_name_id ON plants (name, name_fold);
+CREATE INDEX plants_tag_name_id ON plants (tag, name, name_fold);
 
 -- Substring search: an FTS5 index of the folded names' trigrams (a q of 3 characters or more; shorter
 -- ones scan name_fold). Contentless (the text is in plants already) with deletes by rowid; kept by the
