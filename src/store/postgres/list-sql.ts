@@ -7,7 +7,9 @@ import { PLANT_JSON } from './rows.js';
  * is served by an index, every page by keyset:
  * - id: the primary key; by tag: plants_tag_id (tag, id);
  * - name: plants_name_id (name COLLATE "C", id); by tag: plants_tag_name_id (tag, name COLLATE "C", id);
- *   COLLATE "C" orders by code point, as SQLite does, whatever collation the database has;
+ *   COLLATE "C" orders by code point, as SQLite does, whatever collation the database has; both include
+ *   name_fold (plants_name_id the tag too), so that a page, and q walked along the order, reads the
+ *   index alone;
  * - tags without q: one branch per tag, each stopping at the page's end (… LIMIT), merged: a page
  *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.

@@ -188,10 +188,13 @@ END $trgm$;
       { sql: 'DROP PROCEDURE plants_fold_names()' },
       // Name order (ties broken by id; COLLATE "C": by code point, whatever the database's collation),
       // alone and within tags, every page by keyset: WHERE (name COLLATE "C", id) > ($1, $2) ORDER BY ….
+      // The other columns are included so that a page, and q walked along the order (name_fold LIKE), is
+      // read from the index alone: measured at 1M, q=fern by name took 68-135 ms a page fetching every
+      // plant walked past, 15-17 ms index-only.
       { sql: 'DROP INDEX CONCURRENTLY IF EXISTS plants_name_id' },
-      { sql: 'CREATE INDEX CONCURRENTLY plants_name_id ON plants (name COLLATE "C", id)' },
+      { sql: 'CREATE INDEX CONCURRENTLY plants_name_id ON plants (name COLLATE "C", id) INCLUDE (name_fold, tag)' },
       { sql: 'DROP INDEX CONCURRENTLY IF EXISTS plants_tag_name_id' },
-      { sql: 'CREATE INDEX CONCURRENTLY plants_tag_name_id ON plants (tag, name COLLATE "C", id)' },
+      { sql: 'CREATE INDEX CONCURRENTLY plants_tag_name_id ON plants (tag, name COLLATE "C", id) INCLUDE (name_fold)' },
       // Substring search: name_fold LIKE '%…%' through the trigrams of the folded names.
       { sql: 'DROP INDEX CONCURRENTLY IF EXISTS plants_name_fold_trgm' },
       {
