@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
-import { SQLITE_MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
-import { POSTGRES_MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PostgresStore } from '../src/store/postgres/store.js';
 import type { Store } from '../src/store/store.js';
+import { postgresBefore, sqliteBefore } from '../test/store/older-schema.js';
 import { SEED_NAME_PARAMS, SEED_NAME_SQL, SEED_TAGS, seedName } from './names.js';
 
 /**
@@ -80,11 +79,7 @@ async function sqlite(): Promise<void> {
   try {
     const db = openConnection(path);
     db.exec('PRAGMA journal_mode = WAL');
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version < 4)) {
-      db.exec(m.sql);
-      prepare(db, 'INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
-    }
+    sqliteBefore(db, 'plant_search');
     const insert = prepare(db, 'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
     db.transaction(() => {
       for (let id = 1; id <= PLANTS; id++) insert.run(id, seedName(id), SEED_TAGS[id % 4]);
@@ -105,7 +100,7 @@ async function sqlite(): Promise<void> {
     ).all() as Array<{ name: string; bytes: number }>;
     check.close();
     process.stdout.write(
-      `SQLite, ${PLANTS.toLocaleString('en-US')} plants: migration 4 took ${seconds(took)} (one transaction, at start); file ${mb(before)} -> ${mb(statSync(path).size)}\n`,
+      `SQLite, ${PLANTS.toLocaleString('en-US')} plants: migration plant_search took ${seconds(took)} (one transaction, at start); file ${mb(before)} -> ${mb(statSync(path).size)}\n`,
     );
     for (const { name, bytes } of sizes) process.stdout.write(`  ${name.padEnd(28)} ${mb(bytes)}\n`);
     // Without: a copy with the trigram index, its triggers and the two name indexes dropped (name_fold
@@ -150,13 +145,7 @@ async function postgres(): Promise<void> {
     const client = new pg.Client({ connectionString: url.toString() });
     await client.connect();
     cleanups.push(() => client.end());
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const m of POSTGRES_MIGRATIONS.filter((m) => m.version < 5)) {
-      await client.query(m.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-    }
+    await postgresBefore(client, 'plant_search');
     await client.query(
       `INSERT INTO plants (id, name, tag) SELECT g, ${SEED_NAME_SQL}, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::bigint) g`,
       [PLANTS, ...SEED_NAME_PARAMS],
@@ -185,7 +174,7 @@ async function postgres(): Promise<void> {
     await writer.end();
     await store.close();
     process.stdout.write(
-      `PostgreSQL, ${PLANTS.toLocaleString('en-US')} plants: migration 5 took ${seconds(took)}; another client wrote ${writes} plants meanwhile, the longest waiting ${longest.toFixed(0)} ms; plants with its indexes ${mb(before)} -> ${mb(await size())}\n`,
+      `PostgreSQL, ${PLANTS.toLocaleString('en-US')} plants: migration plant_search took ${seconds(took)}; another client wrote ${writes} plants meanwhile, the longest waiting ${longest.toFixed(0)} ms; plants with its indexes ${mb(before)} -> ${mb(await size())}\n`,
     );
     const { rows } = await client.query<{ name: string; b: string }>(
       "SELECT c.relname AS name, pg_relation_size(c.oid) AS b FROM pg_class c WHERE c.relname LIKE 'plants%' AND c.relkind IN ('r', 'i') ORDER BY 1",

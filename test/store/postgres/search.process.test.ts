@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
 import pg from 'pg';
 import { countStatement, pageStatement, type Statement } from '../../../src/store/postgres/list-sql.js';
-import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import type { ListOptions } from '../../../src/store/store.js';
+import { postgresBefore } from '../older-schema.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
 /**
  * Finding plants on PostgreSQL: each shape of request can be served by the index made for it (EXPLAIN),
- * a rare q or tag is (planned for its own value), migration 5 builds the search for a store that holds
+ * a rare q or tag is (planned for its own value), migration plant_search builds the search for a store that holds
  * plants while writes go on, and without pg_trgm the service says so and searches anyway.
  */
 
@@ -123,20 +123,14 @@ if (skipReason) {
     });
   });
 
-  describe('postgres migration 5 (plant_search)', () => {
+  describe('postgres migration plant_search', () => {
     it('builds the search for a store that holds plants, while writes go on, and once only', async () => {
       const url = await server.createDatabase();
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
-        // A store as the previous release left it: migrations 1-4 and some plants.
-        await client.query(
-          'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-        );
-        for (const m of POSTGRES_MIGRATIONS.filter((m) => m.version < 5)) {
-          await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-        }
+        // A store as the previous release left it: the migrations before plant_search, and some plants.
+        await postgresBefore(client, 'plant_search');
         await client.query(
           `INSERT INTO plants (id, name, tag) SELECT g, CASE WHEN g % 2 = 0 THEN 'ÉCHEVERIA ' ELSE 'Fern ' END || g, 't' FROM generate_series(1, 25000) g`,
         );

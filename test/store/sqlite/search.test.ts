@@ -4,14 +4,14 @@ import { after, describe, it } from 'node:test';
 import { parseJson } from '../../../src/exact-json.js';
 import { openConnection, prepare } from '../../../src/store/sqlite/connection.js';
 import { countSql, filterParams, listParams, rowsSql } from '../../../src/store/sqlite/list-sql.js';
-import { SQLITE_MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import type { ListOptions, Plant } from '../../../src/store/store.js';
 import { openSqlite, tempDir } from '../../helpers.js';
+import { sqliteBefore } from '../older-schema.js';
 
 /**
  * Finding plants on SQLite: every shape of request is served by the index it was made for, as EXPLAIN
  * QUERY PLAN shows (no sort of the whole table for a page, the trigram index for q of 3 characters or
- * more), and migration 4 builds the search for a store that already holds plants.
+ * more), and migration plant_search builds the search for a store that already holds plants.
  */
 
 describe('sqlite search: the index each request is served by', async () => {
@@ -87,17 +87,13 @@ describe('sqlite search: the index each request is served by', async () => {
   });
 });
 
-describe('sqlite migration 4 (plant_search) on a store that holds plants', () => {
+describe('sqlite migration plant_search on a store that holds plants', () => {
   it('folds every name, indexes it, and keeps the index with later writes', async () => {
     const dir = tempDir(after);
     const path = join(dir, 'plants.db');
-    // A store as the previous release left it: migrations 1-3 and some plants.
+    // A store as the previous release left it: the migrations before plant_search, and some plants.
     const old = openConnection(path);
-    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version < 4)) {
-      old.exec(m.sql);
-      prepare(old, 'INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
-    }
+    sqliteBefore(old, 'plant_search');
     const insert = prepare(old, 'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
     old.transaction(() => {
       for (let id = 1; id <= 3000; id++) insert.run(id, id % 3 ? `Plant ${id}` : `ÉCHEVERIA ${id}`, id % 2 ? 'odd' : null);
