@@ -7,7 +7,10 @@
 export type Workload =
   | { kind: 'post'; idBase: number }
   | { kind: 'get'; plants: number }
-  | { kind: 'page'; plants: number; limit: number }
+  /** Full pages from random keyset points (after=); `query` adds filters (q, tag), `span` bounds the points. */
+  | { kind: 'page'; plants: number; limit: number; query?: string; span?: number }
+  /** The same request every time (GET /plants with these parameters: a first page, or one from a cursor). */
+  | { kind: 'list'; query: string }
   | { kind: 'mix'; plants: number; idBase: number };
 
 /** Ids of written plants are 13 decimal digits, so every POST body has the same length. */
@@ -67,12 +70,15 @@ export function requestSource(workload: Workload, token: string): () => Buffer {
     }
     case 'page': {
       // Keyset paging from random points of the store, each page a full one.
-      const span = Math.max(1, workload.plants - workload.limit);
-      const requests = randomInts(PREBUILT, span, 11).map((after) =>
-        getRequest(after === 0 ? `/plants?limit=${workload.limit}` : `/plants?limit=${workload.limit}&after=${after}`, token),
-      );
+      const span = workload.span ?? Math.max(1, workload.plants - workload.limit);
+      const path = `/plants?${workload.query ? `${workload.query}&` : ''}limit=${workload.limit}`;
+      const requests = randomInts(PREBUILT, span, 11).map((after) => getRequest(after === 0 ? path : `${path}&after=${after}`, token));
       let i = 0;
       return () => requests[i++ & (PREBUILT - 1)]!;
+    }
+    case 'list': {
+      const request = getRequest(`/plants?${workload.query}`, token);
+      return () => request;
     }
     case 'mix': {
       // 80% reads, 20% writes: every fifth request is a POST of a new plant.

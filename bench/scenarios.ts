@@ -1,6 +1,16 @@
+import { encodeCursor } from '../src/plants/cursor.js';
+import { halfWayByName } from './names.js';
 import type { Workload } from './requests.js';
 
 /** The scenarios of issue 4, in the order they run. */
+
+let halfWay: string | undefined;
+
+/** The cursor of the page half-way through the seeded million in name order (sorting a million names takes a second or two: once). */
+function halfWayCursor(): string {
+  halfWay ??= encodeCursor(halfWayByName(1_000_000), { tags: [], sort: 'name' });
+  return halfWay;
+}
 
 export interface Scenario {
   key: string;
@@ -70,6 +80,37 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 1_000_000,
     workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100 }),
+  },
+  // Finding plants (issue 19), at 1M plants (bench/names.ts): a page costs the same at any depth, and
+  // search and several tags are served by indexes. Each is a share of the baseline's page of 100.
+  {
+    key: 'name1m',
+    title: 'GET /plants?sort=name&limit=100, first page, 1M plants',
+    connections: 64,
+    seeded: 1_000_000,
+    workload: () => ({ kind: 'list', query: 'sort=name&limit=100' }),
+  },
+  {
+    key: 'namedeep1m',
+    title: 'GET /plants?sort=name&limit=100, the page half-way (cursor), 1M plants',
+    connections: 64,
+    seeded: 1_000_000,
+    workload: () => ({ kind: 'list', query: `sort=name&limit=100&cursor=${halfWayCursor()}` }),
+  },
+  {
+    key: 'q1m',
+    title: 'GET /plants?q=fern&limit=100 from random ids, 1M plants (1 name in 53 holds it)',
+    connections: 64,
+    seeded: 1_000_000,
+    // Pages from anywhere but the last 5% (whose pages would be short).
+    workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100, query: 'q=fern', span: 950_000 }),
+  },
+  {
+    key: 'tags1m',
+    title: 'GET /plants?tag=tropical&tag=succulent&limit=100 from random ids, 1M plants',
+    connections: 64,
+    seeded: 1_000_000,
+    workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100, query: 'tag=tropical&tag=succulent' }),
   },
   {
     key: 'mix',

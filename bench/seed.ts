@@ -1,5 +1,7 @@
+import { foldCase } from '../src/plants/fold.js';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
+import { SEED_TAGS, seedName } from './names.js';
 
 /**
  * Fills a fresh SQLite store with plants 1..count straight through SQLite, in one transaction: seeding
@@ -13,10 +15,13 @@ export async function seedSqlite(path: string, count: number): Promise<void> {
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = OFF');
-    const insert = prepare(db, 'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
-    const tags = ['tropical', 'succulent', 'fern', null];
+    // name_fold as the service writes it (its triggers put it in the search index).
+    const insert = prepare(db, 'INSERT INTO plants (id, name, tag, name_fold) VALUES (?, ?, ?, ?)');
     db.transaction(() => {
-      for (let id = 1; id <= count; id++) insert.run(id, `Plant number ${id}`, tags[id % 4]);
+      for (let id = 1; id <= count; id++) {
+        const name = seedName(id);
+        insert.run(id, name, SEED_TAGS[id % 4], foldCase(name));
+      }
     })();
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {

@@ -3,6 +3,7 @@ import type { after } from 'node:test';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openStore } from '../src/store/open.js';
+import { SEED_NAME_PARAMS, SEED_NAME_SQL } from './names.js';
 import { seedSqlite } from './seed.js';
 
 /**
@@ -46,10 +47,11 @@ async function seedPostgres(url: string, count: number): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
+    // The service's triggers fold each name (for search), as they would for any write.
     await client.query(
       `INSERT INTO plants (id, name, tag)
-       SELECT g, 'Plant number ' || g, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::int) g`,
-      [count],
+       SELECT g, ${SEED_NAME_SQL}, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::bigint) g`,
+      [count, ...SEED_NAME_PARAMS],
     );
     await client.query('VACUUM ANALYZE plants');
   } finally {

@@ -84,8 +84,10 @@ export function buildOpenApi(
   const parameters = (schema: unknown, where: 'path' | 'query' | 'header') => {
     const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
     return Object.entries(object?.properties ?? {}).map(([name, s]) => {
-      const { description, ...rest } = show(s) as { description?: string };
-      return { name, in: where, required: where === 'path' || (object?.required ?? []).includes(name), description, schema: rest };
+      const { description, ...rest } = show(s) as { description?: string; type?: string };
+      // A list in a query string is the parameter repeated (?tag=a&tag=b): OpenAPI's default, said outright.
+      const repeated = where === 'query' && rest.type === 'array' ? { style: 'form', explode: true } : {};
+      return { name, in: where, required: where === 'path' || (object?.required ?? []).includes(name), description, ...repeated, schema: rest };
     });
   };
 

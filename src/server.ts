@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     return;
   }
   const app = await buildApp({ config, store, logger: await processLogger(config), metrics });
+  for (const warning of store.warnings) app.log.warn(warning);
 
   if (config.webhookAllowPrivateNetworks) {
     app.log.warn(

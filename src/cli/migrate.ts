@@ -11,7 +11,8 @@ export const migrateCommand: Command = {
     details:
       'Brings the store DATABASE_URL names up to the current schema, creating it (a SQLite file, and its folder) if it does not exist yet. Running it again changes nothing. The server does the same when it starts.',
     run: async () => {
-      const kind = await withStore((store) => Promise.resolve(store.kind), { create: true });
+      const { kind, warnings } = await withStore((store) => Promise.resolve({ kind: store.kind, warnings: store.warnings }), { create: true });
+      for (const warning of warnings) process.stderr.write(`plant-store: warning: ${warning}\n`);
       process.stderr.write(`the ${kind} store's schema is up to date\n`);
     },
   },

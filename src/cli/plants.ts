@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { exportStream } from '../plants/export.js';
 import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
 import { IMPORT_FORMATS, importPlants, type ImportFormat } from '../plants/import.js';
+import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { count } from '../words.js';
-import type { Command } from './command.js';
+import { UsageError, type Command } from './command.js';
 import { printJson, withStore } from './common.js';
 import { openSource, sniff } from './import-source.js';
 
@@ -62,15 +63,20 @@ export const plantsCommand: Command = {
       },
     },
     export: {
-      summary: 'every plant (of a tag) in id order, to stdout',
+      summary: 'every plant the filters select, in id order unless --sort says another, to stdout',
       options: {
         format: { type: 'string', value: 'FORMAT', choices: ['ndjson', 'csv'], help: 'ndjson (the default) or csv' },
-        tag: { type: 'string', value: 'TAG', help: 'only the plants with this tag' },
+        q: { type: 'string', value: 'TEXT', help: 'only the plants whose name contains TEXT, in any case (as GET /plants?q=)' },
+        tag: { type: 'string', value: 'TAG', multiple: true, help: 'only the plants with this tag; repeated, with any of them' },
+        sort: { type: 'string', value: 'ORDER', choices: PLANT_SORTS, help: 'id (the default), -id, name or -name; ties on name by id' },
       },
       async run(given) {
         const format = (given.string('format') ?? 'ndjson') as 'ndjson' | 'csv';
+        const q = given.string('q');
+        if (q === '') throw new UsageError('--q must not be empty');
+        const sort = (given.string('sort') ?? 'id') as PlantSort;
         await withStore(async (store) => {
-          const stream = exportStream(await store.plants.export({ tag: given.string('tag') }), format);
+          const stream = exportStream(await store.plants.export({ q, tags: given.strings('tag'), sort }), format);
           for await (const chunk of stream) {
             if (!process.stdout.write(chunk as string)) await once(process.stdout, 'drain');
           }

@@ -105,8 +105,17 @@ export const MESSAGE_ANNOTATIONS = ['patternMeaning'];
 
 /** `all`: the error-collecting pass (every problem, with the schema and data that failed, for the words). */
 function makeAjv(coerce: boolean, all: boolean): Ajv {
-  // The error-collecting pass compiles schemas the first pass has compiled, and so checked, already.
-  const ajv = new Ajv({ coerceTypes: coerce, allErrors: all, verbose: all, validateSchema: !all, strict: true, strictTypes: false });
+  // Text parts coerce to the schema's types; 'array' also makes a parameter given once a list of one where
+  // the schema wants a list (GET /plants?tag=a, as ?tag=a&tag=b), and nothing else. The error-collecting
+  // pass compiles schemas the first pass has compiled, and so checked, already.
+  const ajv = new Ajv({
+    coerceTypes: coerce ? 'array' : false,
+    allErrors: all,
+    verbose: all,
+    validateSchema: !all,
+    strict: true,
+    strictTypes: false,
+  });
   ajv.addVocabulary(MESSAGE_ANNOTATIONS);
   // RFC 3339 timestamps (`date-time`, with a time zone) in webhook replay windows.
   addFormats.default(ajv, ['date-time']);

@@ -2,7 +2,8 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
-import type { IfMatch, PlantStore } from '../store/store.js';
+import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
+import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { exportStream, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from './id.js';
 import {
@@ -49,6 +50,22 @@ function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
   return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
 }
 
+/**
+ * Where a page starts: after the key of its cursor (made for this very list, else 400), or after the id
+ * `after` names (sort=id only: in the other orders an id alone is no place in the list), or at the start.
+ */
+function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope: CursorScope): PageKey | undefined {
+  if (after !== undefined && cursor !== undefined) {
+    throw new HttpError(400, 'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts');
+  }
+  if (cursor !== undefined) return decodeCursor(cursor, scope);
+  if (after === undefined) return undefined;
+  if (scope.sort !== 'id') {
+    throw new HttpError(400, `querystring.after applies to sort=id only, not sort=${scope.sort}: follow the cursor of the Link header instead`);
+  }
+  return { id: after };
+}
+
 /** A body may repeat the path's id, but not contradict it. */
 function checkBodyId(bodyId: PlantId | undefined, pathId: PlantId): void {
   // Compare as bigint: the path and the body may hold the same id as number and bigint.
@@ -65,8 +82,11 @@ const ETAG_HEADER = {
   ETag: { description: 'The version of the plant as stored, a strong entity tag: `"<version>"`, such as `"7"`', schema: { type: 'string' } },
 };
 const LIST_HEADERS = {
-  Link: { description: '`<…>; rel="next"` while more plants remain (a page, not an export)', schema: { type: 'string' } },
-  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants (of the tag) there are', schema: { type: 'string' } },
+  Link: {
+    description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
+    schema: { type: 'string' },
+  },
+  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)', schema: { type: 'string' } },
   'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
 };
@@ -108,11 +128,12 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       schema: {
         operationId: 'listPlants',
         tags: ['plants'],
-        summary: 'Lists plants in ascending id order, a page at a time (Link: rel="next" when more remain), or exports them all',
+        summary:
+          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all',
         querystring: ListQuery,
         headers: ListHeaders,
         response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant (of the tag), streamed' },
+        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed' },
         errorExamples: { 400: 'querystring.limit must be at most 1000' },
         responseHeaders: { 200: LIST_HEADERS },
         responseMediaTypes: {
@@ -129,19 +150,21 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
       },
     },
     async (request, reply) => {
-      const { limit = LIST_LIMIT_DEFAULT, after, tag, format } = request.query;
+      const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
+      const filter = { q, tags };
       const chosen = negotiate(request.headers.accept, format);
       const count = prefersExactCount(request.headers.prefer);
       if (chosen !== 'json') {
-        const snapshot = await plants.export({ tag });
+        const snapshot = await plants.export({ ...filter, sort });
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
         if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');
         // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
         const stream = exportStream(snapshot, chosen) as unknown as StoredPlant[];
         return reply.type(`${MEDIA_TYPES[chosen]}; charset=utf-8`).send(stream);
       }
-      const [page, total] = await Promise.all([plants.page({ limit, after, tag }), count ? plants.count(tag) : undefined]);
-      if (page.next !== undefined) reply.header('link', nextPageLink(request, String(page.next)));
+      const after = startKey(request.query, { ...filter, sort });
+      const [page, total] = await Promise.all([plants.page({ limit, sort, after, ...filter }), count ? plants.count(filter) : undefined]);
+      if (page.next !== undefined) reply.header('link', nextPageLink(request, encodeCursor(page.next, { ...filter, sort }), 'cursor'));
       if (total !== undefined) reply.header('x-total-count', String(total)).header('preference-applied', 'count=exact');
       // The store made the page's JSON (the same bytes the 200 schema's serializer would write; the store
       // contract tests compare them), and JSON text with a JSON type is sent as it is.

@@ -1,5 +1,6 @@
 import { Query } from '../http/strict-query.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from './plant.js';
 
 /**
@@ -9,6 +10,12 @@ import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from './pla
 
 export const LIST_LIMIT_MAX = 1000;
 export const LIST_LIMIT_DEFAULT = 100;
+/** q: 1 to this many characters (code points). */
+export const SEARCH_MAX = 100;
+/** tag: given at most this many times. */
+export const LIST_TAGS_MAX = 20;
+/** A cursor holds a name of up to 256 characters, JSON-escaped, in base64url: 4096 is room enough. */
+const CURSOR_MAX = 4096;
 
 /** The specification's Plant: what POST /plants answers. It has no id. */
 export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { description: 'Plant' });
@@ -41,13 +48,49 @@ export const ListQuery = Query({
       description: 'The maximum number of results to return',
     }),
   ),
-  after: Type.Optional(Int64({ description: 'Return the plants whose id is greater than this one' })),
-  tag: Type.Optional(Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT, description: 'Return only the plants with this tag' })),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: SEARCH_MAX,
+      pattern: STORABLE_TEXT,
+      description:
+        'Return only the plants whose name contains this text, compared under Unicode case folding (`fern` finds "Boston Fern", `é` finds "É")',
+      examples: ['fern'],
+    }),
+  ),
+  tag: Type.Optional(
+    Type.Array(Type.String({ maxLength: TAG_MAX, pattern: STORABLE_TEXT }), {
+      maxItems: LIST_TAGS_MAX,
+      description: `Return only the plants with this tag; repeated (\`tag=a&tag=b\`, at most ${LIST_TAGS_MAX}), with any of them`,
+      examples: [['tropical']],
+    }),
+  ),
+  sort: Type.Optional(
+    Type.Unsafe<PlantSort>({
+      type: 'string',
+      enum: [...PLANT_SORTS],
+      default: 'id',
+      description: 'The order: by id or by name (ties by id), `-` for descending',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: CURSOR_MAX,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description:
+        'Where the page starts: the cursor of the Link header (rel="next") of the page before, with the same q, tag and sort (else 400). Not with `after`',
+    }),
+  ),
+  after: Type.Optional(
+    Int64({ description: 'With sort=id (the default) only: return the plants whose id is greater than this one. Not with `cursor`' }),
+  ),
   format: Type.Optional(
     Type.Unsafe<'json' | 'ndjson' | 'csv'>({
       type: 'string',
       enum: ['json', 'ndjson', 'csv'],
-      description: 'json: a page (the default). ndjson or csv: every plant, streamed (limit and after do not apply); the same as Accept',
+      description:
+        'json: a page (the default). ndjson or csv: every plant q and tag select, in the sort order, streamed (limit, after and cursor do not apply); the same as Accept',
     }),
   ),
 });
@@ -58,7 +101,7 @@ export type ListQuery = Static<typeof ListQuery>;
  * document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
  */
 export const ListHeaders = Type.Object({
-  prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants (of the tag)' })),
+  prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants q and tag select (of every page)' })),
 });
 
 const IfMatch = Type.String({

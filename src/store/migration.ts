@@ -2,7 +2,16 @@
 export interface Migration {
   version: number;
   name: string;
+  /** Applied in one transaction. */
   sql: string;
+  /**
+   * PostgreSQL only: statements run after `sql` has committed, one at a time and outside any transaction
+   * (CREATE INDEX CONCURRENTLY, which does not hold writes, cannot run in one; a procedure that commits
+   * batch by batch). The migration is recorded once the last has run; one interrupted is run again from
+   * its first step at the next start, so each must be safe to run again. A step with `when` runs only
+   * if that query answers true (one row, one boolean column).
+   */
+  steps?: ReadonlyArray<{ sql: string; when?: string }>;
 }
 
 /**
@@ -12,6 +21,8 @@ export interface Migration {
 export function checked(kind: string, migrations: Migration[]): Migration[] {
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`${kind} migrations: expected version ${i + 1}, found ${m.version} (${m.name})`);
+    if (kind === 'sqlite' && m.steps)
+      throw new Error(`sqlite migration ${m.version} (${m.name}) has steps: SQLite applies each migration in one transaction`);
   });
   return migrations;
 }

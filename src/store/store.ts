@@ -23,6 +23,11 @@ export interface Store {
    * instances (PostgreSQL). Absent: the service counts in its own memory.
    */
   readonly rateCounter?: RateCounter;
+  /**
+   * What the operator should know about this database, found when the store opened: each is logged once
+   * as a warning at start (say, a search index that could not be made for want of an extension).
+   */
+  readonly warnings: readonly string[];
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -30,12 +35,42 @@ export interface Store {
 
 export type { Plant } from '../plants/plant.js';
 
-export interface ListOptions {
+/** The orders a list can come in: by id, or by name (ties broken by id), ascending or (`-`) descending. */
+export const PLANT_SORTS = ['id', '-id', 'name', '-name'] as const;
+export type PlantSort = (typeof PLANT_SORTS)[number];
+
+/** What a list, a count or an export selects: each given filter must hold (AND). */
+export interface PlantFilter {
+  /**
+   * Only plants whose name contains this text, compared under Unicode case folding (plants/fold.ts):
+   * `FERN` finds "Boston Fern", `é` finds "É". Not empty.
+   */
+  q?: string | undefined;
+  /** Only plants with one of these tags (none given: any tag, or none). */
+  tags?: readonly string[] | undefined;
+}
+
+/**
+ * Where a page starts: after the plant with this sort key, in the list's order (the plant itself need
+ * not exist any more). The name is needed for the name orders only.
+ */
+export interface PageKey {
+  id: PlantId;
+  name?: string | undefined;
+}
+
+export interface ListOptions extends PlantFilter {
   /** At most this many plants (at least 1). */
   limit: number;
-  /** Only plants whose id is greater than this one. */
-  after?: PlantId | undefined;
-  tag?: string | undefined;
+  /** The order (default id). */
+  sort?: PlantSort | undefined;
+  /** Only plants after this key in that order. */
+  after?: PageKey | undefined;
+}
+
+/** Every plant the filter selects, in this order (default id). */
+export interface ExportOptions extends PlantFilter {
+  sort?: PlantSort | undefined;
 }
 
 export interface PlantChanges {
@@ -52,8 +87,8 @@ export interface PlantChanges {
 export type IfMatch = '*' | readonly number[];
 
 /**
- * A page of plants (ascending id order), already as JSON: made by the database, so a page of 100 plants
- * costs one statement and one string instead of 100 row objects serialized again.
+ * A page of plants, already as JSON: made by the database, so a page of 100 plants costs one statement
+ * and one string instead of 100 row objects serialized again.
  */
 export interface PlantPage {
   /**
@@ -63,8 +98,8 @@ export interface PlantPage {
   json: string;
   /** How many plants the page holds. */
   count: number;
-  /** When more plants (of the tag) follow: the last id on this page, where the next page starts after. */
-  next?: PlantId | undefined;
+  /** When more plants (of the filter) follow: the sort key of the last plant on this page, where the next page starts after. */
+  next?: { id: PlantId; name: string } | undefined;
 }
 
 /** A plant as stored, with its version: a counter, new on every write to it (its ETag). */
@@ -101,7 +136,7 @@ export interface PutOptions extends ConditionalOptions {
 }
 
 /**
- * Every plant (of a tag) in id order, from one consistent snapshot, a chunk at a time (iterate once).
+ * Every plant the filter selects, in the order asked for, from one consistent snapshot, a chunk at a time (iterate once).
  * The snapshot is released when the iteration ends, stops early (break, return) or `close` is called.
  */
 export interface PlantExport extends AsyncIterable<Plant[]> {
@@ -130,17 +165,17 @@ export interface PlantImport {
 
 export interface PlantStore {
   get(id: PlantId): Promise<VersionedPlant | undefined>;
-  /** A page of plants in ascending id order, as JSON. */
+  /** A page of plants in the order asked for (default: ascending id), as JSON. */
   page(options: ListOptions): Promise<PlantPage>;
-  /** How many plants there are (of the tag, when given). */
-  count(tag?: string): Promise<number>;
+  /** How many plants the filter selects (all of them, without one). */
+  count(filter?: PlantFilter): Promise<number>;
   /** Creates or replaces the plant, unless an option says not to. */
   put(plant: Plant, options?: PutOptions): Promise<PutResult>;
   /** Applies the changes to an existing plant. */
   patch(id: PlantId, changes: PlantChanges, options?: ConditionalOptions): Promise<PatchResult>;
   delete(id: PlantId, options?: ConditionalOptions): Promise<DeleteResult>;
   /** Opens a snapshot to export from. */
-  export(options: { tag?: string | undefined }): Promise<PlantExport>;
+  export(options: ExportOptions): Promise<PlantExport>;
   startImport(): Promise<PlantImport>;
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from '../helpers.js';
 import { cli, request, startServer, waitUntil, type Ran } from '../process.js';
 import { dirState, integrity, plantsIn } from '../store/sqlite/backup/files.js';
@@ -85,7 +86,9 @@ describe('backup and restore beside a running server', async () => {
     oneLine(
       restored,
       0,
-      /^restored .*plants\.db from .*copy\.db: \d+ plants, schema version 3; the replaced store is kept at .*plants\.db\.replaced-\d{8}T\d{6}Z\n$/,
+      new RegExp(
+        `^restored .*plants\\.db from .*copy\\.db: \\d+ plants, schema version ${SQLITE_MIGRATIONS.length}; the replaced store is kept at .*plants\\.db\\.replaced-\\d{8}T\\d{6}Z\\n$`,
+      ),
     );
     const kept = /kept at (\S+)\n$/.exec(restored.stderr)![1]!;
     assert.equal(plantsIn(kept).get('1'), 'written after the backup', 'the replaced store, kept whole');

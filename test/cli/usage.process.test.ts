@@ -140,7 +140,7 @@ describe('mistakes of use: exit 1, one line naming the mistake and the help', ()
     ['an argument too many', ['token', 'list', 'extra'], /unexpected argument "extra"/],
     ['a value not among the choices', ['plants', 'export', '--format', 'xml'], /--format must be ndjson or csv, got "xml"/],
     ['a flag given a value', ['token', 'list', '--json=yes'], /--json takes no value/],
-    ['an option given twice', ['plants', 'export', '--tag', 'a', '--tag', 'b'], /--tag is given twice/],
+    ['an option given twice', ['plants', 'export', '--format', 'csv', '--format', 'ndjson'], /--format is given twice/],
     ['a bad limit', ['webhook', 'deliveries', 'ep_x', '--limit', '1e3'], /--limit must be a whole number from 1 to 1000/],
   ];
   for (const [what, args, message] of cases) {

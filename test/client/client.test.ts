@@ -46,7 +46,7 @@ describe('the client against a live server', async () => {
     const pages: Array<Array<number | bigint>> = [];
     let after: number | bigint | undefined;
     while (true) {
-      const { data, response } = await client.GET('/plants', { params: { query: { tag: 'paged', limit: 2, after } } });
+      const { data, response } = await client.GET('/plants', { params: { query: { tag: ['paged'], limit: 2, after } } });
       assert.ok(data, `status ${response.status}`);
       pages.push(data.map((plant) => plant.id));
       const link = response.headers.get('link');
@@ -55,6 +55,29 @@ describe('the client against a live server', async () => {
       after = data.at(-1)!.id;
     }
     assert.deepEqual(pages, [[10, 11], [12, 13], [14]]);
+  });
+
+  it('finds plants: q, several tags and sort in the query, the cursor of each Link followed', async () => {
+    for (const [id, name, tag] of [
+      [30, 'Boston Fern', 'fern'],
+      [31, 'Staghorn FERN', 'tropical'],
+      [32, 'Fernleaf Yarrow', 'other'],
+      [33, 'Asparagus fern', 'fern'],
+    ] as const) {
+      assert.equal((await client.POST('/plants', { body: { id, name, tag } })).response.status, 200);
+    }
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const { data, response } = await client.GET('/plants', {
+        params: { query: { q: 'FERN', tag: ['fern', 'tropical'], sort: '-name', limit: 2, cursor } },
+      });
+      assert.ok(data, `status ${response.status}`);
+      names.push(...data.map((plant) => plant.name));
+      const link = response.headers.get('link');
+      cursor = link === null ? undefined : (new URL(/<([^>]+)>/.exec(link)![1]!, baseUrl).searchParams.get('cursor') ?? undefined);
+    } while (cursor !== undefined);
+    assert.deepEqual(names, ['Staghorn FERN', 'Boston Fern', 'Asparagus fern']);
   });
 
   it('patches: a merge patch changes the name and "tag": null removes the tag', async () => {

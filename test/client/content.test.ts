@@ -111,10 +111,10 @@ describe('requests', () => {
   it('bigints in a path and a query string are their decimal digits', async () => {
     const { client, requests } = stubbed(ok);
     await client.GET('/plants/{id}', { params: { path: { id: 9223372036854775807n } } });
-    await client.GET('/plants', { params: { query: { after: -9223372036854775808n, limit: 5, tag: 'a b&c' } } });
+    await client.GET('/plants', { params: { query: { after: -9223372036854775808n, limit: 5, tag: ['a b&c', 'd'] } } });
     assert.deepEqual(
       requests.map((request) => request.url),
-      ['http://plants.test/plants/9223372036854775807', 'http://plants.test/plants?after=-9223372036854775808&limit=5&tag=a%20b%26c'],
+      ['http://plants.test/plants/9223372036854775807', 'http://plants.test/plants?after=-9223372036854775808&limit=5&tag=a%20b%26c&tag=d'],
     );
   });
 

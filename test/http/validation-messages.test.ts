@@ -38,7 +38,12 @@ describe('validation messages: the field and the rule in plain words, every prob
     ['a limit of 0', () => message('GET', '/plants?limit=0'), 'querystring.limit must be at least 1'],
     ['a limit not in digits', () => message('GET', '/plants?limit=1e2'), 'querystring.limit must be a whole number in plain decimal digits'],
     ['a limit given twice', () => message('GET', '/plants?limit=1&limit=2'), 'querystring.limit must be given once'],
-    ['a tag given twice', () => message('GET', '/plants?tag=a&tag=b'), 'querystring.tag must be given once'],
+    ['a limit given twice', () => message('GET', '/plants?limit=1&limit=2'), 'querystring.limit must be given once'],
+    [
+      'a sort given twice',
+      () => message('GET', '/plants?sort=id&sort=name'),
+      'querystring.sort must be given once; querystring.sort must be one of id, -id, name, -name',
+    ],
     ['an unknown format', () => message('GET', '/plants?format=xml'), 'querystring.format must be one of json, ndjson, csv'],
     ['an after that is not an id', () => message('GET', '/plants?after=abc'), 'querystring.after must be an integer'],
     [

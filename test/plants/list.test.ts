@@ -70,7 +70,14 @@ describe('GET /plants', () => {
     );
     const first = await t.call('GET', '/plants');
     assert.equal(first.json<unknown[]>().length, 100);
-    assert.equal(nextLink(first.headers.link), '/plants?after=100');
+    const link = nextLink(first.headers.link);
+    assert.match(link ?? '', /^\/plants\?cursor=[A-Za-z0-9_-]+$/);
+    const second = await t.call('GET', link!);
+    assert.deepEqual(
+      second.json<Array<{ id: number }>>().map((p) => p.id),
+      Array.from({ length: 20 }, (_, i) => 101 + i),
+    );
+    assert.equal(second.headers.link, undefined);
     const all = await t.call('GET', '/plants?limit=1000');
     assert.equal(all.json<unknown[]>().length, 120);
     assert.equal(all.headers.link, undefined);
@@ -105,7 +112,7 @@ describe('GET /plants', () => {
     const params = new URL(link, 'http://x').searchParams;
     assert.equal(params.get('tag'), 'even');
     assert.equal(params.get('limit'), '2');
-    assert.equal(params.get('after'), '2');
+    assert.match(params.get('cursor') ?? '', /^[A-Za-z0-9_-]+$/);
     const { pages } = await walk(t, '/plants?tag=even&limit=2');
     assert.deepEqual(pages, [['0', '2'], ['4', '6'], ['8']]);
     assert.equal((await t.call('GET', '/plants?tag=none')).payload, '[]');
@@ -160,7 +167,7 @@ describe('GET /plants', () => {
       ['after=-9223372036854775809', 'after'],
       ['after=1&after=2', 'after'],
       ['tag=' + 't'.repeat(65), 'tag'],
-      ['tag=a&tag=b', 'tag'],
+      [Array.from({ length: 21 }, (_, i) => `tag=t${i}`).join('&'), 'tag'],
     ];
     for (const [query, parameter] of bad) {
       it(`?${query.slice(0, 40)}`, async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store } from '../../src/store/store.js';
+import type { PageKey, Store } from '../../src/store/store.js';
 import { listPlants } from '../helpers.js';
 
 /**
@@ -58,14 +58,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       try {
         for (let id = 1; id <= 10; id++) await store.plants.put({ id, name: `p${id}`, tag: id % 2 ? 'odd' : 'even' });
         assert.deepEqual(
-          (await listPlants(store.plants, { limit: 3, after: 4 })).map((p) => p.id),
+          (await listPlants(store.plants, { limit: 3, after: { id: 4 } })).map((p) => p.id),
           [5, 6, 7],
         );
         assert.deepEqual(
-          (await listPlants(store.plants, { limit: 10, tag: 'even', after: 4 })).map((p) => p.id),
+          (await listPlants(store.plants, { limit: 10, tags: ['even'], after: { id: 4 } })).map((p) => p.id),
           [6, 8, 10],
         );
-        assert.deepEqual(await listPlants(store.plants, { limit: 5, after: 10 }), []);
+        assert.deepEqual(await listPlants(store.plants, { limit: 5, after: { id: 10 } }), []);
       } finally {
         await store.close();
       }
@@ -85,7 +85,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         }
         expected.push({ id: expected.length + 1, name: '🌵 "quoted" \\ back\\slash / \u2028\u2029 😀', tag: '🌿' });
         for (const plant of expected) await store.plants.put(plant);
-        let after: number | bigint | undefined;
+        let after: PageKey | undefined;
         const seen: string[] = [];
         for (;;) {
           const page = await store.plants.page({ limit: 100, after });
@@ -108,23 +108,25 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         for (const id of [-(2n ** 63n), 1, 2, 3, big]) await store.plants.put({ id, name: `p${id}`, ...(id === 2 ? {} : { tag: 'x' }) });
         const first = await store.plants.page({ limit: 2 });
         assert.equal(first.json, `[{"id":-9223372036854775808,"name":"p-9223372036854775808","tag":"x"},{"id":1,"name":"p1","tag":"x"}]`);
-        assert.deepEqual([first.count, first.next], [2, 1]);
-        const rest = await store.plants.page({ limit: 3, after: 1 });
+        assert.deepEqual([first.count, first.next], [2, { id: 1, name: 'p1' }]);
+        const rest = await store.plants.page({ limit: 3, after: { id: 1 } });
         assert.equal(
           rest.json,
           `[{"id":2,"name":"p2"},{"id":3,"name":"p3","tag":"x"},{"id":9223372036854775807,"name":"p9223372036854775807","tag":"x"}]`,
         );
         assert.deepEqual([rest.count, rest.next], [3, undefined], 'a page that ends exactly at the last plant has no next');
-        assert.deepEqual((await store.plants.page({ limit: 2, after: 1 })).next, 3);
-        assert.deepEqual((await store.plants.page({ limit: 1, after: 3 })).next, undefined);
-        const tagged = await store.plants.page({ limit: 2, tag: 'x', after: -(2n ** 63n) });
+        assert.deepEqual((await store.plants.page({ limit: 2, after: { id: 1 } })).next, { id: 3, name: 'p3' });
+        assert.deepEqual((await store.plants.page({ limit: 1, after: { id: 3 } })).next, undefined);
+        const tagged = await store.plants.page({ limit: 2, tags: ['x'], after: { id: -(2n ** 63n) } });
         assert.equal(tagged.json, `[{"id":1,"name":"p1","tag":"x"},{"id":3,"name":"p3","tag":"x"}]`);
-        assert.equal(tagged.next, 3, 'plant 2 is skipped: it has no tag');
-        assert.deepEqual(await store.plants.page({ limit: 5, tag: 'x', after: big }), { json: '[]', count: 0, next: undefined });
-        const bigTagged = await store.plants.page({ limit: 1, tag: 'x', after: 3 });
+        assert.deepEqual(tagged.next, { id: 3, name: 'p3' }, 'plant 2 is skipped: it has no tag');
+        assert.deepEqual(await store.plants.page({ limit: 5, tags: ['x'], after: { id: big } }), { json: '[]', count: 0, next: undefined });
+        const bigTagged = await store.plants.page({ limit: 1, tags: ['x'], after: { id: 3 } });
         assert.deepEqual([bigTagged.count, bigTagged.next], [1, undefined]);
-        assert.deepEqual((await store.plants.page({ limit: 1, tag: 'x', after: 1 })).next, 3);
-        assert.deepEqual((await store.plants.page({ limit: 1, tag: 'none' })).json, '[]');
+        assert.deepEqual((await store.plants.page({ limit: 1, tags: ['x'], after: { id: 1 } })).next, { id: 3, name: 'p3' });
+        assert.deepEqual((await store.plants.page({ limit: 1, tags: ['none'] })).json, '[]');
+        const last = await store.plants.page({ limit: 1, sort: '-id' });
+        assert.deepEqual(last.next, { id: big, name: `p${big}` }, 'ids past 2^53 come back exact, as bigints');
       } finally {
         await store.close();
       }
@@ -391,8 +393,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         assert.equal(await store.plants.count(), 0);
         for (let id = 1; id <= 7; id++) await store.plants.put({ id, name: `p${id}`, ...(id % 3 === 0 ? { tag: 'three' } : {}) });
         assert.equal(await store.plants.count(), 7);
-        assert.equal(await store.plants.count('three'), 2);
-        assert.equal(await store.plants.count('none'), 0);
+        assert.equal(await store.plants.count({ tags: ['three'] }), 2);
+        assert.equal(await store.plants.count({ tags: ['none'] }), 0);
       } finally {
         await store.close();
       }
@@ -419,7 +421,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         assert.equal(seen.length, 2506);
         assert.deepEqual(seen.slice(0, 5), [-(2n ** 63n), -5, 0, 7, 100]);
         assert.deepEqual(seen.slice(-2), [Number.MAX_SAFE_INTEGER, 2n ** 63n - 1n]);
-        const tagged = await store.plants.export({ tag: 'seven' });
+        const tagged = await store.plants.export({ tags: ['seven'] });
         const all = [];
         for await (const chunk of tagged) all.push(...chunk);
         assert.deepEqual(all, [{ id: 7, name: 'p7', tag: 'seven' }]);

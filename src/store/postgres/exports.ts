@@ -1,24 +1,27 @@
 import type pg from 'pg';
-import type { Plant, PlantExport } from '../store.js';
+import type { ExportOptions, Plant, PlantExport } from '../store.js';
 import { translatePgError } from './errors.js';
 import type { PlantReads } from './plants.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { PLANT_COLUMNS } from './rows.js';
+import { countStatement, exportStatement } from './list-sql.js';
 
 /** Plants are exported this many at a time, each chunk from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
 /** An export holds its transaction open while the client reads: it may idle this long. */
 const LONG_IDLE = '10min';
 
-/** Opens a snapshot to export from: one REPEATABLE READ transaction on a connection of its own, read a chunk at a time by key. */
-export async function openExport(reads: PlantReads, tag: string | undefined): Promise<PlantExport> {
+/**
+ * Opens a snapshot to export from: one REPEATABLE READ transaction on a connection of its own, its plants
+ * read through a cursor a chunk at a time (one statement, however the list is ordered and filtered).
+ */
+export async function openExport(reads: PlantReads, options: ExportOptions): Promise<PlantExport> {
   let client: pg.PoolClient;
   try {
     client = await reads.connect();
   } catch (error) {
     throw translatePgError(error);
   }
-  const snapshot = new PostgresExport(client, tag);
+  const snapshot = new PostgresExport(client, options);
   try {
     await snapshot.begin();
   } catch (error) {
@@ -34,7 +37,7 @@ class PostgresExport implements PlantExport {
 
   constructor(
     private readonly client: pg.PoolClient,
-    private readonly tag: string | undefined,
+    private readonly options: ExportOptions,
   ) {}
 
   async begin(): Promise<void> {
@@ -46,25 +49,19 @@ class PostgresExport implements PlantExport {
   }
 
   async count(): Promise<number> {
-    const { rows } = await this.run<{ count: string }>(
-      `SELECT count(*) AS count FROM plants ${this.tag === undefined ? '' : 'WHERE tag = $1'}`,
-      this.tag === undefined ? [] : [this.tag],
-    );
+    const { text, values } = countStatement(this.options);
+    const { rows } = await this.run<{ count: string }>(text, values);
     return Number(rows[0]!.count);
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
     try {
-      const filter = this.tag === undefined ? '' : 'tag = $3 AND ';
-      let after: string | null = null;
+      const { text, values } = exportStatement(this.options);
+      await this.run(`DECLARE plants_export NO SCROLL CURSOR FOR ${text}`, values);
       for (;;) {
-        const { rows }: pg.QueryResult<PlantRow<string>> = await this.run<PlantRow<string>>(
-          `${PLANT_COLUMNS} WHERE ${filter}($1::bigint IS NULL OR id > $1::bigint) ORDER BY plants.id LIMIT $2`,
-          this.tag === undefined ? [after, EXPORT_CHUNK] : [after, EXPORT_CHUNK, this.tag],
-        );
+        const { rows }: pg.QueryResult<PlantRow<string>> = await this.run<PlantRow<string>>(`FETCH ${EXPORT_CHUNK} FROM plants_export`, []);
         if (rows.length > 0) yield rows.map(toPlant);
-        if (rows.length < EXPORT_CHUNK) break;
-        after = rows.at(-1)!.id;
+        if (rows.length < EXPORT_CHUNK || this.released) break;
       }
     } finally {
       await this.close();

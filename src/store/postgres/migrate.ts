@@ -7,10 +7,16 @@ import { POSTGRES_MIGRATIONS } from './migrations.js';
  */
 const MIGRATION_LOCK_KEY = '7031642925113512'; // 'plant-store' in spirit; a bigint as text
 
+/** How often an instance waiting for another's migrations asks for the lock again. */
+const LOCK_POLL_MS = 200;
+
 /**
- * Applies the migrations not yet recorded in schema_migrations, each in its own transaction, in
- * version order. The advisory lock makes a second instance wait until the first has finished, then
- * find everything applied. The lock is a session lock, so a crashed migrator releases it.
+ * Applies the migrations not yet recorded in schema_migrations, each in its own transaction (and then
+ * its steps, outside any: see store/migration.ts), in version order. The advisory lock makes a second
+ * instance wait until the first has finished, then find everything applied. The lock is a session lock,
+ * so a crashed migrator releases it. The waiter asks for it again and again rather than blocking in one
+ * statement: a statement waiting holds a snapshot, and CREATE INDEX CONCURRENTLY waits for every older
+ * snapshot to go, which would be a deadlock.
  */
 export async function migratePostgres(client: pg.Client | pg.PoolClient): Promise<number[]> {
   const migrations = POSTGRES_MIGRATIONS;
@@ -19,7 +25,9 @@ export async function migratePostgres(client: pg.Client | pg.PoolClient): Promis
   const applied: number[] = [];
   // Migrations may legitimately take longer than a request's statement timeout.
   await client.query('SET statement_timeout = 0');
-  await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+  while (!(await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [MIGRATION_LOCK_KEY])).rows[0]!.locked) {
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
   try {
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -28,14 +36,21 @@ export async function migratePostgres(client: pg.Client | pg.PoolClient): Promis
     const versions = await appliedVersions(client);
     for (const migration of migrations) {
       if (versions.has(migration.version)) continue;
+      const record = () => client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        if (!migration.steps) await record();
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
+      }
+      if (migration.steps) {
+        for (const step of migration.steps) {
+          if (step.when === undefined || (await holds(client, step.when))) await client.query(step.sql);
+        }
+        await record();
       }
       applied.push(migration.version);
     }
@@ -43,6 +58,12 @@ export async function migratePostgres(client: pg.Client | pg.PoolClient): Promis
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
   return applied;
+}
+
+/** Whether a query answers true (one row, its one column). */
+async function holds(client: pg.Client | pg.PoolClient, query: string): Promise<boolean> {
+  const { rows } = await client.query<Record<string, unknown>>(query);
+  return rows[0] !== undefined && Object.values(rows[0])[0] === true;
 }
 
 async function appliedVersions(client: pg.Client | pg.PoolClient): Promise<Set<number>> {

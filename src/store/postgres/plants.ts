@@ -4,39 +4,26 @@ import { openExport } from './exports.js';
 import { postgresImport } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
 import type { PlantLookups } from './lookups.js';
-import { int8, named, type Query } from './query.js';
+import type { Query } from './query.js';
 import { toPlant } from '../rows.js';
-import { pageSql } from './rows.js';
+import { countStatement, pageStatement, type PageRow } from './list-sql.js';
 import type {
   ConditionalOptions,
   DeleteResult,
+  ExportOptions,
   ListOptions,
   PatchResult,
   PlantPage,
   Plant,
   PlantChanges,
   PlantExport,
+  PlantFilter,
   PlantImport,
   PlantStore,
   PutOptions,
   PutResult,
   VersionedPlant,
 } from '../store.js';
-
-/** The four page statements, named: made once, not per request. */
-const PAGE = {
-  first: named('plant_page', pageSql('', false)),
-  after: named('plant_page_after', pageSql('WHERE id > $2::bigint', false)),
-  tagged: named('plant_page_tag', pageSql('WHERE tag = $2', true)),
-  taggedAfter: named('plant_page_tag_after', pageSql('WHERE tag = $2 AND id > $3::bigint', true)),
-};
-
-interface PageRow {
-  json: string;
-  count: number;
-  last: string | null;
-  more: boolean;
-}
 
 /** Lists, counts and exports: the primary's, or replicas that may be a little behind it. */
 export interface PlantReads {
@@ -67,25 +54,17 @@ export class PostgresPlants implements PlantStore {
     return row && { plant: toPlant(row), version: Number(row.version) };
   }
 
-  async page({ limit, after, tag }: ListOptions): Promise<PlantPage> {
-    // Four plain statements rather than one with "$n IS NULL OR ...", so each uses its index directly.
-    const { rows } =
-      tag === undefined
-        ? after === undefined
-          ? await this.reads.query<PageRow>(PAGE.first, [limit])
-          : await this.reads.query<PageRow>(PAGE.after, [limit, int8(after)])
-        : after === undefined
-          ? await this.reads.query<PageRow>(PAGE.tagged, [limit, tag])
-          : await this.reads.query<PageRow>(PAGE.taggedAfter, [limit, tag, int8(after)]);
-    const { json, count, last, more } = rows[0]!;
-    return { json, count, next: more && last !== null ? toPlantId(last) : undefined };
+  /** One statement per page, built for the request's shape (list-sql.ts). */
+  async page(options: ListOptions): Promise<PlantPage> {
+    const { text, values } = pageStatement(options);
+    const { rows } = await this.reads.query<PageRow>(text, values);
+    const { json, count, last_id: lastId, last_name: lastName, more } = rows[0]!;
+    return { json, count, next: more && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined };
   }
 
-  async count(tag?: string): Promise<number> {
-    const { rows } =
-      tag === undefined
-        ? await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants', [])
-        : await this.reads.query<{ count: string }>('SELECT count(*) AS count FROM plants WHERE tag = $1', [tag]);
+  async count(filter: PlantFilter = {}): Promise<number> {
+    const { text, values } = countStatement(filter);
+    const { rows } = await this.reads.query<{ count: string }>(text, values);
     return Number(rows[0]!.count);
   }
 
@@ -102,8 +81,8 @@ export class PostgresPlants implements PlantStore {
   }
 
   /** One REPEATABLE READ transaction on a connection of its own (exports.ts). */
-  export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
-    return openExport(this.reads, tag);
+  export(options: ExportOptions): Promise<PlantExport> {
+    return openExport(this.reads, options);
   }
 
   startImport(): Promise<PlantImport> {

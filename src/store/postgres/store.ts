@@ -54,6 +54,7 @@ export class PostgresStore implements Store {
     private readonly replicaPool: FailoverPool | undefined,
     private readonly timeoutMs: number,
     options: PostgresOptions,
+    readonly warnings: readonly string[],
   ) {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
@@ -81,9 +82,11 @@ export class PostgresStore implements Store {
     // The service writes: unless the URL says otherwise, only the primary will do.
     const hosts = hostsOf(url, 'primary', options.timeoutMs);
     let migrator: HostClient | undefined;
+    let warnings: string[];
     try {
       migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
       await migratePostgres(migrator);
+      warnings = await checkSearchIndex(migrator);
     } catch (error) {
       throw translatePgError(error);
     } finally {
@@ -111,7 +114,7 @@ export class PostgresStore implements Store {
       return pool;
     };
     const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs));
-    return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options);
+    return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options, warnings);
   }
 
   /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
@@ -140,6 +143,20 @@ export class PostgresStore implements Store {
       }),
     );
   }
+}
+
+/**
+ * The trigram index of name search is made by the migration plant_search only where pg_trgm could be
+ * created; without it, GET /plants?q= scans the plants (correct, slower), which the operator is told.
+ */
+async function checkSearchIndex(client: pg.ClientBase): Promise<string[]> {
+  const { rows } = await client.query<{ indexed: boolean }>("SELECT to_regclass('plants_name_fold_trgm') IS NOT NULL AS indexed");
+  return rows[0]?.indexed
+    ? []
+    : [
+        'pg_trgm is not installed in this database (the service could not create it): searches by name (GET /plants?q=) scan every plant ' +
+          'instead of using a trigram index; to add it, see "Finding plants" in the README',
+      ];
 }
 
 function hostsOf(url: string, fallback: 'primary' | 'any', timeoutMs: number): Hosts {

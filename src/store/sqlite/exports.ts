@@ -1,7 +1,8 @@
-import { StoreBusyError, type Plant, type PlantExport } from '../store.js';
+import { StoreBusyError, type ExportOptions, type Plant, type PlantExport } from '../store.js';
 import { openConnection, prepare, type Connection } from './connection.js';
 import { guard, guardSync } from './errors.js';
 import { toPlant, type PlantRow } from '../rows.js';
+import { countSql, filterParams, listParams, rowsSql } from './list-sql.js';
 
 /** Plants are exported this many at a time, each chunk read from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
@@ -20,11 +21,11 @@ export class ExportConnections {
   constructor(private readonly path: string) {}
 
   /** Opens a snapshot to export from, on a borrowed connection. */
-  open(tag: string | undefined): Promise<PlantExport> {
+  open(options: ExportOptions): Promise<PlantExport> {
     return guard(() => {
       const db = this.borrow();
       try {
-        return new SqliteExport(this, db, tag);
+        return new SqliteExport(this, db, options);
       } catch (error) {
         this.giveBack(db);
         throw error;
@@ -56,43 +57,44 @@ export class ExportConnections {
  * memory stays flat.
  */
 class SqliteExport implements PlantExport {
-  private readonly first;
-  private readonly next;
-  private readonly total;
-  private readonly args: string[];
   private released = false;
 
   constructor(
     private readonly connections: ExportConnections,
     private readonly db: Connection,
-    tag: string | undefined,
+    private readonly options: ExportOptions,
   ) {
     // A deferred transaction takes its snapshot at its first read: read at once, so that the export is
     // the store as it was when it was asked for.
     db.exec('BEGIN');
     prepare(db, 'SELECT 1 FROM plants LIMIT 1').get();
-    const cols = 'SELECT id, name, tag FROM plants';
-    this.args = tag === undefined ? [] : [tag];
-    const where = tag === undefined ? '' : 'tag = ? AND ';
-    this.first = prepare<unknown[], PlantRow<bigint>>(db, `${cols} ${tag === undefined ? '' : 'WHERE tag = ?'} ORDER BY id LIMIT ?`).safeIntegers(
-      true,
-    );
-    this.next = prepare<unknown[], PlantRow<bigint>>(db, `${cols} WHERE ${where}id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-    this.total = prepare<unknown[], number>(db, `SELECT count(*) FROM plants ${tag === undefined ? '' : 'WHERE tag = ?'}`).pluck();
   }
 
   count(): Promise<number> {
-    return guard(() => this.total.get(...this.args)!);
+    return guard(() => {
+      const { shape, params } = filterParams(this.options);
+      return prepare<[Record<string, unknown>], number>(this.db, countSql(shape)).pluck().get(params)!;
+    });
   }
 
+  /**
+   * A chunk at a time, each starting after the last plant of the one before, as pages do (list-sql.ts),
+   * so that memory stays flat and every chunk is a short statement. In the name orders q is found by
+   * walking the name index (chunked: the whole export reads each plant once) rather than through the
+   * trigram index, whose matches would be sorted again for every chunk.
+   */
   async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
     try {
-      let rows = guardSync(() => this.first.all(...this.args, EXPORT_CHUNK));
-      while (rows.length > 0) {
-        yield rows.map(toPlant);
+      let after: { id: bigint; name: string } | undefined;
+      for (;;) {
+        const rows = guardSync(() => {
+          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { walk: true });
+          return prepare<[Record<string, unknown>], PlantRow<bigint>>(this.db, rowsSql(shape)).safeIntegers(true).all(params);
+        });
+        if (rows.length > 0) yield rows.map(toPlant);
         if (rows.length < EXPORT_CHUNK || this.released) break;
-        const last = rows.at(-1)!.id;
-        rows = guardSync(() => this.next.all(...this.args, last, EXPORT_CHUNK));
+        const last = rows.at(-1)!;
+        after = { id: last.id, name: last.name };
       }
     } finally {
       await this.close();

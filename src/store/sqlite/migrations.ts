@@ -80,4 +80,38 @@ CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT INTO counters (name, value) VALUES ('plant_version', 0);
 `,
   },
+  {
+    version: 4,
+    name: 'plant_search',
+    sql: `
+-- Finding plants (GET /plants?q=&tag=&sort=). name_fold is the name under Unicode case folding, written
+-- with every name by plant_fold(), a function the service defines on each of its connections
+-- (plants/fold.ts); q is folded alike and found as a plain substring of it.
+ALTER TABLE plants ADD COLUMN name_fold TEXT;
+UPDATE plants SET name_fold = plant_fold(name);
+
+-- Name order (ties broken by id; BINARY: by code point), alone and within tags, every page by keyset:
+-- WHERE (name, id) > (?, ?) ORDER BY name, id; and WHERE tag = ? AND (name, id) > (?, ?) ORDER BY name, id.
+-- Every index entry ends with the rowid, which is the id. name_fold, a function of name, changes nothing
+-- in the order (the queries sort by name, name_fold, id): it is there for q, checked in the index.
+CREATE INDEX plants_name_id ON plants (name, name_fold);
+CREATE INDEX plants_tag_name_id ON plants (tag, name, name_fold);
+
+-- Substring search: an FTS5 index of the folded names' trigrams (a q of 3 characters or more; shorter
+-- ones scan name_fold). Contentless (the text is in plants already) with deletes by rowid; kept by the
+-- triggers below, so every way a plant is written keeps it, in the write's own transaction.
+CREATE VIRTUAL TABLE plants_search USING fts5 (name_fold, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants;
+CREATE TRIGGER plants_search_insert AFTER INSERT ON plants BEGIN
+  INSERT INTO plants_search (rowid, name_fold) VALUES (new.id, new.name_fold);
+END;
+CREATE TRIGGER plants_search_update AFTER UPDATE OF name_fold ON plants WHEN old.name_fold IS NOT new.name_fold BEGIN
+  DELETE FROM plants_search WHERE rowid = old.id;
+  INSERT INTO plants_search (rowid, name_fold) VALUES (new.id, new.name_fold);
+END;
+CREATE TRIGGER plants_search_delete AFTER DELETE ON plants BEGIN
+  DELETE FROM plants_search WHERE rowid = old.id;
+END;
+`,
+  },
 ]);

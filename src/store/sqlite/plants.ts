@@ -2,11 +2,13 @@ import { toPlantId, type PlantId } from '../../plants/id.js';
 import {
   type ConditionalOptions,
   type DeleteResult,
+  type ExportOptions,
   type ListOptions,
   type PatchResult,
   type Plant,
   type PlantChanges,
   type PlantExport,
+  type PlantFilter,
   type PlantImport,
   type PlantPage,
   type PlantStore,
@@ -18,7 +20,7 @@ import { prepare, type Connection } from './connection.js';
 import { guard, translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { pageSql, type PageRow } from './rows.js';
+import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, sortsMatches, type PageRow } from './list-sql.js';
 import { TurnReads } from './turn-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
@@ -29,15 +31,11 @@ import type { WriteThread } from './writer/thread.js';
  */
 export class SqlitePlants implements PlantStore {
   private readonly getStmt;
-  /** Pages: [from the start, after an id] × [all plants, one tag]. */
-  private readonly pages;
-  private readonly countAll;
-  private readonly countTag;
   /** Reads by id and pages: those asked in one turn run together at its end (turn-reads.ts). */
   private readonly reads = new TurnReads(translate);
 
   constructor(
-    db: Connection,
+    private readonly db: Connection,
     private readonly writer: WriteThread,
     private readonly exports: ExportConnections,
   ) {
@@ -45,16 +43,6 @@ export class SqlitePlants implements PlantStore {
       db,
       'SELECT id, name, tag, version FROM plants WHERE id = ?',
     ).safeIntegers(true);
-    const page = (where: string, tagged: boolean) =>
-      prepare<[{ limit: number; after?: PlantId; tag?: string }], PageRow>(db, pageSql(where, tagged)).raw(true).safeIntegers(true);
-    this.pages = {
-      first: page('', false),
-      next: page('WHERE id > @after', false),
-      firstTagged: page('WHERE tag = @tag', true),
-      nextTagged: page('WHERE tag = @tag AND id > @after', true),
-    };
-    this.countAll = prepare<[], number>(db, 'SELECT count(*) FROM plants').pluck();
-    this.countTag = prepare<[string], number>(db, 'SELECT count(*) FROM plants WHERE tag = ?').pluck();
   }
 
   get(id: PlantId): Promise<VersionedPlant | undefined> {
@@ -64,23 +52,36 @@ export class SqlitePlants implements PlantStore {
     });
   }
 
-  page({ limit, after, tag }: ListOptions): Promise<PlantPage> {
+  /**
+   * One statement per shape of request (list-sql.ts), prepared at its first use and kept; q in a name
+   * order is looked up first, to find it along the order's index when many names hold it (COMMON_Q).
+   */
+  page({ limit, ...options }: ListOptions): Promise<PlantPage> {
     return this.reads.run(() => {
-      const statement =
-        tag === undefined
-          ? after === undefined
-            ? this.pages.first
-            : this.pages.next
-          : after === undefined
-            ? this.pages.firstTagged
-            : this.pages.nextTagged;
-      const [json, count, last, more] = statement.get({ limit, after, tag })!;
-      return { json, count: Number(count), next: more === 1n && last !== null ? toPlantId(last) : undefined };
+      let { shape, params } = listParams(options, limit + 1);
+      if (
+        sortsMatches(shape) &&
+        prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL)
+          .pluck()
+          .get({ ...params, cap: COMMON_Q })! >= COMMON_Q
+      ) {
+        ({ shape, params } = listParams(options, limit + 1, { walk: true }));
+      }
+      const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
+      const [json, count, lastId, lastName, more] = statement.get({ ...params, limit })!;
+      return {
+        json,
+        count: Number(count),
+        next: more === 1n && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined,
+      };
     });
   }
 
-  count(tag?: string): Promise<number> {
-    return guard(() => (tag === undefined ? this.countAll.get()! : this.countTag.get(tag)!));
+  count(filter: PlantFilter = {}): Promise<number> {
+    return guard(() => {
+      const { shape, params } = filterParams(filter);
+      return prepare<[Record<string, unknown>], number>(this.db, countSql(shape)).pluck().get(params)!;
+    });
   }
 
   put(plant: Plant, options: PutOptions = {}): Promise<PutResult> {
@@ -102,8 +103,8 @@ export class SqlitePlants implements PlantStore {
     return this.writer.write({ kind: 'delete', id, ifMatch: options.ifMatch });
   }
 
-  export({ tag }: { tag?: string | undefined }): Promise<PlantExport> {
-    return this.exports.open(tag);
+  export(options: ExportOptions): Promise<PlantExport> {
+    return this.exports.open(options);
   }
 
   /** Rows are staged on the writer thread's connection as they arrive and merged by the commit (imports.ts). */

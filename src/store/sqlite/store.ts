@@ -32,6 +32,7 @@ export class SqliteStore implements Store {
   private readonly exports: ExportConnections;
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
+  readonly warnings: readonly string[] = [];
 
   private constructor(
     private readonly db: Connection,

@@ -97,8 +97,8 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
           // One version for the whole import: each plant's version still changes, and is never reused.
           prepare<[number]>(
             db,
-            `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, ? FROM ${staged} WHERE true
-             ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version`,
+            `INSERT INTO plants (id, name, tag, version, name_fold) SELECT id, name, tag, ?, plant_fold(name) FROM ${staged} WHERE true
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version, name_fold = excluded.name_fold`,
           ).run(needs.nextVersion());
         }
         drop(importId);

@@ -1,3 +1,4 @@
+import { foldCase } from '../../../plants/fold.js';
 import type { PlantId } from '../../../plants/id.js';
 import type { PlantChange } from '../../../webhooks/events.js';
 import type { IfMatch } from '../../store.js';
@@ -49,11 +50,15 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
     'SELECT id, name, tag, version FROM plants WHERE id = ?',
   ).safeIntegers(true);
   const getVersion = prepare<[PlantId], bigint>(db, 'SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
-  const insertPlant = prepare<[PlantId, string, string | null, number]>(
+  // name_fold: the name as search compares it (plants/fold.ts; the migration plant_search).
+  const insertPlant = prepare<[PlantId, string, string | null, number, string]>(
     db,
-    'INSERT OR IGNORE INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)',
+    'INSERT OR IGNORE INTO plants (id, name, tag, version, name_fold) VALUES (?, ?, ?, ?, ?)',
   );
-  const updatePlant = prepare<[string, string | null, number, PlantId]>(db, 'UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
+  const updatePlant = prepare<[string, string | null, number, string, PlantId]>(
+    db,
+    'UPDATE plants SET name = ?, tag = ?, version = ?, name_fold = ? WHERE id = ?',
+  );
   const deletePlant = prepare<[PlantId]>(db, 'DELETE FROM plants WHERE id = ?');
 
   /** The current version of a plant, or undefined when there is none. */
@@ -66,12 +71,12 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
     put({ id, name, tag, createOnly, ifMatch }) {
       if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return { outcome: 'precondition-failed' };
       const version = versions.next();
-      if (ifMatch === undefined && insertPlant.run(id, name, tag, version).changes === 1) {
+      if (ifMatch === undefined && insertPlant.run(id, name, tag, version, foldCase(name)).changes === 1) {
         changed({ type: 'plant.created', plant: plantOf(id, name, tag) });
         return { outcome: 'created', version };
       }
       if (createOnly) return { outcome: 'exists' };
-      updatePlant.run(name, tag, version, id);
+      updatePlant.run(name, tag, version, foldCase(name), id);
       changed({ type: 'plant.updated', plant: plantOf(id, name, tag) });
       return { outcome: 'replaced', version };
     },
@@ -83,7 +88,7 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
       const newName = name ?? current.name;
       const newTag = tag === undefined ? (current.tag ?? null) : tag;
       const version = versions.next();
-      updatePlant.run(newName, newTag, version, id);
+      updatePlant.run(newName, newTag, version, foldCase(newName), id);
       const plant = plantOf(current.id, newName, newTag);
       changed({ type: 'plant.updated', plant });
       return { plant, version };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openConnection } from '../../../../src/store/sqlite/connection.js';
 import { backupSqlite } from '../../../../src/store/sqlite/backup/backup.js';
+import { SQLITE_MIGRATIONS } from '../../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../../src/store/sqlite/store.js';
 import { tempDir } from '../../../helpers.js';
 import { waitUntil } from '../../../process.js';
@@ -44,7 +45,7 @@ describe('SQLite backup', () => {
     for (const [id, name] of copied) if (Number(id) > 20_000) assert.equal(acknowledged.get(id), name, `plant ${id} in the copy`);
     assert.equal(integrity(result.file), 'ok');
     assert.equal(result.plants, copied.size);
-    assert.equal(result.schemaVersion, 3);
+    assert.equal(result.schemaVersion, SQLITE_MIGRATIONS.length);
     assert.ok(result.bytes > 0 && result.seconds > 0);
     assert.deepEqual(
       readdirSync(dir).filter((name) => name.includes('partial')),

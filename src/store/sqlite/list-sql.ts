@@ -1,0 +1,190 @@
+import { foldCase } from '../../plants/fold.js';
+import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
+import { PLANT_JSON } from './rows.js';
+
+/**
+ * The SQL of lists, counts and exports on SQLite, one statement per shape of request (prepared once and
+ * kept, sqlite/connection.ts). Every order is served by an index, every page by keyset:
+ * - id: the table itself (rowid); by tag: plants_tag_id (tag, id);
+ * - name: plants_name_id (name, name_fold, then the rowid: the id); by tag: plants_tag_name_id (tag, name,
+ *   name_fold); both hold name_fold, so that q in a name order can walk them without reading a plant;
+ * - several tags: `tag IN (…)` on the same indexes, which SQLite reads tag by tag and stops each once
+ *   the page is full (ORDER BY … LIMIT), so a page costs the same at any depth;
+ * - q of 3 characters or more (folded): the trigram index plants_search, which gives the ids of the
+ *   names holding q, in id order (sort=id reads only as far as the page; the name orders sort what
+ *   matched); shorter: a scan of name_fold, in the order's index, until the page is full.
+ * EXPLAIN QUERY PLAN in test/store/sqlite/search.test.ts holds each shape to its index.
+ */
+
+/** The trigram tokenizer indexes runs of three characters: a shorter q has none to look up. */
+const TRIGRAM = 3;
+
+/** What the SQL of a request depends on. */
+export interface ListShape {
+  sort: PlantSort;
+  /** A start key is given: @afterId, and @afterName for the name orders. */
+  after: boolean;
+  /** How many tags (@t0, @t1, …); 0: any tag or none. */
+  tags: number;
+  /** How q applies: not at all, through the trigram index (@match), or by scanning name_fold (@fold). */
+  q: 'none' | 'index' | 'scan';
+}
+
+/**
+ * The columns each order sorts by, ascending or descending, with the id last so that the order is total.
+ * name_fold is a function of name, so (name, name_fold, id) is the order (name, id); saying it lets the
+ * name indexes, (name, name_fold) and (tag, name, name_fold) with the rowid (the id) ending each entry,
+ * give the order as they stand and hold name_fold for q, so that walking them for q reads no plant.
+ */
+const ORDERS: Record<PlantSort, { columns: string[]; descending: boolean }> = {
+  id: { columns: ['id'], descending: false },
+  '-id': { columns: ['id'], descending: true },
+  name: { columns: ['name', 'name_fold', 'id'], descending: false },
+  '-name': { columns: ['name', 'name_fold', 'id'], descending: true },
+};
+
+/** `ORDER BY` terms for the order (or its reverse), the id spelt `id`. */
+function orderBy(sort: PlantSort, id = 'p.id', reverse = false): string {
+  const { columns, descending } = ORDERS[sort];
+  return columns.map((c) => `${c === 'id' ? id : `p.${c}`}${descending !== reverse ? ' DESC' : ''}`).join(', ');
+}
+
+/** The rows after the start key, in the order. */
+function afterKey(sort: PlantSort, id: string): string {
+  const { columns, descending } = ORDERS[sort];
+  const op = descending ? '<' : '>';
+  return columns.length === 1 ? `${id} ${op} @afterId` : `(p.name, p.name_fold, ${id}) ${op} (@afterName, @afterFold, @afterId)`;
+}
+
+function tagsIn(count: number): string {
+  return `p.tag IN (${Array.from({ length: count }, (_, i) => `@t${i}`).join(', ')})`;
+}
+
+/** The conditions of the filter (not of the start key), for rows of `plants p`. */
+function filters(shape: Pick<ListShape, 'tags' | 'q'>): string[] {
+  const where: string[] = [];
+  if (shape.tags > 0) where.push(tagsIn(shape.tags));
+  if (shape.q === 'scan') where.push('instr(p.name_fold, @fold) > 0');
+  return where;
+}
+
+/**
+ * From where rows come, and how the id is spelt there. The index is named (INDEXED BY, NOT INDEXED,
+ * CROSS JOIN for the join order) rather than left to the planner, which without statistics would take
+ * (tag, name, name_fold) for `tag IN (…) ORDER BY id` because it covers the columns, and sort every plant of
+ * the tags for one page; plants_tag_id gives each tag's rows in id order, and SQLite stops each tag's
+ * range once the page is full.
+ */
+function source(shape: Pick<ListShape, 'q' | 'tags'> & { sort?: PlantSort }): { from: string; id: string; where: string[] } {
+  if (shape.q === 'index') {
+    return { from: 'plants_search s CROSS JOIN plants p ON p.id = s.rowid', id: 's.rowid', where: ['plants_search MATCH @match'] };
+  }
+  const byName = shape.sort !== undefined && ORDERS[shape.sort].columns.length > 1;
+  const index =
+    shape.tags > 0 ? `INDEXED BY ${byName ? 'plants_tag_name_id' : 'plants_tag_id'}` : byName ? 'INDEXED BY plants_name_id' : 'NOT INDEXED';
+  return { from: `plants p ${index}`, id: 'p.id', where: [] };
+}
+
+/** The plants of the shape (id, name, tag), in its order, at most @take of them. */
+export function rowsSql(shape: ListShape): string {
+  const { from, id, where } = source(shape);
+  const conditions = [...where, ...filters(shape), ...(shape.after ? [afterKey(shape.sort, id)] : [])];
+  // The name orders sort by name_fold too (see ORDERS), so the page around these rows needs it.
+  const fold = ORDERS[shape.sort].columns.includes('name_fold') ? ', p.name_fold' : '';
+  return `SELECT p.id, p.name, p.tag${fold} FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+    ORDER BY ${orderBy(shape.sort, id)} LIMIT @take`;
+}
+
+/**
+ * One page as one row [json, count, last id, last name, more] (read raw, with safeIntegers): the plants
+ * are fetched once, one more than the page holds, to know whether more follow.
+ */
+export function pageSql(shape: ListShape): string {
+  return `WITH fetched AS MATERIALIZED (${rowsSql(shape)}),
+    page AS MATERIALIZED (SELECT * FROM fetched p ORDER BY ${orderBy(shape.sort)} LIMIT @limit)
+    SELECT json_group_array(${PLANT_JSON} ORDER BY ${orderBy(shape.sort)}), count(*),
+           (SELECT p.id FROM page p ORDER BY ${orderBy(shape.sort, 'p.id', true)} LIMIT 1),
+           (SELECT p.name FROM page p ORDER BY ${orderBy(shape.sort, 'p.id', true)} LIMIT 1),
+           (SELECT count(*) FROM fetched) > @limit
+    FROM page p`;
+}
+
+/** A page's row as pageSql reads it. */
+export type PageRow = [json: string, count: bigint, lastId: bigint | null, lastName: string | null, more: bigint];
+
+/** How many plants the filter selects. */
+export function countSql(shape: Pick<ListShape, 'tags' | 'q'>): string {
+  // q alone: the trigram index counts its matches without reading a plant.
+  if (shape.q === 'index' && shape.tags === 0) return 'SELECT count(*) FROM plants_search WHERE plants_search MATCH @match';
+  const { from, where } = source(shape);
+  const conditions = [...where, ...filters(shape)];
+  return `SELECT count(*) FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
+}
+
+/**
+ * The parameters of a filter (q folded; tags as @t0, @t1, …) and the shape its SQL takes. `scan`: find q
+ * by scanning name_fold whatever its length.
+ */
+export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<ListShape, 'tags' | 'q'>; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = {};
+  const tags = [...new Set(filter.tags ?? [])];
+  tags.forEach((tag, i) => (params[`t${i}`] = tag));
+  let q: ListShape['q'] = 'none';
+  if (filter.q !== undefined) {
+    const folded = foldCase(filter.q);
+    // Characters, not UTF-16 units: the tokenizer counts code points.
+    if (!scan && [...folded].length >= TRIGRAM) {
+      q = 'index';
+      // An FTS5 string: the whole q as one phrase of consecutive trigrams, which is the substring itself.
+      params.match = `"${folded.replaceAll('"', '""')}"`;
+    } else {
+      q = 'scan';
+      params.fold = folded;
+    }
+  }
+  return { shape: { tags: tags.length, q }, params };
+}
+
+/**
+ * In a name order, q is found through the trigram index, whose matches are then sorted, only while few
+ * names hold it: this many or more (counted through the index, up to this many), and walking the
+ * order's index checking name_fold finds a page sooner. Sorting m matches costs about m index reads and
+ * lookups; walking for a page of 100 about 100·n/m: for a million plants they meet near 6,000 matches.
+ * Measured at 1M plants on a loaded machine: "fern" (1 name in 53, 19,000 matches) took 120 ms a page
+ * sorted, 6 ms walked; "lemon fern" (600) 10 ms sorted, 166 ms walked.
+ */
+export const COMMON_Q = 5000;
+
+/** Counts, through the trigram index, whether at least @cap names hold q (the first @cap matches read at most). */
+export const COMMON_Q_SQL = 'SELECT count(*) FROM (SELECT 1 FROM plants_search WHERE plants_search MATCH @match LIMIT @cap)';
+
+/** Whether a request finds q through the trigram index in a name order (where COMMON_Q may send it along the order's index instead). */
+export function sortsMatches(shape: ListShape): boolean {
+  return shape.q === 'index' && ORDERS[shape.sort].columns.length > 1;
+}
+
+/**
+ * The shape and parameters of a list request (`take` rows fetched: the page and one more, or an export's
+ * chunk). `walk`: in the name orders, find q by walking the order's index checking name_fold (a q many
+ * names hold, or one of many chunks of an export, each going on where the last stopped) rather than
+ * sorting the trigram index's matches.
+ */
+export function listParams(
+  options: Omit<ListOptions, 'limit'>,
+  take: number,
+  { walk = false } = {},
+): { shape: ListShape; params: Record<string, unknown> } {
+  const sort = options.sort ?? 'id';
+  const { shape, params } = filterParams(options, walk && ORDERS[sort].columns.length > 1);
+  params.take = take;
+  const after = options.after;
+  if (after !== undefined) {
+    params.afterId = after.id;
+    if (ORDERS[sort].columns.length > 1) {
+      if (after.name === undefined) throw new TypeError(`sort=${sort} needs the name of the key to start after`);
+      params.afterName = after.name;
+      params.afterFold = foldCase(after.name);
+    }
+  }
+  return { shape: { ...shape, sort, after: after !== undefined }, params };
+}
