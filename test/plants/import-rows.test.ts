@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
 import { importPlants, type ImportOptions } from '../../src/plants/import.js';
 import type { ImportResult, PlantImport, PlantStore } from '../../src/store/store.js';
