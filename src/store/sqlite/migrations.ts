@@ -80,4 +80,13 @@ CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT INTO counters (name, value) VALUES ('plant_version', 0);
 `,
   },
+  {
+    version: 4,
+    name: 'webhook_trace_context',
+    sql: `
+-- With tracing on, the W3C traceparent of the request whose write queued the message: its deliveries
+-- continue that trace. NULL when tracing was off (or for bulk imports).
+ALTER TABLE webhook_messages ADD COLUMN traceparent TEXT;
+`,
+  },
 ]);

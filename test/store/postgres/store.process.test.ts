@@ -62,6 +62,7 @@ if (skipReason) {
         { version: 2, name: 'rate_limits' },
         { version: 3, name: 'webhooks' },
         { version: 4, name: 'plant_versions' },
+        { version: 5, name: 'webhook_trace_context' },
       ]);
     });
 
