@@ -9,10 +9,12 @@ import { RequestPressure } from './http/request-pressure.js';
 import { answerPrimary, clusterScrape } from './metrics/cluster.js';
 import { Metrics } from './metrics/registry.js';
 import { listenForScrapes, type MetricsListener } from './metrics/server.js';
+import { tracesUrl } from './config/tracing.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 import { Sender } from './webhooks/delivery.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import type { Tracing } from './tracing/sdk.js';
 
 /** The longest a graceful stop waits for requests in flight before exiting anyway (exit code 1). */
 const FORCE_EXIT_MS = 10_000;
@@ -39,7 +41,16 @@ async function main(): Promise<void> {
   // METRICS_PORT: a registry in each serving process; with workers, the primary serves their sum (metrics/cluster.ts).
   const metrics = config.metricsPort !== undefined && !clustered ? new Metrics() : undefined;
   if (metrics && cluster.isWorker) answerPrimary(metrics.registry);
-  const store = await openStore(config, { onCommit: metrics?.onCommit });
+  // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
+  // reach a line (see logging/logger.ts). The first token's message below goes to stderr either way.
+  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
+  const logger = clustered ? undefined : createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination());
+  // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK is loaded only when they are on, in each
+  // serving process (with workers, each worker traces; the primary serves nothing).
+  const tracesTo = clustered ? undefined : tracesUrl(config);
+  const tracing: Tracing | undefined =
+    logger && tracesTo ? await (await import('./tracing/sdk.js')).startTracing(config, tracesTo, (message) => logger.warn(message)) : undefined;
+  const store = await openStore(config, { onCommit: metrics?.onCommit, tracing: tracing?.batches });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   if (clustered) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but metrics.
@@ -54,15 +65,7 @@ async function main(): Promise<void> {
     runPrimary(config.webConcurrency, () => void scrapes?.close());
     return;
   }
-  // JSON lines on stdout, written in batches, or readable text for a person at a terminal; tokens never
-  // reach a line (see logging/logger.ts). The first token's message above went to stderr either way.
-  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true, process.env.NODE_ENV);
-  const app = await buildApp({
-    config,
-    store,
-    logger: createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination()),
-    metrics,
-  });
+  const app = await buildApp({ config, store, logger, metrics, tracing });
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
   const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const dispatcher = new Dispatcher(
     store.webhooks,
-    sender,
+    tracing ? tracing.traceDeliveries(sender) : sender,
     {
       concurrency: config.webhookConcurrency,
       timeoutMs: config.webhookTimeoutMs,
@@ -125,6 +128,8 @@ async function main(): Promise<void> {
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())
+      // The spans of the last requests and deliveries are exported before exiting (bounded: tracing/sdk.ts).
+      .then(() => tracing?.shutdown())
       .then(() => {
         app.log.info('stopped');
         process.exit(0);
@@ -144,6 +149,7 @@ async function main(): Promise<void> {
   });
   pressure.start();
   dispatcher.start();
+  if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 
