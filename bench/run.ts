@@ -160,9 +160,6 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
     });
     const webhooks = await subscriber?.finish();
     const peak = server.peakRssMb();
-    // What the service exported while it ran (its last spans are exported as it stops, after this).
-    const traces = scenario.otlp && target !== 'baseline' ? otlpSink?.take() : undefined;
-    if (traces) process.stdout.write(`  ${target}: ${traces.exports} OTLP exports, ${(traces.bytes / 1e6).toFixed(1)} MB of spans\n`);
     return {
       ...result,
       scenario: scenario.key,
@@ -173,6 +170,9 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
     };
   } finally {
     await server.stop();
+    // What the service exported, its last spans (exported as it stops) included.
+    const traces = scenario.otlp && target !== 'baseline' ? otlpSink?.take() : undefined;
+    if (traces) process.stdout.write(`  ${target}: ${traces.exports} OTLP exports, ${(traces.bytes / 1e6).toFixed(1)} MB of spans\n`);
   }
 }
 

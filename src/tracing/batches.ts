@@ -29,7 +29,7 @@ import type { BatchTracer, BatchTracing, Traced } from '../store/batcher.js';
 const REQUESTS = 'plant_store.batch.requests';
 
 /** A span context as a W3C traceparent (version 00). */
-export function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
+function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 

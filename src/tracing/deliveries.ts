@@ -31,7 +31,7 @@ import type { AttemptOutcome } from '../webhooks/delivery.js';
  * only the scheme, host and port are kept and the rest reads REDACTED.
  */
 
-export const DELIVERY_SPAN = 'webhook delivery';
+const DELIVERY_SPAN = 'webhook delivery';
 const ATTEMPT = 'plant_store.webhook.attempt';
 const WEBHOOK_ID = 'plant_store.webhook.id';
 const ENDPOINT = 'plant_store.webhook.endpoint';
@@ -41,7 +41,7 @@ interface Deliverer {
 }
 
 /** The URL as recorded: scheme, host and port, the path and query replaced. */
-export function redactedUrl(url: URL): string {
+function redactedUrl(url: URL): string {
   const path = url.pathname === '/' ? '/' : '/REDACTED';
   return `${url.protocol}//${url.host}${path}${url.search === '' ? '' : '?REDACTED'}`;
 }

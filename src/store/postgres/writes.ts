@@ -125,9 +125,12 @@ export function applyOne(query: Query, write: PlantWrite, traceparent?: string):
   }
 }
 
+/** No traceparent (tracing off): NULL in the SQL, no parameter. */
+const NO_TRACE: { sql: undefined; values: readonly string[] } = { sql: undefined, values: [] };
+
 /** The traceparent as the statement's parameter number `n`, when there is one: its SQL and the parameters to append. */
-function traceParam(n: number, traceparent: string | undefined): { sql: string | undefined; values: string[] } {
-  return traceparent === undefined ? { sql: undefined, values: [] } : { sql: `$${n}`, values: [traceparent] };
+function traceParam(n: number, traceparent: string | undefined): { sql: string | undefined; values: readonly string[] } {
+  return traceparent === undefined ? NO_TRACE : { sql: `$${n}`, values: [traceparent] };
 }
 
 async function applyConditionalPut(
