@@ -25,8 +25,8 @@ import type { AttemptOutcome } from '../webhooks/delivery.js';
 /**
  * A CLIENT span per webhook delivery attempt, the child of the request whose write queued the message
  * (its traceparent is kept with the message in the outbox), or a trace of its own when there was none
- * (tracing was off then, a bulk import). The request carries `traceparent` (and `tracestate`) of this
- * span, so a receiver that traces joins the same trace. The URL is recorded without anything that may be
+ * (tracing was off then, a bulk import). The request carries this span's `traceparent` (only the
+ * traceparent is kept with a message, not the caller's tracestate), so a receiver that traces joins the trace. The URL is recorded without anything that may be
  * a secret: webhook URLs often carry one in the path or the query (`/services/T0/B0/XXXX`, `?token=`), so
  * only the scheme, host and port are kept and the rest reads REDACTED.
  */

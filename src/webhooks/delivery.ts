@@ -59,7 +59,7 @@ export class Sender {
     });
   }
 
-  /** One attempt; `traceHeaders` (tracing on: traceparent, tracestate) are sent too, so the receiver can join the trace. */
+  /** One attempt; `traceHeaders` (tracing on: traceparent) are sent too, so the receiver can join the trace. */
   async send(message: DueMessage, traceHeaders?: Readonly<Record<string, string>>): Promise<AttemptOutcome> {
     const { timeoutMs, allowPrivateNetworks } = this.options;
     const url = new URL(message.url);
