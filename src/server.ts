@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const logger = clustered ? undefined : createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination());
   // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK is loaded only when they are on, in each
   // serving process (with workers, each worker traces; the primary serves nothing).
-  const tracesTo = clustered ? undefined : tracesUrl(config);
+  const tracesTo = tracesUrl(config);
   const tracing: Tracing | undefined =
     logger && tracesTo ? await (await import('./tracing/sdk.js')).startTracing(config, tracesTo, (message) => logger.warn(message)) : undefined;
   const store = await openStore(config, { onCommit: metrics?.onCommit, tracing: tracing?.batches });
