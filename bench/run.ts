@@ -10,6 +10,7 @@ import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 import { subscribe } from './subscriber.js';
+import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import { importBare, importOverHttp, importTable, IMPORT_ROWS, type ImportMeasurement } from './import.js';
 
 /**
@@ -70,7 +71,10 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
 
 type Target = 'baseline' | 'prototype' | 'service' | 'compared' | 'json-server 0.17';
 
-async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env'>, store: BenchStore): Promise<Running> {
+/** The tracing scenarios' collector, started with the first of them. */
+let otlpSink: OtlpSink | undefined;
+
+async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp'>, store: BenchStore): Promise<Running> {
   const port = await freePort();
   if (target === 'baseline') {
     return startServer({
@@ -107,6 +111,7 @@ async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env'>,
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
         ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+        ...(scenario.otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: (otlpSink ??= await startOtlpSink()).endpoint } : {}),
         ...scenario.env,
       },
       port,
@@ -165,6 +170,9 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
     };
   } finally {
     await server.stop();
+    // What the service exported, its last spans (exported as it stops) included.
+    const traces = scenario.otlp && target !== 'baseline' ? otlpSink?.take() : undefined;
+    if (traces) process.stdout.write(`  ${target}: ${traces.exports} OTLP exports, ${(traces.bytes / 1e6).toFixed(1)} MB of spans\n`);
   }
 }
 
@@ -247,6 +255,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await store.close();
+    await otlpSink?.close();
     rmSync(work, { recursive: true, force: true });
   }
 

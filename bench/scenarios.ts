@@ -28,6 +28,8 @@ export interface Scenario {
   env?: Record<string, string>;
   /** The durable prototype (bench/prototype.ts) runs too: the service is also reported as a share of it. */
   prototype?: boolean;
+  /** Tracing on: the service sends its spans to an OTLP/HTTP collector in the runner (bench/otlp-sink.ts). */
+  otlp?: boolean;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -58,6 +60,16 @@ export const SCENARIOS: Scenario[] = [
     workload: (idBase) => ({ kind: 'post', idBase }),
     env: { METRICS_PORT: '0' },
   },
+  {
+    // The cost of OpenTelemetry tracing: post64 with every request traced (the default sampler records
+    // all), spans exported in protobuf to a collector in the runner's process.
+    key: 'post64traced',
+    title: 'POST /plants, 64 conn, durable, tracing on',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    otlp: true,
+  },
   { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
   { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
   {
@@ -66,6 +78,14 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 100_000,
     workload: () => ({ kind: 'get', plants: 100_000 }),
+  },
+  {
+    key: 'get100ktraced',
+    title: 'GET /plants/{id}, 100k plants, tracing on',
+    connections: 64,
+    seeded: 100_000,
+    workload: () => ({ kind: 'get', plants: 100_000 }),
+    otlp: true,
   },
   {
     key: 'page1k',

@@ -19,6 +19,7 @@ import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
+import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -30,6 +31,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Prometheus metrics (METRICS_PORT): every answer is counted into them. None: no metrics hook at all. */
   metrics?: Metrics | undefined;
+  /** OpenTelemetry traces (tracing/sdk.ts): a span per request. None: no tracing hook at all. */
+  tracing?: Tracing | undefined;
 }
 
 let instance = 0;
@@ -42,7 +45,7 @@ function requestIds(): () => string {
 }
 
 /** The whole API: the wiring first, then every route module, in one place. */
-export async function buildApp({ config, store, logger, metrics }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, store, logger, metrics, tracing }: AppOptions): Promise<FastifyInstance> {
   const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify({
     ...transportOptions(settings),
@@ -57,6 +60,8 @@ export async function buildApp({ config, store, logger, metrics }: AppOptions): 
     routerOptions: { maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First, so that a request's span covers every hook, and before the routes, whose handlers it wraps.
+  if (tracing) tracing.installRequestSpans(app);
   const deadlines = configureServer(app, settings);
   installErrorHandling(app, settings.bodyLimit);
   installJsonParser(app);

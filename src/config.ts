@@ -5,6 +5,7 @@ import { readSetting } from './config/read.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './config/server.js';
 import type { Setting } from './config/setting.js';
 import { STORE_SETTINGS } from './config/store.js';
+import { TRACING_SETTINGS } from './config/tracing.js';
 import { WEBHOOK_SETTINGS } from './config/webhooks.js';
 import { databaseKind } from './store/database-url.js';
 
@@ -17,7 +18,15 @@ import { databaseKind } from './store/database-url.js';
  * variable. Code reads the resolved Config only. The order is the README's (and a computed default may
  * read the settings above it).
  */
-export const SETTINGS = { ...LISTEN_SETTINGS, ...STORE_SETTINGS, ...AUTH_SETTINGS, ...SERVER_SETTINGS, ...WEBHOOK_SETTINGS, ...BACKUP_SETTINGS };
+export const SETTINGS = {
+  ...LISTEN_SETTINGS,
+  ...STORE_SETTINGS,
+  ...AUTH_SETTINGS,
+  ...SERVER_SETTINGS,
+  ...WEBHOOK_SETTINGS,
+  ...BACKUP_SETTINGS,
+  ...TRACING_SETTINGS,
+};
 
 type Settings = typeof SETTINGS;
 type Env = Record<string, string | undefined>;

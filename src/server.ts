@@ -11,10 +11,12 @@ import { RequestPressure } from './http/request-pressure.js';
 import { answerPrimary, clusterScrape } from './metrics/cluster.js';
 import { Metrics } from './metrics/registry.js';
 import { listenForScrapes, type MetricsListener, type ScrapeAddress } from './metrics/server.js';
+import { tracesUrl } from './config/tracing.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
 import { Sender } from './webhooks/delivery.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import type { Tracing } from './tracing/sdk.js';
 
 /** The longest a graceful stop waits for requests in flight before exiting anyway (exit code 1). */
 const FORCE_EXIT_MS = 10_000;
@@ -46,7 +48,14 @@ async function main(): Promise<void> {
   // METRICS_PORT: a registry in each serving process; with workers, the primary serves their sum (metrics/cluster.ts).
   const metrics = config.metricsPort !== undefined && !clustered ? new Metrics() : undefined;
   if (metrics && cluster.isWorker) answerPrimary(metrics.registry);
-  const store = await openStore(config, { onCommit: metrics?.onCommit });
+  // The serving process's logger (the primary of several workers serves nothing and logs to stderr).
+  const logger = clustered ? undefined : await processLogger(config);
+  // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK is loaded only when they are on, in each
+  // serving process (with workers, each worker traces; the primary serves nothing).
+  const tracesTo = tracesUrl(config);
+  const tracing: Tracing | undefined =
+    logger && tracesTo ? await (await import('./tracing/sdk.js')).startTracing(config, tracesTo, (message) => logger.warn(message)) : undefined;
+  const store = await openStore(config, { onCommit: metrics?.onCommit, tracing: tracing?.batches });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   await warnWithoutTokens(store, config, (text) => process.stderr.write(text));
   if (clustered) {
@@ -65,7 +74,7 @@ async function main(): Promise<void> {
     runPrimary(config.webConcurrency, () => void Promise.all([scrapes?.close(), backups?.stop()]));
     return;
   }
-  const app = await buildApp({ config, store, logger: await processLogger(config), metrics });
+  const app = await buildApp({ config, store, logger, metrics, tracing });
   for (const warning of store.warnings) app.log.warn(warning);
 
   if (config.webhookAllowPrivateNetworks) {
@@ -80,7 +89,7 @@ async function main(): Promise<void> {
   const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const dispatcher = new Dispatcher(
     store.webhooks,
-    sender,
+    tracing ? tracing.traceDeliveries(sender) : sender,
     {
       concurrency: config.webhookConcurrency,
       timeoutMs: config.webhookTimeoutMs,
@@ -135,6 +144,8 @@ async function main(): Promise<void> {
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())
+      // The spans of the last requests and deliveries are exported before exiting (bounded: tracing/sdk.ts).
+      .then(() => tracing?.shutdown())
       .then(() => {
         app.log.info('stopped');
         process.exit(0);
@@ -154,6 +165,7 @@ async function main(): Promise<void> {
   });
   pressure.start();
   dispatcher.start();
+  if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 

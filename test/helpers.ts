@@ -11,6 +11,8 @@ import { SqliteStore } from '../src/store/sqlite/store.js';
 import type { Scope } from '../src/auth/scopes.js';
 import type { ListOptions, Plant, PlantStore, Store } from '../src/store/store.js';
 import { parseJson } from '@plant-store/client/json';
+import type { BatchTracing } from '../src/store/batcher.js';
+import type { Tracing } from '../src/tracing/sdk.js';
 
 /** A page as plants, for tests that want objects rather than JSON: ids stay exact. */
 export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {
@@ -33,15 +35,16 @@ export function tempDir(cleanup: typeof after): string {
   return dir;
 }
 
-export function openSqlite(dir: string): SqliteStore {
-  return SqliteStore.open(`file:${join(dir, 'plants.db')}`, { synchronous: 'FULL', busyTimeoutMs: 5000 });
+export function openSqlite(dir: string, tracing?: BatchTracing): SqliteStore {
+  return SqliteStore.open(`file:${join(dir, 'plants.db')}`, { synchronous: 'FULL', busyTimeoutMs: 5000, tracing });
 }
 
 /**
  * A fresh, empty store: SQLite in a temp dir, or a new PostgreSQL database when the suite is being run
- * against PostgreSQL (test/store/postgres/http.test.ts sets TEST_PG_ENV). The caller closes it.
+ * against PostgreSQL (test/store/postgres/http.test.ts sets TEST_PG_ENV). The caller closes it. `tracing`
+ * traces its batches.
  */
-export async function openTestStore(cleanup: typeof after): Promise<Store> {
+export async function openTestStore(cleanup: typeof after, tracing?: BatchTracing): Promise<Store> {
   // Loaded only when asked for: in-process tests on SQLite never load the PostgreSQL harness or driver.
   const pgAdminUrl = process.env[TEST_PG_ENV];
   if (pgAdminUrl) {
@@ -49,9 +52,9 @@ export async function openTestStore(cleanup: typeof after): Promise<Store> {
       import('../src/store/postgres/store.js'),
       import('./store/postgres/pg-server.js'),
     ]);
-    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000 });
+    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000, tracing });
   }
-  return openSqlite(tempDir(cleanup));
+  return openSqlite(tempDir(cleanup), tracing);
 }
 
 export interface TestApp {
@@ -79,9 +82,11 @@ export async function testApp(
     config?: Partial<Config>;
     logger?: Parameters<typeof buildApp>[0]['logger'];
     metrics?: Parameters<typeof buildApp>[0]['metrics'];
+    /** Traces the app's requests and its store's batches. */
+    tracing?: Tracing;
   } = {},
 ): Promise<TestApp> {
-  const store = options.store ?? (await openTestStore(cleanup));
+  const store = options.store ?? (await openTestStore(cleanup, options.tracing?.batches));
   const app = await buildApp({
     // No shedding for a lagging event loop unless a test asks: on a loaded machine (tests run two files at a
     // time beside other work) the loop of a test process can lag past 500 ms, and a 503 there is no bug.
@@ -89,6 +94,7 @@ export async function testApp(
     store,
     logger: options.logger,
     metrics: options.metrics,
+    tracing: options.tracing,
   });
   await app.ready();
   cleanup(async () => {

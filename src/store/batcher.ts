@@ -17,6 +17,36 @@ export interface BatcherSettings {
   queueLimit?: number | undefined;
 }
 
+/**
+ * Tracing of one batcher's batches (tracing/batches.ts), given only when tracing is on; without it a
+ * batcher does nothing but batch (no check per item either: `batcher` then makes a plain Batcher).
+ */
+export interface BatchTracer {
+  /** The trace context of whoever adds an item now (its request's span), kept with the item; undefined outside any. */
+  caller(): object | undefined;
+  /**
+   * Runs one batch: under a span of its own when a traced caller waits on it, and outside every caller's
+   * context (work it sets off is nobody's request's). `run` resolves with the error that failed the batch, if one did.
+   */
+  run(items: readonly Traced[], run: () => Promise<unknown>): Promise<unknown>;
+  /** A caller's context as a W3C traceparent, to keep with what it causes (webhook messages). */
+  traceparent(caller: object): string;
+}
+
+/** What a batcher's batches are, naming their spans (`sqlite commit`, `postgresql lookup`). */
+export interface BatchKind {
+  system: 'sqlite' | 'postgresql';
+  operation: 'commit' | 'reads' | 'lookup';
+}
+
+/** Makes the tracer of each batcher of a store (given to openStore when tracing is on). */
+export type BatchTracing = (kind: BatchKind) => BatchTracer;
+
+/** An item of a batcher: a traced one carries its caller's trace context (see BatchTracer). */
+export interface Traced {
+  caller?: object | undefined;
+}
+
 export class Batcher<T> {
   private queue: T[] = [];
   private inFlight = 0;
@@ -25,8 +55,8 @@ export class Batcher<T> {
 
   constructor(
     private readonly settings: BatcherSettings,
-    /** Runs one batch; it must settle every item itself, and never reject. */
-    private readonly run: (batch: T[]) => Promise<void>,
+    /** Runs one batch; it must settle every item itself, and never reject. It resolves with the error that failed the whole batch, if one did (for its trace). */
+    private readonly run: (batch: T[]) => Promise<unknown>,
   ) {}
 
   /** Items waiting for a batch. */
@@ -70,6 +100,27 @@ export class Batcher<T> {
     this.inFlight--;
     this.send();
   };
+}
+
+/** Items carry their callers' trace context, and each batch runs under the tracer (BatchTracer.run). */
+class TracedBatcher<T extends Traced> extends Batcher<T> {
+  constructor(
+    settings: BatcherSettings,
+    run: (batch: T[]) => Promise<unknown>,
+    private readonly tracer: BatchTracer,
+  ) {
+    super(settings, (batch) => tracer.run(batch, () => run(batch)));
+  }
+
+  override add(item: T): void {
+    item.caller = this.tracer.caller();
+    super.add(item);
+  }
+}
+
+/** A batcher, traced when a tracer is given (tracing on), else a plain one. */
+export function batcher<T extends Traced>(settings: BatcherSettings, run: (batch: T[]) => Promise<unknown>, tracer?: BatchTracer): Batcher<T> {
+  return tracer ? new TracedBatcher(settings, run, tracer) : new Batcher(settings, run);
 }
 
 /** An item whose caller waits until `deadline` (epoch ms), and is told `reject` when it stops waiting. */

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { databaseKind, redactUrl } from './database-url.js';
+import type { BatchTracing } from './batcher.js';
 import type { CommitObserver, Store } from './store.js';
 
 export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'> &
@@ -9,9 +10,13 @@ export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | '
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
  * CLI both open it here. A failure says which setting to look at ("SQLITE_CANTOPEN" alone does not),
  * without the password. Each store's module is loaded only when used: the pg driver alone adds ~60 ms
- * to a SQLite start, and the other way round. `onCommit` is told of every commit of writes (metrics).
+ * to a SQLite start, and the other way round. `onCommit` is told of every commit of writes (metrics);
+ * `tracing` traces the store's batches (tracing on).
  */
-export async function openStore(settings: StoreSettings, { onCommit }: { onCommit?: CommitObserver | undefined } = {}): Promise<Store> {
+export async function openStore(
+  settings: StoreSettings,
+  { onCommit, tracing }: { onCommit?: CommitObserver | undefined; tracing?: BatchTracing | undefined } = {},
+): Promise<Store> {
   try {
     switch (databaseKind(settings.databaseUrl)) {
       case 'sqlite': {
@@ -21,6 +26,7 @@ export async function openStore(settings: StoreSettings, { onCommit }: { onCommi
           busyTimeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
           onCommit,
+          tracing,
         });
       }
       case 'postgres': {
@@ -30,6 +36,7 @@ export async function openStore(settings: StoreSettings, { onCommit }: { onCommi
           timeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
           onCommit,
+          tracing,
           replicas: settings.databaseReadUrl ? { url: settings.databaseReadUrl, maxLagMs: settings.readReplicaMaxLagMs ?? 5000 } : undefined,
         });
       }

@@ -68,6 +68,8 @@ export interface DueMessage {
   payload: string;
   /** Attempts since the message was queued or replayed: its place in the retry schedule. */
   roundAttempts: number;
+  /** The W3C traceparent of the request whose write queued it (tracing on then): its deliveries continue that trace. */
+  traceparent?: string;
 }
 
 /** What became of one attempt, as the dispatcher decided it. */

@@ -65,7 +65,8 @@ export class Sender {
     });
   }
 
-  async send(message: DueMessage): Promise<AttemptOutcome> {
+  /** One attempt; `traceHeaders` (tracing on: traceparent) are sent too, so the receiver can join the trace. */
+  async send(message: DueMessage, traceHeaders?: Readonly<Record<string, string>>): Promise<AttemptOutcome> {
     const { timeoutMs, allowPrivateNetworks } = this.options;
     const url = new URL(message.url);
     if (!allowPrivateNetworks) {
@@ -86,6 +87,7 @@ export class Sender {
           'webhook-id': message.eventId,
           'webhook-timestamp': String(timestamp),
           'webhook-signature': signatureHeader(message.secrets, message.eventId, timestamp, message.payload),
+          ...traceHeaders,
         },
         body: message.payload,
       });

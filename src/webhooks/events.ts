@@ -5,10 +5,15 @@ import { newId } from './ids.js';
 export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** A change as the store commits it: the plant as stored (created, updated), or its id (deleted). */
-export type PlantChange =
+/**
+ * A change as the store commits it: the plant as stored (created, updated), or its id (deleted); with
+ * tracing on, the W3C traceparent of the request that made it, kept with its messages so that their
+ * deliveries continue that trace (see the README's Tracing).
+ */
+export type PlantChange = (
   | { type: 'plant.created' | 'plant.updated'; plant: { id: PlantId; name: string; tag?: string | undefined } }
-  | { type: 'plant.deleted'; plant: { id: PlantId } };
+  | { type: 'plant.deleted'; plant: { id: PlantId } }
+) & { traceparent?: string | undefined };
 
 /** A webhook-id: the same for every endpoint that gets the event and on every attempt. */
 export function newEventId(): string {

@@ -2,6 +2,7 @@ import type { after } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { Sender, type SenderOptions } from '../../src/webhooks/delivery.js';
 import { Dispatcher, type DispatcherSettings, type Yield } from '../../src/webhooks/dispatcher.js';
+import type { Tracing } from '../../src/tracing/sdk.js';
 import { testApp, type TestApp } from '../helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -28,12 +29,14 @@ export async function webhookHarness(
     pressure?: Yield;
     /** The dispatcher's log (quiet unless given). */
     log?: ConstructorParameters<typeof Dispatcher>[3];
+    /** Traces the app, its store and the deliveries, as the server does with tracing on. */
+    tracing?: Tracing;
   } = {},
 ): Promise<WebhookHarness> {
   // after() hooks run in the order they were registered: the dispatcher must stop before the store closes.
   let stop = async (): Promise<void> => undefined;
   cleanup(() => stop());
-  const t = await testApp(cleanup, { config: { webhookAllowPrivateNetworks: true, ...options.config } });
+  const t = await testApp(cleanup, { config: { webhookAllowPrivateNetworks: true, ...options.config }, tracing: options.tracing });
   const receiver = await Receiver.start(cleanup);
   const settings: DispatcherSettings = {
     concurrency: 4,
@@ -44,7 +47,8 @@ export async function webhookHarness(
     ...options.dispatcher,
   };
   const sender = new Sender({ timeoutMs: settings.timeoutMs, allowPrivateNetworks: true, ...options.sender });
-  const dispatcher = new Dispatcher(t.store.webhooks, sender, settings, options.log ?? quietLog, options.pressure);
+  const deliveries = options.tracing ? options.tracing.traceDeliveries(sender) : sender;
+  const dispatcher = new Dispatcher(t.store.webhooks, deliveries, settings, options.log ?? quietLog, options.pressure);
   dispatcher.start();
   stop = async () => {
     await dispatcher.stop(100);

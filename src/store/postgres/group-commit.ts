@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Query, QueryBy, Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './writes.js';
-import { Batcher, stillWaiting } from '../batcher.js';
+import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { CommitObserver } from '../store.js';
 
 /**
@@ -20,6 +20,8 @@ interface Pending {
   deadline: number;
   resolve: (result: PlantWriteResult) => void;
   reject: (error: unknown) => void;
+  /** Its request's trace context (tracing on). */
+  caller?: object | undefined;
 }
 
 /** A run of plain puts of distinct ids (one statement), or one other write. */
@@ -74,13 +76,12 @@ function segments(batch: Pending[]): Segment[] {
   return result;
 }
 
-function apply(query: Query, segment: Segment): Promise<Applied> {
-  return 'puts' in segment
-    ? applyPlainPuts(
-        query,
-        segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant),
-      )
-    : applyOne(query, segment.one.write);
+/** Runs a segment; with a tracer, each write's messages keep its request's traceparent. */
+function apply(query: Query, segment: Segment, tracer: BatchTracer | undefined): Promise<Applied> {
+  const traceOf = (pending: Pending) => (tracer && pending.caller ? tracer.traceparent(pending.caller) : undefined);
+  if (!('puts' in segment)) return applyOne(query, segment.one.write, traceOf(segment.one));
+  const plants = segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant);
+  return applyPlainPuts(query, plants, tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined);
 }
 
 export class PostgresWriteBatcher {
@@ -94,8 +95,10 @@ export class PostgresWriteBatcher {
     private readonly queued: (count: number) => void,
     /** Told of each batch committed: its writes, and the seconds from sending it to its commit (metrics). */
     private readonly onCommit?: CommitObserver,
+    /** Traces each batch (tracing on); writes then carry their request's traceparent to their webhook messages. */
+    private readonly tracer?: BatchTracer,
   ) {
-    this.batcher = new Batcher(settings, (batch) => this.commit(batch));
+    this.batcher = batcher(settings, (batch) => this.commit(batch), tracer);
   }
 
   write(write: PlantWrite): Promise<PlantWriteResult> {
@@ -105,10 +108,11 @@ export class PostgresWriteBatcher {
     });
   }
 
-  private async commit(waiting: Pending[]): Promise<void> {
+  /** Commits a batch; resolves with the error that failed it, if one did. */
+  private async commit(waiting: Pending[]): Promise<unknown> {
     // A write whose caller's wait is over is not sent; the batch ends by its oldest write's deadline.
     const { live: batch, deadline } = stillWaiting(waiting, `PostgreSQL: not committed within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`);
-    if (batch.length === 0) return;
+    if (batch.length === 0) return undefined;
     const parts = segments(batch);
     const started = performance.now();
     const first = parts[0]!;
@@ -117,19 +121,19 @@ export class PostgresWriteBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const applied = alone
-          ? [await apply(this.queryBy(deadline), first)]
+          ? [await apply(this.queryBy(deadline), first, this.tracer)]
           : await this.transaction(async (query) => {
               const done: Applied[] = [];
-              for (const part of parts) done.push(await apply(query, part));
+              for (const part of parts) done.push(await apply(query, part, this.tracer));
               return done;
             }, deadline);
         this.onCommit?.(batch.length, (performance.now() - started) / 1000);
         this.settle(parts, applied);
-        return;
+        return undefined;
       } catch (error) {
         if (attempt < ATTEMPTS && isRetryable(error) && Date.now() < deadline) continue;
         for (const pending of batch) pending.reject(error);
-        return;
+        return error;
       }
     }
   }

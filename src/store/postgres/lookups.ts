@@ -1,5 +1,5 @@
 import { int8, named, type QueryBy } from './query.js';
-import { Batcher, stillWaiting, type BatcherSettings } from '../batcher.js';
+import { batcher, stillWaiting, type Batcher, type BatcherSettings, type BatchTracer } from '../batcher.js';
 
 /**
  * Reads of single plants by id, gathered: the GETs that arrive together share one statement
@@ -24,6 +24,8 @@ interface Pending {
   deadline: number;
   resolve: (row: LookupRow | undefined) => void;
   reject: (error: unknown) => void;
+  /** Its request's trace context (tracing on). */
+  caller?: object | undefined;
 }
 
 export interface LookupSettings extends BatcherSettings {
@@ -40,8 +42,10 @@ export class PlantLookups {
   constructor(
     private readonly queryBy: QueryBy,
     private readonly settings: LookupSettings,
+    /** Traces each statement (tracing on). */
+    tracer?: BatchTracer,
   ) {
-    this.batcher = new Batcher(settings, (batch) => this.read(batch));
+    this.batcher = batcher(settings, (batch) => this.read(batch), tracer);
   }
 
   /** The plant with this id and its version, as the row holds them, or undefined. */
@@ -51,17 +55,20 @@ export class PlantLookups {
     });
   }
 
-  private async read(waiting: Pending[]): Promise<void> {
+  /** Reads a batch; resolves with the error that failed it, if one did. */
+  private async read(waiting: Pending[]): Promise<unknown> {
     // A read whose caller's wait is over is not sent; the statement ends by its oldest read's deadline.
     const { live: batch, deadline } = stillWaiting(waiting, `PostgreSQL: no answer within DB_TIMEOUT_MS (${this.settings.timeoutMs} ms)`);
-    if (batch.length === 0) return;
+    if (batch.length === 0) return undefined;
     try {
       const ids = [...new Set(batch.map((pending) => pending.id))];
       const { rows } = await this.queryBy(deadline)<LookupRow>(SQL, [ids]);
       const found = new Map(rows.map((row) => [row.id, row]));
       for (const pending of batch) pending.resolve(found.get(pending.id));
+      return undefined;
     } catch (error) {
       for (const pending of batch) pending.reject(error);
+      return error;
     }
   }
 }

@@ -205,4 +205,13 @@ END $trgm$;
       { sql: 'ANALYZE plants' },
     ],
   },
+  {
+    version: 6,
+    name: 'webhook_trace_context',
+    sql: `
+-- With tracing on, the W3C traceparent of the request whose write queued the message: its deliveries
+-- continue that trace. NULL when tracing was off (or for bulk imports).
+ALTER TABLE webhook_messages ADD COLUMN traceparent text;
+`,
+  },
 ]);

@@ -10,15 +10,22 @@ import { DISABLED_AT_EVENT } from '../../webhooks/reasons.js';
 /**
  * SQL that inserts the messages of one event for every subscribed endpoint. `$type`, `$payload` are SQL
  * expressions (parameters or CASEs on the write's result), `from` the rows that exist only if the write
- * changed a plant. Messages for a disabled endpoint are failed at once. RETURNING status lets the caller
- * count the messages queued for delivery.
+ * changed a plant, `traceparent` the request's trace context (tracing on; NULL otherwise). Messages for a
+ * disabled endpoint are failed at once. RETURNING status lets the caller count the messages queued for delivery.
  */
-export function insertMessages(params: { type: string; payload: string; eventId: string; at: string; from: string }): string {
-  return `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error)
+export function insertMessages(params: {
+  type: string;
+  payload: string;
+  eventId: string;
+  at: string;
+  from: string;
+  traceparent?: string | undefined;
+}): string {
+  return `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error, traceparent)
     SELECT e.id, ${params.eventId}, ${params.type}, ${params.payload}, ${params.at},
            CASE WHEN e.enabled THEN 'pending' ELSE 'failed' END,
            CASE WHEN e.enabled THEN ${params.at} END,
-           CASE WHEN e.enabled THEN NULL ELSE '${DISABLED_AT_EVENT}' END
+           CASE WHEN e.enabled THEN NULL ELSE '${DISABLED_AT_EVENT}' END, ${params.traceparent ?? 'NULL'}
     FROM ${params.from} JOIN webhook_endpoints e ON ${params.type} = ANY (e.events)
     RETURNING status`;
 }

@@ -11,6 +11,7 @@ import { ReplicaReads } from './replicas.js';
 import { PostgresTokens } from './tokens.js';
 import { parsePostgresUrl } from './hosts/url.js';
 import { PostgresWebhooks } from './webhooks.js';
+import type { BatchTracing } from '../batcher.js';
 import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from '../store.js';
 
 export interface PostgresOptions {
@@ -24,6 +25,8 @@ export interface PostgresOptions {
   onCommit?: CommitObserver | undefined;
   /** Replicas for lists, counts and exports (DATABASE_READ_URL), and how far behind they may be. */
   replicas?: { url: string; maxLagMs: number } | undefined;
+  /** Traces the group commit's batches and the gathered reads by id (tracing on). */
+  tracing?: BatchTracing | undefined;
 }
 
 /**
@@ -66,8 +69,13 @@ export class PostgresStore implements Store {
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000, timeoutMs },
       this.webhooks.queued,
       options.onCommit,
+      options.tracing?.({ system: 'postgresql', operation: 'commit' }),
     );
-    const lookups = new PlantLookups(poolQueryBy(pool), { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs });
+    const lookups = new PlantLookups(
+      poolQueryBy(pool),
+      { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs },
+      options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
+    );
     this.plants = new PostgresPlants(pool, query, writes, lookups, this.webhooks.queued, reads);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);

@@ -125,6 +125,7 @@ export class PostgresWebhooks implements WebhookStore {
       event_id: string;
       payload: string;
       round_attempts: number;
+      traceparent: string | null;
     }>(
       `WITH due AS (
          SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id
@@ -136,7 +137,7 @@ export class PostgresWebhooks implements WebhookStore {
        WHERE m.seq = due.seq AND e.id = m.endpoint_id
        RETURNING m.seq::text AS seq, m.endpoint_id, e.url, e.secret,
                  CASE WHEN e.previous_secret_until > ${NOW_MS} THEN e.previous_secret END AS previous_secret,
-                 m.event_id, m.payload, m.round_attempts`,
+                 m.event_id, m.payload, m.round_attempts, m.traceparent`,
       [limit, leaseMs],
     );
     return rows.map((row) => ({
@@ -147,6 +148,7 @@ export class PostgresWebhooks implements WebhookStore {
       eventId: row.event_id,
       payload: row.payload,
       roundAttempts: row.round_attempts,
+      ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
     }));
   }
 

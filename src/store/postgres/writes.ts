@@ -57,24 +57,27 @@ const PLAIN_PUTS = named(
   'plant_puts',
   `
 WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-    WITH ORDINALITY AS i (id, name, tag, event_id, at, created, updated, ord)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
+    WITH ORDINALITY AS i (id, name, tag, event_id, at, created, updated, traceparent, ord)
 ), w AS (
   INSERT INTO plants AS p (id, name, tag, version)
   SELECT id, name, tag, nextval('plant_version') FROM input ORDER BY id
   ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version
   RETURNING p.id, p.version, (p.xmax = 0) AS inserted
 ), m AS (
-  SELECT i.ord, w.version, w.inserted, i.event_id, i.at,
+  SELECT i.ord, w.version, w.inserted, i.event_id, i.at, i.traceparent,
          CASE WHEN w.inserted THEN 'plant.created' ELSE 'plant.updated' END AS type,
          CASE WHEN w.inserted THEN i.created ELSE i.updated END AS payload
   FROM w JOIN input i ON i.id = w.id
-), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm' })})
+), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm', traceparent: 'm.traceparent' })})
 SELECT m.version::text AS version, m.inserted, ${QUEUED} FROM m ORDER BY m.ord`,
 );
 
-/** Plain puts of distinct ids (isPlainPut), in one statement. */
-export async function applyPlainPuts(query: Query, plants: readonly Plant[]): Promise<Applied> {
+/**
+ * Plain puts of distinct ids (isPlainPut), in one statement. `traces`: each put's request's traceparent
+ * (tracing on), kept by its messages; without it the array is NULL, which unnest reads as all NULLs.
+ */
+export async function applyPlainPuts(query: Query, plants: readonly Plant[], traces?: ReadonlyArray<string | null>): Promise<Applied> {
   const columns = { ids: [] as string[], names: [] as string[], tags: [] as Array<string | null>, events: [] as string[] };
   const ats: number[] = [];
   const created: string[] = [];
@@ -97,6 +100,7 @@ export async function applyPlainPuts(query: Query, plants: readonly Plant[]): Pr
     ats,
     created,
     updated,
+    traces ?? null,
   ]);
   return {
     results: rows.map((row) => ({ outcome: row.inserted ? 'created' : 'replaced', version: Number(row.version) })),
@@ -104,45 +108,68 @@ export async function applyPlainPuts(query: Query, plants: readonly Plant[]): Pr
   };
 }
 
-/** Any one write, alone (a patch inside the caller's transaction). */
-export function applyOne(query: Query, write: PlantWrite): Promise<Applied> {
+/**
+ * Any one write, alone (a patch inside the caller's transaction). `traceparent`: its request's trace
+ * context (tracing on), kept by its messages: then the statement takes it as a parameter of its own.
+ */
+export function applyOne(query: Query, write: PlantWrite, traceparent?: string): Promise<Applied> {
   switch (write.kind) {
     case 'put':
-      return isPlainPut(write) ? applyPlainPuts(query, [write.plant]) : applyConditionalPut(query, write);
+      return isPlainPut(write)
+        ? applyPlainPuts(query, [write.plant], traceparent === undefined ? undefined : [traceparent])
+        : applyConditionalPut(query, write, traceparent);
     case 'patch':
-      return applyPatch(query, write);
+      return applyPatch(query, write, traceparent);
     case 'delete':
-      return applyDelete(query, write);
+      return applyDelete(query, write, traceparent);
   }
 }
 
-async function applyConditionalPut(query: Query, { plant, createOnly, ifMatch }: Extract<PlantWrite, { kind: 'put' }>): Promise<Applied> {
+/** No traceparent (tracing off): NULL in the SQL, no parameter. */
+const NO_TRACE: { sql: undefined; values: readonly string[] } = { sql: undefined, values: [] };
+
+/** The traceparent as the statement's parameter number `n`, when there is one: its SQL and the parameters to append. */
+function traceParam(n: number, traceparent: string | undefined): { sql: string | undefined; values: readonly string[] } {
+  return traceparent === undefined ? NO_TRACE : { sql: `$${n}`, values: [traceparent] };
+}
+
+async function applyConditionalPut(
+  query: Query,
+  { plant, createOnly, ifMatch }: Extract<PlantWrite, { kind: 'put' }>,
+  traceparent: string | undefined,
+): Promise<Applied> {
   const at = Date.now();
   const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];
   if (ifMatch !== undefined) {
     // Only a plant that exists, at a version the client named, is replaced.
+    const trace = traceParam(8, traceparent);
     const { rows } = await query<{ version: string | null; queued: number }>(
       `WITH w AS (UPDATE plants SET name = $2, tag = $3, version = nextval('plant_version') WHERE id = $1::bigint AND ${MATCHES(7)} RETURNING version),
-            q AS (${insertMessages({ type: "'plant.updated'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w' })})
+            q AS (${insertMessages({ type: "'plant.updated'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })})
        SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
-      [...values, bodyFor('plant.updated', plant, at), ifMatchParam(ifMatch)],
+      [...values, bodyFor('plant.updated', plant, at), ifMatchParam(ifMatch), ...trace.values],
     );
     const { version, queued } = rows[0]!;
     return { results: [version === null ? { outcome: 'precondition-failed' } : { outcome: 'replaced', version: Number(version) }], queued };
   }
   if (!createOnly) throw new Error('a plain put goes through applyPlainPuts');
+  const trace = traceParam(7, traceparent);
   const { rows } = await query<{ version: string | null; queued: number }>(
     `WITH w AS (INSERT INTO plants (id, name, tag, version) VALUES ($1::bigint, $2, $3, nextval('plant_version')) ON CONFLICT (id) DO NOTHING RETURNING version),
-          q AS (${insertMessages({ type: "'plant.created'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w' })})
+          q AS (${insertMessages({ type: "'plant.created'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })})
      SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
-    [...values, bodyFor('plant.created', plant, at)],
+    [...values, bodyFor('plant.created', plant, at), ...trace.values],
   );
   const { version, queued } = rows[0]!;
   return { results: [version === null ? { outcome: 'exists' } : { outcome: 'created', version: Number(version) }], queued };
 }
 
 /** Two statements: run inside a transaction (the batch's). */
-async function applyPatch(query: Query, { id, changes, ifMatch }: Extract<PlantWrite, { kind: 'patch' }>): Promise<Applied> {
+async function applyPatch(
+  query: Query,
+  { id, changes, ifMatch }: Extract<PlantWrite, { kind: 'patch' }>,
+  traceparent: string | undefined,
+): Promise<Applied> {
   // One UPDATE reads and writes the row under its lock: concurrent patches never lose a field.
   const { rows } = await query<{ id: string; name: string; tag: string | null; version: string }>(
     `UPDATE plants SET name = COALESCE($2::text, name), tag = CASE WHEN $3::boolean THEN $4::text ELSE tag END, version = nextval('plant_version')
@@ -153,20 +180,26 @@ async function applyPatch(query: Query, { id, changes, ifMatch }: Extract<PlantW
   if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0 };
   const plant = toPlant(row);
   const at = Date.now();
+  const trace = traceParam(4, traceparent);
   const messages = await query<{ status: string }>(
-    insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: '(SELECT 1) AS w' }),
-    [newEventId(), at, bodyFor('plant.updated', plant, at)],
+    insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: '(SELECT 1) AS w', traceparent: trace.sql }),
+    [newEventId(), at, bodyFor('plant.updated', plant, at), ...trace.values],
   );
   return { results: [{ plant, version: Number(row.version) }], queued: messages.rows.filter((m) => m.status === 'pending').length };
 }
 
-async function applyDelete(query: Query, { id, ifMatch }: Extract<PlantWrite, { kind: 'delete' }>): Promise<Applied> {
+async function applyDelete(
+  query: Query,
+  { id, ifMatch }: Extract<PlantWrite, { kind: 'delete' }>,
+  traceparent: string | undefined,
+): Promise<Applied> {
   const at = Date.now();
+  const trace = traceParam(6, traceparent);
   const { rows } = await query<{ deleted: number; queued: number }>(
     `WITH w AS (DELETE FROM plants WHERE id = $1::bigint AND ${MATCHES(5)} RETURNING 1),
-          q AS (${insertMessages({ type: "'plant.deleted'", payload: '$4', eventId: '$2', at: '$3::bigint', from: 'w' })})
+          q AS (${insertMessages({ type: "'plant.deleted'", payload: '$4', eventId: '$2', at: '$3::bigint', from: 'w', traceparent: trace.sql })})
      SELECT (SELECT count(*) FROM w)::int AS deleted, ${QUEUED}`,
-    [int8(id), newEventId(), at, bodyFor('plant.deleted', { id }, at), ifMatchParam(ifMatch)],
+    [int8(id), newEventId(), at, bodyFor('plant.deleted', { id }, at), ifMatchParam(ifMatch), ...trace.values],
   );
   const { deleted, queued } = rows[0]!;
   return { results: [deleted === 1 ? 'deleted' : ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued };

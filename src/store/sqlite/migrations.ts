@@ -114,4 +114,13 @@ CREATE TRIGGER plants_search_delete AFTER DELETE ON plants BEGIN
 END;
 `,
   },
+  {
+    version: 5,
+    name: 'webhook_trace_context',
+    sql: `
+-- With tracing on, the W3C traceparent of the request whose write queued the message: its deliveries
+-- continue that trace. NULL when tracing was off (or for bulk imports).
+ALTER TABLE webhook_messages ADD COLUMN traceparent TEXT;
+`,
+  },
 ]);

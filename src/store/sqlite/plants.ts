@@ -24,6 +24,7 @@ import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, so
 import { TurnReads } from './turn-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
+import type { BatchTracer } from '../batcher.js';
 
 /**
  * Plants on SQLite: reads on the main thread's connection (those of one turn run together), every write
@@ -32,13 +33,15 @@ import type { WriteThread } from './writer/thread.js';
 export class SqlitePlants implements PlantStore {
   private readonly getStmt;
   /** Reads by id and pages: those asked in one turn run together at its end (turn-reads.ts). */
-  private readonly reads = new TurnReads(translate);
+  private readonly reads: TurnReads;
 
   constructor(
     private readonly db: Connection,
     private readonly writer: WriteThread,
     private readonly exports: ExportConnections,
+    tracer?: BatchTracer,
   ) {
+    this.reads = new TurnReads(translate, tracer);
     this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(
       db,
       'SELECT id, name, tag, version FROM plants WHERE id = ?',

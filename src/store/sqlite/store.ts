@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
 import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
@@ -17,6 +18,8 @@ export interface SqliteOptions extends SqliteConnectionSettings {
   writeQueueLimit?: number;
   /** Told of every committed batch of writes (metrics). */
   onCommit?: CommitObserver | undefined;
+  /** Traces the writer thread's commits and the gathered reads (tracing on). */
+  tracing?: BatchTracing | undefined;
 }
 
 const DEFAULT_WRITE_QUEUE_LIMIT = 10_000;
@@ -38,9 +41,10 @@ export class SqliteStore implements Store {
     private readonly db: Connection,
     private readonly writer: WriteThread,
     path: string,
+    tracing: BatchTracing | undefined,
   ) {
     this.exports = new ExportConnections(path);
-    this.plants = new SqlitePlants(db, writer, this.exports);
+    this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }));
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
   }
@@ -58,8 +62,9 @@ export class SqliteStore implements Store {
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
         options.writeQueueLimit ?? DEFAULT_WRITE_QUEUE_LIMIT,
         options.onCommit,
+        options.tracing?.({ system: 'sqlite', operation: 'commit' }),
       );
-      return new SqliteStore(db, writer, path);
+      return new SqliteStore(db, writer, path, options.tracing);
     } catch (error) {
       throw translate(error);
     }

@@ -1,4 +1,4 @@
-import { Batcher } from '../batcher.js';
+import { batcher, type Batcher, type BatchTracer } from '../batcher.js';
 
 /**
  * Reads asked during one turn of the event loop, run together at its end (setImmediate) rather than each
@@ -12,23 +12,33 @@ interface AskedRead {
   read: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  caller?: object | undefined;
 }
 
 export class TurnReads {
-  // No limit on batches or their size: the reads are synchronous, each batch runs to its end at once.
-  private readonly batcher = new Batcher<AskedRead>({ maxInFlight: Infinity, maxBatch: Infinity }, (batch) => {
-    for (const { read, resolve, reject } of batch) {
-      try {
-        resolve(read());
-      } catch (error) {
-        reject(this.translate(error));
-      }
-    }
-    return Promise.resolve();
-  });
+  private readonly batcher: Batcher<AskedRead>;
 
-  /** `translate` turns a read's error into the store's (an outage: StoreUnavailableError). */
-  constructor(private readonly translate: (error: unknown) => Error) {}
+  /** `translate` turns a read's error into the store's (an outage: StoreUnavailableError); `tracer` traces each turn's reads (tracing on). */
+  constructor(
+    private readonly translate: (error: unknown) => Error,
+    tracer?: BatchTracer,
+  ) {
+    // No limit on batches or their size: the reads are synchronous, each batch runs to its end at once.
+    this.batcher = batcher<AskedRead>(
+      { maxInFlight: Infinity, maxBatch: Infinity },
+      (batch) => {
+        for (const { read, resolve, reject } of batch) {
+          try {
+            resolve(read());
+          } catch (error) {
+            reject(this.translate(error));
+          }
+        }
+        return Promise.resolve();
+      },
+      tracer,
+    );
+  }
 
   run<T>(read: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {

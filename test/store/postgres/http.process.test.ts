@@ -7,7 +7,7 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
- * test/http/auth) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
+ * test/http/auth, test/tracing's spans and deliveries) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
  * app. One set of tests, parameterised by store, not two copies.
  */
 
@@ -20,6 +20,9 @@ const SUITES = [
         .map((f) => `plants/${f}`)
     : []),
   'http/auth.test.js',
+  // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
+  'tracing/spans.test.js',
+  'tracing/deliveries.test.js',
 ].filter((file) => existsSync(DIST_TEST + file));
 
 /** Runs test files in a `node --test` of their own; resolves with its exit code and output. */

@@ -68,19 +68,19 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
   };
 
   return {
-    put({ id, name, tag, createOnly, ifMatch }) {
+    put({ id, name, tag, createOnly, ifMatch, traceparent }) {
       if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return { outcome: 'precondition-failed' };
       const version = versions.next();
       if (ifMatch === undefined && insertPlant.run(id, name, tag, version, foldCase(name)).changes === 1) {
-        changed({ type: 'plant.created', plant: plantOf(id, name, tag) });
+        changed({ type: 'plant.created', plant: plantOf(id, name, tag), traceparent });
         return { outcome: 'created', version };
       }
       if (createOnly) return { outcome: 'exists' };
       updatePlant.run(name, tag, version, foldCase(name), id);
-      changed({ type: 'plant.updated', plant: plantOf(id, name, tag) });
+      changed({ type: 'plant.updated', plant: plantOf(id, name, tag), traceparent });
       return { outcome: 'replaced', version };
     },
-    patch({ id, name, tag, ifMatch }) {
+    patch({ id, name, tag, ifMatch, traceparent }) {
       const row = getPlant.get(id);
       if (ifMatch !== undefined && !holds(ifMatch, row && Number(row.version))) return 'precondition-failed';
       if (!row) return 'not-found';
@@ -90,13 +90,13 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
       const version = versions.next();
       updatePlant.run(newName, newTag, version, foldCase(newName), id);
       const plant = plantOf(current.id, newName, newTag);
-      changed({ type: 'plant.updated', plant });
+      changed({ type: 'plant.updated', plant, traceparent });
       return { plant, version };
     },
-    delete({ id, ifMatch }) {
+    delete({ id, ifMatch, traceparent }) {
       if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return 'precondition-failed';
       if (deletePlant.run(id).changes !== 1) return 'not-found';
-      changed({ type: 'plant.deleted', plant: { id } });
+      changed({ type: 'plant.deleted', plant: { id }, traceparent });
       return 'deleted';
     },
   };

@@ -8,9 +8,7 @@ import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } fr
  * result type (WriteResults). Every write of the store goes this one way (see sqlite/writer/thread.ts).
  */
 export type WriteOp =
-  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean; ifMatch: IfMatch | undefined }
-  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined; ifMatch: IfMatch | undefined }
-  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined }
+  | PlantWriteOp
   | { kind: 'importStage'; importId: number; rows: StagedRows }
   | { kind: 'importCommit'; importId: number; createOnly: boolean }
   | { kind: 'importAbort'; importId: number }
@@ -24,6 +22,13 @@ export type WriteOp =
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
   | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
   | { kind: 'deleteExpired'; before: number };
+
+/** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
+export type PlantWriteOp = (
+  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean; ifMatch: IfMatch | undefined }
+  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined; ifMatch: IfMatch | undefined }
+  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined }
+) & { traceparent?: string | undefined };
 
 export interface WriteResults {
   put: PutResult;

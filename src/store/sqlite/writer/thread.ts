@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { Batcher } from '../../batcher.js';
+import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
 import { StoreUnavailableError, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
-import type { BatchReply, WriteKind, WriteOf, WriteResults, WriterSettings } from './protocol.js';
+import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 
 /**
  * The main thread's side of the SQLite writer thread: the one way SQLite writes are made, group commit.
@@ -20,12 +20,14 @@ interface Pending {
   op: WriteOf<WriteKind>;
   resolve: (value: WriteResults[WriteKind]) => void;
   reject: (error: unknown) => void;
+  /** Its request's trace context (tracing on). */
+  caller?: object | undefined;
 }
 
-/** The batch the thread is committing, and how to tell the batcher it is done. */
+/** The batch the thread is committing, and how to tell the batcher it is done (and, failed, why). */
 interface InFlight {
   batch: Pending[];
-  done: () => void;
+  done: (error?: unknown) => void;
   /** When it was sent to the thread (only measured when someone observes commits). */
   sentAt: number;
 }
@@ -61,9 +63,11 @@ export class WriteThread {
     queueLimit: number,
     /** Told of each committed batch: its writes and the time from sending it to the thread's reply. */
     private readonly onCommit?: CommitObserver,
+    /** Traces each batch (tracing on); plant writes then carry their request's traceparent to their webhook messages. */
+    private readonly tracer?: BatchTracer,
   ) {
     // One batch at a time: the thread commits them in order, and writes arriving meanwhile gather.
-    this.batcher = new Batcher({ maxInFlight: 1, maxBatch: Infinity, queueLimit }, (batch) => this.send(batch));
+    this.batcher = batcher({ maxInFlight: 1, maxBatch: Infinity, queueLimit }, (batch) => this.send(batch), tracer);
   }
 
   write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
@@ -93,20 +97,21 @@ export class WriteThread {
     await exited;
   }
 
-  private send(batch: Pending[]): Promise<void> {
-    return new Promise<void>((done) => {
+  private send(batch: Pending[]): Promise<unknown> {
+    return new Promise<unknown>((done) => {
       try {
         const worker = (this.worker ??= this.start());
         // Keep the process alive only while a batch is out, so a forgotten store never holds it open.
         worker.ref();
         this.inFlight = { batch, done, sentAt: this.onCommit ? performance.now() : 0 };
-        worker.postMessage(batch.map((pending) => pending.op));
+        const tracer = this.tracer;
+        worker.postMessage(tracer ? batch.map((pending) => traced(pending, tracer)) : batch.map((pending) => pending.op));
       } catch (error) {
         // No thread to send to (it cannot start): the batch fails as unavailable, the next one tries again.
         this.inFlight = undefined;
         const unavailable = new StoreUnavailableError('SQLite writer thread cannot start', { cause: error });
         for (const pending of batch) pending.reject(unavailable);
-        done();
+        done(unavailable);
       }
     });
   }
@@ -126,15 +131,16 @@ export class WriteThread {
     if (!inFlight) return;
     this.inFlight = undefined;
     const { batch } = inFlight;
+    let error: Error | undefined;
     if (reply.ok) {
       this.onCommit?.(batch.length, (performance.now() - inFlight.sentAt) / 1000);
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
     } else {
-      const error = batchError(reply.error);
+      error = batchError(reply.error);
       for (const pending of batch) pending.reject(error);
     }
-    this.finish(inFlight);
+    this.finish(inFlight, error);
   }
 
   /** The thread died (it could not open the database, say): its writes fail as unavailable; the next write starts a new one. */
@@ -146,12 +152,18 @@ export class WriteThread {
     this.inFlight = undefined;
     const error = new StoreUnavailableError(`SQLite writer thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     for (const pending of inFlight.batch) pending.reject(error);
-    this.finish(inFlight);
+    this.finish(inFlight, error);
   }
 
-  private finish(inFlight: InFlight): void {
+  private finish(inFlight: InFlight, error?: unknown): void {
     // Nothing more to write: let the process exit if nothing else holds it (the next batch refs it again).
     if (this.batcher.waiting === 0) this.worker?.unref();
-    inFlight.done();
+    inFlight.done(error);
   }
+}
+
+/** A write as sent with tracing on: a plant write carries its request's traceparent (the messages it queues keep it). */
+function traced({ op, caller }: Pending, tracer: BatchTracer): WriteOp {
+  if (caller === undefined || (op.kind !== 'put' && op.kind !== 'patch' && op.kind !== 'delete')) return op;
+  return { ...op, traceparent: tracer.traceparent(caller) };
 }

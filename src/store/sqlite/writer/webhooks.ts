@@ -21,6 +21,7 @@ interface ClaimedRow {
   event_id: string;
   payload: string;
   round_attempts: bigint;
+  traceparent: string | null;
 }
 
 interface EndpointSecrets {
@@ -39,10 +40,10 @@ type Ops = {
 
 export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChange[], now: number): number; ops: Ops } {
   const endpoints = prepare<[], EndpointRow>(db, 'SELECT id, events, enabled FROM webhook_endpoints');
-  const insertMessage = prepare<[string, string, string, string, number, string, number | null, string | null]>(
+  const insertMessage = prepare<[string, string, string, string, number, string, number | null, string | null, string | null]>(
     db,
-    `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO webhook_messages (endpoint_id, event_id, type, payload, occurred_at, status, next_attempt_at, last_error, traceparent)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const endpointExists = prepare<[string]>(db, 'SELECT 1 FROM webhook_endpoints WHERE id = ?');
   const claim = prepare<[number, number, number, number], ClaimedRow>(
@@ -51,7 +52,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChang
        WHERE seq IN (SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id
                      WHERE m.status = 'pending' AND m.next_attempt_at <= ? AND (m.lease_until IS NULL OR m.lease_until <= ?) AND e.enabled = 1
                      ORDER BY m.next_attempt_at, m.seq LIMIT ?)
-       RETURNING seq, endpoint_id, event_id, payload, round_attempts`,
+       RETURNING seq, endpoint_id, event_id, payload, round_attempts, traceparent`,
   ).safeIntegers(true);
   const secrets = prepare<[string], EndpointSecrets>(
     db,
@@ -92,10 +93,11 @@ export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChang
             payload = eventBody(change, timestamp);
             eventId = newEventId();
           }
+          const trace = change.traceparent ?? null;
           if (endpoint.enabled === 1) {
-            insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'pending', now, null);
+            insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'pending', now, null, trace);
             pending++;
-          } else insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'failed', null, DISABLED_AT_EVENT);
+          } else insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'failed', null, DISABLED_AT_EVENT, trace);
         }
       }
       return pending;
@@ -159,6 +161,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChang
             eventId: row.event_id,
             payload: row.payload,
             roundAttempts: Number(row.round_attempts),
+            ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
           };
         });
       },
