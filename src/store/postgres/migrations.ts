@@ -134,6 +134,9 @@ SET LOCAL lock_timeout = '10s';
 -- Unicode case folding, as plants/fold.ts does it (upper then lower, twice, by the ICU root locale; ς as
 -- σ; ı kept apart, through the noncharacter U+FDD0), for GET /plants?q=.
 DO $check$ BEGIN
+  IF current_setting('server_encoding') <> 'UTF8' THEN
+    RAISE EXCEPTION 'the database must be UTF8-encoded (it is %): plant names are Unicode text, searched under Unicode case folding (create it with ENCODING ''UTF8'')', current_setting('server_encoding');
+  END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
     RAISE EXCEPTION 'searching plants by name needs PostgreSQL built with ICU (the collation "und-x-icu"), for Unicode case folding';
   END IF;
