@@ -16,6 +16,7 @@ function failingStore(error: () => Error): Store {
     plants,
     tokens: real.tokens,
     webhooks: real.webhooks,
+    events: real.events,
     ping: () => real.ping(),
     close: () => real.close(),
   };

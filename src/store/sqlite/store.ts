@@ -4,6 +4,7 @@ import { sqlitePath } from '../database-url.js';
 import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { configureConnection, openConnection, prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { guard, translate } from './errors.js';
+import { SqliteEvents } from './events.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { SqlitePlants } from './plants.js';
@@ -31,6 +32,7 @@ export class SqliteStore implements Store {
   private readonly exports: ExportConnections;
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
+  readonly events: SqliteEvents;
 
   private constructor(
     private readonly db: Connection,
@@ -41,6 +43,7 @@ export class SqliteStore implements Store {
     this.plants = new SqlitePlants(db, writer, this.exports);
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
+    this.events = new SqliteEvents(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {

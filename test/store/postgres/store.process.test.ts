@@ -7,6 +7,7 @@ import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { isUnavailable } from '../../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
 import { storeContract } from '../contract.js';
+import { eventContract } from '../event-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
@@ -42,6 +43,7 @@ if (skipReason) {
 
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
+  eventContract('postgres', () => open());
 
   describe('postgres store', () => {
     it('applies migrations once, recorded, even when several instances start at once', async () => {
@@ -62,6 +64,7 @@ if (skipReason) {
         { version: 2, name: 'rate_limits' },
         { version: 3, name: 'webhooks' },
         { version: 4, name: 'plant_versions' },
+        { version: 5, name: 'change_feed' },
       ]);
     });
 
