@@ -1,5 +1,6 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { AUTH_SETTINGS } from './config/auth.js';
+import { EVENT_SETTINGS } from './config/events.js';
 import { readSetting } from './config/read.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './config/server.js';
 import type { Setting } from './config/setting.js';
@@ -16,7 +17,7 @@ import { databaseKind } from './store/database-url.js';
  * variable. Code reads the resolved Config only. The order is the README's (and a computed default may
  * read the settings above it).
  */
-export const SETTINGS = { ...LISTEN_SETTINGS, ...STORE_SETTINGS, ...AUTH_SETTINGS, ...SERVER_SETTINGS, ...WEBHOOK_SETTINGS };
+export const SETTINGS = { ...LISTEN_SETTINGS, ...STORE_SETTINGS, ...AUTH_SETTINGS, ...SERVER_SETTINGS, ...WEBHOOK_SETTINGS, ...EVENT_SETTINGS };
 
 type Settings = typeof SETTINGS;
 type Env = Record<string, string | undefined>;

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
 import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     app.log,
     pressure,
   );
+  let stopSweeping = (): void => undefined;
   let scrapes: MetricsListener | undefined;
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
@@ -121,7 +123,9 @@ async function main(): Promise<void> {
     // keep-alive timeout. Sweep those as they turn idle.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     sweep.unref();
+    // app.close() ends the event streams first (events/routes.ts), so that they do not hold it open.
     Promise.all([app.close(), scrapes?.close()])
+      .then(() => stopSweeping())
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())
@@ -144,6 +148,7 @@ async function main(): Promise<void> {
   });
   pressure.start();
   dispatcher.start();
+  stopSweeping = sweepExpiredEvents(store.events, config.eventsRetentionDays, app.log);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 

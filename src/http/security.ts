@@ -19,7 +19,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers). */
-const CORS_REQUEST_HEADERS = 'authorization, content-type, if-none-match';
+const CORS_REQUEST_HEADERS = 'authorization, content-type, if-none-match, last-event-id';
 const CORS_EXPOSED_HEADERS = [
   'link',
   'location',

@@ -7,20 +7,19 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
- * test/http/auth) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
+ * test/events/*, test/http/auth) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
  * app. One set of tests, parameterised by store, not two copies.
  */
 
 const DIST_TEST = fileURLToPath(new URL('../..', import.meta.url));
-const SUITES = [
-  ...(existsSync(`${DIST_TEST}plants`)
-    ? readdirSync(`${DIST_TEST}plants`)
-        // *.process tests start real servers on stores of their own, PostgreSQL included: not in-process suites.
+/** The in-process suites of a folder (*.process tests start real servers on stores of their own, PostgreSQL included). */
+const suitesIn = (folder: string) =>
+  existsSync(DIST_TEST + folder)
+    ? readdirSync(DIST_TEST + folder)
         .filter((f) => f.endsWith('.test.js') && !f.endsWith('.process.test.js'))
-        .map((f) => `plants/${f}`)
-    : []),
-  'http/auth.test.js',
-].filter((file) => existsSync(DIST_TEST + file));
+        .map((f) => `${folder}/${f}`)
+    : [];
+const SUITES = [...suitesIn('plants'), ...suitesIn('events'), 'http/auth.test.js'].filter((file) => existsSync(DIST_TEST + file));
 
 /** Runs test files in a `node --test` of their own; resolves with its exit code and output. */
 function runSuites(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
