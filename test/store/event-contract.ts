@@ -50,6 +50,7 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
         events.onRecorded(() => told++);
         assert.deepEqual(await events.read({ after: FEED_START, limit: 10 }), []);
         assert.equal(await events.newest(), undefined);
+        assert.deepEqual(await events.find(FEED_START_ID), FEED_START, 'the place before every event');
         const before = Date.now();
         const max = 2n ** 63n - 1n;
         await plants.put({ id: max, name: 'Max', tag: 'big' });

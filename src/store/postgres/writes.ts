@@ -35,7 +35,8 @@ export interface Applied {
   results: PlantWriteResult[];
   queued: number;
   events: number;
-  eventKey: string;
+  /** Null when the statement took none (a patch that found no plant). */
+  eventKey: string | null;
 }
 
 interface Counts {
@@ -126,7 +127,7 @@ export async function applyPlainPuts(query: Query, plants: readonly Plant[], fee
     results: rows.map((row) => ({ outcome: row.inserted ? 'created' : 'replaced', version: Number(row.version) })),
     queued: rows[0]?.queued ?? 0,
     events: rows.length,
-    eventKey: rows[0]?.event_key ?? feed.key ?? '',
+    eventKey: rows[0]?.event_key ?? feed.key,
   };
 }
 
@@ -197,7 +198,7 @@ async function applyPatch(query: Query, { id, changes, ifMatch }: Extract<PlantW
     [int8(id), changes.name ?? null, changes.tag !== undefined, changes.tag ?? null, ifMatchParam(ifMatch)],
   );
   const row = rows[0];
-  if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0, events: 0, eventKey: feed.key ?? '' };
+  if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0, events: 0, eventKey: feed.key };
   const plant = toPlant(row);
   const at = Date.now();
   const { rows: counts } = await query<Counts>(
