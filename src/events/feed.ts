@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { comparePositions, FEED_START, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
+import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
 import type { EventType } from '../webhooks/events.js';
 import { preamble } from './frames.js';
 import { CATCH_UP_PAGE, EventStream, framesOf, type StreamSource } from './stream.js';
@@ -110,7 +110,9 @@ export class Feed implements StreamSource {
       await this.follow();
       const cursor = after === undefined ? this.head : await this.position(after);
       if (this.stopping) throw new HttpError(503, 'the service is shutting down: reconnect', { 'retry-after': '1' });
-      const start = preamble(this.settings.retryMs, after === undefined ? this.headId : undefined);
+      // Without a cursor the client learns where it starts (the newest event, or before the first), so that a
+      // reconnect before any event comes resumes from there.
+      const start = preamble(this.settings.retryMs, after === undefined ? (this.headId ?? FEED_START_ID) : undefined);
       const stream = new EventStream(cursor, types && new Set(types), this, this.settings.maxBacklogBytes, start);
       this.streams.add(stream);
       this.observer?.streams(this.streams.size);

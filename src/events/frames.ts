@@ -19,11 +19,13 @@ export function eventFrame(event: FeedEvent): string {
 
 /**
  * The first bytes of a stream: the reconnection delay, and, for a stream that starts at the newest event
- * (no cursor), that event's id, so that the client's Last-Event-ID resumes from there even if nothing
- * happens before it reconnects. A frame without data dispatches no event but sets the last event id.
+ * (no cursor), a `start` frame with that event's id (or FEED_START_ID), so that the client's Last-Event-ID
+ * resumes from there even if it is cut off before any event comes. The frame has an (empty) data line:
+ * browsers take the id of a frame without data, but other parsers (the eventsource package's) drop such a
+ * frame whole. Its type, `start`, reaches no listener of the plant events, nor `onmessage`.
  */
 export function preamble(retryMs: number, startId: string | undefined): string {
-  return `retry: ${retryMs}\n${startId === undefined ? '' : `id: ${startId}\n`}\n`;
+  return `retry: ${retryMs}\n${startId === undefined ? '' : `id: ${startId}\nevent: start\ndata:\n`}\n`;
 }
 
 /** A comment line (ignored by clients), to keep proxies from closing an idle stream. */

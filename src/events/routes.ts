@@ -37,8 +37,9 @@ const STREAM_DOC = {
     type: 'string',
     description:
       'Server-Sent Events: first `retry:`, then each event as `id: <event id>`, `event: <type>`, `data: <the event as JSON>` and a blank line, ' +
-      'oldest first; a `: heartbeat` comment every EVENTS_HEARTBEAT_MS. Without a cursor the stream starts at the newest event (its id ' +
-      'is sent first, with no data) and carries what commits next',
+      'oldest first; a `: heartbeat` comment every EVENTS_HEARTBEAT_MS. Without a cursor the stream starts at the newest event and ' +
+      'carries what commits next; it first sends `id: <the newest event id>`, `event: start`, an empty `data:` (the place before ' +
+      'every event, msg_00000000000000000000000000, when there is none yet), so that a reconnect resumes from there',
   },
 };
 

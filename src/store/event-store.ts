@@ -20,6 +20,13 @@ export interface FeedPosition {
 /** Before every event. */
 export const FEED_START: FeedPosition = { commit: 0, index: 0 };
 
+/**
+ * The id of the place before every event (a ULID of all zeros): a stream that starts on a feed with no
+ * event yet hands it to its client as its last event id, so that a reconnect misses nothing. `find` knows
+ * it while no event has been deleted (by retention); after, it is as gone as any deleted event.
+ */
+export const FEED_START_ID = 'msg_00000000000000000000000000';
+
 /** Negative, zero or positive as `a` comes before, at or after `b` in the feed. */
 export function comparePositions(a: FeedPosition, b: FeedPosition): number {
   return a.commit - b.commit || a.index - b.index;
@@ -46,7 +53,10 @@ export interface FeedRead {
 export interface EventStore {
   /** Events in feed order. */
   read(options: FeedRead): Promise<FeedEvent[]>;
-  /** Where the event with this id stands; undefined when there is none (never was, or deleted by retention). */
+  /**
+   * Where the event with this id stands; undefined when there is none (never was, or deleted by retention).
+   * FEED_START_ID is FEED_START while the first event ever recorded is still kept (or there is none yet).
+   */
   find(id: string): Promise<FeedPosition | undefined>;
   /** The newest event, if there is one. */
   newest(): Promise<FeedEvent | undefined>;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Metrics } from '../../src/metrics/registry.js';
+import { FEED_START_ID } from '../../src/store/event-store.js';
 import { newId } from '../../src/webhooks/ids.js';
 import { testApp, TOKEN, type TestApp } from '../helpers.js';
 import { listen, openSource, rawStream, stalledClient, until } from './sse.js';
@@ -167,6 +168,23 @@ describe('GET /events (Server-Sent Events)', () => {
     stream.abort();
   });
 
+  it('on a feed with no event yet, starts with the id before every event, so that a reconnect before the first event misses nothing', async (context) => {
+    const t = await testApp(after, { config: { eventsRetryMs: 10 } });
+    const origin = await listen(t.app);
+    const stream = await rawStream(`${origin}/events`, { authorization: `Bearer ${TOKEN}` });
+    await until(() => stream.text().length > 0, 'the start of the stream');
+    assert.equal(stream.text(), `retry: 10\nid: ${FEED_START_ID}\nevent: start\ndata:\n\n`);
+    stream.abort();
+    // A client cut off before the first event: it resumes from the start.
+    const client = openSource(context.after.bind(context), `${origin}/events`, TOKEN);
+    await until(() => client.source.readyState === client.source.OPEN, 'the client to connect');
+    client.cut();
+    await post(t, 1, 'while cut');
+    await until(() => client.received.length === 1, 'the event made while it was cut off');
+    assert.equal(client.connections[1]!['Last-Event-ID'], FEED_START_ID);
+    assert.equal((await t.call('GET', `/events?after=${FEED_START_ID}`)).json<unknown[]>().length, 1, 'pages accept it too');
+  });
+
   it('sends the retry hint and the newest id first, then a heartbeat every EVENTS_HEARTBEAT_MS', async () => {
     const t = await testApp(after, { config: { eventsRetryMs: 1234, eventsHeartbeatMs: 1000 } });
     await post(t, 1, 'p1');
@@ -174,7 +192,7 @@ describe('GET /events (Server-Sent Events)', () => {
     const origin = await listen(t.app);
     const stream = await rawStream(`${origin}/events`, { authorization: `Bearer ${TOKEN}` });
     await until(() => stream.text().includes(': heartbeat\n\n'), 'a heartbeat', 5000);
-    assert.ok(stream.text().startsWith(`retry: 1234\nid: ${newest}\n\n`), JSON.stringify(stream.text()));
+    assert.ok(stream.text().startsWith(`retry: 1234\nid: ${newest}\nevent: start\ndata:\n\n`), JSON.stringify(stream.text()));
     stream.abort();
   });
 

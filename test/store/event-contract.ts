@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { comparePositions, FEED_START, type FeedEvent, type FeedPosition } from '../../src/store/event-store.js';
+import { comparePositions, FEED_START, FEED_START_ID, type FeedEvent, type FeedPosition } from '../../src/store/event-store.js';
 import type { Plant, Store } from '../../src/store/store.js';
 import { EVENT_TYPES, eventBody, type EventType } from '../../src/webhooks/events.js';
 import { newId } from '../../src/webhooks/ids.js';
@@ -113,6 +113,8 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
         await plants.put({ id: 1, name: 'one' });
         // Made together: one batch of writes (one transaction), with the same plant written more than once.
         await Promise.all([
+          plants.patch(999, { name: 'no such plant: no event, first in its transaction' }),
+          plants.delete(998),
           plants.put({ id: 1, name: 'one again' }),
           plants.put({ id: 2, name: 'two' }),
           plants.put({ id: 1, name: 'one for the third time' }),
@@ -209,11 +211,13 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
         const { plants, events } = store;
         for (let id = 1; id <= 5; id++) await plants.put({ id, name: `p${id}` });
         const all = await readAll(store);
+        assert.deepEqual(await events.find(FEED_START_ID), FEED_START, 'before the first, while it is kept');
         assert.equal(await events.deleteExpired(0), 0, 'nothing is older than the epoch');
         assert.equal(await events.deleteExpired(Date.now() - 60_000), 0);
         assert.equal(await events.deleteExpired(Date.now() + 60_000), 4, 'all but the newest');
         assert.deepEqual(await readAll(store), all.slice(4));
         assert.equal(await events.find(all[0]!.id), undefined);
+        assert.equal(await events.find(FEED_START_ID), undefined, 'the start is gone with the first event');
         assert.deepEqual(await events.find(all[4]!.id), all[4]!.position);
         assert.equal(await events.deleteExpired(Date.now() + 60_000), 0, 'the newest stays');
         // Numbering goes on after the newest.

@@ -1,5 +1,5 @@
 import type { EventType } from '../../webhooks/events.js';
-import type { EventStore, FeedEvent, FeedPosition, FeedRead } from '../event-store.js';
+import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition, type FeedRead } from '../event-store.js';
 import { named, type Query } from './query.js';
 
 /**
@@ -123,6 +123,12 @@ export class PostgresEvents implements EventStore {
   }
 
   async find(id: string): Promise<FeedPosition | undefined> {
+    if (id === FEED_START_ID) {
+      // Commit numbers count from 1 and retention deletes the oldest first: the first is there until something was
+      // deleted (or, rarely, a transaction that took number 1 failed to commit: then this answers gone, to be safe).
+      const { rows } = await this.query<{ oldest: string | null }>('SELECT min(csn)::text AS oldest FROM event_commits', []);
+      return rows[0]!.oldest === null || rows[0]!.oldest === '1' ? FEED_START : undefined;
+    }
     const { rows } = await this.query<{ commit: string; ord: number }>(FIND, [id]);
     const row = rows[0];
     return row && { commit: Number(row.commit), index: row.ord };

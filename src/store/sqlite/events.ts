@@ -1,5 +1,5 @@
 import type { EventType } from '../../webhooks/events.js';
-import type { EventStore, FeedEvent, FeedPosition, FeedRead } from '../event-store.js';
+import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition, type FeedRead } from '../event-store.js';
 import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
@@ -40,6 +40,11 @@ export class SqliteEvents implements EventStore {
 
   find(id: string): Promise<FeedPosition | undefined> {
     return guard(() => {
+      if (id === FEED_START_ID) {
+        // Positions count from 1 and retention deletes the oldest first: the first is there until something was deleted.
+        const oldest = prepare<[], number | null>(this.db, 'SELECT min(position) FROM events').pluck().get();
+        return oldest === null || oldest === 1 ? FEED_START : undefined;
+      }
       const position = prepare<[string], number>(this.db, 'SELECT position FROM events WHERE id = ?').pluck().get(id);
       return position === undefined ? undefined : { commit: position, index: 0 };
     });
