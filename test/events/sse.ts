@@ -30,18 +30,22 @@ export async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** An EventSource on `url` sending the bearer token (null: none), collecting every event of the three types. */
-export function openSource(cleanup: typeof after, url: string, token: string | null): Source {
+/**
+ * An EventSource on `url` sending the bearer token (null: none), collecting every event of the three types.
+ * `route` may send each connection elsewhere (the nth connection, from 0): to another instance, say.
+ */
+export function openSource(cleanup: typeof after, url: string, token: string | null, route?: (url: string, connection: number) => string): Source {
   const received: Received[] = [];
   const connections: Array<Record<string, string>> = [];
   const statuses: number[] = [];
   let cutCurrent: (() => void) | undefined;
   const fetchWithToken: FetchLike = async (input, init) => {
     const headers = { ...init.headers, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } as Record<string, string>;
+    const target = route ? route(String(input), connections.length) : input;
     connections.push(headers);
     const controller = new AbortController();
     init.signal?.addEventListener('abort', () => controller.abort());
-    const response = await fetch(input, { ...init, headers, signal: controller.signal });
+    const response = await fetch(target, { ...init, headers, signal: controller.signal });
     statuses.push(response.status);
     if (response.body === null) return response;
     // The body as the client sees it: a cut breaks it with a network error (an abort would mean "closed on
