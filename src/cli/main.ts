@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js';
 import { withStore, UsageError } from './common.js';
+import { EVENTS_USAGE, eventsCommand } from './events.js';
 import { PLANTS_USAGE, plantsCommand } from './plants.js';
 import { TOKEN_USAGE, tokenCommand } from './tokens.js';
 import { WEBHOOK_USAGE, webhookCommand } from './webhooks.js';
@@ -10,6 +11,7 @@ Commands (against the store DATABASE_URL names, the same as the server's):
 ${TOKEN_USAGE}
 ${WEBHOOK_USAGE}
 ${PLANTS_USAGE}
+${EVENTS_USAGE}
   migrate                                      apply the schema migrations and exit
 `;
 
@@ -20,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'token') await tokenCommand(args);
     else if (command === 'webhook') await webhookCommand(args);
     else if (command === 'plants') await plantsCommand(args);
+    else if (command === 'events') await eventsCommand(args);
     else if (command === 'migrate') {
       const kind = await withStore((store) => Promise.resolve(store.kind));
       process.stderr.write(`the ${kind} store's schema is up to date\n`);
