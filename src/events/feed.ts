@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
@@ -28,6 +29,12 @@ export interface FeedObserver {
 const PAGE = 1000;
 /** The newest events the feed keeps in memory: a stream that resumes within them joins without reading the store. */
 const RECENT = 1024;
+/**
+ * The least time between two reads of new events: under a write load every commit wakes the feed, and each
+ * read costs one socket write per stream, so commits that land within this time of the last read are read
+ * (and sent) together. It adds at most this much to an event's lag.
+ */
+const COALESCE_MS = 10;
 /** Seconds a client is asked to wait when every stream is taken. */
 const BUSY_RETRY_AFTER = '5';
 
@@ -68,6 +75,9 @@ export class Feed implements StreamSource {
   private again = false;
   private failing = false;
   private timers: NodeJS.Timeout[] = [];
+  /** When the last read of new events started (performance.now()), and the read put off until COALESCE_MS after it. */
+  private lastPull = -Infinity;
+  private deferred: NodeJS.Timeout | undefined;
   private stopping = false;
 
   constructor(
@@ -162,6 +172,16 @@ export class Feed implements StreamSource {
       this.again = true;
       return;
     }
+    if (this.deferred !== undefined) return;
+    const wait = this.lastPull + COALESCE_MS - performance.now();
+    if (wait > 0) {
+      this.deferred = setTimeout(() => {
+        this.deferred = undefined;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.lastPull = performance.now();
     void this.pull();
   };
 
@@ -199,6 +219,8 @@ export class Feed implements StreamSource {
   private stopTimers(): void {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    clearTimeout(this.deferred);
+    this.deferred = undefined;
   }
 
   private heartbeat(): void {
@@ -208,16 +230,14 @@ export class Feed implements StreamSource {
   private async pull(): Promise<void> {
     const epoch = this.epoch;
     this.reading = true;
+    this.again = false;
     try {
-      do {
-        this.again = false;
-        for (;;) {
-          const page = await this.store.read({ after: this.head, limit: PAGE });
-          if (epoch !== this.epoch) return;
-          if (page.length > 0) this.broadcast(page);
-          if (page.length < PAGE) break;
-        }
-      } while (this.again);
+      for (;;) {
+        const page = await this.store.read({ after: this.head, limit: PAGE });
+        if (epoch !== this.epoch) return;
+        if (page.length > 0) this.broadcast(page);
+        if (page.length < PAGE) break;
+      }
       if (this.failing) this.log.info('events: reading the store again');
       this.failing = false;
     } catch (error) {
@@ -225,7 +245,11 @@ export class Feed implements StreamSource {
       if (!this.failing) this.log.warn({ err: error }, 'events: cannot read new events from the store');
       this.failing = true;
     } finally {
-      if (epoch === this.epoch) this.reading = false;
+      if (epoch === this.epoch) {
+        this.reading = false;
+        // Commits told of while this read was under way: read again (after COALESCE_MS; a failing store waits for the poll).
+        if (this.again && !this.failing) this.wake();
+      }
     }
   }
 
