@@ -130,8 +130,8 @@ export function feedTable(measurements: Measurement[], withStreams: string, with
   const peak = (key: string, target: string) =>
     Math.max(...measurements.filter((m) => m.scenario === key && m.target === target && m.peakRssMb !== undefined).map((m) => m.peakRssMb!));
   const lines = [
-    '| server | run | req/s | with / without streams (ratios to baseline) | streams | events per stream | event lag p50 ms | lag p99 ms | drained after the load, ms | peak RSS MB with / without |',
-    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|',
+    '| server | run | req/s | with / without streams (ratios to baseline) | streams | events per stream | event lag p50 ms | lag p99 ms | drained after the load, ms | peak RSS MB with / without | reader CPU |',
+    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   runs.forEach((m, i) => {
     const [withRatio, withoutRatio] = [baselineRatio(measurements, withStreams, m.target), baselineRatio(measurements, without, m.target)];
@@ -139,7 +139,7 @@ export function feedTable(measurements: Measurement[], withStreams: string, with
     lines.push(
       `| ${m.target} | ${i + 1} | ${m.reqPerSec.toFixed(0)} | ${fixed(withRatio, 2)} / ${fixed(withoutRatio, 2)} = **${fixed(withRatio / withoutRatio, 2)}** | ` +
         `${m.feed!.streams} | ${events} | ${fixed(m.feed!.lagP50Ms, 0)} | ${fixed(m.feed!.lagP99Ms, 0)} | ${m.feed!.drainMs} | ` +
-        `${fixed(m.peakRssMb, 0)} / ${fixed(peak(without, m.target), 0)} |`,
+        `${fixed(m.peakRssMb, 0)} / ${fixed(peak(without, m.target), 0)} | ${(m.feed!.readerCpu * 100).toFixed(0)}% |`,
     );
   });
   return lines.join('\n');

@@ -20,6 +20,8 @@ export interface StreamStats {
   lagP99Ms: number;
   /** From the end of the load until every stream had the newest event. */
   drainMs: number;
+  /** Share of one CPU the readers (the runner's process) used, from opening the streams to the end: on a small machine they compete with the service. */
+  readerCpu: number;
 }
 
 export interface Streams {
@@ -78,6 +80,8 @@ async function newestId(port: number, token: string): Promise<string> {
 }
 
 export async function openStreams(port: number, token: string, count: number): Promise<Streams> {
+  const cpuStart = process.cpuUsage();
+  const opened = performance.now();
   const histogram = new Uint32Array(BUCKETS);
   let total = 0;
   // Every stream gets the same frames: parse each timestamp once.
@@ -130,6 +134,8 @@ export async function openStreams(port: number, token: string, count: number): P
         await sleep(20);
       }
       const drainMs = Math.round(performance.now() - loadEnded);
+      const cpu = process.cpuUsage(cpuStart);
+      const readerCpu = (cpu.user + cpu.system) / 1000 / (performance.now() - opened);
       for (const reader of readers) reader.request.destroy();
       const events = readers.map((r) => r.events);
       return {
@@ -139,6 +145,7 @@ export async function openStreams(port: number, token: string, count: number): P
         lagP50Ms: percentile(histogram, total, 50),
         lagP99Ms: percentile(histogram, total, 99),
         drainMs,
+        readerCpu,
       };
     },
   };
