@@ -7,11 +7,15 @@ import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '.
 import { StoreUnavailableError } from '../store/store.js';
 import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
 import { usage, UsageError, withStore } from './common.js';
+import { tailHttp } from './events-http.js';
 
-export const EVENTS_USAGE = `  events tail [--after ID] [--type TYPE]...    the change feed as NDJSON: every event after ID (without it, from
+export const EVENTS_USAGE = `  events tail [--after ID] [--type TYPE]... [--url URL]
+                                               the change feed as NDJSON: every event after ID (without it, from
                                                now), then each one as it commits, until stopped (Ctrl-C); it
                                                resumes by itself when the store comes back after an outage
-                                               types: ${EVENT_TYPES.join(', ')} (default: all)`;
+                                               types: ${EVENT_TYPES.join(', ')} (default: all)
+                                               --url: from a running service instead (GET /events as a stream,
+                                               the token in PLANT_STORE_TOKEN), reconnecting with Last-Event-ID`;
 
 /** Events read at a time. */
 const PAGE = 1000;
@@ -28,7 +32,9 @@ function eventTypes(names: string[] | undefined): ReadonlySet<EventType> | undef
 
 export async function eventsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
-  const { values } = usage(() => parseArgs({ args: rest, options: { after: { type: 'string' }, type: { type: 'string', multiple: true } } }));
+  const { values } = usage(() =>
+    parseArgs({ args: rest, options: { after: { type: 'string' }, type: { type: 'string', multiple: true }, url: { type: 'string' } } }),
+  );
   if (action !== 'tail') throw new UsageError(`unknown events command "${action ?? ''}"`);
   const after = values.after;
   if (after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(after))
@@ -40,7 +46,14 @@ export async function eventsCommand(args: string[]): Promise<void> {
   process.once('SIGINT', end).once('SIGTERM', end);
   process.stdout.on('error', end);
   try {
-    await withStore((store, config) => tail(store.events, { after, types, pollMs: config.eventsPollMs, signal: stop.signal }));
+    if (values.url !== undefined) {
+      const token = process.env.PLANT_STORE_TOKEN;
+      if (!token) throw new UsageError('--url needs the token (with events:read) in the environment variable PLANT_STORE_TOKEN');
+      if (!/^https?:\/\//.test(values.url)) throw new UsageError(`--url must be the service's http(s) URL, got "${values.url}"`);
+      await tailHttp({ url: values.url, token, after, types, signal: stop.signal });
+    } else {
+      await withStore((store, config) => tail(store.events, { after, types, pollMs: config.eventsPollMs, signal: stop.signal }));
+    }
   } finally {
     process.off('SIGINT', end).off('SIGTERM', end);
   }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { FEED_START_ID } from '../../src/store/event-store.js';
 import { tempDir } from '../helpers.js';
-import { baseEnv, cli, CLI_JS, request, startServer, waitUntil, type Exit, type ServerProcess } from '../process.js';
-import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
+import { baseEnv, cli, CLI_JS, request, run, startServer, waitUntil, type Exit, type ServerProcess } from '../process.js';
+import { freePort, postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 
 /** `plant-store events tail`: the change feed as NDJSON, from the store DATABASE_URL names, until stopped. */
 
@@ -19,10 +19,11 @@ interface Tail {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-/** Starts `plant-store events tail ...args` against `databaseUrl`; killed when the file ends. */
-function tail(databaseUrl: string, ...args: string[]): Tail {
+/** Starts `plant-store events tail ...args` against `databaseUrl` (or `env`); killed when the file ends. */
+function tail(databaseUrl: string | Record<string, string>, ...args: string[]): Tail {
+  const env = typeof databaseUrl === 'string' ? { DATABASE_URL: databaseUrl } : databaseUrl;
   const child = spawn(process.execPath, [CLI_JS, 'events', 'tail', ...args], {
-    env: baseEnv({ DATABASE_URL: databaseUrl, EVENTS_POLL_MS: '50' }),
+    env: baseEnv({ ...env, EVENTS_POLL_MS: '50' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -114,6 +115,48 @@ describe('events tail on SQLite', async () => {
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3 is no longer in the feed.*plants export/);
     assert.equal(gone.stdout, '');
+  });
+});
+
+describe('events tail --url, from a running service', async () => {
+  const dir = tempDir(after);
+  const databaseUrl = `file:${join(dir, 'u.db')}`;
+  const env = { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: TOKEN, PORT: String(await freePort()) };
+  let server = await startServer(after, { env });
+
+  test('stops with exit 1 on what reconnecting cannot mend (a bad token, an id the feed does not hold), and 2 without a token', async () => {
+    const denied = await run([CLI_JS, 'events', 'tail', '--url', server.url], { env: { PLANT_STORE_TOKEN: 'ps_not-a-token' } });
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /GET \/events: 401/);
+    const gone = await run([CLI_JS, 'events', 'tail', '--url', server.url, '--after', 'msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3'], {
+      env: { PLANT_STORE_TOKEN: TOKEN },
+    });
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /GET \/events: 410: event msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3 is no longer in the feed/);
+    const tokenless = await run([CLI_JS, 'events', 'tail', '--url', server.url], { env: {} });
+    assert.equal(tokenless.code, 2);
+    assert.match(tokenless.stderr, /PLANT_STORE_TOKEN/);
+  });
+
+  test('follows GET /events as a stream and, when the service goes away and comes back, resumes with Last-Event-ID: every event once', async () => {
+    await write(server, 'POST', '/plants', '{"id":9223372036854775807,"name":"Max"}');
+    const following = tail({ PLANT_STORE_TOKEN: TOKEN }, '--url', server.url, '--after', FEED_START_ID);
+    await waitUntil(() => following.lines().length === 1, 10_000, 'the first event');
+    await write(server, 'PATCH', '/plants/9223372036854775807', '{"tag":"big"}');
+    await waitUntil(() => following.lines().length === 2, 10_000, 'the event as it commits');
+
+    // The service stops (its streams end cleanly); changes are made meanwhile, straight into its database.
+    assert.equal((await server.stop('SIGTERM')).code, 0);
+    const imported = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: databaseUrl }, input: '{"id":5,"name":"while away"}\n' });
+    assert.equal(imported.code, 0, imported.stderr);
+    await waitUntil(() => /connection lost/.test(following.stderr()), 10_000, 'the tail to notice');
+    // (Last: a server started in a test is stopped when that test ends.)
+    server = await startServer(after, { env });
+    await write(server, 'DELETE', '/plants/5');
+    await waitUntil(() => following.lines().length === 4, 20_000, 'the events made while it was away, and after');
+    assert.match(following.stderr(), /reconnected/);
+    assert.deepEqual(following.lines(), await listed(server), 'every event once, in order, as GET /events lists them');
+    assert.deepEqual(await following.stop(), { code: 0, signal: null });
   });
 });
 
