@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { assertError, testApp, type TestApp } from '../helpers.js';
+import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
@@ -8,7 +8,7 @@ async function importBody(t: TestApp, body: string | Buffer, options: { type?: s
   return t.app.inject({
     method: 'POST',
     url: `/plants/import${options.query ?? ''}`,
-    headers: { authorization: `Bearer ${options.token ?? 'test-token-full-access'}`, 'content-type': options.type ?? NDJSON['content-type'] },
+    headers: { authorization: `Bearer ${options.token ?? TOKEN}`, 'content-type': options.type ?? NDJSON['content-type'] },
     payload: body,
   });
 }
