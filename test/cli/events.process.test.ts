@@ -105,12 +105,17 @@ describe('events tail on SQLite', async () => {
     assert.equal((await deletes.stop()).code, 0);
   });
 
-  test('refuses bad arguments with exit 2, and an id the feed does not hold with exit 1 saying how to resynchronise', async () => {
-    for (const args of [['follow'], ['tail', '--after', 'nope'], ['tail', '--type', 'plant.eaten'], ['tail', '--since', 'x'], []]) {
+  test('refuses bad arguments with exit 1 and one line pointing at the help, and an id the feed does not hold saying how to resynchronise', async () => {
+    for (const args of [['follow'], ['tail', '--after', 'nope'], ['tail', '--type', 'plant.eaten'], ['tail', '--since', 'x']]) {
       const result = await cli(databaseUrl, 'events', ...args);
-      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
-      assert.match(result.stderr, /events tail/, 'the usage');
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
+      assert.match(result.stderr, /plant-store events( tail)? --help/, 'where the help is');
     }
+    // Without its action, the command's help, on stderr.
+    const bare = await cli(databaseUrl, 'events');
+    assert.equal(bare.code, 1);
+    assert.match(bare.stderr, /events tail/);
     const gone = await cli(databaseUrl, 'events', 'tail', '--after', 'msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3');
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3 is no longer in the feed.*plants export/);
@@ -124,7 +129,7 @@ describe('events tail --url, from a running service', async () => {
   const env = { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: TOKEN, PORT: String(await freePort()) };
   let server = await startServer(after, { env });
 
-  test('stops with exit 1 on what reconnecting cannot mend (a bad token, an id the feed does not hold), and 2 without a token', async () => {
+  test('stops with exit 1 on what reconnecting cannot mend (a bad token, an id the feed does not hold), and without a token', async () => {
     const denied = await run([CLI_JS, 'events', 'tail', '--url', server.url], { env: { PLANT_STORE_TOKEN: 'ps_not-a-token' } });
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /GET \/events: 401/);
@@ -134,7 +139,7 @@ describe('events tail --url, from a running service', async () => {
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /GET \/events: 410: event msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3 is no longer in the feed/);
     const tokenless = await run([CLI_JS, 'events', 'tail', '--url', server.url], { env: {} });
-    assert.equal(tokenless.code, 2);
+    assert.equal(tokenless.code, 1);
     assert.match(tokenless.stderr, /PLANT_STORE_TOKEN/);
   });
 

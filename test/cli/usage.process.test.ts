@@ -68,6 +68,7 @@ describe('help and version', async () => {
       'webhook deliveries',
       'plants import',
       'plants export',
+      'events tail',
       'backup',
       'restore',
       'migrate',
@@ -124,7 +125,7 @@ describe('mistakes of use: exit 1, one line naming the mistake and the help', ()
     [
       'an unknown command, with the one meant',
       ['tokens'],
-      /unknown command "tokens": did you mean "token"\? the commands are token, webhook, plants, backup, restore, migrate/,
+      /unknown command "tokens": did you mean "token"\? the commands are token, webhook, plants, events, backup, restore, migrate/,
     ],
     ['an unknown action, with the one meant', ['token', 'craete'], /unknown token command "craete": did you mean "create"\?/],
     [

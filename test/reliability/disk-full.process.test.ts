@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import { request, startServer, waitUntil } from '../process.js';
 
 /**
- * A disk that fills up, for real: the database lives on a tiny tmpfs, a filler file takes the rest of
+ * A disk that fills up, for real: the database lives on a tiny tmpfs (8 MB: the schema, its search index and change feed included, with room for the first writes), a filler file takes the rest of
  * it, and the real server process must answer writes 503 (Error shape, Retry-After) with a clear log
  * line, not crash, keep every plant it acknowledged, and accept writes again once the filler is gone.
  * Mounting needs root (CAP_SYS_ADMIN); where that is not allowed the test says so and is skipped.
@@ -16,7 +16,7 @@ const TOKEN = 'disk-full-test-token-0123456789abc';
 
 function tryMount(dir: string): string | undefined {
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', dir], { stdio: 'pipe' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { stdio: 'pipe' });
     return undefined;
   } catch (error) {
     return (error as { stderr?: Buffer }).stderr?.toString().trim() || String(error);

@@ -11,8 +11,12 @@ import type { WriteOf, WriteResults } from './protocol.js';
  * import is stored whole or not at all. Duplicate ids: the staging table keeps the last row of each.
  */
 
-/** Staged rows are read back this many at a time to announce them, so memory stays flat. */
-const ANNOUNCE_CHUNK = 10_000;
+/**
+ * Staged rows are read back this many at a time to announce them, so memory stays flat: a chunk's rows,
+ * bodies and events die young in the writer thread's small young generation (4 MB), where 10,000 at a
+ * time were promoted to the old one, which grew.
+ */
+const ANNOUNCE_CHUNK = 1000;
 
 interface Needs {
   nextVersion(count?: number): number;
