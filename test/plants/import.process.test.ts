@@ -8,8 +8,8 @@ import { startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 
 /**
- * Bulk import against the real server process: a 200 MB NDJSON body streamed in keeps the process's
- * peak memory under 200 MB (the body is never held whole), on both stores; and a client that goes away
+ * Bulk import against the real server process: a 200 MB NDJSON body streamed in adds a bounded amount
+ * to the process's memory (the body is never held whole), on both stores; and a client that goes away
  * in the middle of an export stops it, with nothing left open.
  */
 
@@ -61,11 +61,12 @@ async function bigImport(server: ServerProcess, what: string, diagnostic: (text:
   diagnostic(
     `${what}: ${(TARGET_BYTES / 2 ** 20).toFixed(0)} MB, ${rows} rows in ${seconds.toFixed(1)} s; peak RSS ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB after`,
   );
-  if (NODE_MAJOR <= 20) assert.ok(peak < 200, `peak RSS ${peak.toFixed(0)} MB`);
-  // Later Nodes start ~20 MB larger and let V8's young generation grow to 3 × 32 MB under allocation-heavy
-  // work (Node 20: 3 × 16 MB), so the absolute figure is Node 20's; flat means the import adds a bounded
-  // amount whatever its size.
-  else assert.ok(peak - before < 150, `peak RSS ${peak.toFixed(0)} MB, ${(peak - before).toFixed(0)} MB more than before the import`);
+  // Flat: the body is never held whole, so the import adds a bounded amount to what the process held
+  // before, whatever its size. Measured for 200 MB: 80-100 MB more on Node 20 (V8's heap grows further while
+  // its collector is starved of CPU on a loaded machine); later Nodes let the young generation grow to
+  // 3 × 32 MB (Node 20: 3 × 16 MB), so they get more room.
+  const bound = NODE_MAJOR <= 20 ? 125 : 150;
+  assert.ok(peak - before < bound, `peak RSS ${peak.toFixed(0)} MB, ${(peak - before).toFixed(0)} MB more than before the import`);
   const count = await fetch(`${server.url}/plants?limit=1`, { headers: { authorization: `Bearer ${TOKEN}`, prefer: 'count=exact' } });
   assert.equal(count.headers.get('x-total-count'), String(rows));
 }
