@@ -34,7 +34,11 @@ export interface LoadResult {
   serverCpu?: number;
   /** The first non-2xx status seen, for the report. */
   firstNon2xx?: number;
+  /** The measured window on the monotonic clock, in µs (the clock of V8's CPU profiles: bench/stages.ts cuts them to it). */
+  windowUs: [start: number, end: number];
 }
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = 'content-length:';
@@ -70,6 +74,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
   let stopping = false;
   let measuredStart = 0;
   let measuredEnd = 0;
+  let windowStartUs = 0;
   let cpuStart = process.cpuUsage();
   let serverCpuStart: number | undefined;
   const serverCpu = () => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid));
@@ -123,12 +128,14 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     setTimeout(() => {
       measuring = true;
       measuredStart = performance.now();
+      windowStartUs = monotonicUs();
       cpuStart = process.cpuUsage();
       serverCpuStart = serverCpu();
       setTimeout(() => {
         measuring = false;
         stopping = true;
         measuredEnd = performance.now();
+        const windowEndUs = monotonicUs();
         const cpu = process.cpuUsage(cpuStart);
         const serverCpuEnd = serverCpu();
         for (const socket of sockets) socket.destroy();
@@ -145,6 +152,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
           ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
           ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
+          windowUs: [windowStartUs, windowEndUs],
         });
       }, options.durationMs);
     }, options.warmupMs);
