@@ -213,10 +213,17 @@ async function importScenario(store: BenchStore): Promise<ImportMeasurement[]> {
   return measurements;
 }
 
+/** Server CPU as a share of a core and per request, its main thread's part beside. */
+function serverCpu(m: Measurement): string {
+  if (m.serverCpu === undefined) return '?';
+  const perRequest = (share: number) => ((share / m.reqPerSec) * 1e6).toFixed(0);
+  return `${(m.serverCpu * 100).toFixed(0)}% (${perRequest(m.serverCpu)} µs/req${m.serverMainCpu === undefined ? '' : `, main thread ${perRequest(m.serverMainCpu)}`})`;
+}
+
 function line(m: Measurement): string {
   return (
     `  ${m.target.padEnd(16)} ${m.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
-    `server CPU ${m.serverCpu === undefined ? '?' : `${(m.serverCpu * 100).toFixed(0)}% (${((m.serverCpu / m.reqPerSec) * 1e6).toFixed(0)} µs/req)`}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
+    `server CPU ${serverCpu(m)}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
     (m.webhooks
