@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LoadResult } from './load.js';
+import type { StreamStats } from './streams.js';
 import type { DeliveryStats } from './subscriber.js';
 
 /** Turning measurements into the table of bench/RESULTS.md. */
@@ -12,6 +13,8 @@ export interface Measurement extends LoadResult {
   readyMs: number;
   /** The webhook scenario: what the subscriber saw. */
   webhooks?: DeliveryStats;
+  /** The change-feed scenario: what the open streams saw. */
+  feed?: StreamStats;
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
@@ -87,6 +90,13 @@ export function table(rows: Row[]): string {
   return lines.join('\n');
 }
 
+/** A scenario's throughput as a share of its baseline's in the same run (means of the runs). */
+function baselineRatio(measurements: Measurement[], key: string, target: string): number {
+  const service = measurements.filter((m) => m.scenario === key && m.target === target);
+  const base = measurements.filter((m) => m.scenario === key && m.target === 'baseline');
+  return base.length === 0 || service.length === 0 ? NaN : mean(service.map((m) => m.reqPerSec)) / mean(base.map((m) => m.reqPerSec));
+}
+
 /**
  * The webhook scenario's own table: throughput with one subscriber against the same service without one
  * (each as a ratio of its baseline in the same run), and what the subscriber saw of each run.
@@ -94,11 +104,7 @@ export function table(rows: Row[]): string {
 export function webhookTable(measurements: Measurement[], withHook: string, without: string): string | undefined {
   const runs = measurements.filter((m) => m.scenario === withHook && m.webhooks !== undefined);
   if (runs.length === 0) return undefined;
-  const ratio = (key: string, target: string) => {
-    const service = measurements.filter((m) => m.scenario === key && m.target === target);
-    const base = measurements.filter((m) => m.scenario === key && m.target === 'baseline');
-    return base.length === 0 || service.length === 0 ? NaN : mean(service.map((m) => m.reqPerSec)) / mean(base.map((m) => m.reqPerSec));
-  };
+  const ratio = (key: string, target: string) => baselineRatio(measurements, key, target);
   const lines = [
     '| server | run | req/s | with / without subscriber (ratios to baseline) | delivered | delivery lag p50 ms | lag p99 ms | drained after the load, ms |',
     '|---|---:|---:|---|---:|---:|---:|---:|',
@@ -108,6 +114,32 @@ export function webhookTable(measurements: Measurement[], withHook: string, with
     lines.push(
       `| ${m.target} | ${i + 1} | ${m.reqPerSec.toFixed(0)} | ${fixed(ratio(withHook, m.target), 2)} / ${fixed(ratio(without, m.target), 2)} = **${fixed(relative, 2)}** | ` +
         `${m.webhooks!.delivered} | ${fixed(m.webhooks!.lagP50Ms, 0)} | ${fixed(m.webhooks!.lagP99Ms, 0)} | ${m.webhooks!.drainMs} |`,
+    );
+  });
+  return lines.join('\n');
+}
+
+/**
+ * The change-feed scenario's own table: throughput with the open streams against the same service without
+ * them (each as a ratio of its baseline in the same run: the cost to writes), what the streams saw, and the
+ * peak RSS with and without them.
+ */
+export function feedTable(measurements: Measurement[], withStreams: string, without: string): string | undefined {
+  const runs = measurements.filter((m) => m.scenario === withStreams && m.feed !== undefined);
+  if (runs.length === 0) return undefined;
+  const peak = (key: string, target: string) =>
+    Math.max(...measurements.filter((m) => m.scenario === key && m.target === target && m.peakRssMb !== undefined).map((m) => m.peakRssMb!));
+  const lines = [
+    '| server | run | req/s | with / without streams (ratios to baseline) | streams | events per stream | event lag p50 ms | lag p99 ms | drained after the load, ms | peak RSS MB with / without | reader CPU |',
+    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  runs.forEach((m, i) => {
+    const [withRatio, withoutRatio] = [baselineRatio(measurements, withStreams, m.target), baselineRatio(measurements, without, m.target)];
+    const events = m.feed!.eventsMin === m.feed!.eventsMax ? `${m.feed!.eventsMin}` : `${m.feed!.eventsMin}–${m.feed!.eventsMax}`;
+    lines.push(
+      `| ${m.target} | ${i + 1} | ${m.reqPerSec.toFixed(0)} | ${fixed(withRatio, 2)} / ${fixed(withoutRatio, 2)} = **${fixed(withRatio / withoutRatio, 2)}** | ` +
+        `${m.feed!.streams} | ${events} | ${fixed(m.feed!.lagP50Ms, 0)} | ${fixed(m.feed!.lagP99Ms, 0)} | ${m.feed!.drainMs} | ` +
+        `${fixed(m.peakRssMb, 0)} / ${fixed(peak(without, m.target), 0)} | ${(m.feed!.readerCpu * 100).toFixed(0)}% |`,
     );
   });
   return lines.join('\n');

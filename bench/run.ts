@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
-import { machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
+import { feedTable, machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
+import { openStreams } from './streams.js';
 import { subscribe } from './subscriber.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { ProfiledRun } from './stages.js';
@@ -152,6 +153,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
   try {
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
     const subscriber = scenario.subscriber && target !== 'baseline' ? await subscribe(server.port, TOKEN) : undefined;
+    const streams = scenario.streams && target !== 'baseline' ? await openStreams(server.port, TOKEN, scenario.streams) : undefined;
     const result = await runLoadProcess({
       port: server.port,
       connections: scenario.connections,
@@ -162,6 +164,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
       serverPid: server.pid,
     });
     const webhooks = await subscriber?.finish();
+    const feed = await streams?.finish();
     const peak = server.peakRssMb();
     if (CPU_PROF && (target === 'service' || target === 'compared')) {
       const run: ProfiledRun = { pid: server.pid, scenario: scenario.key, target, windowUs: result.windowUs, requests: result.requests };
@@ -174,6 +177,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
       readyMs: server.readyMs,
       ...(peak === undefined ? {} : { peakRssMb: peak }),
       ...(webhooks === undefined ? {} : { webhooks }),
+      ...(feed === undefined ? {} : { feed }),
     };
   } finally {
     await server.stop();
@@ -228,6 +232,9 @@ function line(m: Measurement): string {
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
     (m.webhooks
       ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered, lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
+      : '') +
+    (m.feed
+      ? `\n${' '.repeat(19)}event streams: ${m.feed.streams}, ${m.feed.eventsMin}–${m.feed.eventsMax} events each, lag p50 ${m.feed.lagP50Ms} ms p99 ${m.feed.lagP99Ms} ms, drained ${m.feed.drainMs} ms after the load, readers' CPU ${(m.feed.readerCpu * 100).toFixed(0)}%`
       : '')
   );
 }
@@ -279,6 +286,7 @@ async function main(): Promise<void> {
 
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
   const hooks = webhookTable(measurements, 'post64hook', 'post64');
+  const feed = feedTable(measurements, 'post64feed', 'post64');
   const sections = rows.length > 0 ? [table(rows)] : [];
   const durable = prototypeTable(
     measurements,
@@ -286,6 +294,7 @@ async function main(): Promise<void> {
   );
   if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
+  if (feed) sections.push(`Change-feed scenario (open GET /events streams, read in the runner's process, bench/streams.ts):\n\n${feed}`);
   if (imports.length > 0) {
     sections.push(
       `Import scenario (POST /plants/import, NDJSON, into an empty store; the bare driver writes the same rows straight into the database, bench/import-reference.ts):\n\n${importTable(imports, POSTGRES ? 'postgres' : 'sqlite')}`,

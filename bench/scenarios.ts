@@ -24,6 +24,8 @@ export interface Scenario {
   peers?: boolean;
   /** The service has one webhook subscriber, a loopback receiver answering 204 (bench/subscriber.ts). */
   subscriber?: boolean;
+  /** The service has this many open event streams (GET /events, text/event-stream), read by bench/streams.ts. */
+  streams?: number;
   /** Settings added to the service's environment for this scenario. */
   env?: Record<string, string>;
   /** The durable prototype (bench/prototype.ts) runs too: the service is also reported as a share of it. */
@@ -49,6 +51,15 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     subscriber: true,
+  },
+  {
+    // The cost of the change feed's live half to writes: every committed POST goes out to 100 streams.
+    key: 'post64feed',
+    title: 'POST /plants, 64 conn, durable, 100 open event streams',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    streams: 100,
   },
   {
     // The cost of Prometheus metrics: post64 with them on (the request hook, commit observations, default

@@ -3,6 +3,9 @@ import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config.js';
 import { docsRoutes } from './docs/routes.js';
+import { Feed } from './events/feed.js';
+import { eventRoutes } from './events/routes.js';
+import { FeedEventSchema } from './events/schema.js';
 import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { installRequestHooks } from './http/hooks.js';
@@ -85,7 +88,25 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     deadlines,
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: settings.bodyLimit };
+  const feed = new Feed(
+    store.events,
+    {
+      maxStreams: settings.eventsMaxStreams,
+      heartbeatMs: settings.eventsHeartbeatMs,
+      retryMs: settings.eventsRetryMs,
+      pollMs: settings.eventsPollMs,
+      maxBacklogBytes: settings.eventsMaxBacklogBytes,
+    },
+    app.log,
+    metrics?.feed,
+  );
+  await app.register(eventRoutes, { feed, events: store.events });
+  const documented = {
+    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const],
+    webhooks: WEBHOOK_EVENTS,
+    signing: SIGNING,
+    bodyLimit: settings.bodyLimit,
+  };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   await app.register(docsRoutes);
   return app;

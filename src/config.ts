@@ -1,6 +1,7 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { AUTH_SETTINGS } from './config/auth.js';
 import { BACKUP_SETTINGS } from './config/backup.js';
+import { EVENT_SETTINGS } from './config/events.js';
 import { readSetting } from './config/read.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './config/server.js';
 import type { Setting } from './config/setting.js';
@@ -24,6 +25,7 @@ export const SETTINGS = {
   ...AUTH_SETTINGS,
   ...SERVER_SETTINGS,
   ...WEBHOOK_SETTINGS,
+  ...EVENT_SETTINGS,
   ...BACKUP_SETTINGS,
   ...TRACING_SETTINGS,
 };

@@ -33,6 +33,7 @@ declare module 'fastify' {
 export const TAGS = {
   plants: 'The plants: create, read, replace, change and delete them, list and export them, import many at once',
   webhooks: 'Webhook endpoints: where the service announces plant changes, signed, retried and logged',
+  events: 'The change feed: every plant change in commit order, read as pages or followed live (Server-Sent Events), resumable',
   system: 'Health, readiness and this document: public, no token needed',
 } as const;
 

@@ -5,6 +5,7 @@ import { bootstrapToken, warnWithoutTokens } from './auth/bootstrap.js';
 import { startBackups } from './backups/schedule.js';
 import { runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
 import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
   );
   // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).
   const backups = cluster.isWorker ? undefined : await startBackups(config, app.log, metrics?.registry);
+  let stopSweeping = (): void => undefined;
   let scrapes: MetricsListener | undefined;
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
@@ -140,7 +142,9 @@ async function main(): Promise<void> {
     // keep-alive timeout. Sweep those as they turn idle.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     sweep.unref();
+    // app.close() ends the event streams first (events/routes.ts), so that they do not hold it open.
     Promise.all([app.close(), scrapes?.close(), backups?.stop()])
+      .then(() => stopSweeping())
       .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
       .then(() => sender.close())
       .then(() => store.close())
@@ -166,6 +170,7 @@ async function main(): Promise<void> {
   pressure.start();
   dispatcher.start();
   if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
+  stopSweeping = sweepExpiredEvents(store.events, config.eventsRetentionDays, app.log);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
 }
 

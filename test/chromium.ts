@@ -26,7 +26,7 @@ const CHROMIUM_FLAGS = [
 ];
 
 /** A headless Chromium with a fresh profile in `dir`; the caller closes it. */
-function launchChromium(dir: string): Promise<BrowserContext> {
+export function launchChromium(dir: string): Promise<BrowserContext> {
   return chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
 }
 

@@ -169,7 +169,7 @@ describe('GET /openapi.json', async () => {
 
   it('groups every operation under one tag, and describes each tag at the top level', () => {
     const tags = new Map((doc.tags as Json[]).map((tag) => [tag.name as string, tag.description as string]));
-    assert.deepEqual([...tags.keys()].sort(), ['plants', 'system', 'webhooks']);
+    assert.deepEqual([...tags.keys()].sort(), ['events', 'plants', 'system', 'webhooks']);
     for (const description of tags.values()) assert.ok(description.length > 20, description);
     for (const key of documentedOperations(doc)) {
       const [tag, ...more] = op(key).tags as string[];
@@ -177,6 +177,7 @@ describe('GET /openapi.json', async () => {
     }
     assert.deepEqual(op('post /plants').tags, ['plants']);
     assert.deepEqual(op('post /webhooks').tags, ['webhooks']);
+    assert.deepEqual(op('get /events').tags, ['events']);
     assert.deepEqual(op('get /readyz').tags, ['system']);
   });
 

@@ -1,5 +1,5 @@
 /** What a token may do. Every route names the one scope it needs (or none: public). */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage'] as const;
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'events:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** The scopes `token create` grants when none is named: the plant scopes, not webhook management. */

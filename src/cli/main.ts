@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { VERSION } from '../version.js';
 import { backupCommand, restoreCommand } from './backup.js';
+import { eventsCommand } from './events.js';
 import { closest, isAction, parseAction, UsageError, type Action, type Command } from './command.js';
 import { actionHelp, commandHelp, toolHelp } from './help.js';
 import { migrateCommand } from './migrate.js';
@@ -9,7 +10,7 @@ import { tokenCommand } from './tokens.js';
 import { webhookCommand } from './webhooks.js';
 
 /** Every command of the tool: adding one is one entry here (its module declares its usage and help). */
-const COMMANDS: readonly Command[] = [tokenCommand, webhookCommand, plantsCommand, backupCommand, restoreCommand, migrateCommand];
+const COMMANDS: readonly Command[] = [tokenCommand, webhookCommand, plantsCommand, eventsCommand, backupCommand, restoreCommand, migrateCommand];
 
 const HELP = new Set(['-h', '--help', 'help']);
 

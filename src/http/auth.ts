@@ -14,6 +14,11 @@ declare module 'fastify' {
     servesWhenOverloaded?: boolean;
     /** A health or readiness probe: never rate limited (http/rate-limit.ts). */
     probe?: boolean;
+    /**
+     * The token may come as the `access_token` query parameter (RFC 6750 §2.3) instead of the header: for
+     * a browser's EventSource, which cannot send headers (GET /events).
+     */
+    tokenInQuery?: boolean;
   }
   interface FastifyRequest {
     /** Who sent the request, once authenticated; null on public routes. */
@@ -60,10 +65,19 @@ function forbidden(scope: Scope): HttpError {
  */
 export function authHook(verifier: TokenVerifier): onRequestHookHandler {
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
-    const needed = request.routeOptions.config.auth;
+    const { auth: needed, tokenInQuery } = request.routeOptions.config;
     // Only the not-found handler has no auth setting (app.ts refuses to register a route without one).
     if (needed === undefined || needed === 'public') return done();
-    const header = request.headers.authorization;
+    let header = request.headers.authorization;
+    if (tokenInQuery) {
+      const inQuery = (request.query as Record<string, unknown>).access_token;
+      if (inQuery !== undefined) {
+        if (header !== undefined)
+          return done(new HttpError(400, 'send the bearer token once: in the Authorization header or as access_token, not both'));
+        if (typeof inQuery !== 'string') return done(unauthorized('malformed bearer token (access_token must be given once)', true));
+        header = `Bearer ${inQuery}`;
+      }
+    }
     if (header === undefined) return done(unauthorized(MISSING_TOKEN, false));
     const match = BEARER.exec(header);
     if (!match) {

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitObserver } from '../store/store.js';
+import type { FeedObserver } from '../events/feed.js';
 import type { AttemptRecord } from '../store/webhook-store.js';
 import type { Scrape } from './server.js';
 
@@ -29,6 +30,8 @@ export class Metrics {
   private readonly batchSize: Histogram;
   private readonly commitSeconds: Histogram;
   private readonly deliveries: Counter<'outcome'>;
+  private readonly streams: Gauge;
+  private readonly eventsSent: Counter;
 
   constructor() {
     const registers = [this.registry];
@@ -65,6 +68,12 @@ export class Metrics {
     });
     // Every outcome from the start, so that rate() and alerts see a 0 rather than no series.
     for (const outcome of OUTCOMES) this.deliveries.inc({ outcome }, 0);
+    this.streams = new Gauge({ name: 'plant_store_event_streams', help: 'Event streams (GET /events as text/event-stream) open now', registers });
+    this.eventsSent = new Counter({
+      name: 'plant_store_events_sent_total',
+      help: 'Events written into event streams (one per event and stream)',
+      registers,
+    });
     // Event-loop lag, heap, GC, CPU, memory, handles: prom-client's standard names (process_*, nodejs_*).
     collectDefaultMetrics({ register: this.registry });
   }
@@ -73,6 +82,12 @@ export class Metrics {
   readonly onCommit: CommitObserver = (batchSize, seconds) => {
     this.batchSize.observe(batchSize);
     this.commitSeconds.observe(seconds);
+  };
+
+  /** Told by the change feed of its streams (given to it as its FeedObserver). */
+  readonly feed: FeedObserver = {
+    streams: (open) => this.streams.set(open),
+    sent: (events) => this.eventsSent.inc(events),
   };
 
   /** Counts one webhook delivery attempt by what the dispatcher decided of it. */

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { quality } from '../http/accept.js';
 import type { Plant, PlantExport } from '../store/store.js';
 import { csvCell } from './csv-cells.js';
 
@@ -66,23 +67,6 @@ export function negotiate(accept: string | undefined, format: ListFormat | undef
     if (q > bestQ) [best, bestQ] = [candidate, q];
   }
   return best;
-}
-
-/** The q the Accept header gives a media type, by its most specific matching range (0: not acceptable). */
-function quality(accept: string, type: string): number {
-  const [major] = type.split('/');
-  let found = -1;
-  let specificity = -1;
-  for (const range of accept.split(',')) {
-    const [media = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    const level = media === type ? 2 : media === `${major}/*` ? 1 : media === '*/*' ? 0 : -1;
-    if (level < 0 || level < specificity) continue;
-    const q = params.find((p) => p.startsWith('q='));
-    const value = q === undefined ? 1 : Number(q.slice(2));
-    specificity = level;
-    found = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
-  }
-  return Math.max(0, found);
 }
 
 /** Prefer: count=exact (RFC 7240), as PostgREST reads it. */

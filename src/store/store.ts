@@ -1,6 +1,7 @@
 import type { Scope } from '../auth/scopes.js';
 import type { PlantId } from '../plants/id.js';
 import type { Plant } from '../plants/plant.js';
+import type { EventStore } from './event-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -18,6 +19,8 @@ export interface Store {
    * messages, and a change that did not commit has none.
    */
   readonly webhooks: WebhookStore;
+  /** The change feed: one event per plant change, recorded in its transaction, read in commit order. */
+  readonly events: EventStore;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
    * instances (PostgreSQL). Absent: the service counts in its own memory.

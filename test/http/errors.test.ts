@@ -17,6 +17,7 @@ function failingStore(error: () => Error): Store {
     tokens: real.tokens,
     webhooks: real.webhooks,
     warnings: [],
+    events: real.events,
     ping: () => real.ping(),
     close: () => real.close(),
   };

@@ -1,24 +1,9 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import { createLogger, loggableUrl } from '../../src/logging/logger.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { openSqlite, tempDir, testApp, TOKEN } from '../helpers.js';
-
-/** Collects what the logger writes, line by line. */
-class LogSink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-  lines(): Array<Record<string, unknown>> {
-    return this.text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-}
+import { LogSink } from '../log-sink.js';
 
 test('logs are JSON lines with a request id per request, and never carry a token, whatever the request', async () => {
   const sink = new LogSink();

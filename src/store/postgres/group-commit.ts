@@ -4,14 +4,16 @@ import type { Query, QueryBy, Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './writes.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { CommitObserver } from '../store.js';
+import { ALONE, COMMIT_STATEMENT, type FeedContext } from './feed.js';
 
 /**
  * Group commit on PostgreSQL. Writes that arrive together share one round trip and one transaction: while
  * `maxInFlight` batches are being committed, new writes wait and form the next batch, sent the moment a
  * batch finishes, so batches grow with the load and a lone write goes at once. Plain puts of distinct ids
  * (the common POST) become one multi-row upsert; any other write keeps its own statement inside the
- * batch's transaction, in arrival order. Each caller is answered only after its batch committed; a batch
- * that fails fails every write in it (a deadlock between instances' batches is retried first).
+ * batch's transaction, in arrival order, and the transaction ends by taking its place in the change feed
+ * (postgres/feed.ts). Each caller is answered only after its batch committed; a batch that fails fails
+ * every write in it (a deadlock between instances' batches is retried first).
  */
 
 interface Pending {
@@ -77,11 +79,25 @@ function segments(batch: Pending[]): Segment[] {
 }
 
 /** Runs a segment; with a tracer, each write's messages keep its request's traceparent. */
-function apply(query: Query, segment: Segment, tracer: BatchTracer | undefined): Promise<Applied> {
+function apply(query: Query, segment: Segment, feed: FeedContext, tracer: BatchTracer | undefined): Promise<Applied> {
   const traceOf = (pending: Pending) => (tracer && pending.caller ? tracer.traceparent(pending.caller) : undefined);
-  if (!('puts' in segment)) return applyOne(query, segment.one.write, traceOf(segment.one));
+  if (!('puts' in segment)) return applyOne(query, segment.one.write, feed, traceOf(segment.one));
   const plants = segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant);
-  return applyPlainPuts(query, plants, tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined);
+  return applyPlainPuts(query, plants, feed, tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined);
+}
+
+/** The segments in one transaction, each recording its events after the ones before; the last statement takes the commit's place in the feed. */
+async function applyAll(query: Query, parts: Segment[], tracer: BatchTracer | undefined): Promise<Applied[]> {
+  const done: Applied[] = [];
+  const feed: FeedContext = { key: null, base: 0, commits: false };
+  for (const part of parts) {
+    const applied = await apply(query, part, feed, tracer);
+    done.push(applied);
+    feed.key = applied.eventKey;
+    feed.base += applied.events;
+  }
+  if (feed.base > 0) await query(COMMIT_STATEMENT, [feed.key]);
+  return done;
 }
 
 export class PostgresWriteBatcher {
@@ -93,6 +109,8 @@ export class PostgresWriteBatcher {
     private readonly settings: BatchSettings,
     /** Told, after each commit, how many messages it queued for delivery. */
     private readonly queued: (count: number) => void,
+    /** Told after each commit that recorded events in the change feed. */
+    private readonly recorded: () => void,
     /** Told of each batch committed: its writes, and the seconds from sending it to its commit (metrics). */
     private readonly onCommit?: CommitObserver,
     /** Traces each batch (tracing on); writes then carry their request's traceparent to their webhook messages. */
@@ -121,12 +139,8 @@ export class PostgresWriteBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const applied = alone
-          ? [await apply(this.queryBy(deadline), first, this.tracer)]
-          : await this.transaction(async (query) => {
-              const done: Applied[] = [];
-              for (const part of parts) done.push(await apply(query, part, this.tracer));
-              return done;
-            }, deadline);
+          ? [await apply(this.queryBy(deadline), first, ALONE, this.tracer)]
+          : await this.transaction((query) => applyAll(query, parts, this.tracer), deadline);
         this.onCommit?.(batch.length, (performance.now() - started) / 1000);
         this.settle(parts, applied);
         return undefined;
@@ -140,12 +154,15 @@ export class PostgresWriteBatcher {
 
   private settle(parts: Segment[], applied: Applied[]): void {
     let queued = 0;
+    let events = 0;
     parts.forEach((part, i) => {
       const { results } = applied[i]!;
       queued += applied[i]!.queued;
+      events += applied[i]!.events;
       if ('puts' in part) part.puts.forEach((pending, j) => pending.resolve(results[j]!));
       else part.one.resolve(results[0]!);
     });
     if (queued > 0) this.queued(queued);
+    if (events > 0) this.recorded();
   }
 }

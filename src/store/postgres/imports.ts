@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { newEventId } from '../../webhooks/events.js';
 import { translatePgError } from './errors.js';
+import { COMMIT_STATEMENT, eventsCte, KEY_COLUMN, keyCte } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8 } from './query.js';
 import { toPlant, type PlantRow } from '../rows.js';
@@ -17,17 +18,26 @@ const ANNOUNCE_CHUNK = 10_000;
 const STAGED = `SELECT s.id::text AS id, s.name, s.tag, p.id IS NOT NULL AS existed FROM import_stage s LEFT JOIN plants p ON p.id = s.id
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
 
-/** One chunk's messages: the events as arrays, joined with the endpoints subscribed to each. */
-const ANNOUNCE = `WITH m AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS m (event_id, type, payload)),
-  q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: '$4::bigint', from: 'm' })})
-  SELECT count(*) FILTER (WHERE status = 'pending')::int AS queued FROM q`;
+/** One chunk's events (the change feed) and messages: the events as arrays, joined with the endpoints subscribed to each. */
+const ANNOUNCE = `WITH m AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m (event_id, type, payload, ord)),
+  q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: '$4::bigint', from: 'm' })}),
+  ${keyCte(5)},
+  ${eventsCte({ from: 'm', ord: '$6::int + m.ord', id: 'm.event_id', type: 'm.type', body: 'm.payload' })}
+  SELECT (SELECT count(*) FROM q WHERE status = 'pending')::int AS queued, ${KEY_COLUMN}`;
+
+export interface ImportListeners {
+  /** How many messages a committed import queued for delivery. */
+  queued(count: number): void;
+  /** A committed import recorded events. */
+  recorded(): void;
+}
 
 /**
  * A bulk import on PostgreSQL: one transaction on a connection of its own for the whole import; rows are
  * staged in a temporary table (dropped at commit) in multi-row statements, then merged into `plants` in
  * one statement. Nothing is visible to anyone until the commit; a failure or an abort rolls all back.
  */
-export async function postgresImport(pool: pg.Pool, queued: (count: number) => void): Promise<PlantImport> {
+export async function postgresImport(pool: pg.Pool, listeners: ImportListeners): Promise<PlantImport> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -61,16 +71,19 @@ export async function postgresImport(pool: pg.Pool, queued: (count: number) => v
   };
 
   /**
-   * The webhook messages of every staged plant, created or updated, made by the same code as a single
-   * write's (outbox.ts, events.ts): the staged rows read back a chunk at a time, before they are merged.
-   * Measured against making the bodies and ids in SQL (as this did before), 200,000 announcements took
-   * 4.8-5.2 s this way against 5.4-6.0 s (the PL/pgSQL id function was the slower part).
+   * The events (the change feed) and webhook messages of every staged plant, created or updated, made by
+   * the same code as a single write's (outbox.ts, events.ts): the staged rows read back a chunk at a time,
+   * before they are merged. Measured against making the bodies and ids in SQL (as this did before),
+   * 200,000 announcements took 4.8-5.2 s this way against 5.4-6.0 s (the PL/pgSQL id function was the
+   * slower part). Answers the key of the import's events and how many messages were queued.
    */
-  const announce = async (at: number): Promise<number> => {
+  const announce = async (at: number): Promise<{ key: string | null; queued: number }> => {
     let queuedNow = 0;
+    let key: string | null = null;
+    let recorded = 0;
     for (let after: string | null = null; ;) {
       const { rows }: pg.QueryResult<PlantRow<string> & { existed: boolean }> = await run(STAGED, [after]);
-      if (rows.length === 0) return queuedNow;
+      if (rows.length === 0) return { key, queued: queuedNow };
       const ids: string[] = [];
       const types: string[] = [];
       const payloads: string[] = [];
@@ -80,7 +93,11 @@ export async function postgresImport(pool: pg.Pool, queued: (count: number) => v
         types.push(type);
         payloads.push(bodyFor(type, toPlant(row), at));
       }
-      queuedNow += (await run<{ queued: number }>(ANNOUNCE, [ids, types, payloads, at])).rows[0]!.queued;
+      const result: pg.QueryResult<{ queued: number; event_key: string }> = await run(ANNOUNCE, [ids, types, payloads, at, key, recorded]);
+      const chunk = result.rows[0]!;
+      queuedNow += chunk.queued;
+      key = chunk.event_key;
+      recorded += rows.length;
       after = rows.at(-1)!.id;
     }
   };
@@ -113,17 +130,19 @@ export async function postgresImport(pool: pg.Pool, queued: (count: number) => v
       const replaced = Number(counts[0]!.replaced);
       let messages = 0;
       if (total > 0) {
-        const at = Date.now();
-        const { rows: subscribed } = await run<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints) AS any');
-        if (subscribed[0]!.any) messages = await announce(at);
+        const { key, queued } = await announce(Date.now());
+        messages = queued;
         // One version for the whole import: each plant's version still changes, and is never reused.
         await run(
           `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
            ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
         );
+        // Last: the import's place in the change feed, under the commit lock until COMMIT (feed.ts).
+        await run(COMMIT_STATEMENT, [key]);
       }
       await finish('COMMIT');
-      queued(messages);
+      listeners.queued(messages);
+      if (total > 0) listeners.recorded();
       return { created: total - replaced, replaced };
     },
     async abort() {

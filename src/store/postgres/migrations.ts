@@ -134,6 +134,9 @@ SET LOCAL lock_timeout = '10s';
 -- Unicode case folding, as plants/fold.ts does it (upper then lower, twice, by the ICU root locale; ς as
 -- σ; ı kept apart, through the noncharacter U+FDD0), for GET /plants?q=.
 DO $check$ BEGIN
+  IF current_setting('server_encoding') <> 'UTF8' THEN
+    RAISE EXCEPTION 'the database must be UTF8-encoded (it is %): plant names are Unicode text, searched under Unicode case folding (create it with ENCODING ''UTF8'')', current_setting('server_encoding');
+  END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
     RAISE EXCEPTION 'searching plants by name needs PostgreSQL built with ICU (the collation "und-x-icu"), for Unicode case folding';
   END IF;
@@ -212,6 +215,39 @@ END $trgm$;
 -- With tracing on, the W3C traceparent of the request whose write queued the message: its deliveries
 -- continue that trace. NULL when tracing was off (or for bulk imports).
 ALTER TABLE webhook_messages ADD COLUMN traceparent text;
+`,
+  },
+  {
+    version: 7,
+    name: 'change_feed',
+    sql: `
+-- The change feed (GET /events): one row per plant change, written in the transaction of the change
+-- whether or not a webhook endpoint subscribes. Transactions of several instances commit in any order,
+-- so an event's place in the feed is not known when it is inserted: its transaction's events share a key
+-- (event_txn: unique for good, unlike transaction ids, which start again in a restored cluster), and the
+-- transaction ends by taking the next number of event_commit_order under a transaction-level advisory
+-- lock, held until it commits (postgres/feed.ts), written in event_commits. Numbers are thereby handed
+-- out in commit order, and a reader that sees commit n sees every commit before it. The feed's order is
+-- (event_commits.csn, events.ord).
+CREATE SEQUENCE event_txn CACHE 100;
+CREATE SEQUENCE event_commit_order;
+CREATE TABLE event_commits (
+  csn bigint PRIMARY KEY,          -- the commit's place in the feed
+  key bigint NOT NULL UNIQUE,      -- the key of its events
+  at  bigint NOT NULL              -- when it committed, epoch ms (retention)
+);
+CREATE TABLE events (
+  key  bigint NOT NULL,            -- its transaction's (event_commits.key)
+  ord  integer NOT NULL,           -- its place among that transaction's events, from 1
+  id   text COLLATE "C" NOT NULL UNIQUE,  -- the webhook-id (msg_<ulid>) its webhook messages carry too
+  type text NOT NULL,
+  body text NOT NULL,              -- the webhook body, {"type":…,"timestamp":…,"data":…}
+  PRIMARY KEY (key, ord)
+);
+-- Reading the feed takes the new scope events:read; a token that had every scope before has every scope still.
+UPDATE tokens SET scopes = scopes || ' events:read'
+ WHERE ' ' || scopes || ' ' LIKE '% plants:read %' AND ' ' || scopes || ' ' LIKE '% plants:write %'
+   AND ' ' || scopes || ' ' LIKE '% webhooks:manage %' AND ' ' || scopes || ' ' NOT LIKE '% events:read %';
 `,
   },
 ]);

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { toPlantId, type PlantId } from '../../plants/id.js';
 import { openExport } from './exports.js';
-import { postgresImport } from './imports.js';
+import { postgresImport, type ImportListeners } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
 import type { PlantLookups } from './lookups.js';
 import type { Query } from './query.js';
@@ -43,8 +43,8 @@ export class PostgresPlants implements PlantStore {
     private readonly writes: PostgresWriteBatcher,
     /** Single plants by id, from the primary, gathered into shared statements. */
     private readonly lookups: PlantLookups,
-    /** Told how many messages a committed import queued. */
-    private readonly queued: (count: number) => void,
+    /** Told of a committed import: how many messages it queued, and that it recorded events. */
+    private readonly imported: ImportListeners,
     /** Where lists, counts and exports read, when not from the primary (replicas: see postgres/replicas.ts). */
     private readonly reads: PlantReads = { query, connect: () => pool.connect() },
   ) {}
@@ -86,6 +86,6 @@ export class PostgresPlants implements PlantStore {
   }
 
   startImport(): Promise<PlantImport> {
-    return postgresImport(this.pool, this.queued);
+    return postgresImport(this.pool, this.imported);
   }
 }

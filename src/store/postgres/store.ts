@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
 import { migratePostgres } from './migrate.js';
+import { PostgresEvents } from './feed.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
 import { PlantLookups } from './lookups.js';
@@ -50,6 +51,7 @@ export class PostgresStore implements Store {
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
   readonly webhooks: PostgresWebhooks;
+  readonly events: PostgresEvents;
   readonly rateCounter: RateCounter;
 
   private constructor(
@@ -62,12 +64,14 @@ export class PostgresStore implements Store {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
     this.webhooks = new PostgresWebhooks(query, transaction);
+    this.events = new PostgresEvents(query);
     const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
     const writes = new PostgresWriteBatcher(
       poolQueryBy(pool),
       transaction,
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, queueLimit: options.writeQueueLimit ?? 10_000, timeoutMs },
       this.webhooks.queued,
+      this.events.recorded,
       options.onCommit,
       options.tracing?.({ system: 'postgresql', operation: 'commit' }),
     );
@@ -76,7 +80,7 @@ export class PostgresStore implements Store {
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs },
       options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
     );
-    this.plants = new PostgresPlants(pool, query, writes, lookups, this.webhooks.queued, reads);
+    this.plants = new PostgresPlants(pool, query, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }

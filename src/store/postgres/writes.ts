@@ -1,6 +1,7 @@
 import type { PlantId } from '../../plants/id.js';
 import { toPlant } from '../rows.js';
 import { newEventId } from '../../webhooks/events.js';
+import { COMMIT_CTE, eventsCte, KEY_COLUMN, keyCte, type FeedContext } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
 import type { DeleteResult, IfMatch, PatchResult, Plant, PlantChanges, PutResult } from '../store.js';
@@ -8,8 +9,9 @@ import type { DeleteResult, IfMatch, PatchResult, Plant, PlantChanges, PutResult
 /**
  * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
  * between instances is settled by one statement's atomicity (INSERT ... ON CONFLICT, UPDATE ... WHERE
- * version = ANY (…) RETURNING), and each write's webhook messages are inserted by the same statement (a
- * data-modifying CTE) or, for a patch, the same transaction. Versions come from one sequence.
+ * version = ANY (…) RETURNING), and each write's event (the change feed, postgres/feed.ts) and webhook
+ * messages are inserted by the same statement (data-modifying CTEs) or, for a patch, the same
+ * transaction. Versions come from one sequence.
  */
 
 export type PlantWrite =
@@ -25,10 +27,21 @@ export interface PlantWriteResults {
 
 export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']];
 
-/** What a statement did: each write's result, in the order given, and how many messages it queued for delivery. */
+/**
+ * What a statement did: each write's result, in the order given, how many messages it queued for
+ * delivery, how many events it recorded, and the key of its transaction's events (feed.ts).
+ */
 export interface Applied {
   results: PlantWriteResult[];
   queued: number;
+  events: number;
+  /** Null when the statement took none (a patch that found no plant). */
+  eventKey: string | null;
+}
+
+interface Counts {
+  queued: number;
+  event_key: string;
 }
 
 /** A plain put (no condition) replaces or creates whatever is there: many of them go in one statement. */
@@ -51,11 +64,11 @@ const ifMatchParam = (ifMatch: IfMatch | undefined) => (ifMatch === undefined ||
 /**
  * Plain puts of distinct ids, in one statement: a multi-row upsert from arrays. Rows are written in id
  * order, so two instances' batches lock the rows they share in the same order. xmax is 0 on a row
- * version this statement inserted, and the locking transaction's id on one it updated.
+ * version this statement inserted, and the locking transaction's id on one it updated. Events are
+ * recorded in the order the puts arrived.
  */
-const PLAIN_PUTS = named(
-  'plant_puts',
-  `
+function plainPutsSql(commits: boolean): string {
+  return `
 WITH input AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
     WITH ORDINALITY AS i (id, name, tag, event_id, at, created, updated, traceparent, ord)
@@ -69,15 +82,30 @@ WITH input AS (
          CASE WHEN w.inserted THEN 'plant.created' ELSE 'plant.updated' END AS type,
          CASE WHEN w.inserted THEN i.created ELSE i.updated END AS payload
   FROM w JOIN input i ON i.id = w.id
-), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm', traceparent: 'm.traceparent' })})
-SELECT m.version::text AS version, m.inserted, ${QUEUED} FROM m ORDER BY m.ord`,
-);
+), q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: 'm.at', from: 'm', traceparent: 'm.traceparent' })}),
+${keyCte(9)},
+${eventsCte({ from: 'm', ord: '$10::int + m.ord', id: 'm.event_id', type: 'm.type', body: 'm.payload' })}${
+    commits
+      ? `,
+${COMMIT_CTE}`
+      : ''
+  }
+SELECT m.version::text AS version, m.inserted, ${QUEUED}, ${KEY_COLUMN} FROM m ORDER BY m.ord`;
+}
+
+const PLAIN_PUTS = named('plant_puts', plainPutsSql(true));
+const PLAIN_PUTS_IN_TRANSACTION = named('plant_puts_tx', plainPutsSql(false));
 
 /**
  * Plain puts of distinct ids (isPlainPut), in one statement. `traces`: each put's request's traceparent
  * (tracing on), kept by its messages; without it the array is NULL, which unnest reads as all NULLs.
  */
-export async function applyPlainPuts(query: Query, plants: readonly Plant[], traces?: ReadonlyArray<string | null>): Promise<Applied> {
+export async function applyPlainPuts(
+  query: Query,
+  plants: readonly Plant[],
+  feed: FeedContext,
+  traces?: ReadonlyArray<string | null>,
+): Promise<Applied> {
   const columns = { ids: [] as string[], names: [] as string[], tags: [] as Array<string | null>, events: [] as string[] };
   const ats: number[] = [];
   const created: string[] = [];
@@ -92,7 +120,7 @@ export async function applyPlainPuts(query: Query, plants: readonly Plant[], tra
     created.push(bodyFor('plant.created', plant, at));
     updated.push(bodyFor('plant.updated', plant, at));
   }
-  const { rows } = await query<{ version: string; inserted: boolean; queued: number }>(PLAIN_PUTS, [
+  const { rows } = await query<Counts & { version: string; inserted: boolean }>(feed.commits ? PLAIN_PUTS : PLAIN_PUTS_IN_TRANSACTION, [
     columns.ids,
     columns.names,
     columns.tags,
@@ -101,27 +129,31 @@ export async function applyPlainPuts(query: Query, plants: readonly Plant[], tra
     created,
     updated,
     traces ?? null,
+    feed.key,
+    feed.base,
   ]);
   return {
     results: rows.map((row) => ({ outcome: row.inserted ? 'created' : 'replaced', version: Number(row.version) })),
     queued: rows[0]?.queued ?? 0,
+    events: rows.length,
+    eventKey: rows[0]?.event_key ?? feed.key,
   };
 }
 
 /**
- * Any one write, alone (a patch inside the caller's transaction). `traceparent`: its request's trace
+ * Any one write (a patch only inside the caller's transaction). `traceparent`: its request's trace
  * context (tracing on), kept by its messages: then the statement takes it as a parameter of its own.
  */
-export function applyOne(query: Query, write: PlantWrite, traceparent?: string): Promise<Applied> {
+export function applyOne(query: Query, write: PlantWrite, feed: FeedContext, traceparent?: string): Promise<Applied> {
   switch (write.kind) {
     case 'put':
       return isPlainPut(write)
-        ? applyPlainPuts(query, [write.plant], traceparent === undefined ? undefined : [traceparent])
-        : applyConditionalPut(query, write, traceparent);
+        ? applyPlainPuts(query, [write.plant], feed, traceparent === undefined ? undefined : [traceparent])
+        : applyConditionalPut(query, write, feed, traceparent);
     case 'patch':
-      return applyPatch(query, write, traceparent);
+      return applyPatch(query, write, feed, traceparent);
     case 'delete':
-      return applyDelete(query, write, traceparent);
+      return applyDelete(query, write, feed, traceparent);
   }
 }
 
@@ -133,41 +165,60 @@ function traceParam(n: number, traceparent: string | undefined): { sql: string |
   return traceparent === undefined ? NO_TRACE : { sql: `$${n}`, values: [traceparent] };
 }
 
+/**
+ * The CTEs after a single write's (named w, one row when it changed a plant): its event, as the
+ * transaction's next, and the commit number when the statement is its own transaction. The statement
+ * passes the key as `$keyParam` and the base as `$keyParam + 1`; `id`, `type` and `body` are SQL.
+ */
+function singleEvent(feed: FeedContext, keyParam: number, event: { id: string; type: string; body: string }): string {
+  const ev = eventsCte({ from: 'w', ord: `$${keyParam + 1}::int + 1`, ...event });
+  return `${keyCte(keyParam)}, ${ev}${feed.commits ? `, ${COMMIT_CTE}` : ''}`;
+}
+
+function applied(result: PlantWriteResult, changed: boolean, row: Counts): Applied {
+  return { results: [result], queued: row.queued, events: changed ? 1 : 0, eventKey: row.event_key };
+}
+
 async function applyConditionalPut(
   query: Query,
   { plant, createOnly, ifMatch }: Extract<PlantWrite, { kind: 'put' }>,
+  feed: FeedContext,
   traceparent: string | undefined,
 ): Promise<Applied> {
   const at = Date.now();
   const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];
   if (ifMatch !== undefined) {
     // Only a plant that exists, at a version the client named, is replaced.
-    const trace = traceParam(8, traceparent);
-    const { rows } = await query<{ version: string | null; queued: number }>(
+    const trace = traceParam(10, traceparent);
+    const { rows } = await query<Counts & { version: string | null }>(
       `WITH w AS (UPDATE plants SET name = $2, tag = $3, version = nextval('plant_version') WHERE id = $1::bigint AND ${MATCHES(7)} RETURNING version),
-            q AS (${insertMessages({ type: "'plant.updated'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })})
-       SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
-      [...values, bodyFor('plant.updated', plant, at), ifMatchParam(ifMatch), ...trace.values],
+            q AS (${insertMessages({ type: "'plant.updated'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })}),
+            ${singleEvent(feed, 8, { id: '$4', type: "'plant.updated'", body: '$6' })}
+       SELECT (SELECT version::text FROM w) AS version, ${QUEUED}, ${KEY_COLUMN}`,
+      [...values, bodyFor('plant.updated', plant, at), ifMatchParam(ifMatch), feed.key, feed.base, ...trace.values],
     );
-    const { version, queued } = rows[0]!;
-    return { results: [version === null ? { outcome: 'precondition-failed' } : { outcome: 'replaced', version: Number(version) }], queued };
+    const row = rows[0]!;
+    const result: PutResult = row.version === null ? { outcome: 'precondition-failed' } : { outcome: 'replaced', version: Number(row.version) };
+    return applied(result, row.version !== null, row);
   }
   if (!createOnly) throw new Error('a plain put goes through applyPlainPuts');
-  const trace = traceParam(7, traceparent);
-  const { rows } = await query<{ version: string | null; queued: number }>(
+  const trace = traceParam(9, traceparent);
+  const { rows } = await query<Counts & { version: string | null }>(
     `WITH w AS (INSERT INTO plants (id, name, tag, version) VALUES ($1::bigint, $2, $3, nextval('plant_version')) ON CONFLICT (id) DO NOTHING RETURNING version),
-          q AS (${insertMessages({ type: "'plant.created'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })})
-     SELECT (SELECT version::text FROM w) AS version, ${QUEUED}`,
-    [...values, bodyFor('plant.created', plant, at), ...trace.values],
+          q AS (${insertMessages({ type: "'plant.created'", payload: '$6', eventId: '$4', at: '$5::bigint', from: 'w', traceparent: trace.sql })}),
+          ${singleEvent(feed, 7, { id: '$4', type: "'plant.created'", body: '$6' })}
+     SELECT (SELECT version::text FROM w) AS version, ${QUEUED}, ${KEY_COLUMN}`,
+    [...values, bodyFor('plant.created', plant, at), feed.key, feed.base, ...trace.values],
   );
-  const { version, queued } = rows[0]!;
-  return { results: [version === null ? { outcome: 'exists' } : { outcome: 'created', version: Number(version) }], queued };
+  const row = rows[0]!;
+  return applied(row.version === null ? { outcome: 'exists' } : { outcome: 'created', version: Number(row.version) }, row.version !== null, row);
 }
 
 /** Two statements: run inside a transaction (the batch's). */
 async function applyPatch(
   query: Query,
   { id, changes, ifMatch }: Extract<PlantWrite, { kind: 'patch' }>,
+  feed: FeedContext,
   traceparent: string | undefined,
 ): Promise<Applied> {
   // One UPDATE reads and writes the row under its lock: concurrent patches never lose a field.
@@ -177,30 +228,36 @@ async function applyPatch(
     [int8(id), changes.name ?? null, changes.tag !== undefined, changes.tag ?? null, ifMatchParam(ifMatch)],
   );
   const row = rows[0];
-  if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0 };
+  if (!row) return { results: [ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued: 0, events: 0, eventKey: feed.key };
   const plant = toPlant(row);
   const at = Date.now();
-  const trace = traceParam(4, traceparent);
-  const messages = await query<{ status: string }>(
-    insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: '(SELECT 1) AS w', traceparent: trace.sql }),
-    [newEventId(), at, bodyFor('plant.updated', plant, at), ...trace.values],
+  const trace = traceParam(6, traceparent);
+  const { rows: counts } = await query<Counts>(
+    `WITH w AS (SELECT 1),
+          q AS (${insertMessages({ type: "'plant.updated'", payload: '$3', eventId: '$1', at: '$2::bigint', from: 'w', traceparent: trace.sql })}),
+          ${singleEvent({ ...feed, commits: false }, 4, { id: '$1', type: "'plant.updated'", body: '$3' })}
+     SELECT ${QUEUED}, ${KEY_COLUMN}`,
+    [newEventId(), at, bodyFor('plant.updated', plant, at), feed.key, feed.base, ...trace.values],
   );
-  return { results: [{ plant, version: Number(row.version) }], queued: messages.rows.filter((m) => m.status === 'pending').length };
+  return applied({ plant, version: Number(row.version) }, true, counts[0]!);
 }
 
 async function applyDelete(
   query: Query,
   { id, ifMatch }: Extract<PlantWrite, { kind: 'delete' }>,
+  feed: FeedContext,
   traceparent: string | undefined,
 ): Promise<Applied> {
   const at = Date.now();
-  const trace = traceParam(6, traceparent);
-  const { rows } = await query<{ deleted: number; queued: number }>(
+  const trace = traceParam(8, traceparent);
+  const { rows } = await query<Counts & { deleted: number }>(
     `WITH w AS (DELETE FROM plants WHERE id = $1::bigint AND ${MATCHES(5)} RETURNING 1),
-          q AS (${insertMessages({ type: "'plant.deleted'", payload: '$4', eventId: '$2', at: '$3::bigint', from: 'w', traceparent: trace.sql })})
-     SELECT (SELECT count(*) FROM w)::int AS deleted, ${QUEUED}`,
-    [int8(id), newEventId(), at, bodyFor('plant.deleted', { id }, at), ifMatchParam(ifMatch), ...trace.values],
+          q AS (${insertMessages({ type: "'plant.deleted'", payload: '$4', eventId: '$2', at: '$3::bigint', from: 'w', traceparent: trace.sql })}),
+          ${singleEvent(feed, 6, { id: '$2', type: "'plant.deleted'", body: '$4' })}
+     SELECT (SELECT count(*) FROM w)::int AS deleted, ${QUEUED}, ${KEY_COLUMN}`,
+    [int8(id), newEventId(), at, bodyFor('plant.deleted', { id }, at), ifMatchParam(ifMatch), feed.key, feed.base, ...trace.values],
   );
-  const { deleted, queued } = rows[0]!;
-  return { results: [deleted === 1 ? 'deleted' : ifMatch === undefined ? 'not-found' : 'precondition-failed'], queued };
+  const row = rows[0]!;
+  const result: DeleteResult = row.deleted === 1 ? 'deleted' : ifMatch === undefined ? 'not-found' : 'precondition-failed';
+  return applied(result, row.deleted === 1, row);
 }

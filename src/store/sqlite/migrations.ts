@@ -123,4 +123,25 @@ END;
 ALTER TABLE webhook_messages ADD COLUMN traceparent TEXT;
 `,
   },
+  {
+    version: 6,
+    name: 'change_feed',
+    sql: `
+-- The change feed (GET /events): one row per plant change, written in the transaction of the change
+-- whether or not a webhook endpoint subscribes. SQLite has one writer at a time, so the order in which
+-- rows are inserted is the order in which they commit: position is the feed's order. Retention always
+-- keeps the newest row, so a position is never handed out twice.
+CREATE TABLE events (
+  position INTEGER PRIMARY KEY,
+  id       TEXT NOT NULL UNIQUE,  -- the webhook-id (msg_<ulid>) its webhook messages carry too
+  type     TEXT NOT NULL,
+  at       INTEGER NOT NULL,      -- when the change committed, epoch ms (retention)
+  body     TEXT NOT NULL          -- the webhook body, {"type":…,"timestamp":…,"data":…}
+);
+-- Reading the feed takes the new scope events:read; a token that had every scope before has every scope still.
+UPDATE tokens SET scopes = scopes || ' events:read'
+ WHERE ' ' || scopes || ' ' LIKE '% plants:read %' AND ' ' || scopes || ' ' LIKE '% plants:write %'
+   AND ' ' || scopes || ' ' LIKE '% webhooks:manage %' AND ' ' || scopes || ' ' NOT LIKE '% events:read %';
+`,
+  },
 ]);

@@ -5,6 +5,7 @@ import { sqlitePath } from '../database-url.js';
 import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { guard, translate } from './errors.js';
+import { SqliteEvents } from './events.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { openStoreFile } from './open-file.js';
@@ -36,6 +37,7 @@ export class SqliteStore implements Store {
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
   readonly warnings: readonly string[] = [];
+  readonly events: SqliteEvents;
 
   private constructor(
     private readonly db: Connection,
@@ -47,6 +49,7 @@ export class SqliteStore implements Store {
     this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }));
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
+    this.events = new SqliteEvents(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {

@@ -7,18 +7,21 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
- * test/http/auth, test/tracing's spans and deliveries) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
+ * test/events/*, test/http/auth, test/tracing's spans and deliveries) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
  * app. One set of tests, parameterised by store, not two copies.
  */
 
 const DIST_TEST = fileURLToPath(new URL('../..', import.meta.url));
-const SUITES = [
-  ...(existsSync(`${DIST_TEST}plants`)
-    ? readdirSync(`${DIST_TEST}plants`)
-        // *.process tests start real servers on stores of their own, PostgreSQL included: not in-process suites.
+/** The in-process suites of a folder (*.process tests start real servers on stores of their own, PostgreSQL included). */
+const suitesIn = (folder: string) =>
+  existsSync(DIST_TEST + folder)
+    ? readdirSync(DIST_TEST + folder)
         .filter((f) => f.endsWith('.test.js') && !f.endsWith('.process.test.js'))
-        .map((f) => `plants/${f}`)
-    : []),
+        .map((f) => `${folder}/${f}`)
+    : [];
+const SUITES = [
+  ...suitesIn('plants'),
+  ...suitesIn('events'),
   'http/auth.test.js',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.js',

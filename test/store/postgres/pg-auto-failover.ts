@@ -138,6 +138,10 @@ export class AutoFailover {
     // pg_autoctl keeps its configuration and state under XDG directories: here, inside the temp directory.
     return {
       PATH: `${findPostgresBin()}:${process.env.PATH ?? ''}`,
+      // initdb takes the encoding from the locale: without one, SQL_ASCII, where Unicode case folding
+      // (plant search) cannot run. The service wants UTF8, as a cluster made by initdb -E UTF8 has.
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
       XDG_CONFIG_HOME: join(this.dir, 'config'),
       XDG_DATA_HOME: join(this.dir, 'data'),
       XDG_RUNTIME_DIR: join(this.dir, 'run'),

@@ -8,6 +8,7 @@ import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { isUnavailable } from '../../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
 import { storeContract } from '../contract.js';
+import { eventContract } from '../event-contract.js';
 import { searchContract } from '../search-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
@@ -45,6 +46,7 @@ if (skipReason) {
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
   searchContract('postgres', () => open());
+  eventContract('postgres', () => open());
 
   describe('postgres store', () => {
     it('applies migrations once, recorded, even when several instances start at once', async () => {

@@ -8,12 +8,14 @@ import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.js';
 import { listPlants, openSqlite, tempDir } from '../../helpers.js';
 import { storeContract } from '../contract.js';
+import { eventContract } from '../event-contract.js';
 import { searchContract } from '../search-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 
 storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
+eventContract('sqlite', async () => openSqlite(tempDir(after)));
 
 describe('sqlite store', () => {
   it('reads file: URLs in their three spellings', () => {

@@ -16,14 +16,13 @@ const ANNOUNCE_CHUNK = 10_000;
 
 interface Needs {
   nextVersion(count?: number): number;
-  /** Queues webhook messages for changes, in this batch. */
-  queue(changes: PlantChange[], now: number): void;
+  /** Records changes in the change feed and queues their webhook messages, in this batch. */
+  announce(changes: PlantChange[]): void;
 }
 
 type Ops = { [K in 'importStage' | 'importCommit' | 'importAbort']: (op: WriteOf<K>) => WriteResults[K] };
 
 export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
-  const hasSubscribers = prepare(db, 'SELECT 1 FROM webhook_endpoints LIMIT 1').pluck();
   // Imports in progress stage into numbered tables, a number reused once its import ends: the statements
   // naming them are prepared once and kept (sqlite/connection.ts), so their number must stay small.
   const slots = new Map<number, number>();
@@ -46,7 +45,6 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
 
   /** Announces every staged plant, created or updated, reading the staging table a chunk at a time. */
   function announce(importId: number): void {
-    const now = Date.now();
     const first = prepare<[number], PlantRow<bigint> & { existed: bigint }>(
       db,
       `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
@@ -56,10 +54,7 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
       `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
     ).safeIntegers(true);
     for (let rows = first.all(ANNOUNCE_CHUNK); rows.length > 0; rows = next.all(rows.at(-1)!.id, ANNOUNCE_CHUNK)) {
-      needs.queue(
-        rows.map((row) => ({ type: row.existed ? 'plant.updated' : 'plant.created', plant: toPlant(row) })),
-        now,
-      );
+      needs.announce(rows.map((row) => ({ type: row.existed ? 'plant.updated' : 'plant.created', plant: toPlant(row) })));
     }
   }
 
@@ -93,7 +88,7 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
           .pluck()
           .get()!;
         if (total > 0) {
-          if (hasSubscribers.get() !== undefined) announce(importId);
+          announce(importId);
           // One version for the whole import: each plant's version still changes, and is never reused.
           prepare<[number]>(
             db,

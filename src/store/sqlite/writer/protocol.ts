@@ -21,7 +21,8 @@ export type WriteOp =
   | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
   | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
-  | { kind: 'deleteExpired'; before: number };
+  | { kind: 'deleteExpired'; before: number }
+  | { kind: 'deleteExpiredEvents'; before: number; limit: number };
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
 export type PlantWriteOp = (
@@ -51,6 +52,7 @@ export interface WriteResults {
   claimDue: DueMessage[];
   recordAttempts: null;
   deleteExpired: number;
+  deleteExpiredEvents: number;
 }
 
 /**
@@ -85,10 +87,11 @@ export type WriteKind = WriteOp['kind'];
 export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
 
 /**
- * The writer thread's answer to one batch: every result in order and how many webhook messages the
- * batch queued for delivery, or why the batch did not commit.
+ * The writer thread's answer to one batch: every result in order, how many webhook messages the batch
+ * queued for delivery and how many events it recorded in the feed, or why the batch did not commit.
  */
-export type BatchReply = { ok: true; results: Array<WriteResults[WriteKind]>; queued: number } | { ok: false; error: ClassifiedError };
+export type BatchReply =
+  { ok: true; results: Array<WriteResults[WriteKind]>; queued: number; recorded: number } | { ok: false; error: ClassifiedError };
 
 export interface WriterSettings {
   path: string;

@@ -57,6 +57,7 @@ export class WriteThread {
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
   private readonly queuedListeners: Array<() => void> = [];
+  private readonly recordedListeners: Array<() => void> = [];
 
   constructor(
     private readonly settings: WriterSettings,
@@ -79,6 +80,11 @@ export class WriteThread {
   /** Calls `listener` after every batch that queued webhook messages for delivery. */
   onQueued(listener: () => void): void {
     this.queuedListeners.push(listener);
+  }
+
+  /** Calls `listener` after every batch that recorded events in the change feed. */
+  onRecorded(listener: () => void): void {
+    this.recordedListeners.push(listener);
   }
 
   /** Waits for every write accepted so far, then stops the thread. Every caller, however many, gets the same promise. */
@@ -136,6 +142,7 @@ export class WriteThread {
       this.onCommit?.(batch.length, (performance.now() - inFlight.sentAt) / 1000);
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
+      if (reply.recorded > 0) for (const listener of this.recordedListeners) listener();
     } else {
       error = batchError(reply.error);
       for (const pending of batch) pending.reject(error);

@@ -1,12 +1,12 @@
 import { prepare, type Connection } from '../connection.js';
-import { eventBody, newEventId, type PlantChange } from '../../../webhooks/events.js';
 import { DISABLED_AT_EVENT, failingTooLong } from '../../../webhooks/reasons.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 import type { DueMessage } from '../../webhook-store.js';
+import type { RecordedEvent } from './events.js';
 
 /**
  * The webhook writes of the SQLite writer thread: the outbox (messages queued in the transaction of the
- * plant changes they announce) and the endpoints' and messages' updates. Runs in the writer thread only.
+ * plant changes they announce, with the id and body the change feed recorded) and the endpoints' and messages' updates. Runs in the writer thread only.
  */
 
 interface EndpointRow {
@@ -38,7 +38,7 @@ type Ops = {
   ) => WriteResults[K];
 };
 
-export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChange[], now: number): number; ops: Ops } {
+export function sqliteWebhookWrites(db: Connection): { queue(events: readonly RecordedEvent[], now: number): number; ops: Ops } {
   const endpoints = prepare<[], EndpointRow>(db, 'SELECT id, events, enabled FROM webhook_endpoints');
   const insertMessage = prepare<[string, string, string, string, number, string, number | null, string | null, string | null]>(
     db,
@@ -78,26 +78,18 @@ export function sqliteWebhookWrites(db: Connection): { queue(changes: PlantChang
   const disable = prepare<[string, string]>(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?');
 
   return {
-    /** Queues one message per subscribed endpoint for each change; the number queued for delivery now. */
-    queue(changes, now) {
+    /** Queues one message per subscribed endpoint for each recorded event; the number queued for delivery now. */
+    queue(events, now) {
       const subscribers = endpoints.all();
       if (subscribers.length === 0) return 0;
-      const timestamp = new Date(now);
       let pending = 0;
-      for (const change of changes) {
-        let payload: string | undefined;
-        let eventId = '';
+      for (const event of events) {
         for (const endpoint of subscribers) {
-          if (!endpoint.events.split(' ').includes(change.type)) continue;
-          if (payload === undefined) {
-            payload = eventBody(change, timestamp);
-            eventId = newEventId();
-          }
-          const trace = change.traceparent ?? null;
+          if (!endpoint.events.split(' ').includes(event.type)) continue;
           if (endpoint.enabled === 1) {
-            insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'pending', now, null, trace);
+            insertMessage.run(endpoint.id, event.id, event.type, event.body, now, 'pending', now, null, event.traceparent);
             pending++;
-          } else insertMessage.run(endpoint.id, eventId, change.type, payload, now, 'failed', null, DISABLED_AT_EVENT, trace);
+          } else insertMessage.run(endpoint.id, event.id, event.type, event.body, now, 'failed', null, DISABLED_AT_EVENT, event.traceparent);
         }
       }
       return pending;

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { PlantChange } from '../../../webhooks/events.js';
 import { configureConnection, openConnection } from '../connection.js';
 import { classifySqliteError } from '../errors.js';
+import { sqliteEventWrites } from './events.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plants.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
@@ -19,15 +20,36 @@ const port = parentPort!;
 const db = openConnection(settings.path);
 configureConnection(db, settings);
 
-/** The plant changes of the batch being applied: announced (the outbox) before it commits. */
+/** The batch's time: its events' timestamp. */
+let now = 0;
+/** The plant changes of the batch not recorded yet (recorded at its end, or before an import's own). */
 let changes: PlantChange[] = [];
 let queued = 0;
+let recorded = 0;
 
 const versions = new Versions(db);
+const events = sqliteEventWrites(db);
 const webhooks = sqliteWebhookWrites(db);
+
+/** Records changes in the feed, in the order they were made, and queues their webhook messages. */
+function announce(list: readonly PlantChange[]): void {
+  recorded += list.length;
+  queued += webhooks.queue(events.record(list, now), now);
+}
+
+function flushChanges(): void {
+  if (changes.length === 0) return;
+  announce(changes);
+  changes = [];
+}
+
 const imports = sqliteImports(db, {
   nextVersion: (count) => versions.next(count),
-  queue: (batch, now) => (queued += webhooks.queue(batch, now)),
+  // The changes made before the import in this batch come first in the feed.
+  announce: (list) => {
+    flushChanges();
+    announce(list);
+  },
 });
 
 /** How each kind of write is applied, inside the batch's transaction. */
@@ -35,6 +57,7 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
   ...sqlitePlantWrites(db, versions, (change) => changes.push(change)),
   ...sqliteTokenWrites(db),
   ...webhooks.ops,
+  ...events.ops,
   ...imports.ops,
 };
 
@@ -42,15 +65,17 @@ function applyOne(op: WriteOp): WriteResults[WriteKind] {
   return (apply[op.kind] as (op: WriteOp) => WriteResults[WriteKind])(op);
 }
 
-// One statement failing aborts the whole batch: a batch is committed whole or not at all, its webhook
-// messages and its version counter with it.
+// One statement failing aborts the whole batch: a batch is committed whole or not at all, its events,
+// its webhook messages and its version counter with it.
 const commitBatch = db.transaction((ops: WriteOp[]) => {
+  now = Date.now();
   changes = [];
   queued = 0;
+  recorded = 0;
   const results = ops.map(applyOne);
-  if (changes.length > 0) queued += webhooks.queue(changes, Date.now());
+  flushChanges();
   versions.save();
-  return { results, queued };
+  return { results, queued, recorded };
 });
 
 port.on('message', (message: WriteOp[] | 'close') => {

@@ -1,0 +1,119 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+
+/**
+ * `events tail --url`: the change feed of a running service over HTTP, for a machine that cannot reach its
+ * database. It follows GET /events as Server-Sent Events (the WHATWG rules: fields by line, a blank line
+ * dispatches, `id:` sets the last event id, `retry:` the reconnection delay) and prints each event's data
+ * line, which is the event as JSON. When the connection drops, or the service answers 5xx (a restart, a
+ * deploy), it waits and reconnects with Last-Event-ID, so it misses nothing and prints nothing twice.
+ */
+
+interface HttpTail {
+  /** The service's origin (and base path), e.g. http://127.0.0.1:8080 */
+  url: string;
+  token: string;
+  after: string | undefined;
+  types: ReadonlySet<EventType> | undefined;
+  signal: AbortSignal;
+}
+
+/** The wait before reconnecting until the service sends its own `retry:`. */
+const DEFAULT_RETRY_MS = 1000;
+const PLANT_EVENTS: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/** An answer that reconnecting cannot mend (400, 401, 403, 410…): the tail stops with its message. */
+class Refused extends Error {}
+
+async function errorMessage(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    return (JSON.parse(text) as { message?: string }).message ?? text;
+  } catch {
+    return text;
+  }
+}
+
+/** An error as one line, with its cause (fetch's "fetch failed" says why only there: ECONNREFUSED…). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+}
+
+export async function tailHttp(options: HttpTail): Promise<void> {
+  const { signal } = options;
+  const query = new URLSearchParams();
+  if (options.after !== undefined) query.set('after', options.after);
+  for (const type of options.types ?? []) query.append('type', type);
+  const url = `${options.url.replace(/\/+$/, '')}/events${query.size > 0 ? `?${query.toString()}` : ''}`;
+  let lastId: string | undefined;
+  let retryMs = DEFAULT_RETRY_MS;
+  let lost = false;
+  while (!signal.aborted) {
+    let wait = retryMs;
+    try {
+      const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${options.token}` };
+      if (lastId !== undefined) headers['last-event-id'] = lastId;
+      const response = await fetch(url, { headers, signal });
+      if (response.status >= 500 || response.status === 429) {
+        wait = Math.max(wait, Number(response.headers.get('retry-after') ?? 0) * 1000);
+        throw new Error(`${response.status}: ${await errorMessage(response)}`);
+      }
+      if (response.status !== 200 || response.body === null) throw new Refused(`GET /events: ${response.status}: ${await errorMessage(response)}`);
+      if (lost) process.stderr.write('plant-store: reconnected\n');
+      lost = false;
+      await readStream(response.body, signal, {
+        id: (id) => (lastId = id),
+        retry: (ms) => (retryMs = ms),
+      });
+      throw new Error('the service ended the stream');
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error instanceof Refused) throw error;
+      if (!lost) process.stderr.write(`plant-store: connection lost (${describe(error)}); reconnecting\n`);
+      lost = true;
+    }
+    await sleep(wait, undefined, { signal }).catch(() => undefined);
+  }
+}
+
+/** Reads one stream to its end, printing the data of each plant event and telling its ids and retry hints. */
+async function readStream(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  tell: { id: (id: string) => void; retry: (ms: number) => void },
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let type = '';
+  let data: string[] = [];
+  /** The last event id as the frames so far set it: it counts once its frame has been dispatched whole. */
+  let id: string | undefined;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    // The last piece may be a line still arriving; a \r at the very end may be the first half of \r\n.
+    const cr = buffer.endsWith('\r');
+    const lines = (cr ? buffer.slice(0, -1) : buffer).split(/\r\n|\r|\n/);
+    buffer = lines.pop()! + (cr ? '\r' : '');
+    let out = '';
+    for (const line of lines) {
+      if (line === '') {
+        if (data.length > 0 && PLANT_EVENTS.has(type)) out += `${data.join('\n')}\n`;
+        if (id !== undefined) tell.id(id);
+        type = '';
+        data = [];
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+      else if (field === 'id' && !value.includes('\0')) id = value;
+      else if (field === 'retry' && /^\d+$/.test(value)) tell.retry(Number(value));
+    }
+    if (out !== '' && !process.stdout.write(out)) await once(process.stdout, 'drain', { signal });
+  }
+}

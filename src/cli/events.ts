@@ -1,0 +1,118 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EVENT_ID_PATTERN } from '../events/schema.js';
+import { eventJson } from '../events/frames.js';
+import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
+import { StoreUnavailableError } from '../store/store.js';
+import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+import { UsageError, type Command } from './command.js';
+import { withStore } from './common.js';
+import { tailHttp } from './events-http.js';
+
+/** Events read at a time. */
+const PAGE = 1000;
+/** The wait before reading again after the store failed. */
+const RETRY_MS = 1000;
+
+/** `plant-store events tail`: the change feed as NDJSON, from the store or from a running service. */
+export const eventsCommand: Command = {
+  name: 'events',
+  summary: 'The change feed: every plant change, in the order to apply them, as GET /events gives it.',
+  usesStore: true,
+  actions: {
+    tail: {
+      summary: 'print the change feed as NDJSON, then each event as it commits, until stopped',
+      details:
+        'Every event after ID (without it, from now), one JSON object per line as GET /events lists it, then each new one as it commits, until Ctrl-C. ' +
+        'It resumes by itself when the store comes back after an outage. With --url it follows a running service instead (GET /events as a stream, ' +
+        'the token, with events:read, in the environment variable PLANT_STORE_TOKEN), reconnecting with Last-Event-ID.',
+      options: {
+        after: { type: 'string', value: 'ID', help: 'start after this event id (msg_ and 26 characters)' },
+        type: { type: 'string', value: 'TYPE', multiple: true, choices: EVENT_TYPES, help: `only events of this type, of ${EVENT_TYPES.join(', ')}` },
+        url: { type: 'string', value: 'URL', help: "the service's http(s) URL, to follow it rather than the store" },
+      },
+      async run(given) {
+        const after = given.string('after');
+        if (after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(after)) {
+          throw new UsageError(`--after must be an event id (msg_ and 26 characters), got "${after}"`);
+        }
+        const names = given.strings('type');
+        const types = names === undefined ? undefined : new Set(names as EventType[]);
+        const url = given.string('url');
+        // Ctrl-C, SIGTERM or a closed pipe (| head) end the tail, as success.
+        const stop = new AbortController();
+        const end = () => stop.abort();
+        process.once('SIGINT', end).once('SIGTERM', end);
+        process.stdout.on('error', end);
+        try {
+          if (url !== undefined) {
+            const token = process.env.PLANT_STORE_TOKEN;
+            if (!token) throw new UsageError('--url needs the token (with events:read) in the environment variable PLANT_STORE_TOKEN');
+            if (!/^https?:\/\//.test(url)) throw new UsageError(`--url must be the service's http(s) URL, got "${url}"`);
+            await tailHttp({ url, token, after, types, signal: stop.signal });
+          } else {
+            await withStore((store, config) => tail(store.events, { after, types, pollMs: config.eventsPollMs, signal: stop.signal }));
+          }
+        } finally {
+          process.off('SIGINT', end).off('SIGTERM', end);
+        }
+      },
+    },
+  },
+};
+
+/**
+ * Prints the events after `after` (or from the newest), reading the store every `pollMs` once caught up.
+ * Its place is kept in memory: when the store fails (a restart, a failover) it reads again from there.
+ */
+async function tail(
+  events: EventStore,
+  options: { after: string | undefined; types: ReadonlySet<EventType> | undefined; pollMs: number; signal: AbortSignal },
+): Promise<void> {
+  const { signal, types } = options;
+  let cursor: FeedPosition | undefined;
+  let failing = false;
+  while (!signal.aborted) {
+    let wait = options.pollMs;
+    try {
+      if (cursor === undefined) {
+        const from = await start(events, options.after);
+        cursor = from.position;
+        // Where it starts, for a later `--after` should nothing be printed before it is stopped.
+        process.stderr.write(`plant-store: following the events after ${from.id}\n`);
+      }
+      // Every type is read (and the others skipped here), so that the place moves on past them.
+      const page = await events.read({ after: cursor, limit: PAGE });
+      if (failing) process.stderr.write('plant-store: reading events again\n');
+      failing = false;
+      let lines = '';
+      for (const event of page) if (types === undefined || types.has(event.type)) lines += `${eventJson(event)}\n`;
+      if (lines !== '' && !process.stdout.write(lines)) await once(process.stdout, 'drain', { signal });
+      if (page.length > 0) cursor = page.at(-1)!.position;
+      if (page.length === PAGE) wait = 0;
+    } catch (error) {
+      if (signal.aborted) return;
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      if (!failing) process.stderr.write(`plant-store: cannot read events (${error.message}); trying again every ${RETRY_MS / 1000} s\n`);
+      failing = true;
+      wait = RETRY_MS;
+    }
+    if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+  }
+}
+
+/** Where the tail starts: after the event `after`, or after the newest (FEED_START_ID: none yet). */
+async function start(events: EventStore, after: string | undefined): Promise<{ position: FeedPosition; id: string }> {
+  if (after === undefined) {
+    const newest = await events.newest();
+    return newest ?? { position: FEED_START, id: FEED_START_ID };
+  }
+  const position = await events.find(after);
+  if (position === undefined) {
+    throw new Error(
+      `event ${after} is no longer in the feed (older than EVENTS_RETENTION_DAYS, or never an event): ` +
+        'export the plants (plant-store plants export), then tail from now',
+    );
+  }
+  return { position, id: after };
+}

@@ -1,0 +1,88 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { quality } from '../http/accept.js';
+import { errorResponses } from '../http/errors.js';
+import { nextPageLink } from '../http/paging.js';
+import { FEED_START, type EventStore } from '../store/event-store.js';
+import { gone, type Feed } from './feed.js';
+import { eventJson } from './frames.js';
+import { EventsHeaders, EventsQuery, FEED_LIMIT_DEFAULT, FeedEventSchema } from './schema.js';
+
+/**
+ * GET /events: the change feed, as pages of JSON or, asked for text/event-stream, as a live stream of
+ * Server-Sent Events that resumes where the client left off (Last-Event-ID). Both read the same events in
+ * the same order: commit order (see store/event-store.ts).
+ */
+
+/** How long a stopping server gives its streams to end cleanly before cutting them. */
+const STREAM_CLOSE_GRACE_MS = 1000;
+const STREAM = 'text/event-stream';
+
+/** Whether the client asked for a stream: text/event-stream preferred to JSON by Accept (JSON on a tie). */
+function wantsStream(accept: string | undefined): boolean {
+  return accept !== undefined && quality(accept, STREAM) > quality(accept, 'application/json');
+}
+
+const STREAM_DOC = {
+  schema: {
+    type: 'string',
+    description:
+      'Server-Sent Events: first `retry:`, then each event as `id: <event id>`, `event: <type>`, `data: <the event as JSON>` and a blank line, ' +
+      'oldest first; a `: heartbeat` comment every EVENTS_HEARTBEAT_MS. Without a cursor the stream starts at the newest event and ' +
+      'carries what commits next; it first sends `id: <the newest event id>`, `event: start`, an empty `data:` (the place before ' +
+      'every event, msg_00000000000000000000000000, when there is none yet), so that a reconnect resumes from there',
+  },
+};
+
+export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: EventStore }> = (app, { feed, events }, done) => {
+  // Streams never end by themselves: a stopping server ends them (the clients reconnect, to another instance).
+  app.addHook('preClose', async () => feed.close(STREAM_CLOSE_GRACE_MS));
+
+  app.get(
+    '/events',
+    {
+      config: { auth: 'events:read', tokenInQuery: true },
+      schema: {
+        operationId: 'listEvents',
+        tags: ['events'],
+        summary: 'The change feed: every plant change in commit order, as pages, or live as Server-Sent Events (Accept: text/event-stream)',
+        querystring: EventsQuery,
+        headers: EventsHeaders,
+        response: { 200: Type.Array(FeedEventSchema), ...errorResponses(400, 401, 403, 410, 503) },
+        responseDescriptions: {
+          200: 'A page of events, oldest first (Link: rel="next" while more remain); or, asked for text/event-stream, a live stream',
+          410: 'Error response: the cursor (after, or Last-Event-ID) is older than the retention or was never an event; resynchronise from GET /plants',
+          503: 'Error response: the store is unavailable, or (a stream) EVENTS_MAX_STREAMS streams are open; retry after Retry-After seconds',
+        },
+        responseHeaders: {
+          200: { Link: { description: '`<…>; rel="next"` while more events remain (a page, not a stream)', schema: { type: 'string' } } },
+        },
+        responseMediaTypes: { 200: { [STREAM]: STREAM_DOC } },
+        errorExamples: { 400: 'querystring.after must be an event id, msg_ and 26 characters', 410: gone('msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3').message },
+      },
+    },
+    async (request, reply) => {
+      const { after, limit = FEED_LIMIT_DEFAULT, type } = request.query;
+      if (wantsStream(request.headers.accept)) {
+        const lastEventId = request.headers['last-event-id'];
+        const stream = await feed.openStream(lastEventId ? lastEventId : after, type);
+        // A client that hangs up sends FIN; the server allows half-open connections (http/transport.ts), so
+        // without this the stream would live on until a heartbeat fails to be written.
+        const socket = request.raw.socket;
+        const hangUp = () => stream.destroy();
+        socket.once('end', hangUp);
+        stream.once('close', () => socket.off('end', hangUp));
+        reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no');
+        // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
+        return reply.send(stream as unknown as []);
+      }
+      const position = after === undefined ? FEED_START : await feed.position(after);
+      const page = await events.read({ after: position, limit: limit + 1, types: type });
+      const shown = page.length > limit ? page.slice(0, limit) : page;
+      if (shown.length < page.length) reply.header('link', nextPageLink(request, shown.at(-1)!.id, 'after', ['access_token']));
+      // JSON text with a JSON type is sent as it is: each event's stored body, its id in front.
+      return reply.type('application/json; charset=utf-8').send(`[${shown.map(eventJson).join(',')}]` as unknown as []);
+    },
+  );
+
+  done();
+};

@@ -1,0 +1,171 @@
+import { Readable } from 'node:stream';
+import { comparePositions, type FeedEvent, type FeedPosition } from '../store/event-store.js';
+import type { EventType } from '../webhooks/events.js';
+import { eventFrame, HEARTBEAT } from './frames.js';
+
+/** Events read from the store at a time while a stream catches up. */
+export const CATCH_UP_PAGE = 500;
+
+/** What a stream needs of the feed (feed.ts). */
+export interface StreamSource {
+  /** The store's events after `after`, CATCH_UP_PAGE at most. */
+  read(after: FeedPosition): Promise<FeedEvent[]>;
+  /**
+   * Joins the live stream when the feed has broadcast everything after `cursor` that it has not sent:
+   * answers those events (often none), or undefined when the cursor is older than the feed remembers.
+   */
+  join(stream: EventStream, cursor: FeedPosition): FeedEvent[] | undefined;
+  /** The stream has ended, for whatever reason. */
+  closed(stream: EventStream): void;
+  /** Events written into a stream (metrics). */
+  sent(count: number): void;
+}
+
+/** Frames of the events of these types (all when undefined), as one chunk, and how many they are. */
+export function framesOf(events: readonly FeedEvent[], types: ReadonlySet<EventType> | undefined): { chunk: Buffer; count: number } {
+  let text = '';
+  let count = 0;
+  for (const event of events) {
+    if (types !== undefined && !types.has(event.type)) continue;
+    text += eventFrame(event);
+    count++;
+  }
+  return { chunk: Buffer.from(text), count };
+}
+
+/**
+ * One event stream (Server-Sent Events), as the readable side of the answer. It catches up by reading the
+ * store after its cursor, a page each time the client has taken the last (so a stream that resumes far
+ * back holds one page at most); once it has read all the store had, it joins the feed's broadcast and gets
+ * new events as the feed reads them, as shared chunks. A live stream whose client takes less than it is
+ * given (a burst of events, a slow network) falls back to catching up as its client takes them, so its
+ * memory stays bounded by about one chunk. A client that has fallen more than `maxBacklogBytes` behind
+ * and took nothing for a whole heartbeat interval is disconnected: it resumes with Last-Event-ID.
+ */
+export class EventStream extends Readable {
+  /** Gets the feed's broadcast. */
+  live = false;
+  private catchingUp = false;
+  /** The last event handed to this stream (or skipped by its filter): it continues after this. */
+  private cursor: FeedPosition;
+  /** Bytes pushed in all, bytes the feed broadcast that this stream has not sent (since it fell back), and what the client had taken at the last check. */
+  private pushed = 0;
+  private behind = 0;
+  private takenAtCheck = -1;
+
+  constructor(
+    cursor: FeedPosition,
+    /** Only events of these types; undefined: all. */
+    readonly types: ReadonlySet<EventType> | undefined,
+    private readonly source: StreamSource,
+    private readonly maxBacklogBytes: number,
+    first: string,
+  ) {
+    super({ highWaterMark: 64 * 1024 });
+    this.cursor = cursor;
+    this.pushChunk(Buffer.from(first));
+  }
+
+  /** Streams with the same key get the same chunks. */
+  get filterKey(): string {
+    return this.types === undefined ? '' : [...this.types].sort().join(' ');
+  }
+
+  get position(): FeedPosition {
+    return this.cursor;
+  }
+
+  override _read(): void {
+    if (!this.live) void this.catchUp();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.source.closed(this);
+    callback(error);
+  }
+
+  /**
+   * New events from the feed's broadcast: `chunk` holds this stream's frames of the events up to `head`.
+   * A stream that is not live only counts them (it reads them from the store when its client is ready).
+   */
+  deliver(chunk: Buffer, count: number, head: FeedPosition): void {
+    if (this.readableEnded || this.destroyed) return;
+    if (!this.live) {
+      this.behind += chunk.length;
+      return;
+    }
+    if (comparePositions(head, this.cursor) > 0) this.cursor = head;
+    if (count === 0) return;
+    this.source.sent(count);
+    if (!this.pushChunk(chunk)) {
+      // More than the client takes now: go on from the store, at the client's pace.
+      this.live = false;
+      this.behind = 0;
+    }
+  }
+
+  /**
+   * Every heartbeat interval: disconnects a client that has more than maxBacklogBytes waiting for it and
+   * took nothing since the last check (it resumes with Last-Event-ID); else sends a heartbeat.
+   */
+  check(): void {
+    if (this.readableEnded || this.destroyed) return;
+    const taken = this.pushed - this.readableLength;
+    if (this.readableLength + this.behind > this.maxBacklogBytes && taken === this.takenAtCheck) {
+      this.destroy();
+      return;
+    }
+    this.takenAtCheck = taken;
+    this.pushChunk(HEARTBEAT);
+  }
+
+  /** Ends the stream cleanly: what is buffered is sent, then the answer ends (the client reconnects). */
+  finish(): void {
+    if (!this.readableEnded && !this.destroyed) this.push(null);
+  }
+
+  private pushChunk(chunk: Buffer): boolean {
+    this.pushed += chunk.length;
+    return this.push(chunk);
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    try {
+      for (;;) {
+        const page = await this.source.read(this.cursor);
+        if (this.destroyed || this.readableEnded) return;
+        const more = this.pushEvents(page);
+        if (page.length === CATCH_UP_PAGE) {
+          if (!more) return; // _read asks again once the client has taken some
+          continue;
+        }
+        // All the store had when it was read: join the broadcast, if it reaches back to here.
+        const missed = this.source.join(this, this.cursor);
+        if (missed !== undefined) {
+          this.live = true;
+          this.pushEvents(missed);
+          return;
+        }
+      }
+    } catch (error) {
+      // The store failed: the client reconnects and resumes.
+      this.destroy(error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
+  /** Pushes the frames of `events` after the cursor; false when the client should take some first. */
+  private pushEvents(events: readonly FeedEvent[]): boolean {
+    const fresh = events.filter((event) => comparePositions(event.position, this.cursor) > 0);
+    if (fresh.length === 0) return true;
+    this.cursor = fresh.at(-1)!.position;
+    const { chunk, count } = framesOf(fresh, this.types);
+    if (count === 0) return true;
+    this.source.sent(count);
+    this.behind = Math.max(0, this.behind - chunk.length);
+    return this.pushChunk(chunk);
+  }
+}

@@ -1,0 +1,44 @@
+import { eventBody, newEventId, type EventType, type PlantChange } from '../../../webhooks/events.js';
+import { prepare, type Connection } from '../connection.js';
+import type { WriteOf, WriteResults } from './protocol.js';
+
+/** A change as the feed recorded it: the event's id and body, which its webhook messages carry too. */
+export interface RecordedEvent {
+  type: EventType;
+  id: string;
+  body: string;
+  /** With tracing on, the W3C traceparent of the request that made the change (kept with its messages). */
+  traceparent: string | null;
+}
+
+type Ops = { [K in 'deleteExpiredEvents']: (op: WriteOf<K>) => WriteResults[K] };
+
+/**
+ * The change feed in the SQLite writer thread: one events row per change, in the batch's transaction, in
+ * the order the changes were made. The writer is the only one, so rows are numbered in commit order.
+ */
+export function sqliteEventWrites(db: Connection): { record(changes: readonly PlantChange[], now: number): RecordedEvent[]; ops: Ops } {
+  const insert = prepare<[string, string, number, string]>(db, 'INSERT INTO events (id, type, at, body) VALUES (?, ?, ?, ?)');
+  // The oldest rows first, a chunk at a time, never the newest row (its position must never be handed out again).
+  const expire = prepare<[number, number]>(
+    db,
+    `DELETE FROM events WHERE position IN
+       (SELECT position FROM events WHERE position < (SELECT max(position) FROM events) ORDER BY position LIMIT ?) AND at < ?`,
+  );
+  return {
+    record(changes, now) {
+      const timestamp = new Date(now);
+      return changes.map((change) => {
+        const id = newEventId();
+        const body = eventBody(change, timestamp);
+        insert.run(id, change.type, now, body);
+        return { type: change.type, id, body, traceparent: change.traceparent ?? null };
+      });
+    },
+    ops: {
+      deleteExpiredEvents({ before, limit }) {
+        return expire.run(limit, before).changes;
+      },
+    },
+  };
+}
