@@ -178,12 +178,14 @@ export function stageRows(dir: string, leaves?: Map<string, number>): StageRow[]
   });
 }
 
-/** The stage table: one column per scenario and target, µs per request. */
+/** The stage table: one column per scenario and target, µs per request and the share of the main thread's busy time. */
 export function stageTable(rows: StageRow[]): string {
   const header = rows.map((row) => `${row.scenario} ${row.target} (${row.runs} runs)`);
   const lines = [`| stage, µs per request | ${header.join(' | ')} |`, `|---|${rows.map(() => '---:').join('|')}|`];
-  for (const stage of STAGES) lines.push(`| ${stage} | ${rows.map((row) => row.main.get(stage)!.toFixed(1)).join(' | ')} |`);
   const total = (row: StageRow) => [...row.main.values()].reduce((a, b) => a + b, 0);
+  // The share of the main thread's busy time beside the µs: runs on a loaded machine inflate every stage alike.
+  const cell = (row: StageRow, stage: string) => `${row.main.get(stage)!.toFixed(1)} (${((row.main.get(stage)! / total(row)) * 100).toFixed(0)}%)`;
+  for (const stage of STAGES) lines.push(`| ${stage} | ${rows.map((row) => cell(row, stage)).join(' | ')} |`);
   lines.push(`| **main thread, all stages** | ${rows.map((row) => `**${total(row).toFixed(1)}**`).join(' | ')} |`);
   lines.push(`| SQLite writer thread (commits; fsync waits included) | ${rows.map((row) => row.writer.toFixed(1)).join(' | ')} |`);
   return lines.join('\n');
