@@ -32,9 +32,15 @@ export interface LoadResult {
   clientCpu: number;
   /** Share of one CPU the server used during the measured window, when its pid was given. */
   serverCpu?: number;
+  /** The same for its main thread alone (the rest: the SQLite writer thread, V8's and libuv's helpers). */
+  serverMainCpu?: number;
   /** The first non-2xx status seen, for the report. */
   firstNon2xx?: number;
+  /** The measured window on the monotonic clock, in µs (the clock of V8's CPU profiles: bench/stages.ts cuts them to it). */
+  windowUs: [start: number, end: number];
 }
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = 'content-length:';
@@ -70,9 +76,11 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
   let stopping = false;
   let measuredStart = 0;
   let measuredEnd = 0;
+  let windowStartUs = 0;
   let cpuStart = process.cpuUsage();
   let serverCpuStart: number | undefined;
-  const serverCpu = () => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid));
+  let serverMainCpuStart: number | undefined;
+  const serverCpu = (mainThread = false) => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid, mainThread));
   const sockets = new Set<Socket>();
 
   const open = (): void => {
@@ -123,14 +131,18 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     setTimeout(() => {
       measuring = true;
       measuredStart = performance.now();
+      windowStartUs = monotonicUs();
       cpuStart = process.cpuUsage();
       serverCpuStart = serverCpu();
+      serverMainCpuStart = serverCpu(true);
       setTimeout(() => {
         measuring = false;
         stopping = true;
         measuredEnd = performance.now();
+        const windowEndUs = monotonicUs();
         const cpu = process.cpuUsage(cpuStart);
         const serverCpuEnd = serverCpu();
+        const serverMainCpuEnd = serverCpu(true);
         for (const socket of sockets) socket.destroy();
         const seconds = (measuredEnd - measuredStart) / 1000;
         latencies.sort((a, b) => a - b);
@@ -144,7 +156,11 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           non2xx,
           clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
           ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
+          ...(serverMainCpuStart === undefined || serverMainCpuEnd === undefined
+            ? {}
+            : { serverMainCpu: (serverMainCpuEnd - serverMainCpuStart) / seconds }),
           ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
+          windowUs: [windowStartUs, windowEndUs],
         });
       }, options.durationMs);
     }, options.warmupMs);

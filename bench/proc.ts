@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 /** clock ticks per second for /proc/<pid>/stat; 100 on every Linux this runs on (getconf CLK_TCK). */
 const CLOCK_TICKS = 100;
 
-/** CPU seconds (user + system, all threads) the process has used so far. */
-export function cpuSeconds(pid: number): number | undefined {
+/** CPU seconds (user + system) the process has used so far: all its threads, or with `mainThread` its main thread only. */
+export function cpuSeconds(pid: number, mainThread = false): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'latin1');
     // Fields after the command name, which is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;

@@ -12,13 +12,15 @@ import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 import { openStreams } from './streams.js';
 import { subscribe } from './subscriber.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
+import type { ProfiledRun } from './stages.js';
 import { importBare, importOverHttp, importTable, IMPORT_ROWS, type ImportMeasurement } from './import.js';
 
 /**
  * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
  *   [--compare=../other-checkout/dist/src/server.js]
- * (--cpu-prof: the service writes V8 CPU profiles to $TMPDIR/plant-store-profiles; summarize them with
- * node dist/bench/profile.js <file.cpuprofile>.)
+ * (--cpu-prof: the service writes V8 CPU profiles to $TMPDIR/plant-store-profiles/<run>/; summarize one with
+ * node dist/bench/profile.js <file.cpuprofile>, or the whole run as µs per request by stage with
+ * node dist/bench/profile.js --stages <that folder> (bench/stages.ts).)
  *
  * Runs every scenario against the baseline and the service alternately (at least twice each), the
  * servers pinned to CPU 0 and the load generator to CPU 1, and writes the table to bench/RESULTS.md.
@@ -41,7 +43,8 @@ const { values: options } = parseArgs({
 const QUICK = options.quick;
 const PEERS = options.peers;
 const CPU_PROF = options['cpu-prof'];
-const PROFILE_DIR = join(tmpdir(), 'plant-store-profiles');
+/** One folder per run: each service run's profiles (one per thread) beside what the run measured (run-<pid>.json, bench/stages.ts). */
+const PROFILE_DIR = join(tmpdir(), 'plant-store-profiles', new Date().toISOString().replace(/[:.]/g, '-'));
 const RUNS = Number(options.runs);
 if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a whole number from 1, got ${options.runs}`);
 const ONLY = options.only?.split(',');
@@ -163,6 +166,10 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
     const webhooks = await subscriber?.finish();
     const feed = await streams?.finish();
     const peak = server.peakRssMb();
+    if (CPU_PROF && (target === 'service' || target === 'compared')) {
+      const run: ProfiledRun = { pid: server.pid, scenario: scenario.key, target, windowUs: result.windowUs, requests: result.requests };
+      writeFileSync(join(PROFILE_DIR, `run-${server.pid}.json`), JSON.stringify(run));
+    }
     return {
       ...result,
       scenario: scenario.key,
@@ -210,10 +217,17 @@ async function importScenario(store: BenchStore): Promise<ImportMeasurement[]> {
   return measurements;
 }
 
+/** Server CPU as a share of a core and per request, its main thread's part beside. */
+function serverCpu(m: Measurement): string {
+  if (m.serverCpu === undefined) return '?';
+  const perRequest = (share: number) => ((share / m.reqPerSec) * 1e6).toFixed(0);
+  return `${(m.serverCpu * 100).toFixed(0)}% (${perRequest(m.serverCpu)} µs/req${m.serverMainCpu === undefined ? '' : `, main thread ${perRequest(m.serverMainCpu)}`})`;
+}
+
 function line(m: Measurement): string {
   return (
     `  ${m.target.padEnd(16)} ${m.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
-    `server CPU ${m.serverCpu === undefined ? '?' : `${(m.serverCpu * 100).toFixed(0)}% (${((m.serverCpu / m.reqPerSec) * 1e6).toFixed(0)} µs/req)`}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
+    `server CPU ${serverCpu(m)}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
     (m.webhooks
@@ -227,6 +241,10 @@ function line(m: Measurement): string {
 
 async function main(): Promise<void> {
   if (!HAS_TASKSET) process.stderr.write('taskset not found: servers and load generator are NOT pinned to separate CPUs\n');
+  if (CPU_PROF) {
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    process.stdout.write(`CPU profiles of the service in ${PROFILE_DIR} (node dist/bench/profile.js --stages ${PROFILE_DIR})\n`);
+  }
   const store = await (POSTGRES ? postgresStores(PG_URL) : Promise.resolve(sqliteStores(work))).catch((error: unknown) => {
     rmSync(work, { recursive: true, force: true });
     throw error;

@@ -69,7 +69,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   installErrorHandling(app, settings.bodyLimit);
   installJsonParser(app);
   app.setValidatorCompiler(validatorCompiler);
-  installRequestHooks(app, settings, store);
+  installRequestHooks(app, settings, store, logger);
   // Served on a listener of its own (metrics/server.ts), never by this app: no route, no auth rule here.
   if (metrics) installRequestMetrics(app, metrics);
 

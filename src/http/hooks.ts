@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { JwtVerifier } from '../auth/jwt.js';
 import { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config.js';
@@ -15,7 +16,7 @@ import { installSecurity } from './security.js';
  * first); authentication (before the body is read) with the rate limits around it, by token or by
  * address. After the answer: one access line.
  */
-export function installRequestHooks(app: FastifyInstance, settings: Config, store: Store): void {
+export function installRequestHooks(app: FastifyInstance, settings: Config, store: Store, logger?: Logger): void {
   const overload = new OverloadMonitor(settings, (reason) =>
     reason === undefined
       ? app.log.warn('load back to normal: no longer shedding')
@@ -39,6 +40,6 @@ export function installRequestHooks(app: FastifyInstance, settings: Config, stor
   const authenticate = authHook(new TokenVerifier(settings.tokens, store.tokens, jwt));
   app.addHook('onRequest', limiter ? limitedAuthentication(limiter, authenticate) : authenticate);
 
-  const accessLog = accessLogHook(app.log);
+  const accessLog = accessLogHook(app.log, logger);
   if (accessLog) app.addHook('onResponse', accessLog);
 }

@@ -93,3 +93,21 @@ test('the batched destination holds routine lines back, writes them within its p
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(out.trim().split('\n').length, 100);
 });
+
+test("the access line made by hand is byte for byte the line pino would write for the same fields (createLogger's logger)", async () => {
+  const sink = new Sink();
+  const logger = createLogger('info', sink);
+  const app = Fastify({ loggerInstance: logger, genReqId: () => 'req-"2"' });
+  after(() => app.close());
+  const hook = accessLogHook(app.log, logger);
+  assert.ok(hook);
+  app.addHook('onResponse', hook);
+  app.post('/plants', async (_request, reply) => reply.code(201).send({ ok: true }));
+  await app.inject({ method: 'POST', url: '/plants?q=%C3%A9t%C3%A9&name=%22x%22\\', payload: {} });
+  const written = sink.text.split('\n').find((l) => l.includes('"msg":"request"'))!;
+  const fields = JSON.parse(written) as { time: number; ms: number; url: string };
+  assert.equal(fields.url, '/plants?q=%C3%A9t%C3%A9&name=%22x%22\\');
+  sink.text = '';
+  logger.child({}, { redact: [] }).info({ reqId: 'req-"2"', method: 'POST', url: fields.url, status: 201, ms: fields.ms }, 'request');
+  assert.equal(written, sink.text.trim().replace(/"time":\d+/, `"time":${fields.time}`));
+});

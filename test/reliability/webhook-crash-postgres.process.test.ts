@@ -35,7 +35,9 @@ function hooksEnv(databaseUrl: string): Record<string, string> {
     PLANT_STORE_TOKENS: TOKEN,
     WEB_CONCURRENCY: '1',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOK_TIMEOUT_MS: '1000',
+    // An attempt's bound, and with it the lease (2 × it + 1 s): long enough that a loaded machine's stalls
+    // never outlast a lease while its attempt is still in flight, which would send it twice at once.
+    WEBHOOK_TIMEOUT_MS: '3000',
     WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2',
   };
 }

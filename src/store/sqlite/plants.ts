@@ -41,7 +41,9 @@ export class SqlitePlants implements PlantStore {
     private readonly exports: ExportConnections,
     tracer?: BatchTracer,
   ) {
-    this.reads = new TurnReads(translate, tracer);
+    // A deferred transaction that only reads: one snapshot, one WAL-index lock, for a turn's reads.
+    const oneSnapshot = db.transaction((reads: () => void) => reads());
+    this.reads = new TurnReads(translate, (reads) => oneSnapshot(reads), tracer);
     this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(
       db,
       'SELECT id, name, tag, version FROM plants WHERE id = ?',

@@ -7,6 +7,11 @@ import { batcher, type Batcher, type BatchTracer } from '../batcher.js';
  * bench` (GET /plants/{id} on SQLite, same run): 59 µs of server CPU per request answered one by one,
  * 32 µs gathered; a socket write to a peer that is already awake costs the kernel far less than one
  * that must wake it. A read still sees every write committed before it was asked: it runs after.
+ *
+ * The reads of one turn also share one read transaction (`together`): in WAL mode every transaction
+ * begins by locking and reading the WAL index, about 9 µs of CPU (mostly system calls) against 2.4 µs
+ * for the read itself by primary key (issue 21, measured on 100k plants). Their snapshot is taken at the
+ * first read, after every read of the batch was asked, so the rule above holds.
  */
 interface AskedRead {
   read: () => unknown;
@@ -18,26 +23,39 @@ interface AskedRead {
 export class TurnReads {
   private readonly batcher: Batcher<AskedRead>;
 
-  /** `translate` turns a read's error into the store's (an outage: StoreUnavailableError); `tracer` traces each turn's reads (tracing on). */
+  /**
+   * `translate` turns a read's error into the store's (an outage: StoreUnavailableError); `together` runs
+   * several reads in one read transaction; `tracer` traces each turn's reads (tracing on).
+   */
   constructor(
     private readonly translate: (error: unknown) => Error,
+    private readonly together: (reads: () => void) => void,
     tracer?: BatchTracer,
   ) {
     // No limit on batches or their size: the reads are synchronous, each batch runs to its end at once.
-    this.batcher = batcher<AskedRead>(
-      { maxInFlight: Infinity, maxBatch: Infinity },
-      (batch) => {
-        for (const { read, resolve, reject } of batch) {
-          try {
-            resolve(read());
-          } catch (error) {
-            reject(this.translate(error));
-          }
+    this.batcher = batcher<AskedRead>({ maxInFlight: Infinity, maxBatch: Infinity }, (batch) => this.runBatch(batch), tracer);
+  }
+
+  private runBatch(batch: AskedRead[]): Promise<void> {
+    const each = () => {
+      for (const { read, resolve, reject } of batch) {
+        try {
+          resolve(read());
+        } catch (error) {
+          reject(this.translate(error));
         }
-        return Promise.resolve();
-      },
-      tracer,
-    );
+      }
+    };
+    if (batch.length === 1) each();
+    else {
+      try {
+        this.together(each);
+      } catch (error) {
+        // The transaction could not begin (or end): the reads not yet answered fail (settling twice is a no-op).
+        for (const { reject } of batch) reject(this.translate(error));
+      }
+    }
+    return Promise.resolve();
   }
 
   run<T>(read: () => T): Promise<T> {
