@@ -4,16 +4,7 @@ import { comparePositions, FEED_START, FEED_START_ID, type FeedEvent, type FeedP
 import type { Plant, Store } from '../../src/store/store.js';
 import { EVENT_TYPES, eventBody, type EventType } from '../../src/webhooks/events.js';
 import { newId } from '../../src/webhooks/ids.js';
-
-/** Runs `check` against a fresh store and closes it whatever happens. */
-async function withStore(open: () => Promise<Store>, check: (store: Store) => Promise<void>): Promise<void> {
-  const store = await open();
-  try {
-    await check(store);
-  } finally {
-    await store.close();
-  }
-}
+import { withStore } from './webhook-contract.js';
 
 /** Every event of the feed after `after`, read `limit` at a time. */
 async function readAll(store: Store, limit = 1000, after: FeedPosition = FEED_START, types?: EventType[]): Promise<FeedEvent[]> {

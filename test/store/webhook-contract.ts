@@ -20,7 +20,7 @@ function endpoint(overrides: Partial<NewEndpointRecord> = {}): NewEndpointRecord
 }
 
 /** Runs `check` against a fresh store and closes it whatever happens. */
-async function withStore(open: () => Promise<Store>, check: (store: Store) => Promise<void>): Promise<void> {
+export async function withStore(open: () => Promise<Store>, check: (store: Store) => Promise<void>): Promise<void> {
   const store = await open();
   try {
     await check(store);
