@@ -14,6 +14,7 @@ import { subscribe } from './subscriber.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { ProfiledRun } from './stages.js';
 import { importBare, importOverHttp, importTable, IMPORT_ROWS, type ImportMeasurement } from './import.js';
+import { idleTable, measureIdle, type IdleMeasurement } from './idle.js';
 
 /**
  * npm run bench [-- --quick] [--peers] [--postgres] [--only=post64,get100k] [--runs=N] [--cpu-prof] [--sqlite-synchronous=NORMAL]
@@ -187,6 +188,9 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
   }
 }
 
+/** The idle-memory measurement (bench/idle.ts). */
+const IDLE_KEY = 'idle';
+
 /** The import scenario (bench/import.ts): the bare driver and the service alternately, each into a fresh store. */
 const IMPORT_KEY = 'import1m';
 const IMPORT_REFERENCE_JS = join(ROOT, 'dist', 'bench', 'import-reference.js');
@@ -252,8 +256,18 @@ async function main(): Promise<void> {
   const scenarios = SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.key));
   const measurements: Measurement[] = [];
   let imports: ImportMeasurement[] = [];
+  const idle: IdleMeasurement[] = [];
   const started = Date.now();
   try {
+    if (!ONLY || ONLY.includes(IDLE_KEY)) {
+      process.stdout.write(`Idle memory after start (${store.label})\n`);
+      for (let run = 0; run < Math.max(2, RUNS); run++) {
+        idle.push(await measureIdle(() => start('service', { seeded: 0 }, store), QUICK ? 15 : 60));
+        process.stdout.write(
+          `  service: ${idle.at(-1)!.afterStartMb.toFixed(0)} MB 5 s after ready, settled at ${idle.at(-1)!.settledMb.toFixed(0)} MB\n`,
+        );
+      }
+    }
     for (const scenario of scenarios) {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
       if (scenario.seeded > 0) await store.url(scenario.seeded);
@@ -295,6 +309,8 @@ async function main(): Promise<void> {
   if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
   if (feed) sections.push(`Change-feed scenario (open GET /events streams, read in the runner's process, bench/streams.ts):\n\n${feed}`);
+  if (idle.length > 0)
+    sections.push(`Idle memory (bench/idle.ts: the service's VmRSS each second after it is ready, on an empty store):\n\n${idleTable(idle)}`);
   if (imports.length > 0) {
     sections.push(
       `Import scenario (POST /plants/import, NDJSON, into an empty store; the bare driver writes the same rows straight into the database, bench/import-reference.ts):\n\n${importTable(imports, POSTGRES ? 'postgres' : 'sqlite')}`,

@@ -3,7 +3,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import { backupMetrics, type BackupObserver } from '../metrics/backups.js';
+import type { BackupObserver } from '../metrics/backups.js';
 import { sqlitePath } from '../store/database-url.js';
 import { backupSqlite } from '../store/sqlite/backup/backup.js';
 import { backupName, listBackups, prune } from './names.js';
@@ -146,7 +146,9 @@ export class BackupSchedule {
 export async function startBackups(config: Config, log: ScheduleLog, registry: Registry | undefined): Promise<BackupSchedule | undefined> {
   if (config.backupDir === '') return undefined;
   const settings = { dir: config.backupDir, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep };
-  const schedule = new BackupSchedule(sqlitePath(config.databaseUrl), settings, log, registry && backupMetrics(registry));
+  // prom-client is loaded only when metrics are on (it and what it loads hold about 10 MB of an idle process).
+  const observer = registry && (await import('../metrics/backups.js')).backupMetrics(registry);
+  const schedule = new BackupSchedule(sqlitePath(config.databaseUrl), settings, log, observer);
   await schedule.start();
   return schedule;
 }
