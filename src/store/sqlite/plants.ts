@@ -73,11 +73,15 @@ export class SqlitePlants implements PlantStore {
         ({ shape, params } = listParams(options, limit + 1, { walk: true }));
       }
       const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
-      const [json, count, lastId, lastName, more] = statement.get({ ...params, limit })!;
+      const rows = statement.all(params);
+      const count = Math.min(limit, rows.length);
+      let json = '[';
+      for (let i = 0; i < count; i++) json += i === 0 ? rows[i]![0] : `,${rows[i]![0]}`;
+      const last = rows[count - 1];
       return {
-        json,
-        count: Number(count),
-        next: more === 1n && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined,
+        json: `${json}]`,
+        count,
+        next: rows.length > limit && last !== undefined ? { id: toPlantId(last[1]), name: last[2] } : undefined,
       };
     });
   }
