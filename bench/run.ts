@@ -236,7 +236,7 @@ function line(m: Measurement): string {
       ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked (half of ${m.maxRate?.toFixed(0) ?? '?'}), ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
       : '') +
     (m.webhooks
-      ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered, lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
+      ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered (${m.webhooks.deliveredDuringLoad} during the load), lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
       : '') +
     (m.feed
       ? `\n${' '.repeat(19)}event streams: ${m.feed.streams}, ${m.feed.eventsMin}–${m.feed.eventsMax} events each, lag p50 ${m.feed.lagP50Ms} ms p99 ${m.feed.lagP99Ms} ms, drained ${m.feed.drainMs} ms after the load, readers' CPU ${(m.feed.readerCpu * 100).toFixed(0)}%`
