@@ -19,6 +19,11 @@ export interface LoadOptions {
   workload: Workload;
   /** The server's pid, to read its CPU use over exactly the measured window. */
   serverPid?: number;
+  /**
+   * Open loop: requests per second sent on a fixed schedule, whatever the answers do , over
+   * up to `connections` connections; latency counts from each request's scheduled time. Unset: closed loop.
+   */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -38,6 +43,8 @@ export interface LoadResult {
   firstNon2xx?: number;
   /** The measured window on the monotonic clock, in µs (the clock of V8's CPU profiles: bench/stages.ts cuts them to it). */
   windowUs: [start: number, end: number];
+  /** Open loop only: the rate asked for, and the 2xx answers of the whole run, warm-up included (each an acknowledged write). */
+  paced?: { rate: number; acknowledged: number; maxBacklog: number };
 }
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -67,6 +74,10 @@ function parseResponse(buffer: Buffer): { status: number; length: number } | und
 }
 
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  return options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate);
+}
+
+function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
   const next = requestSource(options.workload, options.token);
   const latencies: number[] = [];
   let errors = 0;
@@ -161,6 +172,137 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
             : { serverMainCpu: (serverMainCpuEnd - serverMainCpuStart) / seconds }),
           ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
           windowUs: [windowStartUs, windowEndUs],
+        });
+      }, options.durationMs);
+    }, options.warmupMs);
+  });
+}
+
+/** The latencies' percentile q (0–1) of a sorted list. */
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+
+/**
+ * The open loop: request i is due at start + i / rate and goes out on the first idle connection (one request
+ * in flight per connection, up to `connections`); while none is idle, due requests wait in a backlog, and
+ * their latency still counts from when they were due (no coordinated omission: a stalled server shows as
+ * latency, not as a lower rate asked for).
+ */
+function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
+  const next = requestSource(options.workload, options.token);
+  const latencies: number[] = [];
+  const idle: Array<(dueAt: number) => void> = [];
+  /** Due times of requests waiting for a connection. */
+  const backlog: number[] = [];
+  let backlogHead = 0;
+  let maxBacklog = 0;
+  let scheduled = 0;
+  let acknowledged = 0;
+  let errors = 0;
+  let non2xx = 0;
+  let firstNon2xx: number | undefined;
+  let measuring = false;
+  let stopping = false;
+  const sockets = new Set<Socket>();
+  const started = performance.now();
+  const serverCpu = (mainThread = false) => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid, mainThread));
+
+  const pump = (): void => {
+    while (backlogHead < backlog.length && idle.length > 0) idle.pop()!(backlog[backlogHead++]!);
+    if (backlogHead > 4096 && backlogHead * 2 > backlog.length) {
+      backlog.splice(0, backlogHead);
+      backlogHead = 0;
+    }
+  };
+
+  const open = (): void => {
+    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
+    sockets.add(socket);
+    let pending: Buffer | undefined;
+    let dueAt = 0;
+    let inFlight = false;
+    const send = (at: number): void => {
+      inFlight = true;
+      dueAt = at;
+      socket.write(next());
+    };
+    const ready = (): void => {
+      if (stopping) {
+        socket.destroy();
+        return;
+      }
+      idle.push(send);
+      pump();
+    };
+    socket.on('connect', ready);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+      const response = parseResponse(pending);
+      if (!response) return;
+      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
+      inFlight = false;
+      const ok = response.status >= 200 && response.status <= 299;
+      if (ok) acknowledged++;
+      if (measuring) {
+        latencies.push(performance.now() - dueAt);
+        if (!ok) {
+          non2xx++;
+          firstNon2xx ??= response.status;
+        }
+      }
+      ready();
+    });
+    socket.on('error', () => {
+      if (measuring) errors++;
+    });
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (inFlight && measuring) errors++;
+      if (!stopping) setTimeout(open, 10);
+    });
+  };
+
+  for (let i = 0; i < options.connections; i++) open();
+  // Every millisecond, the requests that fell due since the last tick join the backlog.
+  const ticker = setInterval(() => {
+    const due = Math.floor(((performance.now() - started) * rate) / 1000);
+    for (; scheduled < due; scheduled++) backlog.push(started + (scheduled * 1000) / rate);
+    maxBacklog = Math.max(maxBacklog, backlog.length - backlogHead);
+    pump();
+  }, 1);
+
+  return new Promise((resolve) => {
+    setTimeout(() => {
+      measuring = true;
+      const measuredStart = performance.now();
+      const windowStartUs = monotonicUs();
+      const cpuStart = process.cpuUsage();
+      const serverCpuStart = serverCpu();
+      const serverMainCpuStart = serverCpu(true);
+      setTimeout(() => {
+        measuring = false;
+        stopping = true;
+        clearInterval(ticker);
+        const seconds = (performance.now() - measuredStart) / 1000;
+        const windowEndUs = monotonicUs();
+        const cpu = process.cpuUsage(cpuStart);
+        const [serverCpuEnd, serverMainCpuEnd] = [serverCpu(), serverCpu(true)];
+        for (const socket of sockets) socket.destroy();
+        latencies.sort((a, b) => a - b);
+        resolve({
+          requests: latencies.length,
+          reqPerSec: latencies.length / seconds,
+          p50Ms: quantile(latencies, 0.5),
+          p99Ms: quantile(latencies, 0.99),
+          errors,
+          non2xx,
+          clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+          ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
+          ...(serverMainCpuStart === undefined || serverMainCpuEnd === undefined
+            ? {}
+            : { serverMainCpu: (serverMainCpuEnd - serverMainCpuStart) / seconds }),
+          ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
+          windowUs: [windowStartUs, windowEndUs],
+          paced: { rate, acknowledged, maxBacklog },
         });
       }, options.durationMs);
     }, options.warmupMs);

@@ -11,6 +11,8 @@ export interface Measurement extends LoadResult {
   target: string;
   peakRssMb?: number;
   readyMs: number;
+  /** An open-loop scenario: the maximum rate (req/s) whose half it asked for. */
+  maxRate?: number;
   /** The webhook scenario: what the subscriber saw. */
   webhooks?: DeliveryStats;
   /** The change-feed scenario: what the open streams saw. */
@@ -114,6 +116,34 @@ export function webhookTable(measurements: Measurement[], withHook: string, with
     lines.push(
       `| ${m.target} | ${i + 1} | ${m.reqPerSec.toFixed(0)} | ${fixed(ratio(withHook, m.target), 2)} / ${fixed(ratio(without, m.target), 2)} = **${fixed(relative, 2)}** | ` +
         `${m.webhooks!.delivered} | ${fixed(m.webhooks!.lagP50Ms, 0)} | ${fixed(m.webhooks!.lagP99Ms, 0)} | ${m.webhooks!.drainMs} |`,
+    );
+  });
+  return lines.join('\n');
+}
+
+/** Issue 21's targets for deliveries at half the maximum write rate. */
+const LAG_P99_TARGET_MS = 1000;
+const RSS_TARGET_MB = 200;
+
+/**
+ * The open-loop webhook scenario's table: per run, the rate asked for (half the server's maximum with a
+ * subscriber), what was acknowledged and delivered, the delivery lag, the drain and the peak RSS, against
+ * issue 21's targets.
+ */
+export function lagTable(measurements: Measurement[], key: string): string | undefined {
+  const runs = measurements.filter((m) => m.scenario === key && m.webhooks !== undefined && m.paced !== undefined);
+  if (runs.length === 0) return undefined;
+  const lines = [
+    '| server | run | max POST req/s (1 subscriber) | asked req/s | served req/s | POST p99 ms | acknowledged | delivered (during the load) | lag p50 ms | lag p99 ms | drained after the load, ms | peak RSS MB | lag p99 < 1 s | RSS < 200 MB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  const met = (ok: boolean) => (ok ? 'met' : '**not met**');
+  runs.forEach((m, i) => {
+    const hooks = m.webhooks!;
+    lines.push(
+      `| ${m.target} | ${i + 1} | ${fixed(m.maxRate, 0)} | ${m.paced!.rate.toFixed(0)} | ${m.reqPerSec.toFixed(0)} | ${fixed(m.p99Ms, 1)} | ` +
+        `${m.paced!.acknowledged} | ${hooks.delivered} (${hooks.deliveredDuringLoad}) | ${fixed(hooks.lagP50Ms, 0)} | ${fixed(hooks.lagP99Ms, 0)} | ${hooks.drainMs} | ` +
+        `${fixed(m.peakRssMb, 0)} | ${met(hooks.lagP99Ms < LAG_P99_TARGET_MS)} | ${m.peakRssMb === undefined ? '?' : met(m.peakRssMb < RSS_TARGET_MB)} |`,
     );
   });
   return lines.join('\n');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
-import { feedTable, machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
+import { feedTable, lagTable, machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
@@ -149,7 +149,7 @@ async function jsonServerBin(): Promise<string> {
   return bin;
 }
 
-async function measure(target: Target, scenario: Scenario, store: BenchStore): Promise<Measurement> {
+async function measure(target: Target, scenario: Scenario, store: BenchStore, maxRate?: number): Promise<Measurement> {
   const server = await start(target, scenario, store);
   try {
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
@@ -163,6 +163,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
       token: TOKEN,
       workload: scenario.workload(idBase),
       serverPid: server.pid,
+      ...(maxRate === undefined ? {} : { rate: maxRate / 2 }),
     });
     const webhooks = await subscriber?.finish();
     const feed = await streams?.finish();
@@ -177,6 +178,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore): P
       target,
       readyMs: server.readyMs,
       ...(peak === undefined ? {} : { peakRssMb: peak }),
+      ...(maxRate === undefined ? {} : { maxRate }),
       ...(webhooks === undefined ? {} : { webhooks }),
       ...(feed === undefined ? {} : { feed }),
     };
@@ -234,13 +236,31 @@ function line(m: Measurement): string {
     `server CPU ${serverCpu(m)}  client CPU ${(m.clientCpu * 100).toFixed(0)}%  ` +
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
+    (m.paced
+      ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked (half of ${m.maxRate?.toFixed(0) ?? '?'}), ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
+      : '') +
     (m.webhooks
-      ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered, lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
+      ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered (${m.webhooks.deliveredDuringLoad} during the load), lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
       : '') +
     (m.feed
       ? `\n${' '.repeat(19)}event streams: ${m.feed.streams}, ${m.feed.eventsMin}–${m.feed.eventsMax} events each, lag p50 ${m.feed.lagP50Ms} ms p99 ${m.feed.lagP99Ms} ms, drained ${m.feed.drainMs} ms after the load, readers' CPU ${(m.feed.readerCpu * 100).toFixed(0)}%`
       : '')
   );
+}
+
+/**
+ * The maximum rate an open-loop scenario takes half of, for one server: the mean of its runs of that
+ * scenario in this bench run, or one run of it measured now (printed, not tabled) when it was not part of it.
+ */
+async function maximumRate(scenario: Scenario, target: Target, store: BenchStore, measurements: Measurement[]): Promise<number> {
+  const key = scenario.halfRateOf!;
+  const runs = measurements.filter((m) => m.scenario === key && m.target === target);
+  if (runs.length > 0) return runs.reduce((sum, m) => sum + m.reqPerSec, 0) / runs.length;
+  const of = SCENARIOS.find((s) => s.key === key);
+  if (!of) throw new Error(`${scenario.key}: no scenario ${key} to take the maximum rate from`);
+  const m = await measure(target, of, store);
+  process.stdout.write(`${line(m)}  (${key}: the maximum rate)\n`);
+  return m.reqPerSec;
 }
 
 async function main(): Promise<void> {
@@ -272,15 +292,17 @@ async function main(): Promise<void> {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
       if (scenario.seeded > 0) await store.url(scenario.seeded);
       const targets: Target[] = [
-        'baseline',
+        ...(scenario.halfRateOf ? [] : (['baseline'] as const)),
         ...(scenario.prototype ? (['prototype'] as const) : []),
         'service',
         ...(options.compare ? (['compared'] as const) : []),
         ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : []),
       ];
+      const maxRates = new Map<Target, number>();
       for (let run = 0; run < Math.max(2, RUNS); run++) {
         for (const target of targets) {
-          const m = await measure(target, scenario, store);
+          if (scenario.halfRateOf && !maxRates.has(target)) maxRates.set(target, await maximumRate(scenario, target, store, measurements));
+          const m = await measure(target, scenario, store, maxRates.get(target));
           measurements.push(m);
           process.stdout.write(`${line(m)}\n`);
         }
@@ -300,6 +322,7 @@ async function main(): Promise<void> {
 
   const rows = summarize(measurements, new Map(scenarios.map((s) => [s.key, s.title])));
   const hooks = webhookTable(measurements, 'post64hook', 'post64');
+  const lag = lagTable(measurements, 'hookhalf');
   const feed = feedTable(measurements, 'post64feed', 'post64');
   const sections = rows.length > 0 ? [table(rows)] : [];
   const durable = prototypeTable(
@@ -308,6 +331,7 @@ async function main(): Promise<void> {
   );
   if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
+  if (lag) sections.push(`Delivery lag at half the maximum rate (open loop, one subscriber; target: lag p99 < 1 s, peak RSS < 200 MB):\n\n${lag}`);
   if (feed) sections.push(`Change-feed scenario (open GET /events streams, read in the runner's process, bench/streams.ts):\n\n${feed}`);
   if (idle.length > 0)
     sections.push(`Idle memory (bench/idle.ts: the service's VmRSS each second after it is ready, on an empty store):\n\n${idleTable(idle)}`);

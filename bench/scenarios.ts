@@ -32,6 +32,12 @@ export interface Scenario {
   prototype?: boolean;
   /** Tracing on: the service sends its spans to an OTLP/HTTP collector in the runner (bench/otlp-sink.ts). */
   otlp?: boolean;
+  /**
+   * An open-loop run at half the maximum rate of this (closed-loop) scenario, as each server reached it in the
+   * same bench run (measured first when that scenario is not part of the run). No baseline: it is about the
+   * service's own deliveries.
+   */
+  halfRateOf?: string;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -51,6 +57,17 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     subscriber: true,
+  },
+  {
+    // Issue 21: how late deliveries are, and what they hold in memory, when writes come at half the store's
+    // maximum rate (with the subscriber), so the dispatcher has CPU to catch up: target p99 < 1 s, RSS < 200 MB.
+    key: 'hookhalf',
+    title: 'POST /plants at half the maximum rate (open loop), one webhook subscriber: delivery lag',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
+    halfRateOf: 'post64hook',
   },
   {
     // The cost of the change feed's live half to writes: every committed POST goes out to 100 streams.

@@ -10,6 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface DeliveryStats {
   delivered: number;
+  /** Of them, those that arrived before the load ended (finish() was called). */
+  deliveredDuringLoad: number;
   lagP50Ms: number;
   lagP99Ms: number;
   /** From the end of the load until the service had no pending message left. */
@@ -51,6 +53,7 @@ export async function subscribe(servicePort: number, token: string): Promise<Sub
   return {
     async finish() {
       const loadEnded = Date.now();
+      const deliveredDuringLoad = lags.length;
       for (;;) {
         const pending = (await (await call(`${service}/webhooks/${id}/deliveries?status=pending&limit=1`, token)).json()) as unknown[];
         if (pending.length === 0) break;
@@ -61,7 +64,7 @@ export async function subscribe(servicePort: number, token: string): Promise<Sub
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       const sorted = [...lags].sort((a, b) => a - b);
-      return { delivered: lags.length, lagP50Ms: percentile(sorted, 50), lagP99Ms: percentile(sorted, 99), drainMs };
+      return { delivered: lags.length, deliveredDuringLoad, lagP50Ms: percentile(sorted, 50), lagP99Ms: percentile(sorted, 99), drainMs };
     },
   };
 }
