@@ -54,7 +54,10 @@ function sqliteCommit(path: string): Commit {
 
 function postgresCommit(url: string): Commit {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // The bench gives each run a new, empty database, as SQLite's prototype gets a new file.
+  const table = pool.query('CREATE TABLE IF NOT EXISTS plants (id bigint PRIMARY KEY, name text NOT NULL, tag text)');
   return async (batch) => {
+    await table;
     await pool.query(
       `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag`,
