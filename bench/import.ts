@@ -13,7 +13,7 @@ import { pinned } from './servers.js';
 export const IMPORT_ROWS = 1_000_000;
 
 export interface ImportMeasurement {
-  target: 'bare driver' | 'service';
+  target: 'bare driver' | 'service' | 'compared';
   rows: number;
   seconds: number;
   /** The writing process's CPU over the import, in seconds (all its threads). */
@@ -87,14 +87,14 @@ export function importTable(measurements: ImportMeasurement[], store: 'sqlite' |
     `| import of ${(measurements[0]?.rows ?? IMPORT_ROWS).toLocaleString('en-US')} plants | runs | plants/s (each run) | share of the bare driver | CPU s | peak RSS MB | target |`,
     '|---|---:|---|---:|---:|---:|---|',
   ];
-  for (const who of ['bare driver', 'service'] as const) {
+  for (const who of ['bare driver', 'service', 'compared'] as const) {
     const runs = measurements.filter((m) => m.target === who);
     if (runs.length === 0) continue;
     const rates = runs.map(rate);
     const cpu = runs.map((m) => m.cpuSeconds).filter((c): c is number => c !== undefined);
     const rss = runs.map((m) => m.peakRssMb).filter((r): r is number => r !== undefined);
-    const share = who === 'service' && bare > 0 ? (mean(rates) / bare).toFixed(2) : '';
-    const verdict = who === 'service' ? `≥ ${target.toLocaleString('en-US')}/s: **${mean(rates) >= target ? 'met' : 'not met'}**` : '';
+    const share = who !== 'bare driver' && bare > 0 ? (mean(rates) / bare).toFixed(2) : '';
+    const verdict = who !== 'bare driver' ? `≥ ${target.toLocaleString('en-US')}/s: **${mean(rates) >= target ? 'met' : 'not met'}**` : '';
     lines.push(
       `| ${who} | ${runs.length} | ${Math.round(mean(rates)).toLocaleString('en-US')} (${rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}) | ${share} | ${cpu.length ? mean(cpu).toFixed(1) : '–'} | ${rss.length ? Math.max(...rss).toFixed(0) : '–'} | ${verdict} |`,
     );

@@ -210,14 +210,16 @@ async function importScenario(store: BenchStore): Promise<ImportMeasurement[]> {
     const bare = await importBare(IMPORT_REFERENCE_JS, await store.url(0), rows);
     measurements.push(bare);
     show(bare);
-    const server = await start('service', { seeded: 0 }, store);
-    try {
-      const result = await importOverHttp(server.port, TOKEN, rows, server.pid);
-      const m: ImportMeasurement = { target: 'service', ...result, peakRssMb: server.peakRssMb() };
-      measurements.push(m);
-      show(m);
-    } finally {
-      await server.stop();
+    for (const target of options.compare ? (['service', 'compared'] as const) : (['service'] as const)) {
+      const server = await start(target, { seeded: 0 }, store);
+      try {
+        const result = await importOverHttp(server.port, TOKEN, rows, server.pid);
+        const m: ImportMeasurement = { target, ...result, peakRssMb: server.peakRssMb() };
+        measurements.push(m);
+        show(m);
+      } finally {
+        await server.stop();
+      }
     }
   }
   return measurements;

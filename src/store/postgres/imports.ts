@@ -22,6 +22,16 @@ const ANNOUNCE_CHUNK = 1000;
 const STAGED = `SELECT s.id::text AS id, s.name, s.tag, p.id IS NOT NULL AS existed FROM import_stage s LEFT JOIN plants p ON p.id = s.id
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
 
+/** The same once the staged rows were inserted as new plants (the fast merge): every one was created. */
+const STAGED_CREATED = `SELECT s.id::text AS id, s.name, s.tag, false AS existed FROM import_stage s
+  WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
+
+/** The merge into a store that had none of the staged ids: a plain insert in id order, one version for the whole import. */
+const INSERT_NEW = `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage ORDER BY id`;
+
+/** unique_violation: a plant of a staged id was committed by someone else after the store was seen empty. */
+const UNIQUE_VIOLATION = '23505';
+
 /** One chunk's events (the change feed) and messages: the events as arrays, joined with the endpoints subscribed to each. */
 const ANNOUNCE = `WITH m AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m (event_id, type, payload, ord)),
   q AS (${insertMessages({ type: 'm.type', payload: 'm.payload', eventId: 'm.event_id', at: '$4::bigint', from: 'm' })}),
@@ -81,12 +91,12 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
    * 200,000 announcements took 4.8-5.2 s this way against 5.4-6.0 s (the PL/pgSQL id function was the
    * slower part). Answers the key of the import's events and how many messages were queued.
    */
-  const announce = async (at: number): Promise<{ key: string | null; queued: number }> => {
+  const announce = async (at: number, staged: string): Promise<{ key: string | null; queued: number }> => {
     let queuedNow = 0;
     let key: string | null = null;
     let recorded = 0;
     for (let after: string | null = null; ;) {
-      const { rows }: pg.QueryResult<PlantRow<string> & { existed: boolean }> = await run(STAGED, [after]);
+      const { rows }: pg.QueryResult<PlantRow<string> & { existed: boolean }> = await run(staged, [after]);
       if (rows.length === 0) return { key, queued: queuedNow };
       const ids: string[] = [];
       const types: string[] = [];
@@ -106,6 +116,40 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
     }
   };
 
+  /**
+   * Into an empty store, the merge is a plain insert (no lookup of a stored plant per row, no conflict
+   * handling), under a savepoint: should a plant of a staged id have been committed by someone else since
+   * the store was seen empty, the insert fails on its key and is rolled back, and the commit merges as
+   * into any store. Once the insert succeeded, every staged plant was created, with nothing to refuse.
+   */
+  const mergedIntoEmptyStore = async (): Promise<boolean> => {
+    const { rows } = await run<{ empty: boolean }>('SELECT NOT EXISTS (SELECT 1 FROM plants) AS empty');
+    if (!rows[0]!.empty) return false;
+    await run('SAVEPOINT merge_new');
+    try {
+      await client.query({ text: INSERT_NEW, query_timeout: 2 ** 31 - 1 } as pg.QueryConfig);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) {
+        broken = true;
+        throw translatePgError(error);
+      }
+      await run('ROLLBACK TO SAVEPOINT merge_new');
+      return false;
+    }
+    await run('RELEASE SAVEPOINT merge_new');
+    return true;
+  };
+
+  /** Places the import's events in the change feed, commits, and tells the listeners. */
+  const committed = async (total: number, replaced: number, announced: { key: string | null; queued: number }): Promise<ImportResult> => {
+    // Last: the import's place in the change feed, under the commit lock until COMMIT (feed.ts).
+    if (total > 0) await run(COMMIT_STATEMENT, [announced.key]);
+    await finish('COMMIT');
+    listeners.queued(announced.queued);
+    if (total > 0) listeners.recorded();
+    return { created: total - replaced, replaced };
+  };
+
   return {
     async add(rows: Plant[]) {
       // One statement may not touch a row twice: the last row of an id wins within the chunk, as across chunks.
@@ -120,6 +164,10 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
       );
     },
     async commit({ createOnly }): Promise<ImportResult> {
+      if (await mergedIntoEmptyStore()) {
+        const { rows } = await run<{ total: string }>('SELECT count(*) AS total FROM import_stage');
+        return committed(Number(rows[0]!.total), 0, await announce(Date.now(), STAGED_CREATED));
+      }
       if (createOnly) {
         const { rows } = await run<{ id: string }>('SELECT s.id::text AS id FROM import_stage s JOIN plants p ON p.id = s.id LIMIT 1');
         if (rows[0]) {
@@ -132,22 +180,14 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
       );
       const total = Number(counts[0]!.total);
       const replaced = Number(counts[0]!.replaced);
-      let messages = 0;
-      if (total > 0) {
-        const { key, queued } = await announce(Date.now());
-        messages = queued;
-        // One version for the whole import: each plant's version still changes, and is never reused.
-        await run(
-          `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
-           ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
-        );
-        // Last: the import's place in the change feed, under the commit lock until COMMIT (feed.ts).
-        await run(COMMIT_STATEMENT, [key]);
-      }
-      await finish('COMMIT');
-      listeners.queued(messages);
-      if (total > 0) listeners.recorded();
-      return { created: total - replaced, replaced };
+      if (total === 0) return committed(0, 0, { key: null, queued: 0 });
+      const announced = await announce(Date.now(), STAGED);
+      // One version for the whole import: each plant's version still changes, and is never reused.
+      await run(
+        `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
+      );
+      return committed(total, replaced, announced);
     },
     async abort() {
       if (!done) await finish('ROLLBACK').catch(() => undefined);

@@ -7,8 +7,10 @@ import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { isUnavailable } from '../../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
+import { FEED_START } from '../../../src/store/event-store.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
+import { importContract } from '../import-contract.js';
 import { searchContract } from '../search-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
@@ -47,6 +49,7 @@ if (skipReason) {
   webhookContract('postgres', () => open());
   searchContract('postgres', () => open());
   eventContract('postgres', () => open());
+  importContract('postgres', () => open());
 
   describe('postgres store', () => {
     it('applies migrations once, recorded, even when several instances start at once', async () => {
@@ -67,6 +70,43 @@ if (skipReason) {
         POSTGRES_MIGRATIONS.map(({ version, name }) => ({ version, name })),
       );
       assert.equal(rows[0]?.name, 'plants_and_tokens');
+    });
+
+    it('imports into a store seen empty whose plant of an imported id commits meanwhile: merged as into any store, the plant replaced', async () => {
+      const url = await server.createDatabase();
+      const store = await open(url);
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      try {
+        const session = await store.plants.startImport();
+        await session.add([
+          { id: 1, name: 'one' },
+          { id: 2, name: 'two' },
+        ]);
+        // Another writer's plant 2, not committed yet: the import sees an empty store and its plain insert waits on the key.
+        await other.query("BEGIN; INSERT INTO plants (id, name, version) VALUES (2, 'meanwhile', nextval('plant_version'))");
+        const committing = session.commit({ createOnly: false });
+        for (let waited = 0; ; waited += 20) {
+          const { rows } = await other.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          if (rows[0]!.n > 0) break;
+          assert.ok(waited < 10_000, 'the import waits on the other writer');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await other.query('COMMIT');
+        assert.deepEqual(await committing, { created: 1, replaced: 1 });
+        assert.deepEqual((await store.plants.get(2))?.plant, { id: 2, name: 'two' });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'one' });
+        const events = await store.events.read({ after: FEED_START, limit: 10 });
+        assert.deepEqual(
+          events.map((e) => (JSON.parse(e.body) as { type: string }).type),
+          ['plant.created', 'plant.updated'],
+        );
+      } finally {
+        await other.end();
+        await store.close();
+      }
     });
 
     it('stores ids in a bigint column, exactly', async () => {

@@ -9,6 +9,7 @@ import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.
 import { listPlants, openSqlite, tempDir } from '../../helpers.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
+import { importContract } from '../import-contract.js';
 import { searchContract } from '../search-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 
@@ -16,6 +17,7 @@ storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
 eventContract('sqlite', async () => openSqlite(tempDir(after)));
+importContract('sqlite', async () => openSqlite(tempDir(after)));
 
 describe('sqlite store', () => {
   it('reads file: URLs in their three spellings', () => {

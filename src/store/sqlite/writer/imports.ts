@@ -47,15 +47,19 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
     slots.delete(importId);
   };
 
-  /** Announces every staged plant, created or updated, reading the staging table a chunk at a time. */
-  function announce(importId: number): void {
+  /**
+   * Announces every staged plant, created or updated, reading the staging table a chunk at a time. Into an
+   * empty store (`fresh`) every plant is created, so no row looks for a stored one.
+   */
+  function announce(importId: number, fresh: boolean): void {
+    const existed = fresh ? '0' : 'EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)';
     const first = prepare<[number], PlantRow<bigint> & { existed: bigint }>(
       db,
-      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
+      `SELECT s.id, s.name, s.tag, ${existed} AS existed FROM ${table(importId)} s ORDER BY s.id LIMIT ?`,
     ).safeIntegers(true);
     const next = prepare<[bigint, number], PlantRow<bigint> & { existed: bigint }>(
       db,
-      `SELECT s.id, s.name, s.tag, EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id) AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
+      `SELECT s.id, s.name, s.tag, ${existed} AS existed FROM ${table(importId)} s WHERE s.id > ? ORDER BY s.id LIMIT ?`,
     ).safeIntegers(true);
     for (let rows = first.all(ANNOUNCE_CHUNK); rows.length > 0; rows = next.all(rows.at(-1)!.id, ANNOUNCE_CHUNK)) {
       needs.announce(rows.map((row) => ({ type: row.existed ? 'plant.updated' : 'plant.created', plant: toPlant(row) })));
@@ -77,7 +81,11 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
       importCommit({ importId, createOnly }) {
         create(importId);
         const staged = table(importId);
-        if (createOnly) {
+        // Exact: this thread is the only writer, and the batch's transaction is open. An empty store has
+        // nothing to conflict with or replace, so the merge is a plain insert in id order (the order of
+        // the primary key's b-tree, appended page by page) and no row looks for a stored one.
+        const fresh = prepare<[], number>(db, 'SELECT NOT EXISTS (SELECT 1 FROM plants)').pluck().get() === 1;
+        if (createOnly && !fresh) {
           const existing = prepare<[], bigint>(db, `SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id LIMIT 1`)
             .pluck()
             .safeIntegers(true)
@@ -88,17 +96,17 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
           }
         }
         const total = prepare<[], number>(db, `SELECT count(*) FROM ${staged}`).pluck().get()!;
-        const replaced = prepare<[], number>(db, `SELECT count(*) FROM ${staged} s WHERE EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)`)
-          .pluck()
-          .get()!;
+        const replaced = fresh
+          ? 0
+          : prepare<[], number>(db, `SELECT count(*) FROM ${staged} s WHERE EXISTS (SELECT 1 FROM plants p WHERE p.id = s.id)`).pluck().get()!;
         if (total > 0) {
-          announce(importId);
+          announce(importId, fresh);
           // One version for the whole import: each plant's version still changes, and is never reused.
-          prepare<[number]>(
-            db,
-            `INSERT INTO plants (id, name, tag, version, name_fold) SELECT id, name, tag, ?, plant_fold(name) FROM ${staged} WHERE true
-             ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version, name_fold = excluded.name_fold`,
-          ).run(needs.nextVersion());
+          const merge = fresh
+            ? `INSERT INTO plants (id, name, tag, version, name_fold) SELECT id, name, tag, ?, plant_fold(name) FROM ${staged} ORDER BY id`
+            : `INSERT INTO plants (id, name, tag, version, name_fold) SELECT id, name, tag, ?, plant_fold(name) FROM ${staged} WHERE true
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, tag = excluded.tag, version = excluded.version, name_fold = excluded.name_fold`;
+          prepare<[number]>(db, merge).run(needs.nextVersion());
         }
         drop(importId);
         return { created: total - replaced, replaced };
