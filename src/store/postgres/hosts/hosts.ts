@@ -61,7 +61,10 @@ export class UnwantedSessionError extends Error {
 /** No connection to a wanted session in time: no host gave one, or the pool's connections were all busy. */
 export class NoSessionError extends Error {
   constructor(hosts: Hosts, ms: number) {
-    super(`no connection to a ${hosts.attrs} session on ${hosts.labels.join(', ')} within ${ms} ms`);
+    // The last attempt's failure says why (a standby where the primary is asked for, a refused password):
+    // the deadline may fall while a later attempt is still on its way, which would otherwise hide it.
+    const last = hosts.lastFailure === undefined ? '' : ` (last attempt: ${hosts.lastFailure})`;
+    super(`no connection to a ${hosts.attrs} session on ${hosts.labels.join(', ')} within ${ms} ms${last}`);
     this.name = 'NoSessionError';
   }
 }
@@ -75,6 +78,8 @@ const hostFailures = new WeakSet<object>();
  */
 export class Hosts {
   private preferred = 0;
+  /** Why the last failed attempt failed, as its error said. */
+  lastFailure: string | undefined;
   /** How long one host may take to give a session. */
   readonly perHostMs: number;
 
@@ -102,7 +107,8 @@ export class Hosts {
   }
 
   /** Hands the turn to the next host, unless another connection has moved it on already. */
-  failed(index: number): void {
+  failed(index: number, error?: unknown): void {
+    if (error !== undefined) this.lastFailure = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
     if (this.preferred === index) this.preferred = (index + 1) % this.url.hosts.length;
   }
 
@@ -164,7 +170,7 @@ export class HostClient extends pg.Client {
       // A session that is not wanted, or did not say what it is in time, is closed here: whoever asked for
       // it (pg's pool, the migrator) gets only the error.
       if (connected) await this.end().catch(() => undefined);
-      this.hosts.failed(this.index);
+      this.hosts.failed(this.index, error);
       if (typeof error === 'object' && error !== null) hostFailures.add(error);
       throw error;
     }
