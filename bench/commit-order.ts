@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { ALONE, type FeedContext } from '../src/store/postgres/feed.js';
 import type { Query } from '../src/store/postgres/query.js';
-import { applyPlainPuts } from '../src/store/postgres/writes.js';
+import { applyPlainPuts } from '../src/store/postgres/plant-writes.js';
 import { postgresStores } from './stores.js';
 
 /**

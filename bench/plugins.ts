@@ -16,7 +16,7 @@ import { OverloadMonitor } from '../src/http/overload.js';
 import { addressKey, limitedAuthentication, MemoryRateLimiter } from '../src/http/rate-limit.js';
 import { installSecurity, type RequestCheck } from '../src/http/security.js';
 import { validatorCompiler } from '../src/http/validation.js';
-import { buildOpenApi } from '../src/openapi.js';
+import { buildOpenApi } from '../src/openapi/document.js';
 import { plantImportRoute } from '../src/plants/import-route.js';
 import { plantRoutes } from '../src/plants/routes.js';
 import { namedSchemas } from '../src/plants/schema.js';
@@ -35,7 +35,7 @@ import { webhookRoutes } from '../src/webhooks/routes.js';
  * - CORS (src/http/security.ts) against @fastify/cors: a simple cross-origin GET and a preflight;
  * - rate limits (src/http/rate-limit.ts) against @fastify/rate-limit: an authenticated GET;
  * - overload shedding (src/http/overload.ts) against @fastify/under-pressure: a GET;
- * - the OpenAPI document (src/openapi.ts) against @fastify/swagger: building it from the service's routes.
+ * - the OpenAPI document (src/openapi/document.ts) against @fastify/swagger: building it from the service's routes.
  * Each request figure is CPU µs per request over loopback HTTP (user + system), the median of the rounds,
  * with a bare app ("none") measured in the same rounds so that the piece's own cost is the difference.
  */
@@ -270,7 +270,7 @@ async function cpuMs(work: () => unknown): Promise<number> {
 
 /**
  * The service's own route modules in a bare app (no hooks), its OpenAPI document made either by ours
- * (src/openapi.ts, from the routes collected as they register) or by @fastify/swagger: the same routes,
+ * (src/openapi/document.ts, from the routes collected as they register) or by @fastify/swagger: the same routes,
  * the same schemas, so the two differ by the generator only.
  */
 async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger'): Promise<{ app: FastifyInstance; document: () => object }> {

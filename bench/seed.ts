@@ -1,4 +1,4 @@
-import { foldCase } from '../src/plants/fold.js';
+import { foldCase } from '../src/model/fold.js';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { SEED_TAGS, seedName } from './names.js';

@@ -1,10 +1,10 @@
-// Rewrites the README's configuration table from the settings table in src/config.ts (run `npm run build` first).
+// Rewrites the README's configuration table from the settings table in src/config/config.ts (run `npm run build` first).
 // `npm run docs` runs it; test/config-docs.test.ts fails when the README is not in step.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configTable } from '../dist/src/config.js';
+import { configTable } from '../dist/src/config/config.js';
 
 const README = new URL('../README.md', import.meta.url);
-const BEGIN = '<!-- config:begin (npm run docs writes this table from src/config.ts) -->';
+const BEGIN = '<!-- config:begin (npm run docs writes this table from src/config/config.ts) -->';
 const END = '<!-- config:end -->';
 
 const text = readFileSync(README, 'utf8');

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config/config.js';
 import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
@@ -16,7 +16,7 @@ import { requireStrictQueries } from './http/strict-query.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
-import { buildOpenApi } from './openapi.js';
+import { buildOpenApi } from './openapi/document.js';
 import { plantImportRoute } from './plants/import-route.js';
 import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';

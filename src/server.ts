@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrapToken, warnWithoutTokens } from './auth/bootstrap.js';
 import { startBackups } from './backups/schedule.js';
 import { runPrimary } from './cluster.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
 import { createLogger, logDestination } from './logging/logger.js';

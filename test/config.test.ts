@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config/config.js';
 import { redactUrl } from '../src/store/database-url.js';
 
 /** Asserts that this environment stops the start with a one-line ConfigError naming the setting. */

@@ -5,18 +5,19 @@ import { join } from 'node:path';
 import type { after } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import type { Config } from '../src/config.js';
+import type { Config } from '../src/config/config.js';
 import { createToken } from '../src/auth/tokens.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
-import type { Scope } from '../src/auth/scopes.js';
-import type { ListOptions, Plant, PlantStore, Store } from '../src/store/store.js';
+import type { Scope } from '../src/model/scopes.js';
+import type { ListOptions, PlantStore, Store } from '../src/store/store.js';
+import type { StoredPlant } from '../src/model/plant.js';
 import { parseJson } from '@plant-store/client/json';
 import type { BatchTracing } from '../src/store/batcher.js';
 import type { Tracing } from '../src/tracing/sdk.js';
 
 /** A page as plants, for tests that want objects rather than JSON: ids stay exact. */
-export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<Plant[]> {
-  return parseJson((await plants.page(options)).json) as Plant[];
+export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<StoredPlant[]> {
+  return parseJson((await plants.page(options)).json) as StoredPlant[];
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
 import { DuplicateTokenNameError, type Store } from '../store/store.js';
-import { SCOPES } from './scopes.js';
+import { SCOPES } from '../model/scopes.js';
 import { createToken } from './tokens.js';
 
 /**

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyInput } from 'jose';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { AUTH_SETTINGS } from '../config/auth.js';
 import { RemoteKeySet } from './jwks.js';
-import { JWKS_ALGORITHMS, jwksUrl, jwtType, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from './jwt-keys.js';
-import { SCOPES, type Scope } from './scopes.js';
-import type { Principal } from './tokens.js';
+import { JWKS_ALGORITHMS, jwksUrl, jwtType, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from '../config/jwt-keys.js';
+import { SCOPES, type Scope } from '../model/scopes.js';
+import type { Principal } from '../model/principal.js';
 
 /**
  * JWTs from an identity provider, accepted besides the store's own tokens when JWT_JWKS_URL,

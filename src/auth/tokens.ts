@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { TokenRecord, TokenStore } from '../store/store.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
-import { SCOPES, type Scope } from './scopes.js';
+import type { Principal } from '../model/principal.js';
+import { SCOPES, type Scope } from '../model/scopes.js';
 
 /**
  * Bearer tokens. A token is a long random secret, so a fast hash (SHA-256) is as safe to store as a
@@ -26,12 +27,6 @@ export async function createToken(tokens: TokenStore, name: string, scopes: read
   const secret = generateSecret();
   const record = await tokens.create({ id: generateTokenId(), name, hash: hashToken(secret), scopes: [...scopes] });
   return { secret, record };
-}
-
-export interface Principal {
-  /** The stored token's id, "static" for a token from PLANT_STORE_TOKENS, or `jwt:<iss>:<sub>` for a JWT. */
-  tokenId: string;
-  scopes: readonly Scope[];
 }
 
 /** What a token is found to be: whose it is, or why it is refused (a message for the client, never the token). */

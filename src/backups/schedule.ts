@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { BackupObserver } from '../metrics/backups.js';
 import { sqlitePath } from '../store/database-url.js';
 import { backupSqlite } from '../store/sqlite/backup/backup.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { databaseKind, sqlitePath } from '../store/database-url.js';
 import { backupSqlite } from '../store/sqlite/backup/backup.js';
 import { restoreSqlite } from '../store/sqlite/backup/restore.js';

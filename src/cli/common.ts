@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { stringifyJson } from '@plant-store/client/json';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { databaseKind, sqlitePath } from '../store/database-url.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';

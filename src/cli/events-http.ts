@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
 
 /**
  * `events tail --url`: the change feed of a running service over HTTP, for a machine that cannot reach its

@@ -4,7 +4,7 @@ import { EVENT_ID_PATTERN } from '../events/schema.js';
 import { eventJson } from '../events/frames.js';
 import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
 import { StoreUnavailableError } from '../store/store.js';
-import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { UsageError, type Command } from './command.js';
 import { withStore } from './common.js';
 import { tailHttp } from './events-http.js';

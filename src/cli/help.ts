@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
 import { isAction, synopsis, type Action, type Command } from './command.js';
 

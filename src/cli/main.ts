@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/config.js';
 import { VERSION } from '../version.js';
 import { backupCommand, restoreCommand } from './backup.js';
 import { eventsCommand } from './events.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../auth/scopes.js';
+import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../model/scopes.js';
 import { createToken } from '../auth/tokens.js';
 import { usage, UsageError, type Command } from './command.js';
 import { printJson, printTable, withStore } from './common.js';

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { registerEndpoint } from '../webhooks/endpoints.js';
 import { WebhookUrlError } from '../webhooks/network-guard.js';
 import { deliveryView, endpointView } from '../webhooks/views.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { jwksUrl, jwtType, publicKeyFromPem, secretKey } from '../auth/jwt-keys.js';
+import { jwksUrl, jwtType, publicKeyFromPem, secretKey } from './jwt-keys.js';
 import { commaList, type Setting } from './setting.js';
 
 /** Who may call: the service's static tokens, and JWTs of an identity provider. */

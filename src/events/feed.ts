@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
-import type { EventType } from '../webhooks/events.js';
+import type { EventType } from '../model/events.js';
 import { preamble } from './frames.js';
 import { CATCH_UP_PAGE, EventStream, framesOf, type StreamSource } from './stream.js';
 

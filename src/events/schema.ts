@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Query } from '../http/strict-query.js';
-import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent } from '../webhooks/events-doc.js';
 
 /** The change feed's HTTP schemas: validation, the OpenAPI document and the types below. */
@@ -8,7 +8,7 @@ import { PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent } from '../webh
 export const FEED_LIMIT_MAX = 1000;
 export const FEED_LIMIT_DEFAULT = 100;
 
-/** msg_ and a ULID in Crockford base32 (webhooks/ids.ts). */
+/** msg_ and a ULID in Crockford base32 (model/ids.ts). */
 export const EVENT_ID_PATTERN = '^msg_[0-9A-HJKMNP-TV-Z]{26}$';
 
 const EventId = (description: string) =>

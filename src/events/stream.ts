@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { comparePositions, type FeedEvent, type FeedPosition } from '../store/event-store.js';
-import type { EventType } from '../webhooks/events.js';
+import type { EventType } from '../model/events.js';
 import { eventFrame, HEARTBEAT } from './frames.js';
 
 /** Events read from the store at a time while a stream catches up. */

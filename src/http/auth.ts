@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Scope } from '../auth/scopes.js';
-import type { Principal, TokenVerifier, Verdict } from '../auth/tokens.js';
+import type { Scope } from '../model/scopes.js';
+import type { Principal } from '../model/principal.js';
+import type { TokenVerifier, Verdict } from '../auth/tokens.js';
 import { HttpError } from './errors.js';
 
 /** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { JwtVerifier } from '../auth/jwt.js';
 import { TokenVerifier } from '../auth/tokens.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import { authHook } from './auth.js';
 import { accessLogHook } from '../logging/logger.js';

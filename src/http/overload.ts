@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { HttpError } from './errors.js';
 
 export type OverloadSettings = Pick<Config, 'overloadEventLoopDelayMs' | 'overloadHeapUsedMb'>;

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { RequestDeadlines } from './deadlines.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';

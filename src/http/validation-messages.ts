@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { STORABLE_TEXT } from '../plants/plant.js';
+import { STORABLE_TEXT } from '../model/plant.js';
 import { count } from '../words.js';
 
 /**
@@ -94,7 +94,7 @@ function rule(problem: Problem, inQuery: boolean): string {
         ? 'must be a date and time in RFC 3339 form, such as 2026-01-31T12:00:00Z'
         : `must be in the ${String(params.format)} format`;
     case 'pattern':
-      // STORABLE_TEXT (plants/plant.ts) is the pattern of free text; others may say what they mean.
+      // STORABLE_TEXT (model/plant.ts) is the pattern of free text; others may say what they mean.
       if (params.pattern === STORABLE_TEXT) return 'must not contain U+0000 or an unpaired surrogate';
       return schema.patternMeaning ?? `must match the pattern ${String(params.pattern)}`;
     default:

@@ -1,7 +1,7 @@
 import { Ajv, type AnySchema, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { isInt64, parseInt64 } from '../plants/id.js';
+import { isInt64, parseInt64 } from '../model/plant-id.js';
 
 /**
  * Request validators, compiled from the same schemas the OpenAPI document shows. Three things differ

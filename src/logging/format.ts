@@ -1,5 +1,5 @@
 import { pino, type DestinationStream } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 
 /**
  * How log lines are written: JSON lines for machines (production, a pipe, a file, a log collector), or

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, onResponseHookHandler } from 'fastify';
 import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { BatchedDestination } from './destination.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 
 /**
  * Where a token could reach a log line, and what takes it out. The app logs no request headers and

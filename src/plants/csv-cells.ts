@@ -1,4 +1,4 @@
-import { parseInt64, type PlantId } from './id.js';
+import { parseInt64, type PlantId } from '../model/plant-id.js';
 import { ImportRowError } from './import-errors.js';
 
 /**

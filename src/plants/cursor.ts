@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import type { PageKey, PlantSort } from '../store/store.js';
-import { foldCase } from './fold.js';
-import { parseInt64 } from './id.js';
-import { NAME_MAX, STORABLE_TEXT } from './plant.js';
+import { foldCase } from '../model/fold.js';
+import { parseInt64 } from '../model/plant-id.js';
+import { NAME_MAX, STORABLE_TEXT } from '../model/plant.js';
 
 /**
  * The `cursor` of GET /plants: where the next page starts, for one list. Opaque to clients (base64url of

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { quality } from '../http/accept.js';
-import type { Plant, PlantExport } from '../store/store.js';
+import type { PlantExport } from '../store/store.js';
+import type { StoredPlant } from '../model/plant.js';
 import { csvCell } from './csv-cells.js';
 
 /**
@@ -17,17 +18,17 @@ export const MEDIA_TYPES: Record<ListFormat, string> = {
   csv: 'text/csv',
 };
 
-const ID = (plant: Plant) => (typeof plant.id === 'bigint' ? plant.id.toString() : String(plant.id));
+const ID = (plant: StoredPlant) => (typeof plant.id === 'bigint' ? plant.id.toString() : String(plant.id));
 
 /** One plant as an NDJSON line: `{"id":…,"name":…,"tag":…}`, the id a plain JSON integer, exact. */
-export function ndjsonLine(plant: Plant): string {
+export function ndjsonLine(plant: StoredPlant): string {
   return `{"id":${ID(plant)},"name":${JSON.stringify(plant.name)}${plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`}}\n`;
 }
 
 export const CSV_HEADER = 'id,name,tag\r\n';
 
 /** One plant as a CSV record. An absent tag and an empty one are both an empty cell: NDJSON keeps the difference. */
-export function csvLine(plant: Plant): string {
+export function csvLine(plant: StoredPlant): string {
   return `${ID(plant)},${csvCell(plant.name)},${plant.tag === undefined ? '' : csvCell(plant.tag)}\r\n`;
 }
 

@@ -3,7 +3,8 @@ import { parseJsonText } from '../http/json.js';
 import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
-import type { ImportResult, Plant, PlantStore } from '../store/store.js';
+import type { ImportResult, PlantStore } from '../store/store.js';
+import type { StoredPlant } from '../model/plant.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { csvColumns, csvId, fromCsvCell } from './csv-cells.js';
 import { csvRecords } from './csv.js';
@@ -28,7 +29,7 @@ const validator = () =>
   (compiled ??= validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction);
 
 /** One row, parsed exactly (int64 ids) and validated; `where` names it in an error. */
-function toPlant(text: string, where: string): Plant {
+function toPlant(text: string, where: string): StoredPlant {
   let value: unknown;
   try {
     value = parseJsonText(text);
@@ -39,10 +40,10 @@ function toPlant(text: string, where: string): Plant {
 }
 
 /** A row's value as a plant, once the same rules as POST /plants have passed it. */
-function checked(value: unknown, where: string): Plant {
+function checked(value: unknown, where: string): StoredPlant {
   const validate = validator();
   if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
-  const { id, name, tag } = value as { id: Plant['id']; name: string; tag?: string };
+  const { id, name, tag } = value as { id: StoredPlant['id']; name: string; tag?: string };
   return tag === undefined ? { id, name } : { id, name, tag };
 }
 
@@ -72,7 +73,7 @@ async function* text(source: AsyncIterable<Buffer | string>, limit: number): Asy
  * piece is searched for line ends once, from where the search stopped: a long line costs time in
  * proportion to its length, never to its length squared. A line longer than `maxRowBytes` is refused.
  */
-async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
   // The pieces of the line not yet ended, and their size in UTF-8 bytes.
   let pending: string[] = [];
   let pendingBytes = 0;
@@ -103,18 +104,18 @@ async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): 
   if (last.trim() !== '') yield toPlant(last, `line ${line + 1}`);
 }
 
-async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
   for await (const { index, text: element } of splitJsonArray(source, maxRowBytes)) yield toPlant(element, `element ${index}`);
 }
 
-const ROWS: Record<ImportFormat, (source: AsyncIterable<string>, maxRowBytes: number) => AsyncGenerator<Plant>> = {
+const ROWS: Record<ImportFormat, (source: AsyncIterable<string>, maxRowBytes: number) => AsyncGenerator<StoredPlant>> = {
   ndjson: (source, max) => ndjsonRows(source, max),
   json: (source, max) => jsonArrayRows(source, max),
   csv: (source, max) => csvRows(source, max),
 };
 
 /** CSV with the header `id,name,tag` (the columns in any order, tag optional), as exports write it. */
-async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<Plant> {
+async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
   let columns: { id: number; name: number; tag: number | undefined } | undefined;
   let width = 0;
   for await (const { line, fields } of csvRecords(source, maxRowBytes)) {
@@ -133,8 +134,8 @@ async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): Asy
 }
 
 /** The rows of a body, a chunk at a time. */
-async function* chunks(rows: AsyncIterable<Plant>): AsyncGenerator<Plant[]> {
-  let chunk: Plant[] = [];
+async function* chunks(rows: AsyncIterable<StoredPlant>): AsyncGenerator<StoredPlant[]> {
+  let chunk: StoredPlant[] = [];
   for await (const row of rows) {
     chunk.push(row);
     if (chunk.length === CHUNK) {

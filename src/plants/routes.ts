@@ -5,7 +5,7 @@ import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { exportStream, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
-import type { PlantId } from './id.js';
+import type { PlantId } from '../model/plant-id.js';
 import {
   ChangeHeaders,
   CreateHeaders,
@@ -20,7 +20,7 @@ import {
   ReadHeaders,
   ReplaceHeaders,
 } from './schema.js';
-import { StoredPlant } from './plant.js';
+import { StoredPlant } from '../model/plant.js';
 
 /**
  * The plant resource: POST /plants as the specification fixes it, and the rest of the resource. Each

@@ -1,7 +1,7 @@
 import { Query } from '../http/strict-query.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PLANT_SORTS, type PlantSort } from '../store/store.js';
-import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from './plant.js';
+import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from '../model/plant.js';
 
 /**
  * The plant resource's HTTP schemas, built from the plant's own (plant.ts): the one source for request

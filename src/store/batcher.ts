@@ -5,8 +5,8 @@ import { StoreBusyError, StoreUnavailableError } from './store.js';
  * `maxInFlight` batches run, new items wait and form the next batch, sent the moment one finishes, so
  * batches grow with the load; a lone item goes at once, after the I/O callbacks of its turn
  * (setImmediate), so items parsed in the same turn share a batch. The SQLite writer thread
- * (sqlite/writer/thread.ts), the SQLite reads of one turn (sqlite/turn-reads.ts), the PostgreSQL group
- * commit (postgres/group-commit.ts) and its gathered reads (postgres/lookups.ts) all run on it.
+ * (sqlite/writer/thread.ts), the SQLite reads of one turn (sqlite/gathered-reads.ts), the PostgreSQL group
+ * commit (postgres/group-commit.ts) and its gathered reads (postgres/gathered-reads.ts) all run on it.
  */
 export interface BatcherSettings {
   /** Batches running at once, at most. */

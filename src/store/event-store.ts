@@ -1,9 +1,9 @@
-import type { EventType } from '../webhooks/events.js';
+import type { EventType } from '../model/events.js';
 
 /**
  * The change feed as the store keeps it: every plant change (put, patch, delete, each plant of an import)
  * records one event in the transaction of the change, whether or not a webhook endpoint subscribes. Its id
- * is the webhook-id its webhook messages carry and its body the webhook body (webhooks/events.ts). Events
+ * is the webhook-id its webhook messages carry and its body the webhook body (model/events.ts). Events
  * are read in commit order: a reader that sees an event sees every event before it (see the stores'
  * migrations for how each store makes that so).
  */

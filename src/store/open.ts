@@ -1,10 +1,21 @@
-import type { Config } from '../config.js';
 import { databaseKind, redactUrl } from './database-url.js';
 import type { BatchTracing } from './batcher.js';
+import type { SqliteOptions } from './sqlite/store.js';
 import type { CommitObserver, Store } from './store.js';
 
-export type StoreSettings = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'dbTimeoutMs' | 'pgPoolSize' | 'writeQueueLimit'> &
-  Partial<Pick<Config, 'databaseReadUrl' | 'readReplicaMaxLagMs'>>;
+/**
+ * What opening a store needs, named as the settings name it (the configuration's type has these fields,
+ * checked where the server and the CLI pass it): the store knows nothing of the configuration.
+ */
+export interface StoreSettings {
+  databaseUrl: string;
+  sqliteSynchronous: SqliteOptions['synchronous'];
+  dbTimeoutMs: number;
+  pgPoolSize: number;
+  writeQueueLimit: number;
+  databaseReadUrl?: string | undefined;
+  readReplicaMaxLagMs?: number | undefined;
+}
 
 /**
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the

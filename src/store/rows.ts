@@ -1,7 +1,8 @@
-import type { Scope } from '../auth/scopes.js';
-import { toPlantId, type PlantId } from '../plants/id.js';
-import type { EventType } from '../webhooks/events.js';
-import type { Plant, TokenRecord } from './store.js';
+import type { Scope } from '../model/scopes.js';
+import { toPlantId, type PlantId } from '../model/plant-id.js';
+import type { EventType } from '../model/events.js';
+import type { TokenRecord } from './store.js';
+import type { StoredPlant } from '../model/plant.js';
 import type { MessageStatus, WebhookEndpoint, WebhookMessage } from './webhook-store.js';
 
 /**
@@ -17,11 +18,11 @@ export interface PlantRow<Id extends bigint | string = bigint | string> {
 }
 
 /** A plant with its tag left out when it has none. */
-export function plantOf(id: PlantId, name: string, tag: string | null): Plant {
+export function plantOf(id: PlantId, name: string, tag: string | null): StoredPlant {
   return tag === null ? { id, name } : { id, name, tag };
 }
 
-export function toPlant(row: PlantRow): Plant {
+export function toPlant(row: PlantRow): StoredPlant {
   return plantOf(toPlantId(row.id), row.name, row.tag);
 }
 
@@ -64,7 +65,7 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
 export interface MessageRow {
   event_id: string;
   type: string;
-  /** The body sent (webhooks/events.ts eventBody): `{"type":…,"timestamp":…,"data":{"id":…`. */
+  /** The body sent (model/events.ts eventBody): `{"type":…,"timestamp":…,"data":{"id":…`. */
   payload: string;
   status: string;
   attempts: number;

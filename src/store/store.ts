@@ -1,6 +1,6 @@
-import type { Scope } from '../auth/scopes.js';
-import type { PlantId } from '../plants/id.js';
-import type { Plant } from '../plants/plant.js';
+import type { Scope } from '../model/scopes.js';
+import type { PlantId } from '../model/plant-id.js';
+import type { StoredPlant } from '../model/plant.js';
 import type { EventStore } from './event-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
@@ -36,8 +36,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type { Plant } from '../plants/plant.js';
-
 /** The orders a list can come in: by id, or by name (ties broken by id), ascending or (`-`) descending. */
 export const PLANT_SORTS = ['id', '-id', 'name', '-name'] as const;
 export type PlantSort = (typeof PLANT_SORTS)[number];
@@ -45,7 +43,7 @@ export type PlantSort = (typeof PLANT_SORTS)[number];
 /** What a list, a count or an export selects: each given filter must hold (AND). */
 export interface PlantFilter {
   /**
-   * Only plants whose name contains this text, compared under Unicode case folding (plants/fold.ts):
+   * Only plants whose name contains this text, compared under Unicode case folding (model/fold.ts):
    * `FERN` finds "Boston Fern", `é` finds "É". Not empty.
    */
   q?: string | undefined;
@@ -107,7 +105,7 @@ export interface PlantPage {
 
 /** A plant as stored, with its version: a counter, new on every write to it (its ETag). */
 export interface VersionedPlant {
-  plant: Plant;
+  plant: StoredPlant;
   version: number;
 }
 
@@ -142,7 +140,7 @@ export interface PutOptions extends ConditionalOptions {
  * Every plant the filter selects, in the order asked for, from one consistent snapshot, a chunk at a time (iterate once).
  * The snapshot is released when the iteration ends, stops early (break, return) or `close` is called.
  */
-export interface PlantExport extends AsyncIterable<Plant[]> {
+export interface PlantExport extends AsyncIterable<StoredPlant[]> {
   /** How many plants the snapshot holds. */
   count(): Promise<number>;
   close(): Promise<void>;
@@ -159,7 +157,7 @@ export interface ImportResult {
  * stores all of them in one transaction (duplicate ids: the last row wins), or none.
  */
 export interface PlantImport {
-  add(rows: Plant[]): Promise<void>;
+  add(rows: StoredPlant[]): Promise<void>;
   /** With createOnly, refuses (ImportConflictError) when any id exists already, storing nothing. */
   commit(options: { createOnly: boolean }): Promise<ImportResult>;
   /** Drops what was staged. Safe to call more than once, and after commit. */
@@ -173,7 +171,7 @@ export interface PlantStore {
   /** How many plants the filter selects (all of them, without one). */
   count(filter?: PlantFilter): Promise<number>;
   /** Creates or replaces the plant, unless an option says not to. */
-  put(plant: Plant, options?: PutOptions): Promise<PutResult>;
+  put(plant: StoredPlant, options?: PutOptions): Promise<PutResult>;
   /** Applies the changes to an existing plant. */
   patch(id: PlantId, changes: PlantChanges, options?: ConditionalOptions): Promise<PatchResult>;
   delete(id: PlantId, options?: ConditionalOptions): Promise<DeleteResult>;

@@ -1,5 +1,5 @@
-import type { PlantId } from '../plants/id.js';
-import type { EventType } from '../webhooks/events.js';
+import type { PlantId } from '../model/plant-id.js';
+import type { EventType } from '../model/events.js';
 
 /**
  * What the store keeps for webhooks: the endpoints, and the outbox of messages (one per event and

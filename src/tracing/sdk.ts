@@ -6,7 +6,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { BatchTracing } from '../store/batcher.js';
 import type { DueMessage } from '../store/webhook-store.js';
 import type { AttemptOutcome, Sender } from '../webhooks/delivery.js';

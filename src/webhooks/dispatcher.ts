@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../store/webhook-store.js';
 import type { AttemptOutcome } from './delivery.js';
-import { goneReason } from './reasons.js';
+import { goneReason } from '../model/delivery-reasons.js';
 
 export interface DispatcherSettings {
   /** Deliveries in flight at most (WEBHOOK_CONCURRENCY). */

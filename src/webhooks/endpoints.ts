@@ -1,6 +1,6 @@
 import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
-import { EVENT_TYPES, type EventType } from './events.js';
-import { newId } from './ids.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
+import { newId } from '../model/ids.js';
 import { checkWebhookUrl, type Resolver } from './network-guard.js';
 import { newSecret } from './signing.js';
 

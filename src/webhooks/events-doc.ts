@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Int64, StoredPlant } from '../plants/plant.js';
-import type { EventType } from './events.js';
+import { Int64, StoredPlant } from '../model/plant.js';
+import type { EventType } from '../model/events.js';
 import { CreatedEndpoint, Delivery, Endpoint, EndpointPatch, NewEndpoint, ReplayRequest } from './schema.js';
 
 /** The events as the OpenAPI document's top-level `webhooks` describes them: what a receiver gets. */

@@ -1,7 +1,7 @@
 import { Query } from '../http/strict-query.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Int64, STORABLE_TEXT } from '../plants/plant.js';
-import { EVENT_TYPES, type EventType } from './events.js';
+import { Int64, STORABLE_TEXT } from '../model/plant.js';
+import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { URL_MAX_LENGTH } from './network-guard.js';
 
 /**

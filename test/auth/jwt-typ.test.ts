@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SignJWT, type JWTHeaderParameters } from 'jose';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { assertError, testApp } from '../helpers.js';
 import { AUDIENCE, ISSUER, nowSeconds } from './identity-provider.js';
 

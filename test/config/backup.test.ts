@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /** BACKUP_DIR, BACKUP_INTERVAL and BACKUP_KEEP: read, bounded, and refused where they would do nothing. */
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TSchema } from '@sinclair/typebox';
-import { ConfigError, loadConfig, SETTINGS } from '../../src/config.js';
+import { ConfigError, loadConfig, SETTINGS } from '../../src/config/config.js';
 import { readSetting } from '../../src/config/read.js';
 import type { Setting } from '../../src/config/setting.js';
 
@@ -35,7 +35,7 @@ const CONSTRAINTS = new Set([
   'anyOf',
 ]);
 
-/** Settings whose value is checked against another's (config.ts checkRelations): the other is set so that only the constraint walked decides. */
+/** Settings whose value is checked against another's (config/config.ts checkRelations): the other is set so that only the constraint walked decides. */
 const COMPANIONS: Record<string, Record<string, string>> = {
   HEADERS_TIMEOUT_MS: { REQUEST_TIMEOUT_MS: '3600000' },
   REQUEST_TIMEOUT_MS: { HEADERS_TIMEOUT_MS: '100' },

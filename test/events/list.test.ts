@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { newId } from '../../src/webhooks/ids.js';
+import { newId } from '../../src/model/ids.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 
 /** GET /events as JSON pages: the change feed's shape, order, paging, filters, errors and scopes. */

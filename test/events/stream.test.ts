@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Metrics } from '../../src/metrics/registry.js';
 import { FEED_START_ID } from '../../src/store/event-store.js';
-import { newId } from '../../src/webhooks/ids.js';
+import { newId } from '../../src/model/ids.js';
 import { testApp, TOKEN, type TestApp } from '../helpers.js';
 import { listen, openSource, rawStream, stalledClient, until } from './sse.js';
 

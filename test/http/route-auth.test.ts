@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { SCOPES, type Scope } from '../../src/model/scopes.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 
 interface Operation {

@@ -4,7 +4,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { after, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { chooseLogFormat, prettyDestination } from '../../src/logging/format.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { tempDir } from '../helpers.js';

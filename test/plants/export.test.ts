@@ -2,28 +2,29 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseJson } from '@plant-store/client/json';
-import type { Plant, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 import { assertError, testApp } from '../helpers.js';
 
 const EDGES = [-(2n ** 63n), -(2n ** 53n) - 1n, -1, 0, 2n ** 53n + 1n, 2n ** 63n - 1n];
 
-async function seed(store: Store, plants: Plant[]): Promise<void> {
+async function seed(store: Store, plants: StoredPlant[]): Promise<void> {
   const session = await store.plants.startImport();
   for (let i = 0; i < plants.length; i += 5000) await session.add(plants.slice(i, i + 5000));
   await session.commit({ createOnly: false });
 }
 
-function ndjson(text: string): Plant[] {
+function ndjson(text: string): StoredPlant[] {
   assert.ok(text === '' || text.endsWith('\n'), 'every line ends with a newline');
   return text
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => parseJson(line) as Plant);
+    .map((line) => parseJson(line) as StoredPlant);
 }
 
 describe('exports: every plant as NDJSON or CSV, from one snapshot', async () => {
   const t = await testApp(after);
-  const tricky: Plant[] = [
+  const tricky: StoredPlant[] = [
     { id: 10, name: 'comma, inside', tag: 'plain' },
     { id: 11, name: 'a "quoted" word', tag: '' },
     { id: 12, name: 'line\nbreak and\r\nCRLF' },
@@ -123,7 +124,7 @@ describe('exports: every plant as NDJSON or CSV, from one snapshot', async () =>
 
   it('exports 100,000 plants, ids exact at the int64 edges, parsed back by a CSV parser', async () => {
     const big = await testApp(after);
-    const plants: Plant[] = [];
+    const plants: StoredPlant[] = [];
     for (let i = 0; i < 100_000; i++)
       plants.push({ id: 2n ** 63n - 1n - BigInt(i * 7919), name: `bulk ${i}`, ...(i % 2 ? { tag: `t${i % 10}` } : {}) });
     plants.push({ id: -(2n ** 63n), name: 'min' });

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { csvColumns, csvId, fromCsvCell } from '../../src/plants/csv-cells.js';
 import { csvRecords } from '../../src/plants/csv.js';
 import { CSV_HEADER, csvLine } from '../../src/plants/export.js';
-import { STORABLE_TEXT } from '../../src/plants/plant.js';
-import type { Plant } from '../../src/store/store.js';
+import { STORABLE_TEXT } from '../../src/model/plant.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
 
 /** CSV imports: what exports write comes back as the same plants, all or nothing, errors naming the line. */
@@ -24,7 +24,7 @@ async function ndjsonExport(t: TestApp): Promise<string> {
 }
 
 /** Names an export must carry through CSV and back: quoting, line breaks, formula starts, quotes before them, non-ASCII. */
-const TRICKY: Plant[] = [
+const TRICKY: StoredPlant[] = [
   { id: 1, name: 'plain', tag: 'green' },
   { id: 2, name: 'comma, inside', tag: 'a,b' },
   { id: 3, name: 'a "quoted" word', tag: '""' },
@@ -162,7 +162,7 @@ describe('csvRecords: whatever the pieces the text arrives in', () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.array(plant, { maxLength: 20 }), fc.array(fc.nat(40), { maxLength: 10 }), async (plants, cuts) => {
-        const text = CSV_HEADER + plants.map((p) => csvLine(p.tag === undefined ? { id: p.id, name: p.name } : (p as Plant))).join('');
+        const text = CSV_HEADER + plants.map((p) => csvLine(p.tag === undefined ? { id: p.id, name: p.name } : (p as StoredPlant))).join('');
         // The text cut at arbitrary places, as a network would deliver it.
         const pieces: string[] = [];
         let at = 0;

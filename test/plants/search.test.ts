@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseJson } from '@plant-store/client/json';
-import type { Plant } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 import { CATALOGUE, expected } from '../store/search-contract.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 
@@ -12,7 +12,7 @@ import { assertError, testApp, type TestApp } from '../helpers.js';
  * parameter. (The store contract, test/store/search-contract.ts, checks the results in depth.)
  */
 
-async function seed(t: TestApp, plants: readonly Plant[]): Promise<void> {
+async function seed(t: TestApp, plants: readonly StoredPlant[]): Promise<void> {
   const session = await t.store.plants.startImport();
   await session.add([...plants]);
   await session.commit({ createOnly: false });
@@ -27,15 +27,15 @@ function nextLink(header: string | string[] | number | undefined): string | unde
 
 const params = (link: string) => new URL(link, 'http://x').searchParams;
 
-async function page(t: TestApp, url: string): Promise<{ plants: Plant[]; next: string | undefined }> {
+async function page(t: TestApp, url: string): Promise<{ plants: StoredPlant[]; next: string | undefined }> {
   const res = await t.call('GET', url);
   assert.equal(res.statusCode, 200, res.payload);
-  return { plants: parseJson(res.payload) as Plant[], next: nextLink(res.headers.link) };
+  return { plants: parseJson(res.payload) as StoredPlant[], next: nextLink(res.headers.link) };
 }
 
 /** Follows the Link headers from `url` to the end. */
-async function walk(t: TestApp, url: string): Promise<{ pages: Plant[][]; links: string[] }> {
-  const pages: Plant[][] = [];
+async function walk(t: TestApp, url: string): Promise<{ pages: StoredPlant[][]; links: string[] }> {
+  const pages: StoredPlant[][] = [];
   const links: string[] = [];
   for (let next: string | undefined = url; next !== undefined;) {
     const answer = await page(t, next);
@@ -54,7 +54,7 @@ async function cursorOf(t: TestApp, url: string): Promise<string> {
   return params(next).get('cursor')!;
 }
 
-const ids = (plants: Plant[]) => plants.map((p) => p.id);
+const ids = (plants: StoredPlant[]) => plants.map((p) => p.id);
 
 describe('GET /plants: finding plants', async () => {
   const t = await testApp(after);
@@ -201,7 +201,7 @@ describe('GET /plants: finding plants', async () => {
     assert.equal(nd.headers['x-total-count'], String(want.length));
     const lines = nd.payload.split('\n').filter((line) => line !== '');
     assert.deepEqual(
-      lines.map((line) => parseJson(line) as Plant),
+      lines.map((line) => parseJson(line) as StoredPlant),
       want,
     );
     const csv = await t.call('GET', `/plants?${query}&format=csv`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { comparePositions, FEED_START, FEED_START_ID, type FeedEvent, type FeedPosition } from '../../src/store/event-store.js';
-import type { Plant, Store } from '../../src/store/store.js';
-import { EVENT_TYPES, eventBody, type EventType } from '../../src/webhooks/events.js';
-import { newId } from '../../src/webhooks/ids.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
+import { EVENT_TYPES, eventBody, type EventType } from '../../src/model/events.js';
+import { newId } from '../../src/model/ids.js';
 import { withStore } from './webhook-contract.js';
 
 /** Every event of the feed after `after`, read `limit` at a time. */
@@ -132,7 +133,7 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
       withStore(open, async (store) => {
         const { plants, webhooks, events } = store;
         await plants.put({ id: 5, name: 'replaced by the import' });
-        const rows: Plant[] = [
+        const rows: StoredPlant[] = [
           { id: 5, name: 'Fünf "quoted" \\ back\u0001slash', tag: '' },
           { id: -(2n ** 63n), name: 'Min \u2028 line sep </script>', tag: 'émoji 🌿' },
           { id: 9007199254740993n, name: 'Beyond 2^53' },

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FEED_START } from '../../src/store/event-store.js';
-import type { ImportResult, Plant, Store } from '../../src/store/store.js';
-import { EVENT_TYPES } from '../../src/webhooks/events.js';
-import { newId } from '../../src/webhooks/ids.js';
+import type { ImportResult, Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
+import { EVENT_TYPES } from '../../src/model/events.js';
+import { newId } from '../../src/model/ids.js';
 import { listPlants } from '../helpers.js';
 import { withStore } from './webhook-contract.js';
 
 /** Chunks with an id twice in one chunk and ids again in later chunks: the last row of each id wins. */
-const CHUNKS: Plant[][] = [
+const CHUNKS: StoredPlant[][] = [
   [
     { id: 3, name: 'three, first' },
     { id: 1, name: 'one', tag: 'a' },
@@ -31,7 +32,7 @@ const STORED = [
   { id: 3, name: 'three, last' },
   { id: 2n ** 63n - 1n, name: 'max', tag: '' },
 ];
-const OTHER: Plant = { id: 1000, name: 'not in the import' };
+const OTHER: StoredPlant = { id: 1000, name: 'not in the import' };
 
 /** `[type, data with the id as text]` of an event or message body. */
 const summary = (body: string) => {
@@ -41,7 +42,7 @@ const summary = (body: string) => {
 
 interface Outcome {
   result: ImportResult;
-  plants: Plant[];
+  plants: StoredPlant[];
   events: unknown[];
   messages: unknown[];
 }

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseJson } from '@plant-store/client/json';
-import { foldCase } from '../../src/plants/fold.js';
-import { PLANT_SORTS, type ListOptions, type PageKey, type Plant, type PlantSort, type Store } from '../../src/store/store.js';
+import { foldCase } from '../../src/model/fold.js';
+import { PLANT_SORTS, type ListOptions, type PageKey, type PlantSort, type Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 
 /**
  * Finding plants, the same on every store: q (a substring under Unicode case folding, through the
@@ -15,15 +16,15 @@ import { PLANT_SORTS, type ListOptions, type PageKey, type Plant, type PlantSort
 type Filter = Pick<ListOptions, 'q' | 'tags' | 'sort'>;
 
 /** By code point, then by id: the order the stores give (SQLite BINARY, PostgreSQL COLLATE "C"). */
-function compare(sort: PlantSort): (a: Plant, b: Plant) => number {
-  const byId = (a: Plant, b: Plant) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
-  const byName = (a: Plant, b: Plant) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)) || byId(a, b);
+function compare(sort: PlantSort): (a: StoredPlant, b: StoredPlant) => number {
+  const byId = (a: StoredPlant, b: StoredPlant) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
+  const byName = (a: StoredPlant, b: StoredPlant) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)) || byId(a, b);
   const ascending = sort === 'id' || sort === '-id' ? byId : byName;
   return sort.startsWith('-') ? (a, b) => ascending(b, a) : ascending;
 }
 
 /** What the filter selects, in its order, as the stores should answer. */
-export function expected(plants: readonly Plant[], { q, tags, sort = 'id' }: Filter): Plant[] {
+export function expected(plants: readonly StoredPlant[], { q, tags, sort = 'id' }: Filter): StoredPlant[] {
   const folded = q === undefined ? undefined : foldCase(q);
   return plants
     .filter((p) => (folded === undefined || foldCase(p.name).includes(folded)) && (!tags?.length || (p.tag !== undefined && tags.includes(p.tag))))
@@ -31,12 +32,12 @@ export function expected(plants: readonly Plant[], { q, tags, sort = 'id' }: Fil
 }
 
 /** Every page of a list, `limit` at a time, following each page's next key. */
-export async function walk(store: Store, filter: Filter, limit: number): Promise<Plant[][]> {
-  const pages: Plant[][] = [];
+export async function walk(store: Store, filter: Filter, limit: number): Promise<StoredPlant[][]> {
+  const pages: StoredPlant[][] = [];
   let after: PageKey | undefined;
   for (;;) {
     const page = await store.plants.page({ ...filter, limit, after });
-    const plants = parseJson(page.json) as Plant[];
+    const plants = parseJson(page.json) as StoredPlant[];
     assert.equal(page.count, plants.length);
     pages.push(plants);
     if (page.next === undefined) return pages;
@@ -48,15 +49,15 @@ export async function walk(store: Store, filter: Filter, limit: number): Promise
   }
 }
 
-async function exported(store: Store, filter: Filter): Promise<Plant[]> {
+async function exported(store: Store, filter: Filter): Promise<StoredPlant[]> {
   const snapshot = await store.plants.export(filter);
-  const all: Plant[] = [];
+  const all: StoredPlant[] = [];
   for await (const chunk of snapshot) all.push(...chunk);
   return all;
 }
 
 /** Plants whose names exercise folding, ties and the order by code point. */
-export const CATALOGUE: Plant[] = [
+export const CATALOGUE: StoredPlant[] = [
   { id: 1, name: 'Boston Fern', tag: 'fern' },
   { id: 2, name: 'boston fern', tag: 'fern' },
   { id: -5, name: 'BOSTON FERN', tag: 'tropical' },
@@ -220,7 +221,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
     it('pages a q that thousands of names hold in name order the same (SQLite then walks the name index)', async () => {
       const store = await open();
       try {
-        const plants: Plant[] = Array.from({ length: 8000 }, (_, i) => ({
+        const plants: StoredPlant[] = Array.from({ length: 8000 }, (_, i) => ({
           id: i + 1,
           name: `${['Fern', 'FERN', 'fernleaf', 'Boston fern'][i % 4]} ${(i * 7919) % 1000}`,
           ...(i % 3 ? { tag: i % 3 === 1 ? 'a' : 'b' } : {}),
@@ -246,7 +247,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
       try {
         const unit = fc.constantFrom('a', 'A', 'b', 'é', 'É', 'ß', 'S', 's', 'Σ', 'ς', 'σ', '𐐀', '𐐨', ' ', '"', '%', '_');
         const names = fc.sample(fc.string({ unit, minLength: 1, maxLength: 8 }), { numRuns: 150, seed: 19 });
-        const plants: Plant[] = names.map((name, i) => ({ id: i + 1, name, ...(i % 3 === 0 ? {} : { tag: i % 3 === 1 ? 'x' : 'y' }) }));
+        const plants: StoredPlant[] = names.map((name, i) => ({ id: i + 1, name, ...(i % 3 === 0 ? {} : { tag: i % 3 === 1 ? 'x' : 'y' }) }));
         const session = await store.plants.startImport();
         await session.add(plants);
         await session.commit({ createOnly: false });
@@ -309,7 +310,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
           await store.plants.put({ id, name });
         for (const sort of PLANT_SORTS) {
           const first = await store.plants.page({ q: 'fern', sort, limit: 2 });
-          const seen = (parseJson(first.json) as Plant[]).map((p) => p.name);
+          const seen = (parseJson(first.json) as StoredPlant[]).map((p) => p.name);
           // One plant behind the key in this order, one ahead of it, and a rename that moves one behind.
           const behind = sort === 'id' || sort === 'name' ? { id: 1, name: 'Fern a' } : { id: 99, name: 'Fern z' };
           const ahead = sort === 'id' || sort === 'name' ? { id: 99, name: 'Fern z' } : { id: 1, name: 'Fern a' };
@@ -318,7 +319,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
           let after = first.next;
           for (;;) {
             const page = await store.plants.page({ q: 'fern', sort, limit: 2, after });
-            seen.push(...(parseJson(page.json) as Plant[]).map((p) => p.name));
+            seen.push(...(parseJson(page.json) as StoredPlant[]).map((p) => p.name));
             if (page.next === undefined) break;
             after = page.next;
           }
@@ -355,7 +356,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
         for (const filter of filters) {
           const snapshot = await store.plants.export(filter);
           assert.equal(await snapshot.count(), expected(all, filter).length, `count ${JSON.stringify(filter)}`);
-          const rows: Plant[] = [];
+          const rows: StoredPlant[] = [];
           for await (const chunk of snapshot) rows.push(...chunk);
           assert.deepEqual(rows, expected(all, filter), JSON.stringify(filter));
         }

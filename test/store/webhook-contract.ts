@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Plant, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 import type { NewEndpointRecord } from '../../src/store/webhook-store.js';
-import { EVENT_TYPES, eventBody, type EventType } from '../../src/webhooks/events.js';
-import { newId } from '../../src/webhooks/ids.js';
-import { DISABLED_AT_EVENT } from '../../src/webhooks/reasons.js';
+import { EVENT_TYPES, eventBody, type EventType } from '../../src/model/events.js';
+import { newId } from '../../src/model/ids.js';
+import { DISABLED_AT_EVENT } from '../../src/model/delivery-reasons.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -133,7 +134,7 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
       withStore(open, async ({ plants, webhooks }) => {
         const hook = await webhooks.createEndpoint(endpoint());
         await plants.put({ id: 5, name: 'replaced by the import' });
-        const rows: Plant[] = [
+        const rows: StoredPlant[] = [
           { id: 5, name: 'Fünf "quoted" \\ back\u0001slash', tag: '' },
           { id: -(2n ** 63n), name: 'Min \u2028 line sep </script>', tag: 'émoji 🌿' },
           { id: 2n ** 63n - 1n, name: 'Max' },
@@ -156,7 +157,7 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
           assert.equal(type, plant.id === 5 ? 'plant.updated' : 'plant.created');
           assert.equal(message.payload, eventBody({ type, plant }, new Date(timestamp)), `plant ${plant.id}: the bytes of eventBody`);
           assert.ok(Date.parse(timestamp) >= before - 1000 && Date.parse(timestamp) <= Date.now() + 1000, timestamp);
-          assert.match(message.eventId, /^msg_[0-9A-HJKMNP-TV-Z]{26}$/, 'a ULID, as src/webhooks/ids.ts makes them');
+          assert.match(message.eventId, /^msg_[0-9A-HJKMNP-TV-Z]{26}$/, 'a ULID, as src/model/ids.ts makes them');
         }
         assert.equal(new Set(imported.map((m) => m.eventId)).size, imported.length, 'one webhook-id per event');
 

@@ -1,5 +1,5 @@
 import type { after } from 'node:test';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { Sender, type SenderOptions } from '../../src/webhooks/delivery.js';
 import { Dispatcher, type DispatcherSettings, type Yield } from '../../src/webhooks/dispatcher.js';
 import type { Tracing } from '../../src/tracing/sdk.js';

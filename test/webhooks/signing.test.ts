@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { eventBody } from '../../src/webhooks/events.js';
-import { newId } from '../../src/webhooks/ids.js';
+import { eventBody } from '../../src/model/events.js';
+import { newId } from '../../src/model/ids.js';
 import { newSecret, sign, signatureHeader } from '../../src/webhooks/signing.js';
 
 describe('Standard Webhooks signing and bodies', () => {

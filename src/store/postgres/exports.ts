@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import type { ExportOptions, Plant, PlantExport } from '../store.js';
+import type { ExportOptions, PlantExport } from '../store.js';
+import type { StoredPlant } from '../../model/plant.js';
 import { translatePgError } from './errors.js';
-import type { PlantReads } from './plants.js';
+import type { PlantReads } from './query.js';
 import { toPlant, type PlantRow } from '../rows.js';
 import { countStatement, exportStatement } from './list-sql.js';
 
@@ -54,7 +55,7 @@ class PostgresExport implements PlantExport {
     return Number(rows[0]!.count);
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<StoredPlant[]> {
     try {
       const { text, values } = exportStatement(this.options);
       await this.run(`DECLARE plants_export NO SCROLL CURSOR FOR ${text}`, values);

@@ -1,4 +1,4 @@
-import type { EventType } from '../../webhooks/events.js';
+import type { EventType } from '../../model/events.js';
 import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition, type FeedRead } from '../event-store.js';
 import { named, type Query } from './query.js';
 

@@ -1,12 +1,13 @@
 import type pg from 'pg';
-import { newEventId } from '../../webhooks/events.js';
+import { newEventId } from '../../model/events.js';
 import { translatePgError } from './errors.js';
 import { COMMIT_STATEMENT, eventsCte, KEY_COLUMN, keyCte } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8 } from './query.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { ImportConflictError, type ImportResult, type Plant, type PlantImport } from '../store.js';
-import { toPlantId } from '../../plants/id.js';
+import { ImportConflictError, type ImportResult, type PlantImport } from '../store.js';
+import type { StoredPlant } from '../../model/plant.js';
+import { toPlantId } from '../../model/plant-id.js';
 
 /** The import's transaction may idle this long between chunks (a slow upload), and statements take as long as they need. */
 const IMPORT_SESSION = `SET LOCAL idle_in_transaction_session_timeout = '10min'; SET LOCAL statement_timeout = 0`;
@@ -151,9 +152,9 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
   };
 
   return {
-    async add(rows: Plant[]) {
+    async add(rows: StoredPlant[]) {
       // One statement may not touch a row twice: the last row of an id wins within the chunk, as across chunks.
-      const last = new Map<string, Plant>();
+      const last = new Map<string, StoredPlant>();
       for (const row of rows) last.set(int8(row.id), row);
       const ids = [...last.keys()];
       const plants = [...last.values()];

@@ -93,7 +93,7 @@ ALTER TABLE plants ADD COLUMN version bigint NOT NULL DEFAULT 0;
 CREATE SEQUENCE plant_version;
 
 -- A webhook-id made by the database (bulk imports announce their plants from SQL): msg_ and a ULID, 48
--- bits of milliseconds then 80 random bits in Crockford base32, as src/webhooks/ids.ts makes them.
+-- bits of milliseconds then 80 random bits in Crockford base32, as src/model/ids.ts makes them.
 CREATE FUNCTION plant_store_event_id() RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -131,7 +131,7 @@ $fn$;
 -- holds a lock that conflicts): rather fail the start, to be tried again, than stall every query behind it.
 SET LOCAL lock_timeout = '10s';
 
--- Unicode case folding, as plants/fold.ts does it (upper then lower, twice, by the ICU root locale; ς as
+-- Unicode case folding, as model/fold.ts does it (upper then lower, twice, by the ICU root locale; ς as
 -- σ; ı kept apart, through the noncharacter U+FDD0), for GET /plants?q=.
 DO $check$ BEGIN
   IF current_setting('server_encoding') <> 'UTF8' THEN

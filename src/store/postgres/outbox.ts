@@ -1,5 +1,5 @@
-import { eventBody, type EventType, type PlantChange } from '../../webhooks/events.js';
-import { DISABLED_AT_EVENT } from '../../webhooks/reasons.js';
+import { eventBody, type EventType, type PlantChange } from '../../model/events.js';
+import { DISABLED_AT_EVENT } from '../../model/delivery-reasons.js';
 
 /**
  * The outbox on PostgreSQL: a plant write's statement also inserts, in the same statement (a

@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { toPlantId, type PlantId } from '../../plants/id.js';
+import { toPlantId, type PlantId } from '../../model/plant-id.js';
 import { openExport } from './exports.js';
 import { postgresImport, type ImportListeners } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
-import type { PlantLookups } from './lookups.js';
-import type { Query } from './query.js';
+import type { PlantLookups } from './gathered-reads.js';
+import type { PlantReads, Query } from './query.js';
 import { toPlant } from '../rows.js';
 import { countStatement, pageStatement, type PageRow } from './list-sql.js';
 import type {
@@ -14,7 +14,6 @@ import type {
   ListOptions,
   PatchResult,
   PlantPage,
-  Plant,
   PlantChanges,
   PlantExport,
   PlantFilter,
@@ -24,17 +23,12 @@ import type {
   PutResult,
   VersionedPlant,
 } from '../store.js';
-
-/** Lists, counts and exports: the primary's, or replicas that may be a little behind it. */
-export interface PlantReads {
-  query: Query;
-  connect(): Promise<pg.PoolClient>;
-}
+import type { StoredPlant } from '../../model/plant.js';
 
 /**
- * Plants on PostgreSQL: reads by id gathered into shared statements (postgres/lookups.ts), other reads
+ * Plants on PostgreSQL: reads by id gathered into shared statements (postgres/gathered-reads.ts), other reads
  * on the pool, writes through the group commit (postgres/group-commit.ts, with the SQL of each write in
- * postgres/writes.ts), exports and imports on connections of their own.
+ * postgres/plant-writes.ts), exports and imports on connections of their own.
  */
 export class PostgresPlants implements PlantStore {
   constructor(
@@ -68,7 +62,7 @@ export class PostgresPlants implements PlantStore {
     return Number(rows[0]!.count);
   }
 
-  put(plant: Plant, options: PutOptions = {}): Promise<PutResult> {
+  put(plant: StoredPlant, options: PutOptions = {}): Promise<PutResult> {
     return this.writes.write({ kind: 'put', plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch }) as Promise<PutResult>;
   }
 

@@ -5,6 +5,12 @@ import type { FailoverPool } from './hosts/hosts.js';
 /** One statement on the pool, its errors already translated (an outage: StoreUnavailableError). */
 export type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
 
+/** Where lists, counts and exports read: the primary's, or replicas that may be a little behind it. */
+export interface PlantReads {
+  query: Query;
+  connect(): Promise<pg.PoolClient>;
+}
+
 /**
  * Runs `work` in one transaction on one connection of the pool: committed whole, or rolled back. It ends
  * by `deadline` (epoch ms) when one is given, else within the store's timeout from now.

@@ -5,7 +5,7 @@ import { migratePostgres } from './migrate.js';
 import { PostgresEvents } from './feed.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
-import { PlantLookups } from './lookups.js';
+import { PlantLookups } from './gathered-reads.js';
 import { poolQuery, poolQueryBy, poolTransaction } from './query.js';
 import { PostgresRateCounter } from './rate-counter.js';
 import { ReplicaReads } from './replicas.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Scope } from '../../auth/scopes.js';
+import type { Scope } from '../../model/scopes.js';
 import { toToken, type TokenRow } from '../rows.js';
 import type { Query } from './query.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';

@@ -1,4 +1,4 @@
-import { failingTooLong } from '../../webhooks/reasons.js';
+import { failingTooLong } from '../../model/delivery-reasons.js';
 import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../rows.js';
 import type { Query, Transaction } from './query.js';
 import type {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { foldCase } from '../../plants/fold.js';
+import { foldCase } from '../../model/fold.js';
 
 /**
  * The one way to open an SQLite connection and prepare a statement (ESLint refuses better-sqlite3's own
@@ -22,7 +22,7 @@ export type Connection = Database.Database;
 export function openConnection(path: string, options?: Database.Options): Connection {
   const db = new Database(path, options);
   connections.set(db, new Map());
-  // The name under Unicode case folding, as search compares names (plants/fold.ts): the writes store it in
+  // The name under Unicode case folding, as search compares names (model/fold.ts): the writes store it in
   // plants.name_fold, the migration that added that column fills it. A function of the service, not of the
   // schema: no trigger or index calls it, so other programs (the sqlite3 shell) can still use the file.
   db.function('plant_fold', { deterministic: true }, (name: unknown) => (typeof name === 'string' ? foldCase(name) : null));

@@ -1,4 +1,5 @@
-import { StoreBusyError, type ExportOptions, type Plant, type PlantExport } from '../store.js';
+import { StoreBusyError, type ExportOptions, type PlantExport } from '../store.js';
+import type { StoredPlant } from '../../model/plant.js';
 import { openConnection, prepare, type Connection } from './connection.js';
 import { guard, guardSync } from './errors.js';
 import { toPlant, type PlantRow } from '../rows.js';
@@ -83,7 +84,7 @@ class SqliteExport implements PlantExport {
    * walking the name index (chunked: the whole export reads each plant once) rather than through the
    * trigram index, whose matches would be sorted again for every chunk.
    */
-  async *[Symbol.asyncIterator](): AsyncGenerator<Plant[]> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<StoredPlant[]> {
     try {
       let after: { id: bigint; name: string } | undefined;
       for (;;) {

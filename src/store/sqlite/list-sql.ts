@@ -1,4 +1,4 @@
-import { foldCase } from '../../plants/fold.js';
+import { foldCase } from '../../model/fold.js';
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
 import { PLANT_JSON } from './rows.js';
 

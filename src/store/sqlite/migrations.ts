@@ -86,7 +86,7 @@ INSERT INTO counters (name, value) VALUES ('plant_version', 0);
     sql: `
 -- Finding plants (GET /plants?q=&tag=&sort=). name_fold is the name under Unicode case folding, written
 -- with every name by plant_fold(), a function the service defines on each of its connections
--- (plants/fold.ts); q is folded alike and found as a plain substring of it.
+-- (model/fold.ts); q is folded alike and found as a plain substring of it.
 ALTER TABLE plants ADD COLUMN name_fold TEXT;
 UPDATE plants SET name_fold = plant_fold(name);
 

@@ -1,11 +1,10 @@
-import { toPlantId, type PlantId } from '../../plants/id.js';
+import { toPlantId, type PlantId } from '../../model/plant-id.js';
 import {
   type ConditionalOptions,
   type DeleteResult,
   type ExportOptions,
   type ListOptions,
   type PatchResult,
-  type Plant,
   type PlantChanges,
   type PlantExport,
   type PlantFilter,
@@ -16,12 +15,13 @@ import {
   type PutResult,
   type VersionedPlant,
 } from '../store.js';
+import type { StoredPlant } from '../../model/plant.js';
 import { prepare, type Connection } from './connection.js';
 import { guard, translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
 import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, sortsMatches, type PageRow } from './list-sql.js';
-import { TurnReads } from './turn-reads.js';
+import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
 import type { BatchTracer } from '../batcher.js';
@@ -32,7 +32,7 @@ import type { BatchTracer } from '../batcher.js';
  */
 export class SqlitePlants implements PlantStore {
   private readonly getStmt;
-  /** Reads by id and pages: those asked in one turn run together at its end (turn-reads.ts). */
+  /** Reads by id and pages: those asked in one turn run together at its end (gathered-reads.ts). */
   private readonly reads: TurnReads;
 
   constructor(
@@ -93,7 +93,7 @@ export class SqlitePlants implements PlantStore {
     });
   }
 
-  put(plant: Plant, options: PutOptions = {}): Promise<PutResult> {
+  put(plant: StoredPlant, options: PutOptions = {}): Promise<PutResult> {
     return this.writer.write({
       kind: 'put',
       id: plant.id,

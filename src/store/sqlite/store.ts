@@ -5,7 +5,7 @@ import { sqlitePath } from '../database-url.js';
 import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { guard, translate } from './errors.js';
-import { SqliteEvents } from './events.js';
+import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { openStoreFile } from './open-file.js';

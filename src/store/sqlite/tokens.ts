@@ -1,4 +1,4 @@
-import type { Scope } from '../../auth/scopes.js';
+import type { Scope } from '../../model/scopes.js';
 import { toToken, type TokenRow } from '../rows.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
 import { prepare, type Connection } from './connection.js';

@@ -1,5 +1,5 @@
 import { prepare, type Connection } from './connection.js';
-import type { EventType } from '../../webhooks/events.js';
+import type { EventType } from '../../model/events.js';
 import type * as WebhookTypes from '../webhook-store.js';
 import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../rows.js';
 import { guard } from './errors.js';

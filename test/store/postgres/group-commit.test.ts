@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 import { PostgresWriteBatcher, type BatchSettings } from '../../../src/store/postgres/group-commit.js';
 import type { Query, QueryBy, Transaction } from '../../../src/store/postgres/query.js';
-import { StoreBusyError, StoreUnavailableError, type Plant } from '../../../src/store/store.js';
+import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.js';
+import type { StoredPlant } from '../../../src/model/plant.js';
 
 /**
  * The group commit's rules, against a stand-in database that records every statement: how batches form,
@@ -58,7 +59,7 @@ function fakeDatabase(
 }
 
 const SETTINGS: BatchSettings = { maxInFlight: 1, queueLimit: 100, maxBatch: 1000, timeoutMs: 5000 };
-const plant = (id: number, name = `p${id}`): Plant => ({ id, name });
+const plant = (id: number, name = `p${id}`): StoredPlant => ({ id, name });
 const put = (id: number) => ({ kind: 'put' as const, plant: plant(id), createOnly: false, ifMatch: undefined });
 
 describe('PostgreSQL group commit (postgres/group-commit.ts)', () => {

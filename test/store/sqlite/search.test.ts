@@ -4,7 +4,8 @@ import { after, describe, it } from 'node:test';
 import { parseJson } from '@plant-store/client/json';
 import { openConnection, prepare } from '../../../src/store/sqlite/connection.js';
 import { countSql, filterParams, listParams, rowsSql } from '../../../src/store/sqlite/list-sql.js';
-import type { ListOptions, Plant } from '../../../src/store/store.js';
+import type { ListOptions } from '../../../src/store/store.js';
+import type { StoredPlant } from '../../../src/model/plant.js';
 import { openSqlite, tempDir } from '../../helpers.js';
 import { sqliteBefore } from '../older-schema.js';
 
@@ -104,7 +105,8 @@ describe('sqlite migration plant_search on a store that holds plants', () => {
     try {
       const names = Array.from({ length: 3000 }, (_, i) => ((i + 1) % 3 ? `Plant ${i + 1}` : `ÉCHEVERIA ${i + 1}`));
       const holding = (text: string) => names.filter((name) => name.includes(text)).length;
-      const found = async (options: Omit<ListOptions, 'limit'>) => parseJson((await store.plants.page({ limit: 1000, ...options })).json) as Plant[];
+      const found = async (options: Omit<ListOptions, 'limit'>) =>
+        parseJson((await store.plants.page({ limit: 1000, ...options })).json) as StoredPlant[];
       assert.equal((await found({ q: 'échev' })).length, 1000);
       assert.equal(await store.plants.count({ q: 'écheveria 30' }), holding('ÉCHEVERIA 30'), 'found by the trigram index');
       assert.equal(await store.plants.count({ q: 'é' }), 1000, 'and by the scan');

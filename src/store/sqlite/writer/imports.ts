@@ -1,6 +1,6 @@
 import { prepare, type Connection } from '../connection.js';
-import { toPlantId } from '../../../plants/id.js';
-import type { PlantChange } from '../../../webhooks/events.js';
+import { toPlantId } from '../../../model/plant-id.js';
+import type { PlantChange } from '../../../model/events.js';
 import { toPlant, type PlantRow } from '../../rows.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 

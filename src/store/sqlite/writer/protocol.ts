@@ -1,6 +1,7 @@
-import type { PlantId } from '../../../plants/id.js';
+import type { PlantId } from '../../../model/plant-id.js';
 import type { ClassifiedError } from '../errors.js';
-import type { DeleteResult, IfMatch, ImportResult, PatchResult, Plant, PutResult } from '../../store.js';
+import type { DeleteResult, IfMatch, ImportResult, PatchResult, PutResult } from '../../store.js';
+import type { StoredPlant } from '../../../model/plant.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
 
 /**
@@ -68,7 +69,7 @@ export interface StagedRows {
 }
 
 /** Rows as StagedRows. */
-export function stageRows(rows: readonly Plant[]): StagedRows {
+export function stageRows(rows: readonly StoredPlant[]): StagedRows {
   const ids = new BigInt64Array(rows.length);
   const tagged = new Uint8Array(rows.length);
   const parts: string[] = [];

@@ -1,8 +1,8 @@
 import { prepare, type Connection } from '../connection.js';
-import { DISABLED_AT_EVENT, failingTooLong } from '../../../webhooks/reasons.js';
+import { DISABLED_AT_EVENT, failingTooLong } from '../../../model/delivery-reasons.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 import type { DueMessage } from '../../webhook-store.js';
-import type { RecordedEvent } from './events.js';
+import type { RecordedEvent } from './feed.js';
 
 /**
  * The webhook writes of the SQLite writer thread: the outbox (messages queued in the transaction of the

@@ -1,10 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { PlantChange } from '../../../webhooks/events.js';
+import type { PlantChange } from '../../../model/events.js';
 import { configureConnection, openConnection } from '../connection.js';
 import { classifySqliteError } from '../errors.js';
-import { sqliteEventWrites } from './events.js';
+import { sqliteEventWrites } from './feed.js';
 import { sqliteImports } from './imports.js';
-import { sqlitePlantWrites, Versions } from './plants.js';
+import { sqlitePlantWrites, Versions } from './plant-writes.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 import { sqliteTokenWrites } from './tokens.js';
 import { sqliteWebhookWrites } from './webhooks.js';

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Plant } from '../../../../src/plants/plant.js';
+import type { StoredPlant } from '../../../../src/model/plant.js';
 import { openConnection, prepare } from '../../../../src/store/sqlite/connection.js';
 import { SqliteStore } from '../../../../src/store/sqlite/store.js';
 
 /** Stores, files and their contents for the backup and restore tests. */
 
 /** A closed plant store at `path` holding `plants`. */
-export async function storeWith(path: string, plants: Plant[]): Promise<string> {
+export async function storeWith(path: string, plants: StoredPlant[]): Promise<string> {
   const store = SqliteStore.open(`file:${path}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
   try {
     if (plants.length > 0) {
@@ -23,7 +23,7 @@ export async function storeWith(path: string, plants: Plant[]): Promise<string> 
 }
 
 /** `count` plants named after their ids. */
-export function numbered(count: number, name = (id: number) => `plant ${id}`): Plant[] {
+export function numbered(count: number, name = (id: number) => `plant ${id}`): StoredPlant[] {
   return Array.from({ length: count }, (_, i) => ({ id: BigInt(i + 1), name: name(i + 1) }));
 }
 

@@ -1,4 +1,5 @@
-import type { PlantId } from '../plants/id.js';
+import type { PlantId } from './plant-id.js';
+import type { StoredPlant } from './plant.js';
 import { newId } from './ids.js';
 
 /** What webhooks announce: every change to a plant. */
@@ -10,10 +11,9 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * tracing on, the W3C traceparent of the request that made it, kept with its messages so that their
  * deliveries continue that trace (see the README's Tracing).
  */
-export type PlantChange = (
-  | { type: 'plant.created' | 'plant.updated'; plant: { id: PlantId; name: string; tag?: string | undefined } }
-  | { type: 'plant.deleted'; plant: { id: PlantId } }
-) & { traceparent?: string | undefined };
+export type PlantChange = ({ type: 'plant.created' | 'plant.updated'; plant: StoredPlant } | { type: 'plant.deleted'; plant: { id: PlantId } }) & {
+  traceparent?: string | undefined;
+};
 
 /** A webhook-id: the same for every endpoint that gets the event and on every attempt. */
 export function newEventId(): string {

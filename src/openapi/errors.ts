@@ -1,7 +1,7 @@
-import type { RouteAuth } from './http/auth.js';
-import { lacksScope, MISSING_TOKEN } from './http/auth.js';
-import { bodyTooLarge, internalError, storeUnavailable, unsupportedMediaType } from './http/errors.js';
-import { tooManyMessage } from './http/rate-limit.js';
+import type { RouteAuth } from '../http/auth.js';
+import { lacksScope, MISSING_TOKEN } from '../http/auth.js';
+import { bodyTooLarge, internalError, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { tooManyMessage } from '../http/rate-limit.js';
 
 /**
  * The error answers of the OpenAPI document: what each status means, the headers that go with it, and

@@ -1,4 +1,4 @@
-import type { EventType } from '../../webhooks/events.js';
+import type { EventType } from '../../model/events.js';
 import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition, type FeedRead } from '../event-store.js';
 import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
@@ -21,7 +21,7 @@ function toEvent(row: EventRow): FeedEvent {
 
 /**
  * The change feed on SQLite: read on the main thread's connection (WAL: every committed batch, whole),
- * recorded by the writer thread (writer/events.ts). A position is a row's: one number, in commit order.
+ * recorded by the writer thread (writer/feed.ts). A position is a row's: one number, in commit order.
  */
 export class SqliteEvents implements EventStore {
   constructor(

@@ -1,14 +1,14 @@
 import type { Static, TObject } from '@sinclair/typebox';
-import { AUTH_SETTINGS } from './config/auth.js';
-import { BACKUP_SETTINGS } from './config/backup.js';
-import { EVENT_SETTINGS } from './config/events.js';
-import { readSetting } from './config/read.js';
-import { LISTEN_SETTINGS, SERVER_SETTINGS } from './config/server.js';
-import type { Setting } from './config/setting.js';
-import { STORE_SETTINGS } from './config/store.js';
-import { TRACING_SETTINGS } from './config/tracing.js';
-import { WEBHOOK_SETTINGS } from './config/webhooks.js';
-import { databaseKind } from './store/database-url.js';
+import { AUTH_SETTINGS } from './auth.js';
+import { BACKUP_SETTINGS } from './backup.js';
+import { EVENT_SETTINGS } from './events.js';
+import { readSetting } from './read.js';
+import { LISTEN_SETTINGS, SERVER_SETTINGS } from './server.js';
+import type { Setting } from './setting.js';
+import { STORE_SETTINGS } from './store.js';
+import { TRACING_SETTINGS } from './tracing.js';
+import { WEBHOOK_SETTINGS } from './webhooks.js';
+import { databaseKind } from '../store/database-url.js';
 
 /**
  * Every setting the service reads, in one table (src/config/*.ts, by area): the environment variable,

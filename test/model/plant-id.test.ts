@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inspect } from 'node:util';
-import { INT64_MAX, INT64_MIN, isInt64, parseInt64 } from '../../src/plants/id.js';
+import { INT64_MAX, INT64_MIN, isInt64, parseInt64 } from '../../src/model/plant-id.js';
 
 describe('isInt64', () => {
   it('takes safe integer numbers and int64 bigints', () => {

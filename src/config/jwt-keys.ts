@@ -5,7 +5,7 @@ import { redactUrl } from '../store/database-url.js';
 /**
  * What may verify a JWT, and with which algorithms: an allow-list fitting each kind of key, so that a
  * token cannot choose how it is checked (never `none`, never HMAC with a public key as the secret).
- * The configuration (src/config.ts) checks the settings with these functions at start.
+ * The configuration (src/config/config.ts) checks the settings with these functions at start.
  */
 
 /** The algorithms of keys an identity provider publishes in a JWKS (asymmetric only: a JWKS is public). */

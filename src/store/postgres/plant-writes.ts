@@ -1,10 +1,11 @@
-import type { PlantId } from '../../plants/id.js';
+import type { PlantId } from '../../model/plant-id.js';
 import { toPlant } from '../rows.js';
-import { newEventId } from '../../webhooks/events.js';
+import { newEventId } from '../../model/events.js';
 import { COMMIT_CTE, eventsCte, KEY_COLUMN, keyCte, type FeedContext } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
-import type { DeleteResult, IfMatch, PatchResult, Plant, PlantChanges, PutResult } from '../store.js';
+import type { DeleteResult, IfMatch, PatchResult, PlantChanges, PutResult } from '../store.js';
+import type { StoredPlant } from '../../model/plant.js';
 
 /**
  * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
@@ -15,7 +16,7 @@ import type { DeleteResult, IfMatch, PatchResult, Plant, PlantChanges, PutResult
  */
 
 export type PlantWrite =
-  | { kind: 'put'; plant: Plant; createOnly: boolean; ifMatch: IfMatch | undefined }
+  | { kind: 'put'; plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined }
   | { kind: 'patch'; id: PlantId; changes: PlantChanges; ifMatch: IfMatch | undefined }
   | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined };
 
@@ -102,7 +103,7 @@ const PLAIN_PUTS_IN_TRANSACTION = named('plant_puts_tx', plainPutsSql(false));
  */
 export async function applyPlainPuts(
   query: Query,
-  plants: readonly Plant[],
+  plants: readonly StoredPlant[],
   feed: FeedContext,
   traces?: ReadonlyArray<string | null>,
 ): Promise<Applied> {

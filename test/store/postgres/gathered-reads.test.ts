@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type pg from 'pg';
-import { PlantLookups, type LookupRow, type LookupSettings } from '../../../src/store/postgres/lookups.js';
+import { PlantLookups, type LookupRow, type LookupSettings } from '../../../src/store/postgres/gathered-reads.js';
 import type { QueryBy } from '../../../src/store/postgres/query.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
 
@@ -37,7 +37,7 @@ function fakeDatabase(options: { fail?: (sent: Sent) => Error | undefined } = {}
 const SETTINGS: LookupSettings = { maxInFlight: 1, maxBatch: 1000, timeoutMs: 5000 };
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('PostgreSQL reads by id, gathered (postgres/lookups.ts)', () => {
+describe('PostgreSQL reads by id, gathered (postgres/gathered-reads.ts)', () => {
   it('sends a lone read at once, and the reads that arrive meanwhile together, each id once', async () => {
     const db = fakeDatabase();
     const lookups = new PlantLookups(db.queryBy, SETTINGS);

@@ -1,11 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
-import { ErrorBody, NoContent } from './http/errors.js';
-import { bodyMediaTypes } from './http/media-types.js';
-import { MESSAGE_ANNOTATIONS } from './http/validation.js';
-import { defaultErrorResponse, errorResponse } from './openapi-errors.js';
-import { API_DESCRIPTION } from './openapi-intro.js';
-import type { WebhookEventDoc } from './webhooks/events-doc.js';
+import { ErrorBody, NoContent } from '../http/errors.js';
+import { bodyMediaTypes } from '../http/media-types.js';
+import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
+import { defaultErrorResponse, errorResponse } from './errors.js';
+import { API_DESCRIPTION } from './intro.js';
+import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -23,7 +23,7 @@ declare module 'fastify' {
     requestBodyDoc?: Record<string, { schema: unknown }>;
     /**
      * Example messages of the error statuses only this route knows (its 404, 409, 412; a 400 of its body),
-     * as the service really writes them; openapi-errors.ts has the others.
+     * as the service really writes them; openapi/errors.ts has the others.
      */
     errorExamples?: Record<number, string | string[]>;
   }

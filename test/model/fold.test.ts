@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { foldCase } from '../../src/plants/fold.js';
+import { foldCase } from '../../src/model/fold.js';
 
 /** Every Unicode scalar value but NUL, as a one-character string. */
 function* everyCharacter(): Generator<string> {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { PlantId } from './id.js';
+import type { PlantId } from './plant-id.js';
 
-export type { PlantId } from './id.js';
+export type { PlantId } from './plant-id.js';
 
 /**
  * A plant, as the whole service knows it: the store keeps it, the routes validate and answer it. The
@@ -44,9 +44,9 @@ export const Tag = Type.String({
 });
 export const Id = Int64({ description: 'Identification number of the plant', examples: [1] });
 
-/** A plant as stored and as every operation but the specified POST answers it. */
+/**
+ * A plant as the store keeps it and as every operation but the specified POST answers it. (`Plant`, in
+ * this code as in the specification, is what POST /plants answers: the name and tag, no id; plants/schema.ts.)
+ */
 export const StoredPlant = Type.Object({ id: Id, name: Name, tag: Type.Optional(Tag) }, { description: 'StoredPlant' });
 export type StoredPlant = Static<typeof StoredPlant>;
-
-/** A plant as the store keeps it. */
-export type Plant = StoredPlant;

@@ -1,4 +1,4 @@
-import { eventBody, newEventId, type EventType, type PlantChange } from '../../../webhooks/events.js';
+import { eventBody, newEventId, type EventType, type PlantChange } from '../../../model/events.js';
 import { prepare, type Connection } from '../connection.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 

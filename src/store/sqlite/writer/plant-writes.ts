@@ -1,6 +1,6 @@
-import { foldCase } from '../../../plants/fold.js';
-import type { PlantId } from '../../../plants/id.js';
-import type { PlantChange } from '../../../webhooks/events.js';
+import { foldCase } from '../../../model/fold.js';
+import type { PlantId } from '../../../model/plant-id.js';
+import type { PlantChange } from '../../../model/events.js';
 import type { IfMatch } from '../../store.js';
 import { prepare, type Connection } from '../connection.js';
 import { plantOf, toPlant, type PlantRow } from '../../rows.js';
@@ -50,7 +50,7 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
     'SELECT id, name, tag, version FROM plants WHERE id = ?',
   ).safeIntegers(true);
   const getVersion = prepare<[PlantId], bigint>(db, 'SELECT version FROM plants WHERE id = ?').pluck().safeIntegers(true);
-  // name_fold: the name as search compares it (plants/fold.ts; the migration plant_search).
+  // name_fold: the name as search compares it (model/fold.ts; the migration plant_search).
   const insertPlant = prepare<[PlantId, string, string | null, number, string]>(
     db,
     'INSERT OR IGNORE INTO plants (id, name, tag, version, name_fold) VALUES (?, ?, ?, ?, ?)',

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TurnReads } from '../../../src/store/sqlite/turn-reads.js';
+import { TurnReads } from '../../../src/store/sqlite/gathered-reads.js';
 
-/** The reads of one turn, run together at its end (turn-reads.ts). */
+/** The reads of one turn, run together at its end (gathered-reads.ts). */
 
 class Outage extends Error {}
 const translate = (error: unknown) => new Outage(`translated: ${(error as Error).message}`);
 /** Runs the reads as they are, as a transaction would run them (the store passes a read transaction). */
 const direct = (reads: () => void) => reads();
 
-describe('reads gathered per turn of the event loop (turn-reads.ts)', () => {
+describe('reads gathered per turn of the event loop (gathered-reads.ts)', () => {
   it('runs the reads asked in one turn after it, together and in the order asked', async () => {
     const reads = new TurnReads(translate, direct);
     const ran: number[] = [];
