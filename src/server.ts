@@ -1,15 +1,17 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { bootstrapToken, warnWithoutTokens } from './auth/bootstrap.js';
-import { startBackups } from './backups/schedule.js';
-import { runPrimary } from './cluster.js';
+import type { Registry } from 'prom-client';
+import { startBackups, type ScheduleLog } from './backups/schedule.js';
+import { runPrimary } from './process/cluster.js';
+import { Services, type Service } from './process/services.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
 import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
 import type { Metrics } from './metrics/registry.js';
-import { listenForScrapes, type MetricsListener, type ScrapeAddress } from './metrics/server.js';
+import { listenForScrapes, type ScrapeAddress } from './metrics/server.js';
 import { tracesUrl } from './config/tracing.js';
 import { redactUrl } from './store/database-url.js';
 import { openStore } from './store/open.js';
@@ -56,28 +58,31 @@ async function main(): Promise<void> {
   const tracesTo = tracesUrl(config);
   const tracing: Tracing | undefined =
     logger && tracesTo ? await (await import('./tracing/sdk.js')).startTracing(config, tracesTo, (message) => logger.warn(message)) : undefined;
+  // Started in this order and stopped in the reverse (process/services.ts).
+  const services = new Services();
+  if (tracing) await services.start({ name: 'tracing', stop: () => tracing.shutdown() });
   const store = await openStore(config, { onCommit: metrics?.onCommit, tracing: tracing?.batches });
+  await services.start({ name: 'store', stop: () => store.close() });
   await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
   await warnWithoutTokens(store, config, (text) => process.stderr.write(text));
   if (clustered) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but
     // metrics, and takes the scheduled backups (one process must), whose metrics it serves beside the workers'.
-    await store.close();
+    await services.stopAll(reportTo(stderrLine));
     const own = config.metricsPort !== undefined && config.backupDir !== '' ? new (await import('prom-client')).Registry() : undefined;
-    const backups = config.backupDir === '' ? undefined : await startBackups(config, await processLogger(config), own);
-    const scrapes =
-      config.metricsPort === undefined
-        ? undefined
-        : await listenForScrapes(scrapeAddress(config), (await import('./metrics/cluster.js')).clusterScrape(own), (error) =>
-            process.stderr.write(`plant-store: metrics scrape failed: ${error instanceof Error ? error.message : String(error)}\n`),
-          );
-    if (scrapes) process.stderr.write(`plant-store: metrics listening at ${scrapes.url}\n`);
-    runPrimary(config.webConcurrency, () => void Promise.all([scrapes?.close(), backups?.stop()]));
+    if (config.backupDir !== '') await services.start(await backupService(config, await processLogger(config), own));
+    if (config.metricsPort !== undefined) {
+      const scrapes = await listenForScrapes(scrapeAddress(config), (await import('./metrics/cluster.js')).clusterScrape(own), (error) =>
+        stderrLine(`metrics scrape failed: ${error instanceof Error ? error.message : String(error)}`),
+      );
+      await services.start({ name: 'metrics listener', stop: () => scrapes.close() });
+      stderrLine(`metrics listening at ${scrapes.url}`);
+    }
+    runPrimary(config.webConcurrency, () => void services.stopAll(reportTo(stderrLine)));
     return;
   }
   const app = await buildApp({ config, store, logger, metrics, tracing });
   for (const warning of store.warnings) app.log.warn(warning);
-
   if (config.webhookAllowPrivateNetworks) {
     app.log.warn(
       'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhook URLs may reach loopback, private and link-local addresses, so anyone holding webhooks:manage can make this service send requests into its own network (for development and tests only)',
@@ -86,8 +91,10 @@ async function main(): Promise<void> {
 
   // Webhook deliveries, from the outbox in the store, in the background of this process, giving way to
   // requests whenever they need all the CPU.
-  const pressure = new RequestPressure(app.server);
   const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
+  await services.start({ name: 'webhook sender', stop: () => sender.close() });
+  const pressure = new RequestPressure(app.server);
+  await services.start({ name: 'request pressure', start: () => pressure.start(), stop: () => pressure.stop() });
   const dispatcher = new Dispatcher(
     store.webhooks,
     tracing ? tracing.traceDeliveries(sender) : sender,
@@ -101,27 +108,79 @@ async function main(): Promise<void> {
     app.log,
     pressure,
   );
-  // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).
-  const backups = cluster.isWorker ? undefined : await startBackups(config, app.log, metrics?.registry);
-  let stopSweeping = (): void => undefined;
-  let scrapes: MetricsListener | undefined;
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
     dispatcher.onAttempt(metrics.onDeliveryAttempt);
   }
+  await services.start({ name: 'webhook deliveries', start: () => dispatcher.start(), stop: () => dispatcher.stop(DELIVERY_GRACE_MS) });
+  let stopSweeping = (): void => undefined;
+  await services.start({
+    name: 'events retention sweep',
+    start: () => void (stopSweeping = sweepExpiredEvents(store.events, config.eventsRetentionDays, app.log)),
+    stop: () => stopSweeping(),
+  });
+  // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).
+  if (!cluster.isWorker && config.backupDir !== '') await services.start(await backupService(config, app.log, metrics?.registry));
   // A worker's metrics are served by the primary; a single process serves its own.
   if (metrics && !cluster.isWorker) {
-    scrapes = await listenForScrapes(scrapeAddress(config), metrics.scrape, (error) => app.log.error({ err: error }, 'metrics scrape failed'));
+    const scrapes = await listenForScrapes(scrapeAddress(config), metrics.scrape, (error) => app.log.error({ err: error }, 'metrics scrape failed'));
+    await services.start({ name: 'metrics listener', stop: () => scrapes.close() });
     app.log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
   }
+  // The HTTP listener, started last and so stopped first: no new request arrives while the rest stop.
+  const http = httpService(app, config);
+  try {
+    await services.start(http);
+  } catch (error) {
+    await services.stopAll(reportTo((text) => app.log.error(text)));
+    throw error;
+  }
+  handleSignals(app, http, services);
+  if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
+  app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
+}
 
-  let stopping = false;
+type App = Awaited<ReturnType<typeof buildApp>>;
+
+/**
+ * The HTTP listener as a service. Its stop finishes the requests in flight: close() ends the connections
+ * idle at that moment, but a keep-alive connection whose request was in flight turns idle only after its
+ * answer, and would hold close() open until its keep-alive timeout, so those are swept as they turn idle.
+ * app.close() also ends the event streams (events/routes.ts), so that they do not hold it open.
+ */
+function httpService(app: App, config: Config): Service & { stopping: boolean } {
+  const service = {
+    name: 'http listener',
+    stopping: false,
+    async start() {
+      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+        const code = (error as NodeJS.ErrnoException).code ?? String(error);
+        throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
+      });
+    },
+    async stop() {
+      service.stopping = true;
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+      sweep.unref();
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+      }
+    },
+  };
   // Answers finished while stopping tell the client to close its keep-alive connection, so it does
   // not send its next request into a connection about to end.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (stopping) reply.header('connection', 'close');
+    if (service.stopping) reply.header('connection', 'close');
     done(null, payload);
   });
+  return service;
+}
+
+/** SIGTERM and SIGINT stop every service gracefully (within FORCE_EXIT_MS), then exit 0; a second signal exits at once. */
+function handleSignals(app: App, http: { stopping: boolean }, services: Services): void {
+  let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
       // A worker may be told twice (its own SIGTERM and the primary's); the primary decides "now".
@@ -131,47 +190,38 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopping = true;
+    http.stopping = true;
     app.log.info({ signal }, 'shutting down: finishing requests in flight');
     const force = setTimeout(() => {
       app.log.error(`requests still in flight after ${FORCE_EXIT_MS / 1000} s; exiting anyway`);
       process.exit(1);
     }, FORCE_EXIT_MS);
     force.unref();
-    // close() ends the connections idle at this moment, but a keep-alive connection whose request
-    // was in flight turns idle only after its answer, and would hold close() open until its
-    // keep-alive timeout. Sweep those as they turn idle.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    sweep.unref();
-    // app.close() ends the event streams first (events/routes.ts), so that they do not hold it open.
-    Promise.all([app.close(), scrapes?.close(), backups?.stop()])
-      .then(() => stopSweeping())
-      .then(() => dispatcher.stop(DELIVERY_GRACE_MS))
-      .then(() => sender.close())
-      .then(() => store.close())
-      // The spans of the last requests and deliveries are exported before exiting (bounded: tracing/sdk.ts).
-      .then(() => tracing?.shutdown())
-      .then(() => {
-        app.log.info('stopped');
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        app.log.error({ err: error }, 'error while shutting down');
-        process.exit(1);
+    // The spans of the last requests and deliveries are exported before exiting (bounded: tracing/sdk.ts).
+    void services
+      .stopAll((name, error) => app.log.error({ err: error }, `error while shutting down: ${name}`))
+      .then((clean) => {
+        if (clean) app.log.info('stopped');
+        process.exit(clean ? 0 : 1);
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   // Ctrl-C reaches every process of the group; a worker leaves it to the primary, which sends SIGTERM.
   process.on('SIGINT', () => (cluster.isWorker ? undefined : stop('SIGINT')));
+}
 
-  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
-  });
-  pressure.start();
-  dispatcher.start();
-  if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
-  stopSweeping = sweepExpiredEvents(store.events, config.eventsRetentionDays, app.log);
-  app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl) }, 'plant store ready');
+/** Scheduled backups (BACKUP_DIR set) as a service: a backup under way finishes before it stops. */
+async function backupService(config: Config, log: ScheduleLog, registry: Registry | undefined): Promise<Service> {
+  const schedule = await startBackups(config, log, registry);
+  return { name: 'backups', stop: () => schedule?.stop() };
+}
+
+function stderrLine(text: string): void {
+  process.stderr.write(`plant-store: ${text}\n`);
+}
+
+function reportTo(write: (text: string) => void): (name: string, error: unknown) => void {
+  return (name, error) => write(`error while shutting down: ${name}: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /**
