@@ -87,7 +87,7 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
 
   /**
    * The events (the change feed) and webhook messages of every staged plant, created or updated, made by
-   * the same code as a single write's (outbox.ts, events.ts): the staged rows read back a chunk at a time,
+   * the same code as a single write's (outbox.ts, model/events.ts): the staged rows read back a chunk at a time,
    * before they are merged. Measured against making the bodies and ids in SQL (as this did before),
    * 200,000 announcements took 4.8-5.2 s this way against 5.4-6.0 s (the PL/pgSQL id function was the
    * slower part). Answers the key of the import's events and how many messages were queued.
