@@ -5,7 +5,7 @@ import { createLogger } from '../src/logging/logger.js';
 
 /**
  * node dist/bench/log-lines.js: what one access line costs, by destination, written to /dev/null on this
- * CPU. Why the service keeps its own batched destination (src/http/logging/destination.ts) instead of
+ * CPU. Why the service keeps its own batched destination (src/logging/destination.ts) instead of
  * pino.destination with minLength: see the figures this prints (and bench/RESULTS.md).
  */
 

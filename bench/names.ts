@@ -2,7 +2,7 @@
  * Plant names for the seeded stores: an adjective, a plant and a cultivar (31 × 53 × 61 = 100,223 names,
  * each about ten times in a million, so name order has ties broken by id), picked by a multiplicative
  * hash of the id so that name order is not id order. A four-letter word such as "fern" is in one name in
- * 53. SQLite's seed makes them in JavaScript, PostgreSQL's in SQL with the same arithmetic (seedNameSql).
+ * 53. SQLite's seed makes them in JavaScript, PostgreSQL's in SQL with the same arithmetic (SEED_NAME_SQL).
  */
 
 const ADJECTIVES =
@@ -29,7 +29,7 @@ export function seedName(id: number): string {
   return `${ADJECTIVES[h % 31]} ${PLANTS[(h >>> 5) % 53]} ${CULTIVARS[(h >>> 11) % 61]}`;
 }
 
-/** seedName in SQL, for `g` (a bigint) with the three word lists as $2, $3 and $4 (seedNameParams). */
+/** seedName in SQL, for `g` (a bigint) with the three word lists as $2, $3 and $4 (SEED_NAME_PARAMS). */
 export const SEED_NAME_SQL = `(SELECT a[h % 31 + 1] || ' ' || p[(h / 32) % 53 + 1] || ' ' || c[(h / 2048) % 61 + 1]
   FROM (SELECT (g * 2654435761) % 4294967296 AS h, $2::text[] AS a, $3::text[] AS p, $4::text[] AS c) w)`;
 export const SEED_NAME_PARAMS = [ADJECTIVES, PLANTS, CULTIVARS];

@@ -21,7 +21,7 @@ export async function listPlants(plants: Pick<PlantStore, 'page'>, options: List
 }
 
 /**
- * Set (to a superuser URL of a running test server) by test/store/postgres/http.test.ts when it runs the
+ * Set (to a superuser URL of a running test server) by test/store/postgres/http.process.test.ts when it runs the
  * in-process HTTP suites again: then testApp opens a fresh PostgreSQL database instead of SQLite.
  */
 export const TEST_PG_ENV = 'PLANT_STORE_TEST_PG_ADMIN_URL';
@@ -42,7 +42,7 @@ export function openSqlite(dir: string, tracing?: BatchTracing): SqliteStore {
 
 /**
  * A fresh, empty store: SQLite in a temp dir, or a new PostgreSQL database when the suite is being run
- * against PostgreSQL (test/store/postgres/http.test.ts sets TEST_PG_ENV). The caller closes it. `tracing`
+ * against PostgreSQL (test/store/postgres/http.process.test.ts sets TEST_PG_ENV). The caller closes it. `tracing`
  * traces its batches.
  */
 export async function openTestStore(cleanup: typeof after, tracing?: BatchTracing): Promise<Store> {

@@ -146,7 +146,8 @@ export class BackupSchedule {
 export async function startBackups(config: Config, log: ScheduleLog, registry: Registry | undefined): Promise<BackupSchedule | undefined> {
   if (config.backupDir === '') return undefined;
   const settings = { dir: config.backupDir, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep };
-  // prom-client is loaded only when metrics are on (it and what it loads hold about 10 MB of an idle process).
+  // prom-client is loaded only when metrics are on: it and what it loads are a good share of an idle
+  // process's memory (measured in bench/RESULTS.md).
   const observer = registry && (await import('../metrics/backups.js')).backupMetrics(registry);
   const schedule = new BackupSchedule(sqlitePath(config.databaseUrl), settings, log, observer);
   await schedule.start();

@@ -25,7 +25,7 @@ function swaggerUiFile(name: string, type: string): StaticFile {
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-/** Read on the first start of an app in this process, then shared: the bundle alone is 1.7 MB. */
+/** Read on the first start of an app in this process, then shared: the bundle alone is large (its size: bench/RESULTS.md). */
 let loaded: { page: StaticFile; assets: Map<string, StaticFile> } | undefined;
 function docsFiles(): NonNullable<typeof loaded> {
   return (loaded ??= {
@@ -51,7 +51,8 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 
 /**
  * Cache-Control no-cache: browsers keep the files and revalidate them on each visit, which costs a 304
- * instead of 1.7 MB. Longer freshness would let a cached bundle outlive an upgrade, as the URLs stay.
+ * instead of the whole bundle. Longer freshness would let a cached bundle outlive an upgrade, as the URLs
+ * stay.
  */
 function serve(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
   reply.header('etag', file.etag).header('cache-control', 'no-cache');

@@ -67,7 +67,7 @@ function forbidden(scope: Scope): HttpError {
 export function authHook(verifier: TokenVerifier): onRequestHookHandler {
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
     const { auth: needed, tokenInQuery } = request.routeOptions.config;
-    // Only the not-found handler has no auth setting (app.ts refuses to register a route without one).
+    // Only the not-found handler has no auth setting (requireRouteAuth refuses to register a route without one).
     if (needed === undefined || needed === 'public') return done();
     let header = request.headers.authorization;
     if (tokenInQuery) {

@@ -27,7 +27,8 @@ export class RequestDeadlines {
    * Called for every request as it arrives. Most requests are whole by the end of the turn in which their
    * headers arrived (the body came in the same packets), so only those still incomplete then are tracked:
    * holding every request until the next check (up to a second, tens of thousands of them under load)
-   * kept them alive long enough to reach V8's old generation, measured at +60–130 MB of RSS and more GC.
+   * kept them alive long enough to reach V8's old generation, which grew the RSS and the GC's work
+   * (measured in bench/RESULTS.md).
    */
   readonly track = (request: IncomingMessage): void => {
     if (request.complete) return;

@@ -16,8 +16,8 @@ function sleep(ms: number): void {
  * at once after a warning or an error (logging/logger.ts). A SIGKILL loses at most BATCH_MS of lines.
  *
  * Why not pino.destination (sonic-boom) with minLength: it appends each line to one growing string and
- * measures that string's UTF-8 length on every write, which costs 0.7–7 µs a line here against 0.1 µs
- * for this (bench/log-lines.ts measures both; figures in bench/RESULTS.md).
+ * measures that string's UTF-8 length on every write, which costs many times more per line than this
+ * (bench/log-lines.ts measures both; figures in bench/RESULTS.md).
  */
 export class BatchedDestination {
   private chunks: string[] = [];

@@ -96,9 +96,10 @@ export function createLogger(level: Config['logLevel'], destination: Destination
  * "url":…,"status":…,"ms":…,"msg":"request"}`, or undefined when info lines are not logged. Its fields
  * are known and safe (the URL goes through loggableUrl), so no redaction is needed. For a logger of
  * createLogger the line is made here, its constant part once, and handed to the destination: pino's
- * general path (a child's bindings, each field's type looked at, each value escaped) cost 3.5 µs of a
- * request's ~40 (issue 21, bench/stages.ts), this about 1. Any other logger gets it through a child
- * logger without redaction (its wildcards would otherwise inspect every field of every line).
+ * general path (a child's bindings, each field's type looked at, each value escaped) was a noticeable
+ * share of a request's CPU, several times what this costs (bench/stages.ts; figures in bench/RESULTS.md).
+ * Any other logger gets it through a child logger without redaction (its wildcards would otherwise
+ * inspect every field of every line).
  */
 export function accessLogHook(log: FastifyBaseLogger, root?: Logger): onResponseHookHandler | undefined {
   // Without a logger Fastify's stand-in has no isLevelEnabled: nothing is logged then.
@@ -140,9 +141,9 @@ type LogArgs = Parameters<Logger['info']>;
 
 /**
  * The logger of one request, made only when the request logs something. Fastify gives every request a
- * child logger carrying its reqId; with redaction a pino child costs ~0.4 µs to make, on every request,
- * while most requests log nothing but their access line (which does not use it). Installed with Fastify's
- * `childLoggerFactory` option.
+ * child logger carrying its reqId; with redaction a pino child is costly to make (measured in
+ * bench/RESULTS.md), and one would be made for every request, while most requests log nothing but their
+ * access line (which does not use it). Installed with Fastify's `childLoggerFactory` option.
  */
 class RequestLogger {
   private made: Logger | undefined;

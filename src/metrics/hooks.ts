@@ -24,7 +24,8 @@ const OVERFLOW: Series = { count: { method: 'other', route: 'other', status: 'ot
  * Counts every answer and observes its duration, in one onResponse hook, by method, route template
  * (`/plants/:id`) and status. Installed only when metrics are on. Per request: three Map look-ups (keyed
  * by the route template and the method, the same string objects every time, whose hashes V8 has cached,
- * and the status) and the two prom-client calls; about 0.7 µs of CPU in all, measured alone (README).
+ * and the status) and the two prom-client calls: a small share of a request's CPU (measured in
+ * bench/RESULTS.md and the README's Metrics).
  */
 export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   const byRoute = new Map<string, Map<string, Map<number, Series>>>();

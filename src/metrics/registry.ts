@@ -15,7 +15,7 @@ import type { Scrape } from './server.js';
 const REQUEST_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Writes per commit: powers of two up to the thread's usual ceiling under load (a few hundred). */
 const BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
-/** Commit durations in seconds: an fsync takes about 3 ms on an ordinary disk. */
+/** Commit durations in seconds: an fsync takes a few milliseconds on an ordinary disk. */
 const COMMIT_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const OUTCOMES: ReadonlyArray<AttemptRecord['outcome']> = ['delivered', 'retry', 'failed'];
 /** A scrape does not wait longer than this for the backlog count (a stalled database): the gauge reads NaN then. */

@@ -32,7 +32,7 @@ let lastText = '';
  */
 export function eventBody(change: PlantChange, timestamp: Date): string {
   const { plant } = change;
-  // The changes of one commit share their time: its text is made once (toISOString is half the cost of a body).
+  // The changes of one commit share their time: its text is made once (toISOString is a large part of a body's cost).
   const ms = timestamp.getTime();
   if (ms !== lastTime) {
     lastText = timestamp.toISOString();

@@ -4,7 +4,7 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
  * Random bytes from a pool filled 4 KiB at a time: an id is made for every plant change announced, and
- * asking the CSPRNG for 10 bytes at a time costs ~4 µs each, against ~0.01 µs from the pool.
+ * a call to the CSPRNG costs far more than slicing 10 bytes off a pool (measured in bench/RESULTS.md).
  */
 const pool = Buffer.alloc(4096);
 let used = pool.length;

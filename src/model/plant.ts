@@ -5,8 +5,8 @@ export type { PlantId } from './plant-id.js';
 
 /**
  * A plant, as the whole service knows it: the store keeps it, the routes validate and answer it. The
- * schemas here are the one source of its fields' rules and of the Plant type; the HTTP shapes built from
- * them (requests, queries, headers) are in schema.ts.
+ * schemas here are the one source of its fields' rules and of the StoredPlant type; the HTTP shapes built
+ * from them (requests, queries, headers) are in plants/schema.ts.
  */
 
 export const NAME_MAX = 256;

@@ -5,8 +5,8 @@ import type { StoredPlant } from '../model/plant.js';
 import { csvCell } from './csv-cells.js';
 
 /**
- * Whole-catalogue exports: every plant (of a tag) in id order, as NDJSON or CSV, streamed from one
- * snapshot with flat memory. The same code serves GET /plants and `plant-store plants export`.
+ * Whole-catalogue exports: every plant the filters select (q, tags), in the order asked for, as NDJSON or
+ * CSV, streamed from one snapshot with flat memory. The same code serves GET /plants and `plant-store plants export`.
  */
 
 export const EXPORT_FORMATS = ['json', 'ndjson', 'csv'] as const;

@@ -4,7 +4,7 @@ import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from '../model/plant.js';
 
 /**
- * The plant resource's HTTP schemas, built from the plant's own (plant.ts): the one source for request
+ * The plant resource's HTTP schemas, built from the plant's own (model/plant.ts): the one source for request
  * validation, answer serialization, the OpenAPI document and the TypeScript types below.
  */
 

@@ -20,9 +20,9 @@ export interface StoreSettings {
 /**
  * Opens the store DATABASE_URL names, migrating its schema to the current version; the server and the
  * CLI both open it here. A failure says which setting to look at ("SQLITE_CANTOPEN" alone does not),
- * without the password. Each store's module is loaded only when used: the pg driver alone adds ~60 ms
- * to a SQLite start, and the other way round. `onCommit` is told of every commit of writes (metrics);
- * `tracing` traces the store's batches (tracing on).
+ * without the password. Each store's module is loaded only when used: the pg driver alone makes a SQLite
+ * start noticeably slower (measured in bench/RESULTS.md), and the other way round. `onCommit` is told of
+ * every commit of writes (metrics); `tracing` traces the store's batches (tracing on).
  */
 export async function openStore(
   settings: StoreSettings,

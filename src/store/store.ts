@@ -6,7 +6,7 @@ import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The store: everything the service keeps, behind one small interface with one implementation per
- * database (sqlite.ts, postgres.ts). It knows nothing of HTTP. Every write it acknowledges (a resolved
+ * database (sqlite/store.ts, postgres/store.ts). It knows nothing of HTTP. Every write it acknowledges (a resolved
  * promise) is committed to durable storage.
  */
 export interface Store {
@@ -88,8 +88,9 @@ export interface PlantChanges {
 export type IfMatch = '*' | readonly number[];
 
 /**
- * A page of plants, already as JSON: made by the database, so a page of 100 plants costs one statement
- * and one string instead of 100 row objects serialized again.
+ * A page of plants, already as JSON: the database writes each plant's JSON text (PostgreSQL also joins
+ * them into the page, in one statement; SQLite reads them in order and the store joins them), so no row
+ * object is made for a plant only to be serialized again.
  */
 export interface PlantPage {
   /**
@@ -201,9 +202,10 @@ export interface TokenStore {
 }
 
 /**
- * Told of every commit of writes, once it has committed: how many writes it held (a batch, on SQLite's group
- * commit) and how long it took, in seconds, from the moment the writes were sent to the database until its
- * answer came back (what the requests waiting on it feel). Metrics observe it; it must be cheap and not throw.
+ * Told of every batch the group commit committed (every write on SQLite, plant writes on PostgreSQL), once
+ * it has committed: how many writes it held and how long it took, in seconds, from the moment the writes
+ * were sent to the database until its answer came back (what the requests waiting on it feel). Metrics
+ * observe it; it must be cheap and not throw.
  */
 export type CommitObserver = (batchSize: number, seconds: number) => void;
 

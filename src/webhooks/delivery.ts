@@ -56,7 +56,8 @@ function refusal(error: WebhookUrlError): AttemptOutcome {
 export class Sender {
   /**
    * undici and its connection pool, loaded at the first delivery: a process that sends none (no
-   * subscriber yet) is spared its modules, about 5 MB of heap and 15-20 MB of resident memory.
+   * subscriber yet) is spared its modules and the heap and resident memory they take (measured in
+   * bench/RESULTS.md).
    */
   private undici: Promise<{ agent: Undici.Agent; request: typeof Undici.request }> | undefined;
   private readonly userAgent = `plant-store/${VERSION}`;

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
-// parseJson is tested with the body parser, in test/http/json.test.ts.
+// parseJson is tested in json-parse.test.ts.
 describe('stringifyJson', () => {
   it('writes a bigint as a plain JSON integer, at any depth', () => {
     assert.equal(

@@ -14,8 +14,8 @@ const IMPORT_SESSION = `SET LOCAL idle_in_transaction_session_timeout = '10min';
 
 /**
  * Staged rows are read back this many at a time to announce them, so memory stays flat: a chunk's rows,
- * bodies and parameters die young, where 10,000 at a time (about 10 MB of strings) were promoted and grew
- * the heap (a 200 MB import peaked at 220 MB of RSS).
+ * bodies and parameters die young, where 10,000 at a time were promoted to V8's old generation and grew
+ * the heap, and with it a large import's peak RSS (measured in bench/RESULTS.md).
  */
 const ANNOUNCE_CHUNK = 1000;
 
@@ -87,10 +87,10 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
 
   /**
    * The events (the change feed) and webhook messages of every staged plant, created or updated, made by
-   * the same code as a single write's (outbox.ts, events.ts): the staged rows read back a chunk at a time,
-   * before they are merged. Measured against making the bodies and ids in SQL (as this did before),
-   * 200,000 announcements took 4.8-5.2 s this way against 5.4-6.0 s (the PL/pgSQL id function was the
-   * slower part). Answers the key of the import's events and how many messages were queued.
+   * the same code as a single write's (outbox.ts, model/events.ts): the staged rows read back a chunk at a time,
+   * before they are merged. Making the bodies and ids in SQL instead was slower (the PL/pgSQL id function
+   * most of all; measured in bench/RESULTS.md). Answers the key of the import's events and how many
+   * messages were queued.
    */
   const announce = async (at: number, staged: string): Promise<{ key: string | null; queued: number }> => {
     let queuedNow = 0;

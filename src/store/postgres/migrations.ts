@@ -192,8 +192,8 @@ END $trgm$;
       // Name order (ties broken by id; COLLATE "C": by code point, whatever the database's collation),
       // alone and within tags, every page by keyset: WHERE (name COLLATE "C", id) > ($1, $2) ORDER BY ….
       // The other columns are included so that a page, and q walked along the order (name_fold LIKE), is
-      // read from the index alone: measured at 1M, q=fern by name took 68-135 ms a page fetching every
-      // plant walked past, 15-17 ms index-only.
+      // read from the index alone: fetching every plant walked past made such a page several times
+      // slower (measured in bench/RESULTS.md).
       { sql: 'DROP INDEX CONCURRENTLY IF EXISTS plants_name_id' },
       { sql: 'CREATE INDEX CONCURRENTLY plants_name_id ON plants (name COLLATE "C", id) INCLUDE (name_fold, tag)' },
       { sql: 'DROP INDEX CONCURRENTLY IF EXISTS plants_tag_name_id' },

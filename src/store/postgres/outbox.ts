@@ -4,7 +4,7 @@ import { DISABLED_AT_EVENT } from '../../model/delivery-reasons.js';
 /**
  * The outbox on PostgreSQL: a plant write's statement also inserts, in the same statement (a
  * data-modifying CTE) or transaction, one message per endpoint subscribed to its event. The bodies are
- * made here (events.ts), the same bytes as on SQLite; the statement picks the right one.
+ * made here (model/events.ts), the same bytes as on SQLite; the statement picks the right one.
  */
 
 /**

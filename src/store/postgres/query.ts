@@ -88,8 +88,8 @@ const names = new Map<string, string>();
 /**
  * Makes `text` a named (prepared) statement wherever it is sent: each connection parses and plans it
  * once, then only binds and executes it (pg keeps it by name per connection). For the statements sent
- * most: measured with `npm run bench:drivers`, a named statement serves 25-40% more rows per second than
- * the same text unnamed. Returns the text.
+ * most: a named statement serves markedly more rows per second than the same text unnamed (measured
+ * with `npm run bench:drivers`; figures in bench/RESULTS.md). Returns the text.
  */
 export function named(name: string, text: string): string {
   names.set(text, name);

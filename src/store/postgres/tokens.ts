@@ -15,7 +15,7 @@ function tokenOf(row: PostgresTokenRow): TokenRecord {
   return toToken({ ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null });
 }
 
-/** The partial unique index that lets only one active token carry a name (see migrations/postgres.ts, version 1). */
+/** The partial unique index that lets only one active token carry a name (see migrations.ts, version 1). */
 const ACTIVE_NAME_INDEX = 'tokens_active_name';
 const UNIQUE_VIOLATION = '23505';
 

@@ -55,7 +55,7 @@ export function configureConnection(db: Connection, settings: SqliteConnectionSe
   // Deleting a webhook endpoint deletes its messages (ON DELETE CASCADE).
   db.exec('PRAGMA foreign_keys = ON');
   // The TEMP database holds only an import's staging table, written once and read once in order: 2 MB
-  // of cache is enough (it spills to a temporary file), where the default 16 MB added 23 MB to the peak
-  // RSS of a 200 MB import (200 -> 177 MB, measured).
+  // of cache is enough (it spills to a temporary file), where the default 16 MB raised the peak RSS of a
+  // large import (measured in bench/RESULTS.md).
   db.exec('PRAGMA temp.cache_size = -2000');
 }

@@ -3,15 +3,15 @@ import { batcher, type Batcher, type BatchTracer } from '../batcher.js';
 /**
  * Reads asked during one turn of the event loop, run together at its end (setImmediate) rather than each
  * the moment it is asked. The answers to the requests of one turn then go out together, in a burst of
- * socket writes, instead of one between each request's parsing and the next's. Measured with `npm run
- * bench` (GET /plants/{id} on SQLite, same run): 59 µs of server CPU per request answered one by one,
- * 32 µs gathered; a socket write to a peer that is already awake costs the kernel far less than one
- * that must wake it. A read still sees every write committed before it was asked: it runs after.
+ * socket writes, instead of one between each request's parsing and the next's: a socket write to a peer
+ * that is already awake costs the kernel far less than one that must wake it, which cuts the server's
+ * CPU per GET /plants/{id} markedly (measured in bench/RESULTS.md). A read still sees every write
+ * committed before it was asked: it runs after.
  *
  * The reads of one turn also share one read transaction (`together`): in WAL mode every transaction
- * begins by locking and reading the WAL index, about 9 µs of CPU (mostly system calls) against 2.4 µs
- * for the read itself by primary key (issue 21, measured on 100k plants). Their snapshot is taken at the
- * first read, after every read of the batch was asked, so the rule above holds.
+ * begins by locking and reading the WAL index, which costs several times the CPU (mostly system calls) of
+ * a read by primary key itself (measured in bench/RESULTS.md). Their snapshot is taken at the first read, after
+ * every read of the batch was asked, so the rule above holds.
  */
 interface AskedRead {
   read: () => unknown;

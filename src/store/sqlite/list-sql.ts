@@ -98,10 +98,10 @@ export function rowsSql(shape: ListShape, columns = 'p.id, p.name, p.tag'): stri
 
 /**
  * A page's rows as [json, id, name] (read raw, with safeIntegers), in order, one more than the page holds
- * (@take) to know whether more follow: the store joins the JSON texts into the page. Measured alone
- * against making the whole page in one statement (json_group_array over a materialized page, its last
- * key and its count by subqueries): 65-74 µs against 88-94 µs for a page of 100, since an ordered
- * aggregate and each materialized subquery build a temporary B-tree.
+ * (@take) to know whether more follow: the store joins the JSON texts into the page. Cheaper than making
+ * the whole page in one statement (json_group_array over a materialized page, its last key and its count
+ * by subqueries), since an ordered aggregate and each materialized subquery build a temporary B-tree
+ * (measured in bench/RESULTS.md).
  */
 export function pageSql(shape: ListShape): string {
   return rowsSql(shape, `${PLANT_JSON}, p.id, p.name`);
@@ -148,8 +148,8 @@ export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<L
  * names hold it: this many or more (counted through the index, up to this many), and walking the
  * order's index checking name_fold finds a page sooner. Sorting m matches costs about m index reads and
  * lookups; walking for a page of 100 about 100·n/m: for a million plants they meet near 6,000 matches.
- * Measured at 1M plants on a loaded machine: "fern" (1 name in 53, 19,000 matches) took 120 ms a page
- * sorted, 6 ms walked; "lemon fern" (600) 10 ms sorted, 166 ms walked.
+ * Measured at a million plants, a q common enough to pass this was many times faster walked than sorted,
+ * and a rare one the other way round (figures in bench/RESULTS.md).
  */
 export const COMMON_Q = 5000;
 

@@ -57,15 +57,16 @@ export class SqliteStore implements Store {
     try {
       mkdirSync(dirname(path), { recursive: true });
       const db = openStoreFile(path, options);
-      // 16 MB of page cache for reads (SQLite's default is 2 MB): keyset pages over a million plants
-      // land on random B-tree pages, and with 2 MB a page of 1M cost 25-40% more CPU than one of 1k.
+      // 16 MB of page cache for reads, said outright: better-sqlite3 builds SQLite with this default
+      // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
+      // land on random B-tree pages, which a small cache would read from the file again and again.
       db.exec('PRAGMA cache_size = -16000');
       migrate(db);
-      // Sorts and materialized subqueries of reads (a page: its rows, then the page built from them) in
-      // memory: SQLite's default here keeps each in a temporary file's pager, which cost a page of 100
-      // 5-10x its CPU (555 against 114 µs measured alone). Set after migrating, so that building an
-      // index over a million plants still spills to disk; reads sort at most COMMON_Q rows (list-sql.ts),
-      // and exports read on connections of their own (exports.ts).
+      // The temporary B-trees of reads (sorting the trigram index's matches in a name order) in memory:
+      // SQLite's default here keeps each in a temporary file's pager, which made a page several times
+      // dearer in CPU (measured in bench/RESULTS.md). Set after migrating, so that building an index over
+      // a million plants still spills to disk; reads sort at most COMMON_Q rows (list-sql.ts), and exports
+      // read on connections of their own (exports.ts).
       db.exec('PRAGMA temp_store = MEMORY');
       const writer = new WriteThread(
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },

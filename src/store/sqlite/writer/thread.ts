@@ -7,8 +7,8 @@ import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSetti
 
 /**
  * The main thread's side of the SQLite writer thread: the one way SQLite writes are made, group commit.
- * With synchronous=FULL every commit waits for an fsync (about 3 ms on an ordinary disk); done on the
- * main thread that wait would stop all serving. Writes go to a worker thread (worker.ts) with its own
+ * With synchronous=FULL every commit waits for an fsync (a few milliseconds on an ordinary disk); done on
+ * the main thread that wait would stop all serving. Writes go to a worker thread (worker.ts) with its own
  * connection, as messages (protocol.ts), batched by the store's batcher with one batch in flight: writes
  * that arrive while a batch is committing form the next batch, sent the moment the previous one has
  * committed. Each caller's promise settles only after its batch has committed; if the batch fails, every
