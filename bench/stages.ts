@@ -61,7 +61,7 @@ const RULES: Rule[] = [
   ['body parse (JSON)', inFile('/src/http/json.', '/src/http/json-depth.', '/client/dist/json.', '/node_modules/fastify/lib/content-type-parser.')],
   ['routing', inFile('/node_modules/find-my-way/')],
   ['store hand-off and its answer', inFile('/src/store/', '/node_modules/better-sqlite3/', 'node:internal/worker')],
-  ['serialization', inFile('/node_modules/fast-json-stringify/', '/src/plants/plant.', '/node_modules/fastify/lib/error-serializer')],
+  ['serialization', inFile('/node_modules/fast-json-stringify/', '/src/model/plant.', '/node_modules/fastify/lib/error-serializer')],
   [
     'headers',
     (name, url) =>

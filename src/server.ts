@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   );
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
+    metrics.watchSearchIndex(() => store.searchIndex.lag());
     dispatcher.onAttempt(metrics.onDeliveryAttempt);
   }
   await services.start({ name: 'webhook deliveries', start: () => dispatcher.start(), stop: () => dispatcher.stop(DELIVERY_GRACE_MS) });

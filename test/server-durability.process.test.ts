@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse, parseNumberAndBigInt } from 'lossless-json';
 import { tempDir } from './helpers.js';
-import { request, startServer, type ServerProcess } from './process.js';
+import { openConnection, prepare } from '../src/store/sqlite/connection.js';
+import { request, startServer, waitUntil, type ServerProcess } from './process.js';
 
 /** Data outlives the process: across a graceful restart, and every acknowledged write across SIGKILL. */
 
@@ -112,5 +113,25 @@ test('every plant answered 200 is still there, exactly, after the process is kil
   for (const [id, plant] of acknowledged) assert.deepEqual(stored.get(id), plant, `acknowledged plant ${id} is stored exactly`);
   // Nothing appears that was never sent (a write in flight at the kill may or may not be there).
   for (const [id, plant] of stored) assert.deepEqual(attempted.get(id), plant, `stored plant ${id} was sent as is`);
+
+  // Search, whose index follows the writes after they commit: every acknowledged plant is found by its
+  // name at once after the restart (the index read besides what it has not caught up with), and the
+  // index catches up with what the killed process left unindexed.
+  const names = new Set([...stored.values()].map((plant) => plant.name));
+  for (const plant of [...acknowledged.values()].filter((_, i) => i % 10 === 0)) {
+    const found = await request(`${restarted.url}/plants?q=${encodeURIComponent(plant.name)}&limit=1000`, { token: TOKEN });
+    const ids = (parse(found.text, null, parseNumberAndBigInt) as { id: bigint | number; name: string }[]).map((row) => BigInt(row.id));
+    const holding = [...stored.values()].filter((other) => other.name.includes(plant.name)).map((other) => other.id);
+    assert.deepEqual(ids.sort(), holding.sort(), `q=${plant.name}`);
+  }
+  const db = openConnection(join(dir, 'x.db'), { readonly: true });
+  try {
+    const behind = prepare(db, "SELECT (SELECT max(position) FROM events) - value FROM counters WHERE name = 'search_position'").pluck();
+    await waitUntil(() => behind.get() === 0, 10_000, 'the search index catches up after the restart');
+    const indexed = prepare(db, 'SELECT count(*) FROM plants_search WHERE plants_search MATCH ?').pluck();
+    assert.equal(indexed.get('"plant"'), names.size, 'every stored plant is in the index');
+  } finally {
+    db.close();
+  }
   assert.deepEqual(await restarted.stop('SIGTERM'), { code: 0, signal: null });
 });

@@ -6,11 +6,21 @@ import { closest, isAction, parseAction, UsageError, type Action, type Command }
 import { actionHelp, commandHelp, toolHelp } from './help.js';
 import { migrateCommand } from './migrate.js';
 import { plantsCommand } from './plants.js';
+import { reindexCommand } from './reindex.js';
 import { tokenCommand } from './tokens.js';
 import { webhookCommand } from './webhooks.js';
 
 /** Every command of the tool: adding one is one entry here (its module declares its usage and help). */
-const COMMANDS: readonly Command[] = [tokenCommand, webhookCommand, plantsCommand, eventsCommand, backupCommand, restoreCommand, migrateCommand];
+const COMMANDS: readonly Command[] = [
+  tokenCommand,
+  webhookCommand,
+  plantsCommand,
+  eventsCommand,
+  backupCommand,
+  restoreCommand,
+  migrateCommand,
+  reindexCommand,
+];
 
 const HELP = new Set(['-h', '--help', 'help']);
 

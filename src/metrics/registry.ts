@@ -111,6 +111,33 @@ export class Metrics {
     });
   }
 
+  /**
+   * Adds `plant_store_search_index_lag_events` and `…_lag_seconds`, read from the store at every scrape:
+   * how far the search index is behind the committed writes (on SQLite, where it follows them; always 0 on
+   * PostgreSQL). Searches are exact whatever the lag; a lag that grows says the index is not keeping up.
+   */
+  watchSearchIndex(lag: () => Promise<{ events: number; ms: number }>): void {
+    let last: Promise<{ events: number; ms: number }> | undefined;
+    // One read of the store per scrape for both gauges: the first to collect reads, the second reuses it.
+    const read = () => (last ??= withTimeout(lag(), BACKLOG_TIMEOUT_MS).finally(() => setImmediate(() => (last = undefined))));
+    const gauge = (name: string, help: string, value: (lag: { events: number; ms: number }) => number) =>
+      new Gauge({
+        name,
+        help,
+        aggregator: 'max',
+        registers: [this.registry],
+        async collect() {
+          this.set(await read().then(value, () => NaN));
+        },
+      });
+    gauge(
+      'plant_store_search_index_lag_events',
+      'Plant changes committed but not yet in the search index (searches read them besides it)',
+      (l) => l.events,
+    );
+    gauge('plant_store_search_index_lag_seconds', 'Age of the oldest plant change not yet in the search index, in seconds', (l) => l.ms / 1000);
+  }
+
   /** The registry in the Prometheus text format (what the listener serves). */
   readonly scrape: Scrape = async () => ({ contentType: this.registry.contentType, body: await this.registry.metrics() });
 }

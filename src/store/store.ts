@@ -21,6 +21,8 @@ export interface Store {
   readonly webhooks: WebhookStore;
   /** The change feed: one event per plant change, recorded in its transaction, read in commit order. */
   readonly events: EventStore;
+  /** The index of names that q is found through. */
+  readonly searchIndex: SearchIndex;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
    * instances (PostgreSQL). Absent: the service counts in its own memory.
@@ -208,6 +210,18 @@ export interface TokenStore {
  * observe it; it must be cheap and not throw.
  */
 export type CommitObserver = (batchSize: number, seconds: number) => void;
+
+/**
+ * The index of names that searches (q) read. Where it is derived data, kept after the writes rather than
+ * in their transactions (SQLite), it may be a little behind them; searches are exact all the same, since
+ * they also read what it has not indexed yet.
+ */
+export interface SearchIndex {
+  /** How far the index is behind the committed writes: the changes not indexed yet, and how long ago the oldest committed (ms). */
+  lag(): Promise<{ events: number; ms: number }>;
+  /** Empties the index and makes it anew from the stored plants; answers how many plants it holds. */
+  rebuild(): Promise<number>;
+}
 
 /** Requests counted per key and fixed window (the window's number: epoch milliseconds / window length). */
 export interface RateCounter {

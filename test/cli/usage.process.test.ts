@@ -72,6 +72,7 @@ describe('help and version', async () => {
       'backup',
       'restore',
       'migrate',
+      'reindex',
     ]);
     for (const flag of ['-h', 'help']) assert.equal((await cli(NO_STORE, flag)).stdout, toolHelp.stdout);
   });
@@ -125,7 +126,7 @@ describe('mistakes of use: exit 1, one line naming the mistake and the help', ()
     [
       'an unknown command, with the one meant',
       ['tokens'],
-      /unknown command "tokens": did you mean "token"\? the commands are token, webhook, plants, events, backup, restore, migrate/,
+      /unknown command "tokens": did you mean "token"\? the commands are token, webhook, plants, events, backup, restore, migrate, reindex/,
     ],
     ['an unknown action, with the one meant', ['token', 'craete'], /unknown token command "craete": did you mean "create"\?/],
     [

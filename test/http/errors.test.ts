@@ -18,6 +18,7 @@ function failingStore(error: () => Error): Store {
     webhooks: real.webhooks,
     warnings: [],
     events: real.events,
+    searchIndex: real.searchIndex,
     ping: () => real.ping(),
     close: () => real.close(),
   };

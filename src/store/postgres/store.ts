@@ -3,6 +3,7 @@ import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
 import { migratePostgres } from './migrate.js';
 import { PostgresEvents } from './feed.js';
+import { PostgresSearchIndex } from './search-index.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
 import { PlantLookups } from './gathered-reads.js';
@@ -52,6 +53,7 @@ export class PostgresStore implements Store {
   readonly tokens: TokenStore;
   readonly webhooks: PostgresWebhooks;
   readonly events: PostgresEvents;
+  readonly searchIndex: PostgresSearchIndex;
   readonly rateCounter: RateCounter;
 
   private constructor(
@@ -65,6 +67,7 @@ export class PostgresStore implements Store {
     const transaction = poolTransaction(pool, timeoutMs);
     this.webhooks = new PostgresWebhooks(query, transaction);
     this.events = new PostgresEvents(query);
+    this.searchIndex = new PostgresSearchIndex(poolQueryBy(pool));
     const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
     const writes = new PostgresWriteBatcher(
       poolQueryBy(pool),

@@ -1,6 +1,7 @@
 import { foldCase } from '../../model/fold.js';
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
 import { PLANT_JSON } from './rows.js';
+import { searchTerms } from './search-terms.js';
 
 /**
  * The SQL of lists, counts and exports on SQLite, one statement per shape of request (prepared once and
@@ -10,14 +11,14 @@ import { PLANT_JSON } from './rows.js';
  *   name_fold); both hold name_fold, so that q in a name order can walk them without reading a plant;
  * - several tags: `tag IN (…)` on the same indexes, which SQLite reads tag by tag and stops each once
  *   the page is full (ORDER BY … LIMIT), so a page costs the same at any depth;
- * - q of 3 characters or more (folded): the trigram index plants_search, which gives the ids of the
- *   names holding q, in id order (sort=id reads only as far as the page; the name orders sort what
- *   matched); shorter: a scan of name_fold, in the order's index, until the page is full.
+ * - q of 3 characters or more (folded): the trigram index plants_search gives the ids of the names
+ *   holding a few of q's trigrams (searchTerms), in id order (sort=id reads only as far as the page; the
+ *   name orders sort what matched), and every one is checked against the stored name_fold. The index is
+ *   brought up to date after the writes (writer/search-index.ts): the plants the change feed names after
+ *   its mark are read besides it and checked alike, so that an answer never lags the writes (UNINDEXED);
+ *   shorter: a scan of name_fold, in the order's index, until the page is full.
  * EXPLAIN QUERY PLAN in test/store/sqlite/search.test.ts holds each shape to its index.
  */
-
-/** The trigram tokenizer indexes runs of three characters: a shorter q has none to look up. */
-const TRIGRAM = 3;
 
 /** What the SQL of a request depends on. */
 export interface ListShape {
@@ -64,8 +65,32 @@ function tagsIn(count: number): string {
 function filters(shape: Pick<ListShape, 'tags' | 'q'>): string[] {
   const where: string[] = [];
   if (shape.tags > 0) where.push(tagsIn(shape.tags));
-  if (shape.q === 'scan') where.push('instr(p.name_fold, @fold) > 0');
+  // Found through the index or not, q is checked against the stored name: the index may be behind, and
+  // its terms are a few of q's trigrams, not q.
+  if (shape.q !== 'none') where.push('instr(p.name_fold, @fold) > 0');
   return where;
+}
+
+/**
+ * The plants the change feed names after the search index's mark: written since the index was last
+ * brought up to date (few: it follows the writes within moments), each read by id and checked by name.
+ * Together with the index, every plant: those indexed as they stand, and these.
+ */
+const UNINDEXED = `unindexed(id) AS (SELECT DISTINCT json_extract(body, '$.data.id') FROM events
+    WHERE position > (SELECT value FROM counters WHERE name = 'search_position'))`;
+
+/** The index's matches, less the plants the feed names after the mark (read from the plants instead). */
+const INDEXED = {
+  from: 'plants_search s CROSS JOIN plants p ON p.id = s.rowid',
+  id: 's.rowid',
+  where: ['plants_search MATCH @match', 's.rowid NOT IN (SELECT id FROM unindexed)'],
+};
+const UNINDEXED_PLANTS = { from: 'unindexed u CROSS JOIN plants p ON p.id = u.id', id: 'p.id', where: [] };
+
+/** The compound select's ORDER BY: by the key columns each arm adds (k_id, k_name, k_fold). */
+function keyOrder(sort: PlantSort): string {
+  const { columns, descending } = ORDERS[sort];
+  return columns.map((c) => `k_${c === 'name_fold' ? 'fold' : c}${descending ? ' DESC' : ''}`).join(', ');
 }
 
 /**
@@ -76,9 +101,6 @@ function filters(shape: Pick<ListShape, 'tags' | 'q'>): string[] {
  * range once the page is full.
  */
 function source(shape: Pick<ListShape, 'q' | 'tags'> & { sort?: PlantSort }): { from: string; id: string; where: string[] } {
-  if (shape.q === 'index') {
-    return { from: 'plants_search s CROSS JOIN plants p ON p.id = s.rowid', id: 's.rowid', where: ['plants_search MATCH @match'] };
-  }
   const byName = shape.sort !== undefined && ORDERS[shape.sort].columns.length > 1;
   const index =
     shape.tags > 0 ? `INDEXED BY ${byName ? 'plants_tag_name_id' : 'plants_tag_id'}` : byName ? 'INDEXED BY plants_name_id' : 'NOT INDEXED';
@@ -90,10 +112,16 @@ function source(shape: Pick<ListShape, 'q' | 'tags'> & { sort?: PlantSort }): { 
  * given, which may use `plants p`.
  */
 export function rowsSql(shape: ListShape, columns = 'p.id, p.name, p.tag'): string {
-  const { from, id, where } = source(shape);
-  const conditions = [...where, ...filters(shape), ...(shape.after ? [afterKey(shape.sort, id)] : [])];
-  return `SELECT ${columns} FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
-    ORDER BY ${orderBy(shape.sort, id)} LIMIT @take`;
+  const select = ({ from, id, where }: { from: string; id: string; where: string[] }, extra = '') => {
+    const conditions = [...where, ...filters(shape), ...(shape.after ? [afterKey(shape.sort, id)] : [])];
+    return `SELECT ${columns}${extra} FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
+  };
+  if (shape.q !== 'index') return `${select(source(shape))} ORDER BY ${orderBy(shape.sort, source(shape).id)} LIMIT @take`;
+  // The two arms merged in the order, each giving its rows in it (the index's in id order as it stands),
+  // read only as far as the page.
+  const keys = (id: string) => `, ${id} AS k_id, p.name AS k_name, p.name_fold AS k_fold`;
+  return `WITH ${UNINDEXED} ${select(INDEXED, keys(INDEXED.id))} UNION ALL ${select(UNINDEXED_PLANTS, keys(UNINDEXED_PLANTS.id))}
+    ORDER BY ${keyOrder(shape.sort)} LIMIT @take`;
 }
 
 /**
@@ -112,11 +140,12 @@ export type PageRow = [json: string, id: bigint, name: string];
 
 /** How many plants the filter selects. */
 export function countSql(shape: Pick<ListShape, 'tags' | 'q'>): string {
-  // q alone: the trigram index counts its matches without reading a plant.
-  if (shape.q === 'index' && shape.tags === 0) return 'SELECT count(*) FROM plants_search WHERE plants_search MATCH @match';
-  const { from, where } = source(shape);
-  const conditions = [...where, ...filters(shape)];
-  return `SELECT count(*) FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
+  const count = ({ from, where }: { from: string; where: string[] }) => {
+    const conditions = [...where, ...filters(shape)];
+    return `SELECT count(*) FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
+  };
+  if (shape.q !== 'index') return count(source(shape));
+  return `WITH ${UNINDEXED} SELECT (${count(INDEXED)}) + (${count(UNINDEXED_PLANTS)})`;
 }
 
 /**
@@ -131,13 +160,14 @@ export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<L
   if (filter.q !== undefined) {
     const folded = foldCase(filter.q);
     // Characters, not UTF-16 units: the tokenizer counts code points.
-    if (!scan && [...folded].length >= TRIGRAM) {
+    params.fold = folded;
+    const terms = scan ? [] : searchTerms(folded);
+    if (terms.length > 0) {
       q = 'index';
-      // An FTS5 string: the whole q as one phrase of consecutive trigrams, which is the substring itself.
-      params.match = `"${folded.replaceAll('"', '""')}"`;
+      // FTS5 strings, one trigram each, all of them required (not as a phrase: the names are checked).
+      params.match = terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' AND ');
     } else {
       q = 'scan';
-      params.fold = folded;
     }
   }
   return { shape: { tags: tags.length, q }, params };
@@ -153,8 +183,13 @@ export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<L
  */
 export const COMMON_Q = 5000;
 
-/** Counts, through the trigram index, whether at least @cap names hold q (the first @cap matches read at most). */
-export const COMMON_Q_SQL = 'SELECT count(*) FROM (SELECT 1 FROM plants_search WHERE plants_search MATCH @match LIMIT @cap)';
+/**
+ * Counts, through the trigram index, whether at least @cap names hold q (the first @cap names that hold
+ * its terms, checked, at most). The plants written since the index's mark are left out: few, they change
+ * only the choice of a plan, never an answer.
+ */
+export const COMMON_Q_SQL = `SELECT count(*) FROM (SELECT 1 FROM plants_search s CROSS JOIN plants p ON p.id = s.rowid
+  WHERE plants_search MATCH @match AND instr(p.name_fold, @fold) > 0 LIMIT @cap)`;
 
 /** Whether a request finds q through the trigram index in a name order (where COMMON_Q may send it along the order's index instead). */
 export function sortsMatches(shape: ListShape): boolean {

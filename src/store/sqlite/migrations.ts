@@ -144,4 +144,19 @@ UPDATE tokens SET scopes = scopes || ' events:read'
    AND ' ' || scopes || ' ' LIKE '% webhooks:manage %' AND ' ' || scopes || ' ' NOT LIKE '% events:read %';
 `,
   },
+  {
+    version: 7,
+    name: 'search_index_derived',
+    sql: `
+-- The trigram index of names is derived data: it leaves the writes' transactions (its triggers) and is
+-- brought up to date after them, in large batches, by the writer thread (writer/search-index.ts), which
+-- records how far it has got in the change feed: search_position, the position of the last event whose
+-- plant is indexed. A search reads the index for the plants indexed up to there and the plants the feed
+-- names after it, and checks every name, so that it never lags (list-sql.ts). The index is current now.
+DROP TRIGGER plants_search_insert;
+DROP TRIGGER plants_search_update;
+DROP TRIGGER plants_search_delete;
+INSERT INTO counters (name, value) VALUES ('search_position', (SELECT coalesce(max(position), 0) FROM events));
+`,
+  },
 ]);

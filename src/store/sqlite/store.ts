@@ -12,6 +12,7 @@ import { openStoreFile } from './open-file.js';
 import { SqlitePlants } from './plants.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteWebhooks } from './webhooks.js';
+import { SqliteSearchIndex } from './search-index.js';
 import { WriteThread } from './writer/thread.js';
 
 export interface SqliteOptions extends SqliteConnectionSettings {
@@ -38,6 +39,7 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhooks;
   readonly warnings: readonly string[] = [];
   readonly events: SqliteEvents;
+  readonly searchIndex: SqliteSearchIndex;
 
   private constructor(
     private readonly db: Connection,
@@ -50,6 +52,7 @@ export class SqliteStore implements Store {
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
     this.events = new SqliteEvents(db, writer);
+    this.searchIndex = new SqliteSearchIndex(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {
@@ -74,6 +77,10 @@ export class SqliteStore implements Store {
         options.onCommit,
         options.tracing?.({ system: 'sqlite', operation: 'commit' }),
       );
+      // The search index catches up with what the last run (or a crash) left unindexed, in the background.
+      if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
+        writer.wake();
+      }
       return new SqliteStore(db, writer, path, options.tracing);
     } catch (error) {
       throw translate(error);

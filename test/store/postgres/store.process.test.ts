@@ -12,6 +12,7 @@ import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
 import { searchContract } from '../search-contract.js';
+import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 
@@ -48,6 +49,7 @@ if (skipReason) {
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
   searchContract('postgres', () => open());
+  searchIndexContract('postgres', () => open());
   eventContract('postgres', () => open());
   importContract('postgres', () => open());
 

@@ -11,11 +11,13 @@ import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
 import { searchContract } from '../search-contract.js';
+import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 
 storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
+searchIndexContract('sqlite', async () => openSqlite(tempDir(after)));
 eventContract('sqlite', async () => openSqlite(tempDir(after)));
 importContract('sqlite', async () => openSqlite(tempDir(after)));
 

@@ -19,11 +19,13 @@ type Ops = { [K in 'deleteExpiredEvents']: (op: WriteOf<K>) => WriteResults[K] }
  */
 export function sqliteEventWrites(db: Connection): { record(changes: readonly PlantChange[], now: number): RecordedEvent[]; ops: Ops } {
   const insert = prepare<[string, string, number, string]>(db, 'INSERT INTO events (id, type, at, body) VALUES (?, ?, ?, ?)');
-  // The oldest rows first, a chunk at a time, never the newest row (its position must never be handed out again).
+  // The oldest rows first, a chunk at a time, never the newest row (its position must never be handed out
+  // again), nor one the search index has not read yet (it names a plant to index: writer/search-index.ts).
   const expire = prepare<[number, number]>(
     db,
     `DELETE FROM events WHERE position IN
-       (SELECT position FROM events WHERE position < (SELECT max(position) FROM events) ORDER BY position LIMIT ?) AND at < ?`,
+       (SELECT position FROM events WHERE position < (SELECT max(position) FROM events)
+          AND position <= (SELECT value FROM counters WHERE name = 'search_position') ORDER BY position LIMIT ?) AND at < ?`,
   );
   return {
     record(changes, now) {

@@ -23,7 +23,9 @@ export type WriteOp =
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
   | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
   | { kind: 'deleteExpired'; before: number }
-  | { kind: 'deleteExpiredEvents'; before: number; limit: number };
+  | { kind: 'deleteExpiredEvents'; before: number; limit: number }
+  | { kind: 'indexSearch' }
+  | { kind: 'rebuildSearch' };
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
 export type PlantWriteOp = (
@@ -54,6 +56,10 @@ export interface WriteResults {
   recordAttempts: null;
   deleteExpired: number;
   deleteExpiredEvents: number;
+  /** Events the search index has still to read (it goes on reading them in the background). */
+  indexSearch: number;
+  /** Plants in the index rebuilt. */
+  rebuildSearch: number;
 }
 
 /**

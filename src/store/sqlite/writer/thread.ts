@@ -87,6 +87,21 @@ export class WriteThread {
     this.recordedListeners.push(listener);
   }
 
+  /**
+   * Starts the thread before any write, for the work it does of its own accord: catching the search index
+   * up with what the last run left (writer/search-index.ts). It holds the process no more than when idle.
+   * Should it not start, the first write tries again and fails as unavailable.
+   */
+  wake(): void {
+    if (this.closing || this.worker) return;
+    try {
+      this.worker = this.start();
+      this.worker.unref();
+    } catch {
+      this.worker = undefined;
+    }
+  }
+
   /** Waits for every write accepted so far, then stops the thread. Every caller, however many, gets the same promise. */
   close(): Promise<void> {
     return (this.closing ??= this.shutdown());

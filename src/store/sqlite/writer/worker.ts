@@ -3,6 +3,7 @@ import type { PlantChange } from '../../../model/events.js';
 import { configureConnection, openConnection } from '../connection.js';
 import { classifySqliteError } from '../errors.js';
 import { sqliteEventWrites } from './feed.js';
+import { sqliteSearchIndexer } from './search-index.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plant-writes.js';
 import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
@@ -26,6 +27,56 @@ let now = 0;
 let changes: PlantChange[] = [];
 let queued = 0;
 let recorded = 0;
+
+/**
+ * The search index follows the writes (search-index.ts): a batch that recorded events schedules a step
+ * INDEX_DELAY_MS later, so that the steps of a busy store each index many plants; a step that leaves
+ * events behind is followed by the next at once. Writes that arrive meanwhile wait for one step at most.
+ */
+const INDEX_DELAY_MS = 50;
+/** A step that failed (the file locked by another process for longer than busy_timeout, say) is tried again after this. */
+const INDEX_RETRY_MS = 1000;
+const search = sqliteSearchIndexer(db);
+const indexStep = db.transaction(() => search.step());
+let indexTimer: NodeJS.Timeout | undefined;
+
+function scheduleIndexing(delayMs: number): void {
+  indexTimer ??= setTimeout(indexSome, delayMs);
+}
+
+/**
+ * One step of indexing, in a transaction of its own, which need not wait for the disk (synchronous=NORMAL):
+ * should it be lost in a crash, its mark is lost with it and the step is done again.
+ */
+function indexSome(): void {
+  indexTimer = undefined;
+  let behind: number;
+  db.exec('PRAGMA synchronous = NORMAL');
+  try {
+    behind = indexStep.immediate();
+  } catch {
+    // Searches stay exact meanwhile (they read what the index has not); the lag shows in the metrics.
+    scheduleIndexing(INDEX_RETRY_MS);
+    return;
+  } finally {
+    db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
+  }
+  if (behind > 0) scheduleIndexing(0);
+}
+
+/**
+ * Indexes every event recorded so far, before the thread stops (an import the CLI ran, say). Should it
+ * fail, the next start catches up.
+ */
+function indexAll(): void {
+  clearTimeout(indexTimer);
+  indexTimer = undefined;
+  try {
+    while (indexStep.immediate() > 0);
+  } catch {
+    // Left for the next start, which reads from the mark.
+  }
+}
 
 const versions = new Versions(db);
 const events = sqliteEventWrites(db);
@@ -59,6 +110,16 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
   ...webhooks.ops,
   ...events.ops,
   ...imports.ops,
+  // Events are deleted only once the index has read them (it learns from them which plants to index).
+  deleteExpiredEvents: (op) => {
+    while (search.step() > 0);
+    return events.ops.deleteExpiredEvents(op);
+  },
+  indexSearch: () => {
+    scheduleIndexing(0);
+    return search.behind();
+  },
+  rebuildSearch: () => search.rebuild(),
 };
 
 function applyOne(op: WriteOp): WriteResults[WriteKind] {
@@ -80,6 +141,7 @@ const commitBatch = db.transaction((ops: WriteOp[]) => {
 
 port.on('message', (message: WriteOp[] | 'close') => {
   if (message === 'close') {
+    indexAll();
     db.close();
     port.close();
     return;
@@ -89,6 +151,7 @@ port.on('message', (message: WriteOp[] | 'close') => {
     // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
     reply = { ok: true, ...commitBatch.immediate(message) };
+    if (reply.recorded > 0) scheduleIndexing(INDEX_DELAY_MS);
   } catch (error) {
     // A failed batch leaves its import stages as they were before it (TEMP tables roll back too).
     versions.forget();
@@ -96,3 +159,6 @@ port.on('message', (message: WriteOp[] | 'close') => {
   }
   port.postMessage(reply);
 });
+
+// Catches up at start with what the last run (or a crash) left unindexed.
+scheduleIndexing(0);
