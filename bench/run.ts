@@ -6,6 +6,7 @@ import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
 import { feedTable, lagTable, machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
+import { sampleSearchLag } from './search-lag.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
@@ -79,7 +80,11 @@ type Target = 'baseline' | 'prototype' | 'service' | 'compared' | 'json-server 0
 /** The tracing scenarios' collector, started with the first of them. */
 let otlpSink: OtlpSink | undefined;
 
-async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp'>, store: BenchStore): Promise<Running> {
+async function start(
+  target: Target,
+  scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp'>,
+  store: BenchStore,
+): Promise<Running & { databaseUrl?: string }> {
   const port = await freePort();
   if (target === 'baseline') {
     return startServer({
@@ -103,14 +108,15 @@ async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env' |
   }
   if (target === 'service' || target === 'compared') {
     const profileArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-    return startServer({
+    const databaseUrl = await store.url(scenario.seeded);
+    const running = await startServer({
       name: target,
       args: [...profileArgs, target === 'compared' ? options.compare! : SERVICE_JS],
       env: {
         NODE_ENV: 'production',
         PORT: String(port),
         HOST: '127.0.0.1',
-        DATABASE_URL: await store.url(scenario.seeded),
+        DATABASE_URL: databaseUrl,
         PLANT_STORE_TOKENS: TOKEN,
         // The webhook scenario's subscriber listens on loopback.
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -123,6 +129,7 @@ async function start(target: Target, scenario: Pick<Scenario, 'seeded' | 'env' |
       readyPath: '/readyz',
       logFile,
     });
+    return { ...running, databaseUrl };
   }
   const dir = join(work, `json-server-${++runCounter}`);
   mkdirSync(dir);
@@ -155,6 +162,8 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore, ma
     const idBase = WRITE_ID_MIN + ++runCounter * 10_000_000;
     const subscriber = scenario.subscriber && target !== 'baseline' ? await subscribe(server.port, TOKEN) : undefined;
     const streams = scenario.streams && target !== 'baseline' ? await openStreams(server.port, TOKEN, scenario.streams) : undefined;
+    // Writes on SQLite: how far the search index, which follows them, is behind while they run.
+    const searchLag = server.databaseUrl && scenario.workload(0).kind === 'post' ? sampleSearchLag(server.databaseUrl) : undefined;
     const result = await runLoadProcess({
       port: server.port,
       connections: scenario.connections,
@@ -165,6 +174,12 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore, ma
       serverPid: server.pid,
       ...(maxRate === undefined ? {} : { rate: maxRate / 2 }),
     });
+    const lag = await searchLag?.finish();
+    if (lag) {
+      process.stdout.write(
+        `  ${target}: search index behind the writes p99 ${lag.p99Ms} ms, max ${lag.maxMs} ms; caught up ${lag.drainMs} ms after the load\n`,
+      );
+    }
     const webhooks = await subscriber?.finish();
     const feed = await streams?.finish();
     const peak = server.peakRssMb();

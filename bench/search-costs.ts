@@ -108,7 +108,7 @@ async function sqlite(): Promise<void> {
     const bare = join(dir, 'bare.db');
     copyFileSync(path, bare);
     const d = openConnection(bare);
-    d.exec(`DROP TRIGGER plants_search_insert; DROP TRIGGER plants_search_update; DROP TRIGGER plants_search_delete;
+    d.exec(`DROP TRIGGER IF EXISTS plants_search_insert; DROP TRIGGER IF EXISTS plants_search_update; DROP TRIGGER IF EXISTS plants_search_delete;
       DROP TABLE plants_search; DROP INDEX plants_name_id; DROP INDEX plants_tag_name_id; VACUUM`);
     d.close();
     const open = (file: string) => () => Promise.resolve(SqliteStore.open(`file:${file}`, options));

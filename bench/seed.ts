@@ -15,14 +15,17 @@ export async function seedSqlite(path: string, count: number): Promise<void> {
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = OFF');
-    // name_fold as the service writes it (its triggers put it in the search index).
+    // name_fold as the service writes it, and the search index made from it as `plant-store reindex`
+    // makes it (the service indexes what the change feed names; these plants have no events).
     const insert = prepare(db, 'INSERT INTO plants (id, name, tag, name_fold) VALUES (?, ?, ?, ?)');
     db.transaction(() => {
       for (let id = 1; id <= count; id++) {
         const name = seedName(id);
         insert.run(id, name, SEED_TAGS[id % 4], foldCase(name));
       }
+      prepare(db, 'INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants').run();
     })();
+    prepare(db, "INSERT INTO plants_search (plants_search) VALUES ('optimize')").run();
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();
