@@ -50,6 +50,23 @@ describe('sqlite search index, derived', () => {
     }
   });
 
+  it('indexes an import in bulk, in its own transaction: nothing left behind once it is answered', async () => {
+    const path = join(tempDir(after), 'p.db');
+    const store = open(path);
+    const db = openConnection(path, { readonly: true });
+    try {
+      await store.plants.put({ id: 1, name: 'Jade before' });
+      const session = await store.plants.startImport();
+      await session.add(Array.from({ length: 3000 }, (_, i) => ({ id: i + 2, name: `Jade ${i}` })));
+      await session.commit({ createOnly: false });
+      assert.deepEqual(mark(db).position, mark(db).last, 'the mark at the last event as the import commits');
+      assert.equal(indexed(db, '"jad"').length, 3001);
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
+
   it('catches up at start from its mark with what a crash left unindexed', async () => {
     const path = join(tempDir(after), 'p.db');
     const first = open(path);

@@ -12,8 +12,8 @@ import { prepare, type Connection } from '../connection.js';
 const CHUNK = 5000;
 
 export interface SearchIndexer {
-  /** Indexes the plants of the next events after the mark (CHUNK at most), in the caller's transaction; answers how many events remain. */
-  step(): number;
+  /** Indexes the plants of the next events after the mark (`chunk` at most), in the caller's transaction; answers how many events remain. */
+  step(chunk?: number): number;
   /** Events not indexed yet. */
   behind(): number;
   /** Empties the index and indexes every plant, in the caller's transaction; answers how many it holds. */
@@ -29,15 +29,15 @@ export function sqliteSearchIndexer(db: Connection): SearchIndexer {
     db,
     'SELECT max(position) FROM (SELECT position FROM events WHERE position > ? ORDER BY position LIMIT ?)',
   ).pluck();
-  // The body's data.id is the plant's id (model/events.ts), exact as an int64.
-  const changed = prepare<[number, number], bigint>(
+  // The plants the events (after, upto] name: the body's data.id is the plant's id (model/events.ts), exact
+  // as an int64. Their index entries are taken out, then put back from the plants as they now stand (a
+  // deleted plant has none). Set-based, two statements a step, whatever its size.
+  const CHANGED = `SELECT json_extract(body, '$.data.id') FROM events WHERE position > @after AND position <= @upto`;
+  const unindex = prepare<[{ after: number; upto: number }]>(db, `DELETE FROM plants_search WHERE rowid IN (${CHANGED})`);
+  const index = prepare<[{ after: number; upto: number }]>(
     db,
-    `SELECT DISTINCT json_extract(body, '$.data.id') FROM events WHERE position > ? AND position <= ?`,
-  )
-    .pluck()
-    .safeIntegers(true);
-  const unindex = prepare<[bigint]>(db, 'DELETE FROM plants_search WHERE rowid = ?');
-  const index = prepare<[bigint]>(db, 'INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants WHERE id = ?');
+    `INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants WHERE id IN (${CHANGED})`,
+  );
   const removeAll = prepare(db, "INSERT INTO plants_search (plants_search) VALUES ('delete-all')");
   const indexAll = prepare(db, 'INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants');
   // Merges the index's segments into one: after a rebuild, the lists a search reads are whole.
@@ -52,7 +52,7 @@ export function sqliteSearchIndexer(db: Connection): SearchIndexer {
   };
 
   return {
-    step() {
+    step(chunk = CHUNK) {
       const from = mark.get()!;
       const oldest = first.get();
       // Events after the mark were deleted (never by the retention sweep, which keeps them): the feed no
@@ -61,14 +61,12 @@ export function sqliteSearchIndexer(db: Connection): SearchIndexer {
         rebuild();
         return 0;
       }
-      const to = chunkEnd.get(from, CHUNK);
-      if (to === null || to === undefined) return 0;
-      for (const id of changed.all(from, to)) {
-        unindex.run(id);
-        index.run(id);
-      }
-      setMark.run(to);
-      return last.get()! - to;
+      const upto = chunkEnd.get(from, chunk);
+      if (upto === null || upto === undefined) return 0;
+      unindex.run({ after: from, upto });
+      index.run({ after: from, upto });
+      setMark.run(upto);
+      return last.get()! - upto;
     },
     behind() {
       return last.get()! - mark.get()!;

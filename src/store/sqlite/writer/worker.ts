@@ -36,6 +36,10 @@ let recorded = 0;
 const INDEX_DELAY_MS = 50;
 /** A step that failed (the file locked by another process for longer than busy_timeout, say) is tried again after this. */
 const INDEX_RETRY_MS = 1000;
+/** A process that writes the same file (the CLI, say) is not heard from: its writes are looked for this often. */
+const INDEX_CHECK_MS = 1000;
+/** Events an import's transaction indexes at a time. */
+const IMPORT_INDEX_CHUNK = 50_000;
 const search = sqliteSearchIndexer(db);
 const indexStep = db.transaction(() => search.step());
 let indexTimer: NodeJS.Timeout | undefined;
@@ -51,15 +55,18 @@ function scheduleIndexing(delayMs: number): void {
 function indexSome(): void {
   indexTimer = undefined;
   let behind: number;
-  db.exec('PRAGMA synchronous = NORMAL');
   try {
-    behind = indexStep.immediate();
+    if (search.behind() === 0) return;
+    db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      behind = indexStep.immediate();
+    } finally {
+      db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
+    }
   } catch {
     // Searches stay exact meanwhile (they read what the index has not); the lag shows in the metrics.
     scheduleIndexing(INDEX_RETRY_MS);
     return;
-  } finally {
-    db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
   }
   if (behind > 0) scheduleIndexing(0);
 }
@@ -110,6 +117,14 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
   ...webhooks.ops,
   ...events.ops,
   ...imports.ops,
+  // An import indexes its plants in bulk, in its own transaction, so that no search after it reads
+  // thousands of plants besides the index while the index catches up.
+  importCommit: (op) => {
+    const result = imports.ops.importCommit(op);
+    flushChanges();
+    while (search.step(IMPORT_INDEX_CHUNK) > 0);
+    return result;
+  },
   // Events are deleted only once the index has read them (it learns from them which plants to index).
   deleteExpiredEvents: (op) => {
     while (search.step() > 0);
@@ -160,5 +175,6 @@ port.on('message', (message: WriteOp[] | 'close') => {
   port.postMessage(reply);
 });
 
-// Catches up at start with what the last run (or a crash) left unindexed.
+// Catches up at start with what the last run (or a crash) left unindexed, then with other processes' writes.
 scheduleIndexing(0);
+setInterval(() => scheduleIndexing(0), INDEX_CHECK_MS).unref();
