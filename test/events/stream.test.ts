@@ -239,11 +239,36 @@ describe('GET /events (Server-Sent Events)', () => {
     assert.equal(imported.statusCode, 200, imported.payload);
     await until(async () => (await streams()) === 1, 'the stalled stream dropped');
     // The server closed the connection: once the client reads what was sent before, it ends.
+    let stalledText = '';
+    stalled.setEncoding('utf8').on('data', (chunk: string) => (stalledText += chunk));
     stalled.resume();
     await closed;
     await until(() => reader.received.length === rows, `the reader's ${rows} events`, 60_000);
-    assert.match(await metrics.registry.getSingleMetricAsString('plant_store_events_sent_total'), /plant_store_events_sent_total \d+$/m);
     assert.deepEqual(reader.statuses, [200], 'the reader was never cut off');
+    const feed = await listAll(t);
+    assert.equal(feed.length, rows);
+    assert.deepEqual(
+      reader.received.map((e) => [e.id, e.type, e.data]),
+      feed,
+      'the reader got every event of the feed, once, in order',
+    );
+    // The stalled client got the start of the feed, without a gap, before it was dropped (the headers of a
+    // frame cut short by the close count too: the frame was written into its stream).
+    const stalledIds = [...stalledText.matchAll(/^id: (msg_\w+)\nevent: plant\.created$/gm)].map((m) => m[1]);
+    assert.ok(stalledIds.length > 0 && stalledIds.length < rows, `the stalled client read ${stalledIds.length} events`);
+    assert.deepEqual(
+      stalledIds,
+      feed.slice(0, stalledIds.length).map(([id]) => id),
+    );
+    // Each event written into a stream is counted once per stream: all of them for the reader, and for the
+    // stalled stream at least those its client read, never all of them.
+    const sent = Number(
+      /^plant_store_events_sent_total (\d+)$/m.exec(await metrics.registry.getSingleMetricAsString('plant_store_events_sent_total'))?.[1],
+    );
+    assert.ok(
+      sent >= rows + stalledIds.length && sent < 2 * rows,
+      `${sent} events sent: ${rows} to the reader, ${stalledIds.length} read by the stalled client`,
+    );
   });
 
   it('ends every stream cleanly when the app closes (SIGTERM), without waiting for them', async () => {
