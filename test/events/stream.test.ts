@@ -271,7 +271,9 @@ describe('GET /events (Server-Sent Events)', () => {
     );
   });
 
-  it('ends every stream cleanly when the app closes (SIGTERM), without waiting for them', async () => {
+  // What the server's SIGTERM handler calls; a real SIGTERM to a server process with streams open is in
+  // test/server-shutdown.process.test.ts.
+  it('ends every stream cleanly when the app closes (app.close()), without waiting for them', async () => {
     const t = await testApp(after);
     const origin = await listen(t.app);
     const streams = await Promise.all([1, 2, 3].map(() => rawStream(`${origin}/events`, { authorization: `Bearer ${TOKEN}` })));
