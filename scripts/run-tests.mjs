@@ -6,8 +6,8 @@
 // `--in-process`: every in-process test, the slow ones included (CI's Node 24 leg).
 //
 // The tests are their sources, test/**/*.test.ts, each run compiled (dist/test/**/*.test.js, by the pretest
-// step): a compiled test whose source is gone never runs, whatever dist/ still holds. A source not compiled
-// is an error, not a test left out.
+// step). The build is incremental (`tsc -b`) and never removes an output: listing the sources keeps a compiled
+// test whose source is gone from running. A source not compiled is an error, not a test left out.
 // The files are listed here because the runner's arguments changed meaning: Node 20 searches a directory
 // given to it, while Node 22 and later read each argument as a glob pattern and look a directory up as a
 // file (so `node --test dist/test/` fails there). Files named *.test.ts only: helpers are not tests.
