@@ -1,27 +1,41 @@
-// `npm test`: node's test runner over every test file under dist/test (compiled by the pretest step).
-// `npm run test:unit`: the in-process tests only (`--unit`): every *.test.js but the *.process.test.js,
-// which start a server, the CLI, a PostgreSQL cluster or a browser as processes of their own.
+// `npm test`: node's test runner over every test, the full tier.
+// `npm run test:unit` (`--unit`): the fast tier: the in-process tests, less the slow ones marked in
+// test/tier.ts (fuzzing, large data), which it skips with their reason; the runner tells them so by
+// PLANT_STORE_TEST_TIER=unit. The process tests (*.process.test.ts) are left out: they start a server, the
+// CLI, a PostgreSQL cluster or a browser as processes of their own.
+// `--in-process`: every in-process test, the slow ones included (CI's Node 24 leg).
+//
+// The tests are their sources, test/**/*.test.ts, each run compiled (dist/test/**/*.test.js, by the pretest
+// step). The build is incremental (`tsc -b`) and never removes an output: listing the sources keeps a compiled
+// test whose source is gone from running. A source not compiled is an error, not a test left out.
 // The files are listed here because the runner's arguments changed meaning: Node 20 searches a directory
 // given to it, while Node 22 and later read each argument as a glob pattern and look a directory up as a
-// file (so `node --test dist/test/` fails there). Files named *.test.js only: helpers are not tests.
+// file (so `node --test dist/test/` fails there). Files named *.test.ts only: helpers are not tests.
 // Other arguments go to the runner (`npm test -- --test-reporter=dot`).
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOT = 'dist/test';
+const SOURCES = 'test';
+const COMPILED = 'dist/test';
+const TIER_ENV = 'PLANT_STORE_TEST_TIER';
 const args = process.argv.slice(2);
-const unitOnly = args.includes('--unit');
-const runnerArgs = args.filter((arg) => arg !== '--unit');
+const unit = args.includes('--unit');
+const inProcessOnly = unit || args.includes('--in-process');
+const runnerArgs = args.filter((arg) => arg !== '--unit' && arg !== '--in-process');
 /** @type {string[]} */
-const names = readdirSync(ROOT, { recursive: true, encoding: 'utf8' });
+const names = readdirSync(SOURCES, { recursive: true, encoding: 'utf8' });
 const files = names
-  .filter((name) => name.endsWith('.test.js') && !(unitOnly && name.endsWith('.process.test.js')))
+  .filter((name) => name.endsWith('.test.ts') && !(inProcessOnly && name.endsWith('.process.test.ts')))
   .sort()
-  .map((name) => join(ROOT, name));
-if (files.length === 0) {
-  process.stderr.write(`run-tests: no *.test.js file under ${ROOT}: run npm test (its pretest compiles them)\n`);
+  .map((name) => join(COMPILED, name.replace(/\.ts$/, '.js')));
+const missing = files.filter((file) => !existsSync(file));
+if (files.length === 0 || missing.length > 0) {
+  const what = files.length === 0 ? `no *.test.ts file under ${SOURCES}` : `not compiled: ${missing.join(', ')}`;
+  process.stderr.write(`run-tests: ${what}: run npm test (its pretest compiles them)\n`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...runnerArgs, ...files], { stdio: 'inherit' });
+// Set either way, so that a PLANT_STORE_TEST_TIER left in the environment never thins `npm test`.
+const env = { ...process.env, [TIER_ENV]: unit ? 'unit' : 'full' };
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...runnerArgs, ...files], { stdio: 'inherit', env });
 process.exit(result.status ?? 1);

@@ -3,12 +3,14 @@ import { existsSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { rawStream } from './events/sse.js';
 import { tempDir } from './helpers.js';
 import { request, startServer, waitUntil } from './process.js';
 
 /**
  * SIGTERM and SIGINT stop the server gracefully: no new connections, the request in flight finishes,
- * idle keep-alive connections do not hold the exit up, the store is closed, the exit code is 0.
+ * idle keep-alive connections and open event streams do not hold the exit up, the store is closed, the
+ * exit code is 0.
  */
 
 const TOKEN = 'shutdown-test-token-0123456789abcd';
@@ -92,4 +94,23 @@ test('a server with nothing in flight stops at once on SIGTERM, even with idle k
   const exit = await server.stop('SIGTERM');
   assert.deepEqual(exit, { code: 0, signal: null });
   assert.ok(!server.stdout.includes('exiting anyway'), 'not stopped by the force-exit timer');
+});
+
+test('SIGTERM with event streams open: each stream gets what was written and ends cleanly, and the server exits 0 without waiting for them', async () => {
+  const dir = tempDir(after);
+  const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: TOKEN } });
+  const streams = await Promise.all([1, 2, 3].map(() => rawStream(`${server.url}/events`, { authorization: `Bearer ${TOKEN}` })));
+  await waitUntil(() => streams.every((stream) => stream.text().startsWith('retry:')), 30_000, 'the streams to start');
+  const created = await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body: '{"id":1,"name":"before the stop"}' });
+  assert.equal(created.status, 200, created.text);
+  await waitUntil(() => streams.every((stream) => stream.text().includes('event: plant.created')), 30_000, 'the event on every stream');
+
+  // Streams never end by themselves (a heartbeat keeps each alive): the server must end them to stop.
+  const started = Date.now();
+  assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null }, server.stdout);
+  const took = Date.now() - started;
+  for (const stream of streams) assert.equal(await stream.ended, true, 'the answer ended, not broken');
+  assert.ok(took < 5000, `stopped in ${took} ms`);
+  assert.ok(!server.stdout.includes('exiting anyway'), 'not stopped by the force-exit timer');
+  assert.match(server.stdout, /"signal":"SIGTERM".*"msg":"shutting down/);
 });

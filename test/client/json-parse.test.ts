@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { parseJson } from '@plant-store/client/json';
 import fc from 'fast-check';
 import { parse as parseLossless } from 'lossless-json';
+import { FUZZING } from '../tier.js';
 
 /** The int64 bounds, written here so that the package's tests need nothing of the service. */
 const INT64_MAX = 2n ** 63n - 1n;
@@ -76,7 +77,7 @@ describe('parseJson', () => {
     });
   });
 
-  it('agrees with JSON.parse on any document, but for exact bigints beyond 2^53 (property)', () => {
+  it('agrees with JSON.parse on any document, but for exact bigints beyond 2^53 (property)', FUZZING, () => {
     const asNumbers = (value: unknown): unknown => {
       if (typeof value === 'bigint') {
         assert.ok(value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER), `${value} should be a number`);
@@ -193,14 +194,14 @@ describe('parseJson against an oracle (properties)', () => {
   }));
   const text = value.map((v) => (v as { raw: string }).raw);
 
-  it('parses every JSON text exactly as lossless-json does, bigints and all', () => {
+  it('parses every JSON text exactly as lossless-json does, bigints and all', FUZZING, () => {
     fc.assert(
       fc.property(text, (json) => assert.deepEqual(parseJson(json), oracle(json))),
       { numRuns: 2000 },
     );
   });
 
-  it('refuses a text exactly when JSON.parse does, with its error (a JSON text with one character changed)', () => {
+  it('refuses a text exactly when JSON.parse does, with its error (a JSON text with one character changed)', FUZZING, () => {
     const edit = fc.tuple(text, fc.nat(), fc.constantFrom('', '"', '\\', ',', ':', '[', '{', '}', '0', '1', '-', 'e', '.', ' ', 'x'), fc.boolean());
     fc.assert(
       fc.property(edit, ([json, where, char, replace]) => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJson, stringifyJson } from '@plant-store/client/json';
 import fc from 'fast-check';
+import { FUZZING } from '../tier.js';
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -16,7 +17,7 @@ describe('stringifyJson', () => {
     assert.equal(stringifyJson(2n ** 53n + 1n), '9007199254740993');
   });
 
-  it('writes everything else as JSON.stringify does (property)', () => {
+  it('writes everything else as JSON.stringify does (property)', FUZZING, () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => assert.equal(stringifyJson(value), JSON.stringify(value))),
       { numRuns: 500 },
@@ -25,7 +26,7 @@ describe('stringifyJson', () => {
     assert.equal(stringifyJson(withDrops), JSON.stringify(withDrops));
   });
 
-  it('round-trips every int64 exactly through parseJson, as a number when safe (property)', () => {
+  it('round-trips every int64 exactly through parseJson, as a number when safe (property)', FUZZING, () => {
     fc.assert(
       fc.property(fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), (id) => {
         const back = (parseJson(stringifyJson({ id })) as { id: number | bigint }).id;
@@ -41,7 +42,7 @@ describe('stringifyJson', () => {
     assert.throws(() => stringifyJson(() => 1), TypeError);
   });
 
-  it('with a bigint anywhere, writes everything else as JSON.stringify does (property)', () => {
+  it('with a bigint anywhere, writes everything else as JSON.stringify does (property)', FUZZING, () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => assert.equal(stringifyJson([value, 1n]), `[${JSON.stringify(value) ?? 'null'},1]`)),
       { numRuns: 500 },

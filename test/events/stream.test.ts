@@ -5,6 +5,7 @@ import { FEED_START_ID } from '../../src/store/event-store.js';
 import { newId } from '../../src/model/ids.js';
 import { testApp, TOKEN, type TestApp } from '../helpers.js';
 import { listen, openSource, rawStream, stalledClient, until } from './sse.js';
+import { LARGE_DATA } from '../tier.js';
 
 /**
  * GET /events as Server-Sent Events, through a real client (the `eventsource` package, which follows the
@@ -219,34 +220,65 @@ describe('GET /events (Server-Sent Events)', () => {
     open[1]!.abort();
   });
 
-  it('disconnects a client that stops reading once EVENTS_MAX_BACKLOG_BYTES wait for it; one that reads, slower than a burst, gets every event', async (context) => {
-    const metrics = new Metrics();
-    const t = await testApp(after, { config: { eventsMaxBacklogBytes: 64 * 1024, eventsHeartbeatMs: 1000 }, metrics });
-    const origin = await listen(t.app);
-    const stalled = await stalledClient(origin, '/events', TOKEN);
-    const closed = new Promise<void>((resolve) => stalled.once('close', () => resolve()));
-    const reader = openSource(context.after.bind(context), `${origin}/events`, TOKEN);
-    const streams = async () =>
-      Number(/plant_store_event_streams (\d+)$/m.exec(await metrics.registry.getSingleMetricAsString('plant_store_event_streams'))?.[1]);
-    await until(async () => (await streams()) === 2, 'both streams open');
-    // About 25 MB of events, more than the kernel's buffers on loopback hold.
-    const rows = 60_000;
-    const name = 'x'.repeat(250);
-    const imported = await t.call('POST', '/plants/import', {
-      body: Array.from({ length: rows }, (_, i) => `{"id":${i},"name":"${name}","tag":"${'t'.repeat(60)}"}`).join('\n'),
-      headers: { 'content-type': 'application/x-ndjson' },
-    });
-    assert.equal(imported.statusCode, 200, imported.payload);
-    await until(async () => (await streams()) === 1, 'the stalled stream dropped');
-    // The server closed the connection: once the client reads what was sent before, it ends.
-    stalled.resume();
-    await closed;
-    await until(() => reader.received.length === rows, `the reader's ${rows} events`, 60_000);
-    assert.match(await metrics.registry.getSingleMetricAsString('plant_store_events_sent_total'), /plant_store_events_sent_total \d+$/m);
-    assert.deepEqual(reader.statuses, [200], 'the reader was never cut off');
-  });
+  it(
+    'disconnects a client that stops reading once EVENTS_MAX_BACKLOG_BYTES wait for it; one that reads, slower than a burst, gets every event',
+    LARGE_DATA,
+    async (context) => {
+      const metrics = new Metrics();
+      const t = await testApp(after, { config: { eventsMaxBacklogBytes: 64 * 1024, eventsHeartbeatMs: 1000 }, metrics });
+      const origin = await listen(t.app);
+      const stalled = await stalledClient(origin, '/events', TOKEN);
+      const closed = new Promise<void>((resolve) => stalled.once('close', () => resolve()));
+      const reader = openSource(context.after.bind(context), `${origin}/events`, TOKEN);
+      const streams = async () =>
+        Number(/plant_store_event_streams (\d+)$/m.exec(await metrics.registry.getSingleMetricAsString('plant_store_event_streams'))?.[1]);
+      await until(async () => (await streams()) === 2, 'both streams open');
+      // About 25 MB of events, more than the kernel's buffers on loopback hold.
+      const rows = 60_000;
+      const name = 'x'.repeat(250);
+      const imported = await t.call('POST', '/plants/import', {
+        body: Array.from({ length: rows }, (_, i) => `{"id":${i},"name":"${name}","tag":"${'t'.repeat(60)}"}`).join('\n'),
+        headers: { 'content-type': 'application/x-ndjson' },
+      });
+      assert.equal(imported.statusCode, 200, imported.payload);
+      await until(async () => (await streams()) === 1, 'the stalled stream dropped');
+      // The server closed the connection: once the client reads what was sent before, it ends.
+      let stalledText = '';
+      stalled.setEncoding('utf8').on('data', (chunk: string) => (stalledText += chunk));
+      stalled.resume();
+      await closed;
+      await until(() => reader.received.length === rows, `the reader's ${rows} events`, 60_000);
+      assert.deepEqual(reader.statuses, [200], 'the reader was never cut off');
+      const feed = await listAll(t);
+      assert.equal(feed.length, rows);
+      assert.deepEqual(
+        reader.received.map((e) => [e.id, e.type, e.data]),
+        feed,
+        'the reader got every event of the feed, once, in order',
+      );
+      // The stalled client got the start of the feed, without a gap, before it was dropped (the headers of a
+      // frame cut short by the close count too: the frame was written into its stream).
+      const stalledIds = [...stalledText.matchAll(/^id: (msg_\w+)\nevent: plant\.created$/gm)].map((m) => m[1]);
+      assert.ok(stalledIds.length > 0 && stalledIds.length < rows, `the stalled client read ${stalledIds.length} events`);
+      assert.deepEqual(
+        stalledIds,
+        feed.slice(0, stalledIds.length).map(([id]) => id),
+      );
+      // Each event written into a stream is counted once per stream: all of them for the reader, and for the
+      // stalled stream at least those its client read, never all of them.
+      const sent = Number(
+        /^plant_store_events_sent_total (\d+)$/m.exec(await metrics.registry.getSingleMetricAsString('plant_store_events_sent_total'))?.[1],
+      );
+      assert.ok(
+        sent >= rows + stalledIds.length && sent < 2 * rows,
+        `${sent} events sent: ${rows} to the reader, ${stalledIds.length} read by the stalled client`,
+      );
+    },
+  );
 
-  it('ends every stream cleanly when the app closes (SIGTERM), without waiting for them', async () => {
+  // What the server's SIGTERM handler calls; a real SIGTERM to a server process with streams open is in
+  // test/server-shutdown.process.test.ts.
+  it('ends every stream cleanly when the app closes (app.close()), without waiting for them', async () => {
     const t = await testApp(after);
     const origin = await listen(t.app);
     const streams = await Promise.all([1, 2, 3].map(() => rawStream(`${origin}/events`, { authorization: `Bearer ${TOKEN}` })));

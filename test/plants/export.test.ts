@@ -5,6 +5,7 @@ import { parseJson } from '@plant-store/client/json';
 import type { Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { assertError, testApp } from '../helpers.js';
+import { LARGE_DATA } from '../tier.js';
 
 const EDGES = [-(2n ** 63n), -(2n ** 53n) - 1n, -1, 0, 2n ** 53n + 1n, 2n ** 63n - 1n];
 
@@ -122,7 +123,7 @@ describe('exports: every plant as NDJSON or CSV, from one snapshot', async () =>
     assertError(await t.call('GET', '/plants?format=csv', { token: null }), 401);
   });
 
-  it('exports 100,000 plants, ids exact at the int64 edges, parsed back by a CSV parser', async () => {
+  it('exports 100,000 plants, ids exact at the int64 edges, parsed back by a CSV parser', LARGE_DATA, async () => {
     const big = await testApp(after);
     const plants: StoredPlant[] = [];
     for (let i = 0; i < 100_000; i++)

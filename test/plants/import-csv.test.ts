@@ -7,6 +7,7 @@ import { CSV_HEADER, csvLine } from '../../src/plants/export.js';
 import { STORABLE_TEXT } from '../../src/model/plant.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
+import { FUZZING } from '../tier.js';
 
 /** CSV imports: what exports write comes back as the same plants, all or nothing, errors naming the line. */
 
@@ -151,7 +152,7 @@ const storable = (max: number) =>
     .filter((text) => new RegExp(STORABLE_TEXT, 'u').test(text));
 
 describe('csvRecords: whatever the pieces the text arrives in', () => {
-  it('gives back the plants csvLine wrote (property)', async () => {
+  it('gives back the plants csvLine wrote (property)', FUZZING, async () => {
     const plant = fc.record({
       id: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
       name: storable(20).filter((name) => name.length > 0),

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { importPlants, type ImportOptions } from '../../src/plants/import.js';
 import type { ImportResult, PlantImport, PlantStore } from '../../src/store/store.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
+import { LARGE_DATA } from '../tier.js';
 
 /** A store that takes every staged row and stores nothing: the import's own cost, alone. */
 const nowhere = {
@@ -42,7 +43,7 @@ function rowOf(bytes: number, id = 1): string {
 }
 
 describe('import rows: linear in their length, refused past IMPORT_MAX_ROW_BYTES', () => {
-  it('takes time in proportion to a long line, not to its square (32 MB against 2 MB in one run)', async () => {
+  it('takes time in proportion to a long line, not to its square (32 MB against 2 MB in one run)', LARGE_DATA, async () => {
     // Each line is refused by validation (a name far over 256 characters) once read: the time is the splitting and parsing.
     const line = (mb: number) => `{"id":1,"name":"${'a'.repeat(mb * 1024 * 1024)}"}\n`;
     const time = async (mb: number) => {

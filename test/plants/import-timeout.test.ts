@@ -8,7 +8,11 @@ import { exchange, request } from '../reliability/raw-http.js';
  * take longer than any other request, and still be cut off when it takes too long.
  */
 
-/** An NDJSON import body sent in pieces, one every `gapMs`, over a real socket. */
+/**
+ * An NDJSON import body sent in pieces, one every `gapMs`, over a real socket. Connection: close, so that the
+ * server closes the connection once it has answered and the exchange ends there (kept alive, it would wait
+ * for its waitMs).
+ */
 function trickledImport(lines: number): { head: string; pieces: string[] } {
   const pieces = Array.from({ length: lines }, (_, i) => `{"id":${i + 1},"name":"slow ${i + 1}"}\n`);
   const length = pieces.reduce((n, p) => n + Buffer.byteLength(p), 0);
@@ -16,6 +20,7 @@ function trickledImport(lines: number): { head: string; pieces: string[] } {
     authorization: `Bearer ${TOKEN}`,
     'content-type': 'application/x-ndjson',
     'content-length': String(length),
+    connection: 'close',
   }).toString('latin1');
   return { head, pieces };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
+import { LARGE_DATA } from '../tier.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
@@ -59,15 +60,19 @@ describe('POST /plants/import: many plants at once, all or nothing', () => {
     assert.deepEqual((await t.call('GET', '/plants/6')).json(), { id: 6, name: 'b', tag: 'won' });
   });
 
-  it('the first bad line answers 400 naming its line (1-based) and field, and nothing is stored, even when it is the last of 100,000', async () => {
-    const t = await testApp(after);
-    const lines: string[] = [];
-    for (let i = 1; i < 100_000; i++) lines.push(`{"id":${i},"name":"plant ${i}"}`);
-    lines.push('{"id":100000,"name":""}');
-    const message = assertError(await importBody(t, lines.join('\n')), 400, 'line 100000');
-    assert.match(message, /name/);
-    assert.equal(await count(t), 0, 'nothing stored');
-  });
+  it(
+    'the first bad line answers 400 naming its line (1-based) and field, and nothing is stored, even when it is the last of 100,000',
+    LARGE_DATA,
+    async () => {
+      const t = await testApp(after);
+      const lines: string[] = [];
+      for (let i = 1; i < 100_000; i++) lines.push(`{"id":${i},"name":"plant ${i}"}`);
+      lines.push('{"id":100000,"name":""}');
+      const message = assertError(await importBody(t, lines.join('\n')), 400, 'line 100000');
+      assert.match(message, /name/);
+      assert.equal(await count(t), 0, 'nothing stored');
+    },
+  );
 
   describe('400 for every kind of bad row, naming where, nothing stored', () => {
     const cases: Array<[string, string, string, RegExp]> = [
@@ -132,7 +137,7 @@ describe('POST /plants/import: many plants at once, all or nothing', () => {
     assertError(await importBody(t, '{"id":1,"name":"a"}', { token: reader }), 403, 'plants:write');
   });
 
-  it('the import is larger than BODY_LIMIT (64 KiB) and still accepted: it is streamed', async () => {
+  it('the import is larger than BODY_LIMIT (64 KiB) and still accepted: it is streamed', LARGE_DATA, async () => {
     const t = await testApp(after);
     const rows = Array.from({ length: 20_000 }, (_, i) => `{"id":${i},"name":"plant number ${i}","tag":"bulk"}`).join('\n');
     assert.ok(rows.length > 64 * 1024 * 10);

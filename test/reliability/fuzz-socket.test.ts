@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { testApp, TOKEN } from '../helpers.js';
 import { exchange, request, type RawAnswer } from './raw-http.js';
+import { FUZZING } from '../tier.js';
 
 /**
  * Malformed HTTP on a real listening server: framing an in-process inject cannot produce. Every answer
@@ -159,7 +160,7 @@ describe('malformed HTTP on a real socket', async () => {
     if (answers[0]!.status === 200) assert.ok(await stored(1008));
   });
 
-  test(`${RUNS} random byte streams, bare or after a valid request head, break no invariant`, async () => {
+  test(`${RUNS} random byte streams, bare or after a valid request head, break no invariant`, FUZZING, async () => {
     const head = fc.constantFrom(
       '',
       'GET /plants HTTP/1.1\r\n',

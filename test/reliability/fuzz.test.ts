@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { parse as parseLossless } from 'lossless-json';
 import { listPlants, testApp, TOKEN } from '../helpers.js';
 import { requestArb, type FuzzAuth, type FuzzRequest } from './fuzz-arbitraries.js';
+import { FUZZING } from '../tier.js';
 
 /**
  * Property-based fuzzing of every operation, in-process. Invariants, for every request however
@@ -61,7 +62,7 @@ function describeCase(r: FuzzRequest): string {
   return `${r.method} ${r.path}${r.query.slice(0, 200)} content-type=${String(r.contentType)} body=${body}`;
 }
 
-test(`fuzz: ${RUNS} hostile requests over every operation break no invariant`, { timeout: 30 * 60_000 }, async (context) => {
+test(`fuzz: ${RUNS} hostile requests over every operation break no invariant`, { ...FUZZING, timeout: 30 * 60_000 }, async (context) => {
   const t = await testApp(after);
   const tokens = { full: TOKEN, read: await t.tokenWith('plants:read'), write: await t.tokenWith('plants:write') };
   const model = new Map<bigint, ModelPlant>();

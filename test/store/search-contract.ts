@@ -5,6 +5,7 @@ import { parseJson } from '@plant-store/client/json';
 import { foldCase } from '../../src/model/fold.js';
 import { PLANT_SORTS, type ListOptions, type PageKey, type PlantSort, type Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
+import { LARGE_DATA } from '../tier.js';
 
 /**
  * Finding plants, the same on every store: q (a substring under Unicode case folding, through the
@@ -218,7 +219,7 @@ export function searchContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
-    it('pages a q that thousands of names hold in name order the same (SQLite then walks the name index)', async () => {
+    it('pages a q that thousands of names hold in name order the same (SQLite then walks the name index)', LARGE_DATA, async () => {
       const store = await open();
       try {
         const plants: StoredPlant[] = Array.from({ length: 8000 }, (_, i) => ({

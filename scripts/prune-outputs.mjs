@@ -1,0 +1,24 @@
+// Removes from a compiled folder what a deleted source once compiled to: `node scripts/prune-outputs.mjs SRC OUT`.
+// tsc builds incrementally (`tsc -b`, each tsconfig keeping its build information in the folder it compiles
+// to) and never removes an output: without this, a module deleted from packages/client/src would stay in
+// packages/client/dist, and ship with the package. Only compiled files (.js, .d.ts and their maps) are
+// looked at; OUT/X.js goes when SRC/X.ts is gone.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [src, out] = process.argv.slice(2);
+if (!src || !out) {
+  process.stderr.write('usage: node scripts/prune-outputs.mjs SOURCE_DIR OUTPUT_DIR\n');
+  process.exit(2);
+}
+const COMPILED = /\.(?:d\.ts|js)(?:\.map)?$/;
+/** @type {string[]} */
+const names = existsSync(out) ? readdirSync(out, { recursive: true, encoding: 'utf8' }) : [];
+const stale = names.filter((name) => COMPILED.test(name) && !existsSync(join(src, name.replace(COMPILED, '.ts'))));
+for (const name of stale) {
+  rmSync(join(out, name));
+  process.stdout.write(`prune-outputs: removed ${join(out, name)} (no ${join(src, name.replace(COMPILED, '.ts'))})\n`);
+}
+// The build information no longer tells what the folder holds (a source deleted, then put back unchanged,
+// would not be compiled again): the next build compiles the folder whole.
+if (stale.length > 0) for (const name of names.filter((n) => n.endsWith('.tsbuildinfo'))) rmSync(join(out, name));
