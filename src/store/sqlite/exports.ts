@@ -3,7 +3,7 @@ import type { StoredPlant } from '../../model/plant.js';
 import { openConnection, prepare, type Connection } from './connection.js';
 import { guard, guardSync } from './errors.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { countSql, filterParams, listParams, rowsSql } from './list-sql.js';
+import { countSql, filterParams, listParams, RECENT_SQL, rowsSql } from './list-sql.js';
 
 /** Plants are exported this many at a time, each chunk read from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
@@ -71,9 +71,14 @@ class SqliteExport implements PlantExport {
     prepare(db, 'SELECT 1 FROM plants LIMIT 1').get();
   }
 
+  /** Whether plants were written after the search index's mark, in the export's snapshot (list-sql.ts). */
+  private recent(): boolean {
+    return this.options.q !== undefined && prepare<[], number>(this.db, RECENT_SQL).pluck().get() === 1;
+  }
+
   count(): Promise<number> {
     return guard(() => {
-      const { shape, params } = filterParams(this.options);
+      const { shape, params } = filterParams(this.options, { recent: this.recent() });
       return prepare<[Record<string, unknown>], number>(this.db, countSql(shape)).pluck().get(params)!;
     });
   }
@@ -89,7 +94,7 @@ class SqliteExport implements PlantExport {
       let after: { id: bigint; name: string } | undefined;
       for (;;) {
         const rows = guardSync(() => {
-          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { walk: true });
+          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { walk: true, recent: this.recent() });
           return prepare<[Record<string, unknown>], PlantRow<bigint>>(this.db, rowsSql(shape)).safeIntegers(true).all(params);
         });
         if (rows.length > 0) yield rows.map(toPlant);

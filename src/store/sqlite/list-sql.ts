@@ -27,8 +27,12 @@ export interface ListShape {
   after: boolean;
   /** How many tags (@t0, @t1, …); 0: any tag or none. */
   tags: number;
-  /** How q applies: not at all, through the trigram index (@match), or by scanning name_fold (@fold). */
-  q: 'none' | 'index' | 'scan';
+  /**
+   * How q applies: not at all; through the trigram index (@match), which holds every plant; through the
+   * index and the plants written after its mark ('recent': the index is behind); or by scanning name_fold
+   * (@fold). Every name found is checked against @fold either way.
+   */
+  q: 'none' | 'index' | 'recent' | 'scan';
 }
 
 /**
@@ -79,6 +83,15 @@ function filters(shape: Pick<ListShape, 'tags' | 'q'>): string[] {
 const UNINDEXED = `unindexed(id) AS (SELECT DISTINCT json_extract(body, '$.data.id') FROM events
     WHERE position > (SELECT value FROM counters WHERE name = 'search_position'))`;
 
+/** The index's matches, when it holds every plant (nothing written after its mark). */
+const INDEXED_ALL = { from: 'plants_search s CROSS JOIN plants p ON p.id = s.rowid', id: 's.rowid', where: ['plants_search MATCH @match'] };
+
+/**
+ * Whether plants were written after the index's mark, which a search must then read besides it: one seek,
+ * in the read's own snapshot, so that the common case (nothing behind) reads the index alone.
+ */
+export const RECENT_SQL = "SELECT EXISTS (SELECT 1 FROM events WHERE position > (SELECT value FROM counters WHERE name = 'search_position'))";
+
 /** The index's matches, less the plants the feed names after the mark (read from the plants instead). */
 const INDEXED = {
   from: 'plants_search s CROSS JOIN plants p ON p.id = s.rowid',
@@ -116,7 +129,8 @@ export function rowsSql(shape: ListShape, columns = 'p.id, p.name, p.tag'): stri
     const conditions = [...where, ...filters(shape), ...(shape.after ? [afterKey(shape.sort, id)] : [])];
     return `SELECT ${columns}${extra} FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
   };
-  if (shape.q !== 'index') return `${select(source(shape))} ORDER BY ${orderBy(shape.sort, source(shape).id)} LIMIT @take`;
+  if (shape.q === 'index') return `${select(INDEXED_ALL)} ORDER BY ${orderBy(shape.sort, INDEXED_ALL.id)} LIMIT @take`;
+  if (shape.q !== 'recent') return `${select(source(shape))} ORDER BY ${orderBy(shape.sort, source(shape).id)} LIMIT @take`;
   // The two arms merged in the order, each giving its rows in it (the index's in id order as it stands),
   // read only as far as the page.
   const keys = (id: string) => `, ${id} AS k_id, p.name AS k_name, p.name_fold AS k_fold`;
@@ -144,7 +158,8 @@ export function countSql(shape: Pick<ListShape, 'tags' | 'q'>): string {
     const conditions = [...where, ...filters(shape)];
     return `SELECT count(*) FROM ${from} ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}`;
   };
-  if (shape.q !== 'index') return count(source(shape));
+  if (shape.q === 'index') return count(INDEXED_ALL);
+  if (shape.q !== 'recent') return count(source(shape));
   return `WITH ${UNINDEXED} SELECT (${count(INDEXED)}) + (${count(UNINDEXED_PLANTS)})`;
 }
 
@@ -152,7 +167,10 @@ export function countSql(shape: Pick<ListShape, 'tags' | 'q'>): string {
  * The parameters of a filter (q folded; tags as @t0, @t1, …) and the shape its SQL takes. `scan`: find q
  * by scanning name_fold whatever its length.
  */
-export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<ListShape, 'tags' | 'q'>; params: Record<string, unknown> } {
+export function filterParams(
+  filter: PlantFilter,
+  { scan = false, recent = true }: { scan?: boolean; recent?: boolean } = {},
+): { shape: Pick<ListShape, 'tags' | 'q'>; params: Record<string, unknown> } {
   const params: Record<string, unknown> = {};
   const tags = [...new Set(filter.tags ?? [])];
   tags.forEach((tag, i) => (params[`t${i}`] = tag));
@@ -163,7 +181,7 @@ export function filterParams(filter: PlantFilter, scan = false): { shape: Pick<L
     params.fold = folded;
     const terms = scan ? [] : searchTerms(folded);
     if (terms.length > 0) {
-      q = 'index';
+      q = recent ? 'recent' : 'index';
       // FTS5 strings, one trigram each, all of them required (not as a phrase: the names are checked).
       params.match = terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' AND ');
     } else {
@@ -193,7 +211,7 @@ export const COMMON_Q_SQL = `SELECT count(*) FROM (SELECT 1 FROM plants_search s
 
 /** Whether a request finds q through the trigram index in a name order (where COMMON_Q may send it along the order's index instead). */
 export function sortsMatches(shape: ListShape): boolean {
-  return shape.q === 'index' && ORDERS[shape.sort].columns.length > 1;
+  return (shape.q === 'index' || shape.q === 'recent') && ORDERS[shape.sort].columns.length > 1;
 }
 
 /**
@@ -205,10 +223,10 @@ export function sortsMatches(shape: ListShape): boolean {
 export function listParams(
   options: Omit<ListOptions, 'limit'>,
   take: number,
-  { walk = false } = {},
+  { walk = false, recent = true }: { walk?: boolean; recent?: boolean } = {},
 ): { shape: ListShape; params: Record<string, unknown> } {
   const sort = options.sort ?? 'id';
-  const { shape, params } = filterParams(options, walk && ORDERS[sort].columns.length > 1);
+  const { shape, params } = filterParams(options, { scan: walk && ORDERS[sort].columns.length > 1, recent });
   params.take = take;
   const after = options.after;
   if (after !== undefined) {

@@ -17,10 +17,10 @@ import {
 } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
 import { prepare, type Connection } from './connection.js';
-import { guard, translate } from './errors.js';
+import { translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, sortsMatches, type PageRow } from './list-sql.js';
+import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, RECENT_SQL, sortsMatches, type PageRow } from './list-sql.js';
 import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
@@ -63,14 +63,15 @@ export class SqlitePlants implements PlantStore {
    */
   page({ limit, ...options }: ListOptions): Promise<PlantPage> {
     return this.reads.run(() => {
-      let { shape, params } = listParams(options, limit + 1);
+      const recent = this.recent(options);
+      let { shape, params } = listParams(options, limit + 1, { recent });
       if (
         sortsMatches(shape) &&
         prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL)
           .pluck()
           .get({ ...params, cap: COMMON_Q })! >= COMMON_Q
       ) {
-        ({ shape, params } = listParams(options, limit + 1, { walk: true }));
+        ({ shape, params } = listParams(options, limit + 1, { walk: true, recent }));
       }
       const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
       const rows = statement.all(params);
@@ -86,11 +87,20 @@ export class SqlitePlants implements PlantStore {
     });
   }
 
+  /** In the snapshot of the turn's other reads, as pages are: the count of a page's request agrees with it. */
   count(filter: PlantFilter = {}): Promise<number> {
-    return guard(() => {
-      const { shape, params } = filterParams(filter);
+    return this.reads.run(() => {
+      const { shape, params } = filterParams(filter, { recent: this.recent(filter) });
       return prepare<[Record<string, unknown>], number>(this.db, countSql(shape)).pluck().get(params)!;
     });
+  }
+
+  /**
+   * Whether a search must read the plants written after the index's mark besides the index (list-sql.ts),
+   * asked in the snapshot of the read it is for.
+   */
+  private recent(filter: PlantFilter): boolean {
+    return filter.q !== undefined && prepare<[], number>(this.db, RECENT_SQL).pluck().get() === 1;
   }
 
   put(plant: StoredPlant, options: PutOptions = {}): Promise<PutResult> {

@@ -81,6 +81,24 @@ describe('sqlite search: the index each request is served by', async () => {
     });
   }
 
+  // Nothing written after the index's mark: the index alone, as it stands, each name checked.
+  const current: Array<[string, Omit<ListOptions, 'limit'>, RegExp]> = [
+    ['q, the index current', { q: 'fern' }, /^SCAN s VIRTUAL TABLE INDEX \d+:M\d* \| SEARCH p USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+    [
+      'q after, sort=-id, the index current',
+      { q: 'Fern', sort: '-id', after: { id: 9 } },
+      /^SCAN s VIRTUAL TABLE INDEX \d+:M\d*< \| SEARCH p USING INTEGER PRIMARY KEY \(rowid=\?\)$/,
+    ],
+    ['q, sort=name, the index current', { q: 'fern', sort: 'name' }, /^SCAN s .* \| USE TEMP B-TREE FOR ORDER BY$/],
+  ];
+  for (const [title, options, expected] of current) {
+    it(title, () => {
+      const { shape, params } = listParams(options, 101, { recent: false });
+      assert.equal(shape.q, 'index');
+      assert.match(plan(rowsSql(shape), params), expected);
+    });
+  }
+
   it('counts q through the trigram index, and tags through their index', () => {
     const count = (filter: Parameters<typeof filterParams>[0]) => {
       const { shape, params } = filterParams(filter);
@@ -94,6 +112,8 @@ describe('sqlite search: the index each request is served by', async () => {
       );
     }
     assert.match(count({ tags: ['a', 'b'] }), /USING COVERING INDEX plants_tag_id \(tag=\?\)/);
+    const { shape, params } = filterParams({ q: 'fern' }, { recent: false });
+    assert.match(plan(countSql(shape), params), /^SCAN s VIRTUAL TABLE INDEX \d+:M\d* \| SEARCH p USING INTEGER PRIMARY KEY \(rowid=\?\)$/);
   });
 
   it('exports in name order with q walk the name index chunk after chunk', () => {
