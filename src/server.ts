@@ -83,6 +83,9 @@ async function main(): Promise<void> {
   }
   const app = await buildApp({ config, store, logger, metrics, tracing });
   for (const warning of store.warnings) app.log.warn(warning);
+  store.searchIndex.onFailure((message) =>
+    app.log.error(`search index: cannot catch up with the writes (${message}); searches stay exact, trying again every second`),
+  );
   if (config.webhookAllowPrivateNetworks) {
     app.log.warn(
       'WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhook URLs may reach loopback, private and link-local addresses, so anyone holding webhooks:manage can make this service send requests into its own network (for development and tests only)',

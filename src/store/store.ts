@@ -221,6 +221,11 @@ export interface SearchIndex {
   lag(): Promise<{ events: number; ms: number }>;
   /** Empties the index and makes it anew from the stored plants; answers how many plants it holds. */
   rebuild(): Promise<number>;
+  /**
+   * Calls `listener` with why, when the index could not be brought up to date after the writes (tried
+   * again a second later; told once until it succeeds). Searches stay exact meanwhile.
+   */
+  onFailure(listener: (message: string) => void): void;
 }
 
 /** Requests counted per key and fixed window (the window's number: epoch milliseconds / window length). */

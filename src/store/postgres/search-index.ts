@@ -15,6 +15,9 @@ export class PostgresSearchIndex implements SearchIndex {
     return Promise.resolve({ events: 0, ms: 0 });
   }
 
+  /** Never told: the index is kept by the writes' own transactions, and fails with them. */
+  onFailure(): void {}
+
   /** Rebuilds the index without blocking writes (REINDEX CONCURRENTLY), where pg_trgm made one. */
   async rebuild(): Promise<number> {
     const query = this.queryBy(Date.now() + REBUILD_MS);

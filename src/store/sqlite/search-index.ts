@@ -29,6 +29,10 @@ export class SqliteSearchIndex implements SearchIndex {
     });
   }
 
+  onFailure(listener: (message: string) => void): void {
+    this.writer.onIndexFailure(listener);
+  }
+
   rebuild(): Promise<number> {
     return this.writer.write({ kind: 'rebuildSearch' });
   }

@@ -112,6 +112,32 @@ describe('sqlite search index, derived', () => {
     }
   });
 
+  it('tells why it cannot catch up (the file locked by another process), once, and catches up once it can', async () => {
+    const path = join(tempDir(after), 'p.db');
+    const store = SqliteStore.open(`file:${path}`, { synchronous: 'FULL', busyTimeoutMs: 100 });
+    const db = openConnection(path, { readonly: true });
+    const told: string[] = [];
+    store.searchIndex.onFailure((message) => told.push(message));
+    try {
+      await store.plants.put({ id: 1, name: 'Oxalis' });
+      // Another process holds the write lock past the busy timeout when the step comes (50 ms after the write).
+      const other = openConnection(path);
+      other.exec('BEGIN IMMEDIATE');
+      await waitUntil(() => told.length > 0, 5000, 'the failure told');
+      assert.match(told[0]!, /locked|busy/i);
+      assert.equal(await store.plants.count({ q: 'oxalis' }), 1, 'searches stay exact meanwhile');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal(told.length, 1, 'told once while it keeps failing');
+      other.exec('ROLLBACK');
+      other.close();
+      await caughtUp(db);
+      assert.deepEqual(indexed(db, '"oxa"'), [1]);
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
+
   it('deletes expired events only once the index has read them', async () => {
     const path = join(tempDir(after), 'p.db');
     const store = open(path);

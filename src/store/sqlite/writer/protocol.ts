@@ -100,6 +100,11 @@ export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
 export type BatchReply =
   { ok: true; results: Array<WriteResults[WriteKind]>; queued: number; recorded: number } | { ok: false; error: ClassifiedError };
 
+/** Told by the thread of its own accord: the search index could not take a step (said once until one succeeds). */
+export interface IndexFailure {
+  indexFailed: string;
+}
+
 export interface WriterSettings {
   path: string;
   synchronous: 'FULL' | 'NORMAL';

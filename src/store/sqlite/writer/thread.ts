@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
 import { StoreUnavailableError, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
-import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
+import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 
 /**
  * The main thread's side of the SQLite writer thread: the one way SQLite writes are made, group commit.
@@ -58,6 +58,7 @@ export class WriteThread {
   private closing: Promise<void> | undefined;
   private readonly queuedListeners: Array<() => void> = [];
   private readonly recordedListeners: Array<() => void> = [];
+  private readonly indexFailureListeners: Array<(message: string) => void> = [];
 
   constructor(
     private readonly settings: WriterSettings,
@@ -80,6 +81,11 @@ export class WriteThread {
   /** Calls `listener` after every batch that queued webhook messages for delivery. */
   onQueued(listener: () => void): void {
     this.queuedListeners.push(listener);
+  }
+
+  /** Calls `listener` when the search index fails to take a step (writer/search-index.ts), once until one succeeds. */
+  onIndexFailure(listener: (message: string) => void): void {
+    this.indexFailureListeners.push(listener);
   }
 
   /** Calls `listener` after every batch that recorded events in the change feed. */
@@ -141,7 +147,10 @@ export class WriteThread {
     // A small young generation: the thread's garbage is short-lived (each batch's messages), and a bulk
     // import would otherwise let it grow by tens of MB.
     const worker = new Worker(WORKER_JS, { workerData: this.settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
-    worker.on('message', (reply: BatchReply) => this.settle(reply));
+    worker.on('message', (message: BatchReply | IndexFailure) => {
+      if ('indexFailed' in message) for (const listener of this.indexFailureListeners) listener(message.indexFailed);
+      else this.settle(message);
+    });
     worker.on('error', (error) => this.fail(worker, error));
     worker.on('exit', (code) => this.fail(worker, new Error(`the SQLite writer thread exited (code ${code})`)));
     return worker;

@@ -6,7 +6,7 @@ import { sqliteEventWrites } from './feed.js';
 import { sqliteSearchIndexer } from './search-index.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plant-writes.js';
-import type { BatchReply, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
+import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 import { sqliteTokenWrites } from './tokens.js';
 import { sqliteWebhookWrites } from './webhooks.js';
 
@@ -43,6 +43,8 @@ const IMPORT_INDEX_CHUNK = 50_000;
 const search = sqliteSearchIndexer(db);
 const indexStep = db.transaction(() => search.step());
 let indexTimer: NodeJS.Timeout | undefined;
+/** The last step failed: the next failure is not told again. */
+let failing = false;
 
 function scheduleIndexing(delayMs: number): void {
   indexTimer ??= setTimeout(indexSome, delayMs);
@@ -63,11 +65,14 @@ function indexSome(): void {
     } finally {
       db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
     }
-  } catch {
-    // Searches stay exact meanwhile (they read what the index has not); the lag shows in the metrics.
+  } catch (error) {
+    // Searches stay exact meanwhile (they read what the index has not); the server logs why, once.
+    if (!failing) port.postMessage({ indexFailed: error instanceof Error ? error.message : String(error) } satisfies IndexFailure);
+    failing = true;
     scheduleIndexing(INDEX_RETRY_MS);
     return;
   }
+  failing = false;
   if (behind > 0) scheduleIndexing(0);
 }
 
