@@ -46,8 +46,11 @@ let indexTimer: NodeJS.Timeout | undefined;
 /** The last step failed: the next failure is not told again. */
 let failing = false;
 
+/** The connection is closed: nothing is scheduled any more (a timer then would keep the thread alive, failing forever). */
+let closed = false;
+
 function scheduleIndexing(delayMs: number): void {
-  indexTimer ??= setTimeout(indexSome, delayMs);
+  if (!closed) indexTimer ??= setTimeout(indexSome, delayMs);
 }
 
 /**
@@ -159,9 +162,16 @@ const commitBatch = db.transaction((ops: WriteOp[]) => {
   return { results, queued, recorded };
 });
 
+// Catches up at start with what the last run (or a crash) left unindexed, then with other processes' writes.
+scheduleIndexing(0);
+const checkTimer = setInterval(() => scheduleIndexing(0), INDEX_CHECK_MS).unref();
+
 port.on('message', (message: WriteOp[] | 'close') => {
   if (message === 'close') {
     indexAll();
+    closed = true;
+    clearInterval(checkTimer);
+    clearTimeout(indexTimer);
     db.close();
     port.close();
     return;
@@ -179,7 +189,3 @@ port.on('message', (message: WriteOp[] | 'close') => {
   }
   port.postMessage(reply);
 });
-
-// Catches up at start with what the last run (or a crash) left unindexed, then with other processes' writes.
-scheduleIndexing(0);
-setInterval(() => scheduleIndexing(0), INDEX_CHECK_MS).unref();
