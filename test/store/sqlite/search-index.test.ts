@@ -119,19 +119,25 @@ describe('sqlite search index, derived', () => {
     const told: string[] = [];
     store.searchIndex.onFailure((message) => told.push(message));
     try {
-      await store.plants.put({ id: 1, name: 'Oxalis' });
-      // Another process holds the write lock past the busy timeout when the step comes (50 ms after the write).
+      await store.plants.put({ id: 1, name: 'Oxalis one' });
+      await caughtUp(db);
+      // Another process writes a plant and its event, then holds the write lock past the busy timeout:
+      // the writer thread finds the write at its next check and cannot take a step.
       const other = openConnection(path);
-      other.exec('BEGIN IMMEDIATE');
-      await waitUntil(() => told.length > 0, 5000, 'the failure told');
+      const body = '{"type":"plant.created","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":2,"name":"Oxalis two"}}';
+      other.exec(`BEGIN IMMEDIATE;
+        INSERT INTO plants (id, name, tag, version, name_fold) VALUES (2, 'Oxalis two', NULL, 1000, 'oxalis two');
+        INSERT INTO events (id, type, at, body) VALUES ('msg_other', 'plant.created', ${Date.now()}, '${body}');
+        COMMIT; BEGIN IMMEDIATE`);
+      await waitUntil(() => told.length > 0, 15_000, 'the failure told');
       assert.match(told[0]!, /locked|busy/i);
-      assert.equal(await store.plants.count({ q: 'oxalis' }), 1, 'searches stay exact meanwhile');
+      assert.equal(await store.plants.count({ q: 'oxalis' }), 2, 'searches stay exact meanwhile');
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal(told.length, 1, 'told once while it keeps failing');
       other.exec('ROLLBACK');
       other.close();
       await caughtUp(db);
-      assert.deepEqual(indexed(db, '"oxa"'), [1]);
+      assert.deepEqual(indexed(db, '"oxa"'), [1, 2]);
     } finally {
       db.close();
       await store.close();
