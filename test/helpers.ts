@@ -32,7 +32,8 @@ export const TOKEN = 'test-token-full-access-0123456789a';
 /** A fresh directory under the system temp dir, removed when the test file ends. */
 export function tempDir(cleanup: typeof after): string {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
-  cleanup(() => rmSync(dir, { recursive: true, force: true }));
+  // Retried: a process the test started (Chromium with its profile here) may still be writing as it exits.
+  cleanup(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
   return dir;
 }
 
