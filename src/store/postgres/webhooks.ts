@@ -1,6 +1,6 @@
-import { failingTooLong } from '../../model/delivery-reasons.js';
+import { recordAttemptsStatement } from './attempts.js';
 import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../rows.js';
-import type { Query, Transaction } from './query.js';
+import type { Query } from './query.js';
 import type {
   AttemptRecord,
   DueMessage,
@@ -29,10 +29,7 @@ const MESSAGE_COLUMNS = `SELECT event_id, type, payload, status, attempts, occur
 export class PostgresWebhooks implements WebhookStore {
   private readonly listeners: Array<() => void> = [];
 
-  constructor(
-    private readonly query: Query,
-    private readonly transaction: Transaction,
-  ) {}
+  constructor(private readonly query: Query) {}
 
   /** Told by the plant writes of this process how many messages they queued. */
   readonly queued = (count: number): void => {
@@ -154,47 +151,12 @@ export class PostgresWebhooks implements WebhookStore {
 
   async recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void> {
     if (attempts.length === 0) return;
-    const delivered = attempts.filter((a) => a.outcome === 'delivered');
-    await this.transaction(async (query) => {
-      if (delivered.length > 0) {
-        // Every delivery in one statement; an endpoint's row is written only when it was failing (a row
-        // version per delivery would also make every delivery of an endpoint wait for the one before).
-        await query(
-          `WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS d (seq, at, status)),
-                m AS (UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1,
-                        last_attempt_at = d.at, last_status = d.status, last_error = NULL, next_attempt_at = NULL, lease_until = NULL
-                      FROM d WHERE webhook_messages.seq = d.seq)
-           UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY ($4::text[]) AND failing_since IS NOT NULL`,
-          [delivered.map((a) => a.seq), delivered.map((a) => a.at), delivered.map((a) => a.status), [...new Set(delivered.map((a) => a.endpointId))]],
-        );
-      }
-      for (const a of attempts) {
-        if (a.outcome === 'delivered') continue;
-        await query(
-          `WITH m AS (UPDATE webhook_messages SET status = $2, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = $3,
-                        last_attempt_at = $4, last_status = $5, last_error = $6, lease_until = NULL WHERE seq = $1)
-           UPDATE webhook_endpoints SET
-             failing_since = coalesce(failing_since, $4),
-             enabled = CASE WHEN $8::text IS NOT NULL OR coalesce(failing_since, $4) <= $4 - $9::bigint THEN false ELSE enabled END,
-             disabled_reason = CASE WHEN $8::text IS NOT NULL THEN $8
-                                    WHEN enabled AND coalesce(failing_since, $4) <= $4 - $9::bigint THEN $10
-                                    ELSE disabled_reason END
-           WHERE id = $7`,
-          [
-            a.seq,
-            a.outcome === 'retry' ? 'pending' : 'failed',
-            a.nextAttemptAt ?? null,
-            a.at,
-            a.status,
-            a.error,
-            a.endpointId,
-            a.disable ?? null,
-            disableAfterMs,
-            failingTooLong(disableAfterMs),
-          ],
-        );
-      }
-    });
+    await this.query(...recordAttemptsStatement(attempts, disableAfterMs));
+  }
+
+  async releaseClaims(seqs: readonly string[]): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.query(`UPDATE webhook_messages SET lease_until = NULL WHERE seq = ANY ($1::bigint[]) AND status = 'pending'`, [seqs]);
   }
 
   async countPending(): Promise<number> {
