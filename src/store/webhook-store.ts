@@ -114,6 +114,8 @@ export interface WebhookStore {
   replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined>;
   /** Claims up to `limit` messages due now on enabled endpoints, each for `leaseMs` (no other dispatcher takes them meanwhile). */
   claimDue(limit: number, leaseMs: number): Promise<DueMessage[]>;
+  /** Gives back claimed messages that were not sent: their lease ends now, so any dispatcher may claim them at once. */
+  releaseClaims(seqs: readonly string[]): Promise<void>;
   /** Records attempts; a failure starts or extends the endpoint's failure streak, which disables it after `disableAfterMs`. */
   recordAttempts(attempts: AttemptRecord[], disableAfterMs: number): Promise<void>;
   /** Deletes delivered and failed messages whose last attempt (or event, never attempted) is older than `before`. */

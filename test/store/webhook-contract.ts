@@ -231,6 +231,25 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         assert.equal((await webhooks.claimDue(10, 60_000)).length, 1, 'enabled again: it flows');
       }));
 
+    it('gives back claimed messages that were not sent: claimable again at once, and a message recorded meanwhile stays recorded', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const e = await webhooks.createEndpoint(endpoint());
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        const claimed = await webhooks.claimDue(10, 600_000);
+        assert.equal(claimed.length, 3);
+        assert.equal((await webhooks.claimDue(10, 600_000)).length, 0, 'leased');
+        const [sent, ...unsent] = claimed;
+        await webhooks.recordAttempts([{ seq: sent!.seq, endpointId: e.id, at: Date.now(), status: 204, error: null, outcome: 'delivered' }], 1000);
+        await webhooks.releaseClaims([]);
+        await webhooks.releaseClaims(claimed.map((m) => m.seq));
+        const again = await webhooks.claimDue(10, 600_000);
+        assert.deepEqual(
+          again.map((m) => m.seq),
+          unsent.map((m) => m.seq),
+          'the unsent ones, in their order; the delivered one is not pending',
+        );
+      }));
+
     it('records attempts: delivered, retried later, failed for good, and 410 disables with a reason', () =>
       withStore(open, async ({ plants, webhooks }) => {
         const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
@@ -338,6 +357,54 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
           1000,
         );
         assert.equal((await webhooks.getEndpoint(e.id))?.enabled, true);
+      }));
+
+    it('records a batch of attempts of several endpoints in the order given: a delivery restarts the streak, a 410 disables whatever follows', () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const restarted = await webhooks.createEndpoint(endpoint());
+        const failing = await webhooks.createEndpoint(endpoint());
+        const gone = await webhooks.createEndpoint(endpoint());
+        for (let id = 1; id <= 3; id++) await plants.put({ id, name: `p${id}` });
+        const claimed = await webhooks.claimDue(20, 60_000);
+        const of = (endpointId: string) => claimed.filter((m) => m.endpointId === endpointId).map((m) => m.seq);
+        const [r1, r2, r3] = of(restarted.id);
+        const [f1, f2] = of(failing.id);
+        const [g1, g2] = of(gone.id);
+        const t = Date.now();
+        const retry = (seq: string | undefined, endpointId: string, at: number) =>
+          ({ seq: seq!, endpointId, at, status: 500, error: 'HTTP 500', outcome: 'retry', nextAttemptAt: t + 60_000 }) as const;
+        const delivered = (seq: string | undefined, endpointId: string, at: number) =>
+          ({ seq: seq!, endpointId, at, status: 204, error: null, outcome: 'delivered' }) as const;
+        await webhooks.recordAttempts(
+          [
+            retry(r1, restarted.id, t),
+            retry(f1, failing.id, t),
+            { seq: g1!, endpointId: gone.id, at: t, status: 410, error: 'HTTP 410', outcome: 'failed', disable: 'the receiver answered 410 Gone' },
+            delivered(r2, restarted.id, t + 900),
+            delivered(g2, gone.id, t + 950),
+            retry(f2, failing.id, t + 1200),
+            retry(r3, restarted.id, t + 1500),
+          ],
+          1000,
+        );
+        assert.equal((await webhooks.getEndpoint(restarted.id))?.enabled, true, 'its streak began at its last failure, after the delivery');
+        const disabled = await webhooks.getEndpoint(failing.id);
+        assert.equal(disabled?.enabled, false, 'failing for 1200 ms of a 1000 ms limit, with no success');
+        assert.match(disabled?.disabledReason ?? '', /with no success/);
+        const goneNow = await webhooks.getEndpoint(gone.id);
+        assert.equal(goneNow?.enabled, false, 'a delivery after the 410 does not enable it again');
+        assert.equal(goneNow?.disabledReason, 'the receiver answered 410 Gone');
+        const messages = await webhooks.listMessages(restarted.id, { limit: 10 });
+        assert.deepEqual(messages?.map((m) => [m.status, m.attempts]).sort(), [
+          ['delivered', 1],
+          ['pending', 1],
+          ['pending', 1],
+        ]);
+        // The streak goes on from where the batch left it: 1500 → 2600 is past the limit.
+        await plants.put({ id: 4, name: 'p4' });
+        const [next] = (await webhooks.claimDue(20, 60_000)).filter((m) => m.endpointId === restarted.id);
+        await webhooks.recordAttempts([retry(next?.seq, restarted.id, t + 2600)], 1000);
+        assert.equal((await webhooks.getEndpoint(restarted.id))?.enabled, false);
       }));
 
     it('pages the deliveries log newest first by webhook-id, from any cursor; an unknown endpoint has none', () =>

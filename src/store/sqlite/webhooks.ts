@@ -98,6 +98,10 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
     await this.writer.write({ kind: 'recordAttempts', attempts, disableAfterMs });
   }
 
+  async releaseClaims(seqs: readonly string[]): Promise<void> {
+    if (seqs.length > 0) await this.writer.write({ kind: 'releaseClaims', seqs });
+  }
+
   deleteExpired(before: number): Promise<number> {
     return this.writer.write({ kind: 'deleteExpired', before });
   }

@@ -22,6 +22,7 @@ export type WriteOp =
   | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
   | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
+  | { kind: 'releaseClaims'; seqs: readonly string[] }
   | { kind: 'deleteExpired'; before: number }
   | { kind: 'deleteExpiredEvents'; before: number; limit: number }
   | { kind: 'indexSearch' }
@@ -54,6 +55,7 @@ export interface WriteResults {
   replay: number | null;
   claimDue: DueMessage[];
   recordAttempts: null;
+  releaseClaims: null;
   deleteExpired: number;
   deleteExpiredEvents: number;
   /** Events the search index has still to read (it goes on reading them in the background). */

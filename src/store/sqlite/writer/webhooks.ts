@@ -33,9 +33,18 @@ interface EndpointSecrets {
 }
 
 type Ops = {
-  [K in 'createEndpoint' | 'updateEndpoint' | 'deleteEndpoint' | 'rotateSecret' | 'replay' | 'claimDue' | 'recordAttempts' | 'deleteExpired']: (
-    op: WriteOf<K>,
-  ) => WriteResults[K];
+  [
+    K in
+      | 'createEndpoint'
+      | 'updateEndpoint'
+      | 'deleteEndpoint'
+      | 'rotateSecret'
+      | 'replay'
+      | 'claimDue'
+      | 'recordAttempts'
+      | 'releaseClaims'
+      | 'deleteExpired'
+  ]: (op: WriteOf<K>) => WriteResults[K];
 };
 
 export function sqliteWebhookWrites(db: Connection): { queue(events: readonly RecordedEvent[], now: number): number; ops: Ops } {
@@ -75,6 +84,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
     db,
     'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ? AND enabled = 1 AND failing_since <= ?',
   );
+  const release = prepare<[bigint]>(db, "UPDATE webhook_messages SET lease_until = NULL WHERE seq = ? AND status = 'pending'");
   const disable = prepare<[string, string]>(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?');
 
   return {
@@ -170,6 +180,10 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
           failing.run(a.at, a.endpointId);
           disableIfFailingSince.run(failingTooLong(disableAfterMs), a.endpointId, a.at - disableAfterMs);
         }
+        return null;
+      },
+      releaseClaims({ seqs }) {
+        for (const seq of seqs) release.run(BigInt(seq));
         return null;
       },
       deleteExpired({ before }) {

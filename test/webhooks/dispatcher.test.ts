@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Dispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
+import type { AttemptRecord, DueMessage, WebhookStore } from '../../src/store/webhook-store.js';
+import type { AttemptOutcome } from '../../src/webhooks/delivery.js';
+
+const quiet = { warn: () => undefined, debug: () => undefined, error: () => undefined };
+
+/** An outbox in memory holding `count` due messages: what the dispatcher asks of a store, recorded. */
+function outbox(count: number) {
+  const due: DueMessage[] = Array.from({ length: count }, (_, i) => ({
+    seq: String(i + 1),
+    endpointId: 'ep_1',
+    url: 'https://hooks.example/',
+    secrets: ['whsec_x'],
+    eventId: `msg_${i + 1}`,
+    payload: '{}',
+    roundAttempts: 0,
+  }));
+  const claims: Array<{ limit: number; leaseMs: number }> = [];
+  const released: string[] = [];
+  const recorded: AttemptRecord[] = [];
+  const store = {
+    claimDue: (limit: number, leaseMs: number) => {
+      claims.push({ limit, leaseMs });
+      return Promise.resolve(due.splice(0, limit));
+    },
+    releaseClaims: (seqs: readonly string[]) => {
+      released.push(...seqs);
+      return Promise.resolve();
+    },
+    recordAttempts: (attempts: AttemptRecord[]) => {
+      recorded.push(...attempts);
+      return Promise.resolve();
+    },
+    deleteExpired: () => Promise.resolve(0),
+    onQueued: () => undefined,
+  } as unknown as WebhookStore;
+  return { store, claims, released, recorded };
+}
+
+const settings = (concurrency: number): DispatcherSettings => ({
+  concurrency,
+  timeoutMs: 1000,
+  retrySchedule: [1],
+  disableAfterHours: 24,
+  retentionDays: 7,
+});
+
+describe('dispatcher: claims ahead of the free slots', () => {
+  it('claims in batches of up to twice its concurrency, never has more in flight than its concurrency, and sends each message once', async () => {
+    const { store, claims, recorded } = outbox(100);
+    let inFlight = 0;
+    let most = 0;
+    const sent: string[] = [];
+    const sender = {
+      send: async (message: DueMessage): Promise<AttemptOutcome> => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        sent.push(message.seq);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        inFlight--;
+        return { status: 204, error: null };
+      },
+    };
+    const dispatcher = new Dispatcher(store, sender, settings(4), quiet);
+    dispatcher.start();
+    for (let i = 0; i < 200 && recorded.length < 100; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await dispatcher.stop();
+    assert.equal(recorded.length, 100);
+    assert.deepEqual(
+      [...sent].sort((a, b) => Number(a) - Number(b)),
+      Array.from({ length: 100 }, (_, i) => String(i + 1)),
+    );
+    assert.equal(most, 4);
+    assert.equal(claims[0]?.limit, 8, 'the first claim fills the slots and as many again');
+    assert.ok(
+      claims.every((c) => c.limit > 4),
+      `each claim asks for more than the slots it fills: ${claims.map((c) => c.limit).join(' ')}`,
+    );
+    assert.ok(claims.length <= 25, `${claims.length} claims for 100 messages`);
+    assert.ok(
+      claims.every((c) => c.leaseMs > 2 * 1000),
+      'each lease covers an attempt (twice the time-out) and the wait for a slot',
+    );
+  });
+
+  it('gives back, when it stops, the messages it claimed and did not send', async () => {
+    const { store, claims, released, recorded } = outbox(10);
+    const waiting: Array<() => void> = [];
+    const sent: string[] = [];
+    const sender = {
+      send: (message: DueMessage): Promise<AttemptOutcome> => {
+        sent.push(message.seq);
+        return new Promise((resolve) => waiting.push(() => resolve({ status: 204, error: null })));
+      },
+    };
+    const dispatcher = new Dispatcher(store, sender, settings(2), quiet);
+    dispatcher.start();
+    while (sent.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.deepEqual(
+      claims.map((c) => c.limit),
+      [4],
+    );
+    const stopped = dispatcher.stop(5000);
+    for (const answer of waiting) answer();
+    await stopped;
+    assert.deepEqual(sent, ['1', '2']);
+    assert.deepEqual(released, ['3', '4'], 'claimed, not sent: given back');
+    assert.deepEqual(
+      recorded.map((r) => r.seq),
+      ['1', '2'],
+      'the two in flight finished within the grace and were recorded',
+    );
+  });
+});
