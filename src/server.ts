@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   // requests whenever they need all the CPU.
   const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   await services.start({ name: 'webhook sender', stop: () => sender.close() });
-  const pressure = new RequestPressure(app.server);
+  const pressure = new RequestPressure(app.server, store.writeBatches);
   await services.start({ name: 'request pressure', start: () => pressure.start(), stop: () => pressure.stop() });
   const dispatcher = new Dispatcher(
     store.webhooks,

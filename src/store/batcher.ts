@@ -1,4 +1,4 @@
-import { StoreBusyError, StoreUnavailableError } from './store.js';
+import { StoreBusyError, StoreUnavailableError, type BatchCounts } from './store.js';
 
 /**
  * The one batching mechanism of the store: work that arrives together, sent together. While
@@ -49,6 +49,7 @@ export interface Traced {
 
 export class Batcher<T> {
   private queue: T[] = [];
+  private readonly counts: BatchCounts = { batches: 0, items: 0 };
   private inFlight = 0;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
@@ -62,6 +63,14 @@ export class Batcher<T> {
   /** Items waiting for a batch. */
   get waiting(): number {
     return this.queue.length;
+  }
+
+  /**
+   * Batches sent and their items so far (a live view): over a window, items per batch tells how many
+   * gathered while the batch before ran, the queue that forms only when the database is the bottleneck.
+   */
+  get sent(): Readonly<BatchCounts> {
+    return this.counts;
   }
 
   /** Queues an item for the next batch; throws StoreBusyError when `queueLimit` items wait already. */
@@ -87,6 +96,8 @@ export class Batcher<T> {
       const batch = this.queue.length <= this.settings.maxBatch ? this.queue : this.queue.slice(0, this.settings.maxBatch);
       this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
       this.inFlight++;
+      this.counts.batches++;
+      this.counts.items += batch.length;
       void this.run(batch).finally(this.finished);
     }
     if (this.inFlight === 0 && this.queue.length === 0) {

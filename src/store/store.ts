@@ -33,6 +33,12 @@ export interface Store {
    * as a warning at start (say, a search index that could not be made for want of an extension).
    */
   readonly warnings: readonly string[];
+  /**
+   * The write batches sent to the database so far and the writes in them (a live view). Writes gather
+   * while a batch commits, so many writes per batch over a window means the database is what writes
+   * wait for: background work (webhook deliveries) reads it to give way (http/request-pressure.ts).
+   */
+  readonly writeBatches: Readonly<BatchCounts>;
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -209,6 +215,12 @@ export interface TokenStore {
  * were sent to the database until its answer came back (what the requests waiting on it feel). Metrics
  * observe it; it must be cheap and not throw.
  */
+/** Batches sent to the database and the items in them, since the store opened. */
+export interface BatchCounts {
+  batches: number;
+  items: number;
+}
+
 export type CommitObserver = (batchSize: number, seconds: number) => void;
 
 /**

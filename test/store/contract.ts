@@ -24,6 +24,22 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('counts its write batches and the writes in them: writes made together share a batch', async () => {
+      const store = await open();
+      try {
+        const before = { ...store.writeBatches };
+        await store.plants.put({ id: 1, name: 'alone' });
+        await Promise.all([2, 3, 4, 5, 6, 7, 8, 9].map((id) => store.plants.put({ id, name: `together ${id}` })));
+        const batches = store.writeBatches.batches - before.batches;
+        const writes = store.writeBatches.items - before.items;
+        assert.ok(writes >= 9, `every write counted: ${writes}`);
+        assert.ok(batches >= 2, `the lone write had a batch of its own: ${batches}`);
+        assert.ok(batches < writes, `the eight made together shared batches: ${batches} batches for ${writes} writes`);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('keeps int64 edge ids exact, as numbers when safe and bigints beyond', async () => {
       const store = await open();
       try {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Query, QueryBy, Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
-import type { CommitObserver } from '../store.js';
+import type { BatchCounts, CommitObserver } from '../store.js';
 import { ALONE, COMMIT_STATEMENT, type FeedContext } from './feed.js';
 
 /**
@@ -117,6 +117,11 @@ export class PostgresWriteBatcher {
     private readonly tracer?: BatchTracer,
   ) {
     this.batcher = batcher(settings, (batch) => this.commit(batch), tracer);
+  }
+
+  /** The batches committed or being committed so far and the writes in them (a live view). */
+  get batches(): Readonly<BatchCounts> {
+    return this.batcher.sent;
   }
 
   write(write: PlantWrite): Promise<PlantWriteResult> {

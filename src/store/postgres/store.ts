@@ -14,7 +14,15 @@ import { PostgresTokens } from './tokens.js';
 import { parsePostgresUrl } from './hosts/url.js';
 import { PostgresWebhooks } from './webhooks.js';
 import type { BatchTracing } from '../batcher.js';
-import { StoreUnavailableError, type CommitObserver, type PlantStore, type RateCounter, type Store, type TokenStore } from '../store.js';
+import {
+  StoreUnavailableError,
+  type BatchCounts,
+  type CommitObserver,
+  type PlantStore,
+  type RateCounter,
+  type Store,
+  type TokenStore,
+} from '../store.js';
 
 export interface PostgresOptions {
   /** Connections this process keeps at most (to the primary, and as many to the replicas). */
@@ -55,6 +63,7 @@ export class PostgresStore implements Store {
   readonly events: PostgresEvents;
   readonly searchIndex: PostgresSearchIndex;
   readonly rateCounter: RateCounter;
+  readonly writeBatches: Readonly<BatchCounts>;
 
   private constructor(
     private readonly pool: FailoverPool,
@@ -65,7 +74,7 @@ export class PostgresStore implements Store {
   ) {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
-    this.webhooks = new PostgresWebhooks(query, transaction);
+    this.webhooks = new PostgresWebhooks(query);
     this.events = new PostgresEvents(query);
     this.searchIndex = new PostgresSearchIndex(poolQueryBy(pool));
     const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
@@ -78,6 +87,7 @@ export class PostgresStore implements Store {
       options.onCommit,
       options.tracing?.({ system: 'postgresql', operation: 'commit' }),
     );
+    this.writeBatches = writes.batches;
     const lookups = new PlantLookups(
       poolQueryBy(pool),
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs },

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
-import type { CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
+import type { BatchCounts, CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { guard, translate } from './errors.js';
 import { SqliteEvents } from './feed.js';
@@ -40,6 +40,7 @@ export class SqliteStore implements Store {
   readonly warnings: readonly string[] = [];
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
+  readonly writeBatches: Readonly<BatchCounts>;
 
   private constructor(
     private readonly db: Connection,
@@ -53,6 +54,7 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(db, writer);
     this.events = new SqliteEvents(db, writer);
     this.searchIndex = new SqliteSearchIndex(db, writer);
+    this.writeBatches = writer.batches;
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
-import { StoreUnavailableError, type CommitObserver } from '../../store.js';
+import { StoreUnavailableError, type BatchCounts, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
 import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 
@@ -70,6 +70,11 @@ export class WriteThread {
   ) {
     // One batch at a time: the thread commits them in order, and writes arriving meanwhile gather.
     this.batcher = batcher({ maxInFlight: 1, maxBatch: Infinity, queueLimit }, (batch) => this.send(batch), tracer);
+  }
+
+  /** The batches sent to the thread so far and the writes in them (a live view). */
+  get batches(): Readonly<BatchCounts> {
+    return this.batcher.sent;
   }
 
   write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
