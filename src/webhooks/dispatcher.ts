@@ -31,6 +31,12 @@ const CLAIM_AHEAD = 2;
  * WEBHOOK_CONCURRENCY × YIELD_PAUSE_MS (about 1.6 s) while deliveries give way to requests.
  */
 const READY_WAIT_MS = 5000;
+/**
+ * Attempts are recorded together: once this many have finished, or this long after the first of them
+ * (each store call is a write of its own; a few ms later costs nothing, since a message is leased).
+ */
+const RECORD_BATCH = 32;
+const RECORD_DELAY_MS = 10;
 /** Jitter: each wait is lengthened by up to this share, never shortened. */
 const JITTER = 0.1;
 /** While requests need all the CPU, deliveries go one at a time with this pause between them. */
@@ -81,6 +87,7 @@ export class Dispatcher {
   private ready: Ready[] = [];
   private records: AttemptRecord[] = [];
   private flushing: Promise<void> | undefined;
+  private recordTimer: NodeJS.Timeout | undefined;
   private timers: NodeJS.Timeout[] = [];
   private drained: Array<() => void> = [];
   private nextTakeAt = 0;
@@ -243,7 +250,12 @@ export class Dispatcher {
         else if (record.outcome !== 'delivered')
           this.log.debug({ endpoint: message.endpointId, webhookId: message.eventId, error: record.error }, 'webhooks: attempt failed');
         this.records.push(record);
-        void this.flush();
+        if (this.records.length >= RECORD_BATCH) void this.flush();
+        else
+          this.recordTimer ??= setTimeout(() => {
+            this.recordTimer = undefined;
+            void this.flush();
+          }, RECORD_DELAY_MS).unref();
       })
       .finally(() => {
         this.inFlight--;
@@ -255,6 +267,8 @@ export class Dispatcher {
 
   /** Records the attempts gathered so far in one store call; attempts that finish meanwhile go in the next. */
   private flush(): Promise<void> {
+    clearTimeout(this.recordTimer);
+    this.recordTimer = undefined;
     if (this.flushing) return this.flushing.then(() => this.flush());
     if (this.records.length === 0) return Promise.resolve();
     const records = this.records;
