@@ -232,15 +232,17 @@ export function underWritesTable(measurements: Measurement[], withWrites: string
   if (targets.length === 0) return undefined;
   const latencies = (of: Measurement[]) => of.map((m) => `${fixed(m.p50Ms, 2)} / ${fixed(m.p99Ms, 2)}`).join('; ');
   const lines = [
-    '| server | GET p50 / p99 ms alone (per run) | GET p50 / p99 ms with POSTs beside (per run) | GETs served req/s alone / with | POSTs beside req/s (p99 ms) | GET p99 with / without |',
-    '|---|---|---|---:|---:|---:|',
+    '| server | GET p50 / p99 ms alone (per run) | GET p50 / p99 ms with POSTs beside (per run) | GETs served req/s alone / with | POSTs beside req/s (p99 ms) | server CPU µs per request, GETs and POSTs | GET p99 with / without |',
+    '|---|---|---|---:|---:|---:|---:|',
   ];
   for (const target of targets) {
     const [alone, under] = [runs(without, target), runs(withWrites, target)];
     const beside = under.filter((m) => m.alongside !== undefined).map((m) => m.alongside!);
+    // Every request the server answered in the window, the writes beside the GETs included.
+    const cpu = under.filter((m) => m.serverCpu !== undefined).map((m) => (m.serverCpu! / (m.reqPerSec + (m.alongside?.reqPerSec ?? 0))) * 1e6);
     lines.push(
       `| ${target} | ${latencies(alone)} | ${latencies(under)} | ${fixed(mean(alone.map((m) => m.reqPerSec)), 0)} / ${fixed(mean(under.map((m) => m.reqPerSec)), 0)} | ` +
-        `${beside.map((a) => `${a.reqPerSec.toFixed(0)} (${fixed(a.p99Ms, 1)})`).join('; ')} | **${fixed(p99Ratio(measurements, withWrites, without, target), 1)}×** |`,
+        `${beside.map((a) => `${a.reqPerSec.toFixed(0)} (${fixed(a.p99Ms, 1)})`).join('; ')} | ${cpu.map((us) => us.toFixed(0)).join('; ')} | **${fixed(p99Ratio(measurements, withWrites, without, target), 1)}×** |`,
     );
   }
   return lines.join('\n');

@@ -399,7 +399,7 @@ async function main(): Promise<void> {
   const underWrites = underWritesTable(measurements, 'getunderpost', 'getpaced');
   if (underWrites) {
     sections.push(
-      `GET by id while POSTs run (open loop: latency from when each GET was due; the same GETs alone, then with 64 POST connections beside):\n\n${underWrites}`,
+      `GET by id while POSTs run (open loop: latency from when each GET was due; the same GETs alone, then with 64 POST connections beside; the table above divides the server CPU by the GETs alone, this one by every answer):\n\n${underWrites}`,
     );
   }
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
