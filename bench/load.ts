@@ -24,6 +24,22 @@ export interface LoadOptions {
    * up to `connections` connections; latency counts from each request's scheduled time. Unset: closed loop.
    */
   rate?: number;
+  /**
+   * Closed-loop connections of another workload, running beside the measured one from its start to its end
+   * (the writes under which reads are measured): their answers are counted apart, in `alongside`.
+   */
+  alongside?: { workload: Workload; connections: number };
+}
+
+/** What the connections alongside the measured workload were answered in its measured window. */
+export interface AlongsideResult {
+  connections: number;
+  requests: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
 }
 
 export interface LoadResult {
@@ -45,9 +61,13 @@ export interface LoadResult {
   windowUs: [start: number, end: number];
   /** Open loop only: the rate asked for, and the 2xx answers of the whole run, warm-up included (each an acknowledged write). */
   paced?: { rate: number; acknowledged: number; maxBacklog: number };
+  alongside?: AlongsideResult;
 }
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** The latencies' percentile q (0–1) of a sorted list. */
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = 'content-length:';
@@ -73,8 +93,72 @@ function parseResponse(buffer: Buffer): { status: number; length: number } | und
   return buffer.length >= length ? { status, length } : undefined;
 }
 
-export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  return options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate);
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const alongside = options.alongside === undefined ? undefined : runAlongside(options, options.alongside);
+  const result = await (options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate));
+  return alongside === undefined ? result : { ...result, alongside: alongside.finish(result.windowUs) };
+}
+
+/**
+ * Closed-loop connections of another workload (one request in flight each), from now until finish(): each
+ * answer is kept with the monotonic time it came at, and those of the measured window are counted.
+ */
+function runAlongside(options: LoadOptions, { workload, connections }: NonNullable<LoadOptions['alongside']>) {
+  const next = requestSource(workload, options.token);
+  const answers: Array<[atUs: number, latencyMs: number, ok: boolean]> = [];
+  const failures: number[] = [];
+  const sockets = new Set<Socket>();
+  let stopping = false;
+  const open = (): void => {
+    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
+    sockets.add(socket);
+    let pending: Buffer | undefined;
+    let sentAt = 0;
+    let inFlight = false;
+    const send = (): void => {
+      if (stopping) {
+        socket.destroy();
+        return;
+      }
+      inFlight = true;
+      sentAt = performance.now();
+      socket.write(next());
+    };
+    socket.on('connect', send);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+      const response = parseResponse(pending);
+      if (!response) return;
+      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
+      inFlight = false;
+      answers.push([monotonicUs(), performance.now() - sentAt, response.status >= 200 && response.status <= 299]);
+      send();
+    });
+    socket.on('error', () => failures.push(monotonicUs()));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (inFlight && !stopping) failures.push(monotonicUs());
+      if (!stopping) setTimeout(open, 10);
+    });
+  };
+  for (let i = 0; i < connections; i++) open();
+  return {
+    finish([start, end]: [number, number]): AlongsideResult {
+      stopping = true;
+      for (const socket of sockets) socket.destroy();
+      const within = answers.filter(([at]) => at >= start && at <= end);
+      const latencies = within.map(([, latency]) => latency).sort((a, b) => a - b);
+      return {
+        connections,
+        requests: within.length,
+        reqPerSec: within.length / ((end - start) / 1e6),
+        p50Ms: quantile(latencies, 0.5),
+        p99Ms: quantile(latencies, 0.99),
+        errors: failures.filter((at) => at >= start && at <= end).length,
+        non2xx: within.filter(([, , ok]) => !ok).length,
+      };
+    },
+  };
 }
 
 function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
@@ -177,9 +261,6 @@ function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
     }, options.warmupMs);
   });
 }
-
-/** The latencies' percentile q (0–1) of a sorted list. */
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 
 /**
  * The open loop: request i is due at start + i / rate and goes out on the first idle connection (one request

@@ -175,20 +175,38 @@ export function feedTable(measurements: Measurement[], withStreams: string, with
   return lines.join('\n');
 }
 
+/** Server CPU per request (µs), mean of the runs that have it: all threads, or what `pick` gives (its main thread). */
+const perRequest = (runs: Measurement[], pick: (m: Measurement) => number | undefined = (m) => m.serverCpu) =>
+  mean(runs.filter((m) => pick(m) !== undefined).map((m) => (pick(m)! / m.reqPerSec) * 1e6));
+
+/** The service's throughput over another server's in one scenario (means of the runs), with each run pair's ratio. */
+function share(measurements: Measurement[], key: string, of: string): { mean: number; pairs: number[] } | undefined {
+  const runs = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
+  const [service, other] = [runs('service'), runs(of)];
+  if (service.length === 0 || other.length === 0) return undefined;
+  return {
+    mean: mean(service.map((m) => m.reqPerSec)) / mean(other.map((m) => m.reqPerSec)),
+    pairs: service.map((m, i) => m.reqPerSec / (other[i] ?? other[0]!).reqPerSec),
+  };
+}
+
 /**
- * The service against the durable prototype (issue 21): throughput as a share of the prototype's, beside its
- * share of the baseline, and the server CPU each spends per request, for the scenarios the prototype ran in.
+ * The service against a prototype (the durable one of issue 21, bench/prototype.ts, or the read prototype
+ * of issue 29, bench/read-prototype.ts): throughput as a share of the prototype's, beside its share of the
+ * baseline, and the server CPU each spends per request, for the scenarios the prototype ran in.
  */
-export function prototypeTable(measurements: Measurement[], scenarios: Array<[key: string, title: string]>): string | undefined {
+export function prototypeTable(
+  measurements: Measurement[],
+  scenarios: Array<[key: string, title: string]>,
+  prototypeTarget = 'prototype',
+): string | undefined {
   const lines = [
-    '| scenario | service / prototype (per run) | service / baseline | prototype / baseline | service CPU µs/req (its main thread) | prototype CPU µs/req | CPU ratio |',
+    `| scenario | service / ${prototypeTarget} (per run) | service / baseline | ${prototypeTarget} / baseline | service CPU µs/req (its main thread) | ${prototypeTarget} CPU µs/req | CPU ratio |`,
     '|---|---|---:|---:|---:|---:|---:|',
   ];
-  const perRequest = (runs: Measurement[], pick: (m: Measurement) => number | undefined = (m) => m.serverCpu) =>
-    mean(runs.filter((m) => pick(m) !== undefined).map((m) => (pick(m)! / m.reqPerSec) * 1e6));
   for (const [key, title] of scenarios) {
     const of = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
-    const [service, prototype, base] = [of('service'), of('prototype'), of('baseline')];
+    const [service, prototype, base] = [of('service'), of(prototypeTarget), of('baseline')];
     if (service.length === 0 || prototype.length === 0) continue;
     const rate = (runs: Measurement[]) => mean(runs.map((m) => m.reqPerSec));
     const pairs = service.map((m, i) => m.reqPerSec / (prototype[i] ?? prototype[0]!).reqPerSec);
@@ -202,6 +220,119 @@ export function prototypeTable(measurements: Measurement[], scenarios: Array<[ke
     );
   }
   return lines.length > 2 ? lines.join('\n') : undefined;
+}
+
+/**
+ * GET by id with writes beside it against the same GETs alone (open loop, the same rate): per server, the
+ * GETs' p50 and p99 in each run, the writes served beside them, and p99 with over p99 without (means of the runs).
+ */
+export function underWritesTable(measurements: Measurement[], withWrites: string, without: string): string | undefined {
+  const runs = (key: string, target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
+  const targets = [...new Set(measurements.filter((m) => m.scenario === withWrites).map((m) => m.target))];
+  if (targets.length === 0) return undefined;
+  const latencies = (of: Measurement[]) => of.map((m) => `${fixed(m.p50Ms, 2)} / ${fixed(m.p99Ms, 2)}`).join('; ');
+  const lines = [
+    '| server | GET p50 / p99 ms alone (per run) | GET p50 / p99 ms with POSTs beside (per run) | GETs served req/s alone / with | POSTs beside req/s (p99 ms) | server CPU µs per request, GETs and POSTs | GET p99 with / without |',
+    '|---|---|---|---:|---:|---:|---:|',
+  ];
+  for (const target of targets) {
+    const [alone, under] = [runs(without, target), runs(withWrites, target)];
+    const beside = under.filter((m) => m.alongside !== undefined).map((m) => m.alongside!);
+    // Every request the server answered in the window, the writes beside the GETs included.
+    const cpu = under.filter((m) => m.serverCpu !== undefined).map((m) => (m.serverCpu! / (m.reqPerSec + (m.alongside?.reqPerSec ?? 0))) * 1e6);
+    lines.push(
+      `| ${target} | ${latencies(alone)} | ${latencies(under)} | ${fixed(mean(alone.map((m) => m.reqPerSec)), 0)} / ${fixed(mean(under.map((m) => m.reqPerSec)), 0)} | ` +
+        `${beside.map((a) => `${a.reqPerSec.toFixed(0)} (${fixed(a.p99Ms, 1)})`).join('; ')} | ${cpu.map((us) => us.toFixed(0)).join('; ')} | **${fixed(p99Ratio(measurements, withWrites, without, target), 1)}×** |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Mean p99 with writes beside over mean p99 without, for one server. */
+function p99Ratio(measurements: Measurement[], withWrites: string, without: string, target = 'service'): number {
+  const p99 = (key: string) => measurements.filter((m) => m.scenario === key && m.target === target).map((m) => m.p99Ms);
+  const [under, alone] = [p99(withWrites), p99(without)];
+  return under.length === 0 || alone.length === 0 ? NaN : mean(under) / mean(alone);
+}
+
+/** A target of issue 29: what it measures, the figure of this run (undefined: not measured here), and whether it holds. */
+interface TargetRow {
+  measure: string;
+  target: string;
+  figure: { text: string; met: boolean } | undefined;
+}
+
+/** The service's server CPU per request over another server's in one scenario (means of the runs). */
+function cpuRatio(measurements: Measurement[], key: string, of: string): number {
+  const runs = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
+  return perRequest(runs('service')) / perRequest(runs(of));
+}
+
+/**
+ * A share of another server as a figure: its mean and run pairs, met when at least `floor`; with the CPU per
+ * request against that server's beside it, steadier than req/s when other work takes the servers' CPU unevenly.
+ */
+function shareFigure(measurements: Measurement[], key: string, of: string, floor: number): TargetRow['figure'] {
+  const ratio = share(measurements, key, of);
+  return (
+    ratio && {
+      text: `**${ratio.mean.toFixed(2)}** (${ratio.pairs.map((p) => p.toFixed(2)).join(', ')}); CPU ${fixed(cpuRatio(measurements, key, of), 2)}× its`,
+      met: ratio.mean >= floor,
+    }
+  );
+}
+
+/**
+ * Issue 29's targets that one run of the bench measures, with this run's figures: the scenarios not part
+ * of the run are left out. The same figures are in the tables above; this says which targets they meet.
+ */
+export function targetsTable(measurements: Measurement[], store: 'sqlite' | 'postgres'): string | undefined {
+  const post64 = shareFigure(measurements, 'post64', 'prototype', store === 'sqlite' ? 0.7 : 0.8);
+  const post64Cpu = cpuRatio(measurements, 'post64', 'prototype');
+  const underWrites = p99Ratio(measurements, 'getunderpost', 'getpaced');
+  const rows: TargetRow[] = [
+    store === 'sqlite'
+      ? {
+          measure: 'durable POST, 64 connections, share of the durable prototype',
+          target: '≥ 0.7 (CPU ≤ 1.5×)',
+          figure: post64 && { text: post64.text, met: post64.met && post64Cpu <= 1.5 },
+        }
+      : { measure: 'POST, 64 connections, share of its prototype', target: '≥ 0.8', figure: post64 },
+    ...(store === 'sqlite'
+      ? [
+          { measure: 'POST at 8 connections, share of the prototype', target: '≥ 0.8', figure: shareFigure(measurements, 'post8', 'prototype', 0.8) },
+          { measure: 'POST at 1 connection, share of the prototype', target: '≥ 0.8', figure: shareFigure(measurements, 'post1', 'prototype', 0.8) },
+        ]
+      : []),
+    { measure: 'GET by id (100k plants), share of the baseline', target: '≥ 0.8', figure: shareFigure(measurements, 'get100k', 'baseline', 0.8) },
+    {
+      measure: 'GET by id (100k plants), share of the read prototype',
+      target: '≥ 0.9',
+      figure: shareFigure(measurements, 'get100k', 'read prototype', 0.9),
+    },
+    {
+      measure: 'page of 100 (1k plants), share of the read prototype',
+      target: '≥ 0.75',
+      figure: shareFigure(measurements, 'page1k', 'read prototype', 0.75),
+    },
+    {
+      measure: 'page of 100 (1M plants), share of the read prototype',
+      target: '≥ 0.75',
+      figure: shareFigure(measurements, 'page1m', 'read prototype', 0.75),
+    },
+    {
+      measure: 'GET by id p99 while POSTs run at 64 connections, against its p99 without writes',
+      target: '≤ 2×',
+      figure: Number.isNaN(underWrites) ? undefined : { text: `**${underWrites.toFixed(1)}×**`, met: underWrites <= 2 },
+    },
+  ];
+  const measured = rows.filter((row) => row.figure !== undefined);
+  if (measured.length === 0) return undefined;
+  return [
+    "| measure | this run (per run); the service's CPU per request against the other server's | target | met? |",
+    '|---|---|---|---|',
+    ...measured.map((row) => `| ${row.measure} | ${row.figure!.text} | ${row.target} | ${row.figure!.met ? 'met' : '**not met**'} |`),
+  ].join('\n');
 }
 
 export function machine(): string {

@@ -4,11 +4,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { LoadOptions, LoadResult } from './load.js';
-import { feedTable, lagTable, machine, prototypeTable, summarize, table, webhookTable, writeResults, type Measurement } from './report.js';
+import {
+  feedTable,
+  lagTable,
+  machine,
+  prototypeTable,
+  summarize,
+  table,
+  targetsTable,
+  underWritesTable,
+  webhookTable,
+  writeResults,
+  type Measurement,
+} from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { sampleSearchLag } from './search-lag.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
-import { BASELINE_JS, freePort, HAS_TASKSET, LOAD_JS, pinned, PROTOTYPE_JS, ROOT, SERVICE_JS, startServer, type Running } from './servers.js';
+import {
+  BASELINE_JS,
+  freePort,
+  HAS_TASKSET,
+  LOAD_JS,
+  pinned,
+  PROTOTYPE_JS,
+  READ_PROTOTYPE_JS,
+  ROOT,
+  SERVICE_JS,
+  startServer,
+  type Running,
+} from './servers.js';
 import { postgresStores, sqliteStores, type BenchStore } from './stores.js';
 import { openStreams } from './streams.js';
 import { subscribe } from './subscriber.js';
@@ -75,7 +99,7 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
   });
 }
 
-type Target = 'baseline' | 'prototype' | 'service' | 'compared' | 'json-server 0.17';
+type Target = 'baseline' | 'prototype' | 'read prototype' | 'service' | 'compared' | 'json-server 0.17';
 
 /** The tracing scenarios' collector, started with the first of them. */
 let otlpSink: OtlpSink | undefined;
@@ -101,6 +125,16 @@ async function start(
       name: 'prototype',
       args: [PROTOTYPE_JS],
       env: { PORT: String(port), BENCH_TOKEN: TOKEN, DATABASE_URL: await store.url(0) },
+      port,
+      readyPath: '/healthz',
+      logFile,
+    });
+  }
+  if (target === 'read prototype') {
+    return startServer({
+      name: 'read prototype',
+      args: [READ_PROTOTYPE_JS],
+      env: { PORT: String(port), BENCH_TOKEN: TOKEN, DATABASE_URL: await store.url(scenario.seeded) },
       port,
       readyPath: '/healthz',
       logFile,
@@ -173,6 +207,10 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore, ma
       workload: scenario.workload(idBase),
       serverPid: server.pid,
       ...(maxRate === undefined ? {} : { rate: maxRate / 2 }),
+      ...(scenario.rate === undefined ? {} : { rate: scenario.rate }),
+      ...(scenario.alongside === undefined
+        ? {}
+        : { alongside: { connections: scenario.alongside.connections, workload: scenario.alongside.workload(idBase) } }),
     });
     const lag = await searchLag?.finish();
     if (lag) {
@@ -254,7 +292,10 @@ function line(m: Measurement): string {
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
     (m.paced
-      ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked (half of ${m.maxRate?.toFixed(0) ?? '?'}), ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
+      ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked${m.maxRate === undefined ? '' : ` (half of ${m.maxRate.toFixed(0)})`}, ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
+      : '') +
+    (m.alongside
+      ? `\n${' '.repeat(19)}alongside: ${m.alongside.connections} connections answered ${m.alongside.reqPerSec.toFixed(0)} req/s, p50 ${m.alongside.p50Ms.toFixed(2)} ms p99 ${m.alongside.p99Ms.toFixed(2)} ms, errors ${m.alongside.errors}, non-2xx ${m.alongside.non2xx}`
       : '') +
     (m.webhooks
       ? `\n${' '.repeat(19)}webhooks: ${m.webhooks.delivered} delivered (${m.webhooks.deliveredDuringLoad} during the load), lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`
@@ -309,8 +350,10 @@ async function main(): Promise<void> {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
       if (scenario.seeded > 0) await store.url(scenario.seeded);
       const targets: Target[] = [
-        ...(scenario.halfRateOf ? [] : (['baseline'] as const)),
+        ...(scenario.halfRateOf || scenario.rate ? [] : (['baseline'] as const)),
         ...(scenario.prototype ? (['prototype'] as const) : []),
+        // better-sqlite3 only: on PostgreSQL the reads are measured against the baseline alone.
+        ...(scenario.readPrototype && !POSTGRES ? (['read prototype'] as const) : []),
         'service',
         ...(options.compare ? (['compared'] as const) : []),
         ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : []),
@@ -347,6 +390,18 @@ async function main(): Promise<void> {
     scenarios.filter((s) => s.prototype).map((s) => [s.key, s.title]),
   );
   if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
+  const reads = prototypeTable(
+    measurements,
+    scenarios.filter((s) => s.readPrototype).map((s) => [s.key, s.title]),
+    'read prototype',
+  );
+  if (reads) sections.push(`The service against the read prototype (bench/read-prototype.ts), in the same runs:\n\n${reads}`);
+  const underWrites = underWritesTable(measurements, 'getunderpost', 'getpaced');
+  if (underWrites) {
+    sections.push(
+      `GET by id while POSTs run (open loop: latency from when each GET was due; the same GETs alone, then with 64 POST connections beside; the table above divides the server CPU by the GETs alone, this one by every answer):\n\n${underWrites}`,
+    );
+  }
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
   if (lag) sections.push(`Delivery lag at half the maximum rate (open loop, one subscriber; target: lag p99 < 1 s, peak RSS < 200 MB):\n\n${lag}`);
   if (feed) sections.push(`Change-feed scenario (open GET /events streams, read in the runner's process, bench/streams.ts):\n\n${feed}`);
@@ -357,6 +412,8 @@ async function main(): Promise<void> {
       `Import scenario (POST /plants/import, NDJSON, into an empty store; the bare driver writes the same rows straight into the database, bench/import-reference.ts):\n\n${importTable(imports, POSTGRES ? 'postgres' : 'sqlite')}`,
     );
   }
+  const targets = targetsTable(measurements, POSTGRES ? 'postgres' : 'sqlite');
+  if (targets) sections.push(`Targets (issue 29) in this run:\n\n${targets}`);
   const text = sections.join('\n\n');
   process.stdout.write(`\n${text}\n`);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}${PG_URL ? ' (DATABASE_URL=postgres://…)' : ''}`;

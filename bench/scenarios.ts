@@ -30,6 +30,8 @@ export interface Scenario {
   env?: Record<string, string>;
   /** The durable prototype (bench/prototype.ts) runs too: the service is also reported as a share of it. */
   prototype?: boolean;
+  /** The read prototype (bench/read-prototype.ts, SQLite only) runs too: the service is also reported as a share of it. */
+  readPrototype?: boolean;
   /** Tracing on: the service sends its spans to an OTLP/HTTP collector in the runner (bench/otlp-sink.ts). */
   otlp?: boolean;
   /**
@@ -38,7 +40,18 @@ export interface Scenario {
    * service's own deliveries.
    */
   halfRateOf?: string;
+  /** An open-loop run at this many requests per second (latency counted from when each was due). No baseline. */
+  rate?: number;
+  /** Closed-loop connections of another workload beside the measured one, counted apart (bench/load.ts). */
+  alongside?: { connections: number; workload: (idBase: number) => Workload };
 }
+
+/**
+ * The GETs whose p99 is compared with and without writes beside them: a rate the service serves easily alone,
+ * over up to 64 connections, so that GETs as slow as the POSTs beside them (tens of ms) still have one free
+ * (with 16, at 30 ms each, the connections were the limit and the backlog, not the service, made the p99).
+ */
+const PACED_GETS = 500;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -106,6 +119,7 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 100_000,
     workload: () => ({ kind: 'get', plants: 100_000 }),
+    readPrototype: true,
   },
   {
     key: 'get100ktraced',
@@ -121,6 +135,7 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 1_000,
     workload: () => ({ kind: 'page', plants: 1_000, limit: 100 }),
+    readPrototype: true,
   },
   {
     key: 'page1m',
@@ -128,6 +143,7 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 1_000_000,
     workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100 }),
+    readPrototype: true,
   },
   // Finding plants (issue 19), at 1M plants (bench/names.ts): a page costs the same at any depth, and
   // search and several tags are served by indexes. Each is a share of the baseline's page of 100.
@@ -166,5 +182,24 @@ export const SCENARIOS: Scenario[] = [
     connections: 64,
     seeded: 100_000,
     workload: (idBase) => ({ kind: 'mix', plants: 100_000, idBase }),
+  },
+  // Issue 29: reads keep their latency while writes run (the event loop never waits for an fsync). The same
+  // paced GETs alone, then with POSTs at 64 connections beside them; target: p99 with at most 2× p99 without.
+  {
+    key: 'getpaced',
+    title: `GET /plants/{id} at ${PACED_GETS} req/s (open loop), 100k plants, no writes`,
+    connections: 64,
+    seeded: 100_000,
+    workload: () => ({ kind: 'get', plants: 100_000 }),
+    rate: PACED_GETS,
+  },
+  {
+    key: 'getunderpost',
+    title: `GET /plants/{id} at ${PACED_GETS} req/s (open loop), 100k plants, POSTs at 64 connections beside`,
+    connections: 64,
+    seeded: 100_000,
+    workload: () => ({ kind: 'get', plants: 100_000 }),
+    rate: PACED_GETS,
+    alongside: { connections: 64, workload: (idBase) => ({ kind: 'post', idBase }) },
   },
 ];

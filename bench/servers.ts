@@ -12,6 +12,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SERVICE_JS = `${ROOT}dist/src/server.js`;
 export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
+export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;
 export const LOAD_JS = `${ROOT}dist/bench/load.js`;
 
 export const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;

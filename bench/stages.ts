@@ -74,6 +74,8 @@ const RULES: Rule[] = [
       )(name, url) ||
       named('node:_http_server', /^(writeHead|_writeHead|_implicitHeader)$/)(name, url),
   ],
+  // A page's cursor: made for its Link (and checked when asked with one), and the Link itself (issue 29).
+  ['list cursor and Link', inFile('/src/plants/cursor.', '/src/http/paging.')],
   ['handler', inFile('/src/plants/', '/src/webhooks/', '/src/system/')],
   [
     'writing the answer',

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
-import type { PageKey, PlantSort } from '../store/store.js';
+import { PLANT_SORTS, type PageKey, type PlantSort } from '../store/store.js';
 import { foldCase } from '../model/fold.js';
 import { parseInt64 } from '../model/plant-id.js';
 import { NAME_MAX, STORABLE_TEXT } from '../model/plant.js';
@@ -25,17 +25,46 @@ const VERSION = 1;
 
 const STORABLE = new RegExp(STORABLE_TEXT, 'u');
 
-function fingerprint({ q, tags, sort }: CursorScope): string {
+/** One decoder for every cursor: a fatal decoder holds no state between whole-buffer decodes. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The fingerprint as it is made: SHA-256 of the scope's canonical form (q folded, tags a sorted set). */
+function digest({ q, tags, sort }: CursorScope): string {
   const canonical = JSON.stringify([sort, q === undefined ? null : foldCase(q), [...new Set(tags)].sort()]);
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
+  return hash('sha256', canonical, 'base64url').slice(0, 16);
+}
+
+/**
+ * Every page with a next one makes a cursor and every page asked with one checks it, so the fingerprint
+ * is made once per scope, not per page (its canonical form and hash were most of a cursor's cost,
+ * measured in bench/RESULTS.md): the unfiltered lists' (the common case) at start, the others kept as
+ * requests spell their scope, a bounded number of them (emptied when full: each scope of a flood of
+ * different ones then costs what it did before). The same function of the scope either way, so a cursor
+ * is refused for exactly the lists it was before.
+ */
+const UNFILTERED = new Map<PlantSort, string>(PLANT_SORTS.map((sort) => [sort, digest({ tags: [], sort })]));
+const SEEN = new Map<string, string>();
+const SEEN_MAX = 256;
+
+function fingerprint(scope: CursorScope): string {
+  if (scope.q === undefined && scope.tags.length === 0) return UNFILTERED.get(scope.sort)!;
+  const spelt = JSON.stringify([scope.sort, scope.q ?? null, scope.tags]);
+  let made = SEEN.get(spelt);
+  if (made === undefined) {
+    if (SEEN.size >= SEEN_MAX) SEEN.clear();
+    made = digest(scope);
+    SEEN.set(spelt, made);
+  }
+  return made;
 }
 
 const byName = (sort: PlantSort) => sort === 'name' || sort === '-name';
 
 export function encodeCursor(key: { id: PageKey['id']; name: string }, scope: CursorScope): string {
-  const fields: unknown[] = [VERSION, fingerprint(scope), String(key.id)];
-  if (byName(scope.sort)) fields.push(key.name);
-  return Buffer.from(JSON.stringify(fields)).toString('base64url');
+  // JSON.stringify([VERSION, fingerprint, id, name?]) spelt out: the fingerprint is base64url and the id
+  // digits, neither needs escaping; the name does.
+  const fields = `[${VERSION},"${fingerprint(scope)}","${String(key.id)}"${byName(scope.sort) ? `,${JSON.stringify(key.name)}` : ''}]`;
+  return Buffer.from(fields).toString('base64url');
 }
 
 function malformed(why: string): HttpError {
@@ -49,7 +78,7 @@ export function decodeCursor(text: string, scope: CursorScope): PageKey {
   if (bytes.toString('base64url') !== text) throw malformed('not base64url');
   let fields: unknown;
   try {
-    fields = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    fields = JSON.parse(UTF8.decode(bytes));
   } catch {
     throw malformed('not JSON');
   }

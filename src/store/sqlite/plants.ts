@@ -26,6 +26,9 @@ import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
 import type { BatchTracer } from '../batcher.js';
 
+/** A plant by id, with its version (also the read prototype's, bench/read-prototype.ts). */
+export const GET_SQL = 'SELECT id, name, tag, version FROM plants WHERE id = ?';
+
 /**
  * Plants on SQLite: reads on the main thread's connection (those of one turn run together), every write
  * through the writer thread (writer/), exports on connections of their own (exports.ts).
@@ -44,10 +47,7 @@ export class SqlitePlants implements PlantStore {
     // A deferred transaction that only reads: one snapshot, one WAL-index lock, for a turn's reads.
     const oneSnapshot = db.transaction((reads: () => void) => reads());
     this.reads = new TurnReads(translate, (reads) => oneSnapshot(reads), tracer);
-    this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(
-      db,
-      'SELECT id, name, tag, version FROM plants WHERE id = ?',
-    ).safeIntegers(true);
+    this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(db, GET_SQL).safeIntegers(true);
   }
 
   get(id: PlantId): Promise<VersionedPlant | undefined> {
