@@ -80,7 +80,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
   let openApi: object | undefined;
-  await app.register(plantRoutes, { plants: store.plants });
+  await app.register(plantRoutes, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
     bodyLimit: settings.importBodyLimit,
