@@ -1,6 +1,7 @@
 import { constants, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { openConnection, prepare, type Connection } from '../connection.js';
+import { realPath } from './backup.js';
 import { checkStore, notSqlite, type StoreFacts } from './check.js';
 import { fileStamp, fsyncPath, partialName, removeDatabaseFile } from './files.js';
 
@@ -56,7 +57,7 @@ export function restoreSqlite(source: string, databasePath: string): RestoreResu
   const from = resolve(source);
   const store = resolve(databasePath);
   const refuse = (why: string) => new Error(`cannot restore from ${from}: ${why}; nothing was replaced`);
-  if (from === store) throw refuse('it is the store itself');
+  if (realPath(from) === realPath(store)) throw refuse('it is the store itself');
   const stat = statSync(from, { throwIfNoEntry: false });
   if (!stat) throw refuse('there is no such file');
   if (!stat.isFile()) throw refuse('it is not a file');

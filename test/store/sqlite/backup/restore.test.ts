@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync, closeSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+  readdirSync,
+  symlinkSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { openConnection, prepare } from '../../../../src/store/sqlite/connection.js';
@@ -134,6 +146,10 @@ describe('SQLite restore', () => {
       assert.deepEqual(dirState(storeDir(dir)), before, `${name}: the store's directory is unchanged`);
     }
     assert.throws(() => restoreSqlite(store, store), { message: /it is the store itself; nothing was replaced$/ });
+    // The store reached through a symlinked directory is the store all the same.
+    const linked = join(tempDir(after), 'linked');
+    symlinkSync(storeDir(dir), linked, 'dir');
+    assert.throws(() => restoreSqlite(join(linked, basename(store)), store), { message: /it is the store itself; nothing was replaced$/ });
     copyFileSync(backup, bad('live-copy.db'));
     writeFileSync(bad('live-copy.db-wal'), 'frames');
     assert.throws(() => restoreSqlite(bad('live-copy.db'), store), {
