@@ -5,6 +5,7 @@ import { loadConfig, type Config } from './config/config.js';
 import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
+import { streamRoomWarnings } from './config/events.js';
 import { FeedEventSchema } from './events/schema.js';
 import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
@@ -79,7 +80,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
   let openApi: object | undefined;
-  await app.register(plantRoutes, { plants: store.plants });
+  await app.register(plantRoutes, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
     bodyLimit: settings.importBodyLimit,
@@ -90,8 +91,11 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   const feed = new Feed(
     store.events,
+    store.tokens,
     {
       maxStreams: settings.eventsMaxStreams,
+      perToken: settings.eventsMaxStreamsPerToken,
+      perAddress: settings.eventsMaxStreamsPerAddress,
       heartbeatMs: settings.eventsHeartbeatMs,
       retryMs: settings.eventsRetryMs,
       pollMs: settings.eventsPollMs,
@@ -101,6 +105,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     metrics?.feed,
   );
   await app.register(eventRoutes, { feed, events: store.events });
+  for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
   const documented = {
     schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const],
     webhooks: WEBHOOK_EVENTS,

@@ -130,8 +130,9 @@ export class JwtVerifier {
       if (error instanceof errors.JOSEError) return refusal(error);
       throw error;
     }
-    const until = Math.min((payload.exp! + JWT_LEEWAY_S) * 1000, this.now() + JWT_CACHE_MS);
-    return { principal: { tokenId: tokenIdOf(payload, token), scopes: scopesOf(payload) }, until };
+    const expiresAt = (payload.exp! + JWT_LEEWAY_S) * 1000;
+    const until = Math.min(expiresAt, this.now() + JWT_CACHE_MS);
+    return { principal: { tokenId: tokenIdOf(payload, token), scopes: scopesOf(payload), source: 'jwt', expiresAt }, until };
   }
 
   /** Fetches a JWKS ahead of the first token (nothing to do for a configured key). */

@@ -82,7 +82,7 @@ export class TokenVerifier {
         this.cache.delete(secret);
         return UNKNOWN_TOKEN;
       }
-      const principal: Principal = { tokenId: record.id, scopes: record.scopes };
+      const principal: Principal = { tokenId: record.id, scopes: record.scopes, source: 'stored' };
       this.remember(secret, principal, Date.now() + TOKEN_CACHE_MS);
       return principal;
     });
@@ -94,4 +94,4 @@ export class TokenVerifier {
   }
 }
 
-const STATIC_PRINCIPAL: Principal = { tokenId: 'static', scopes: SCOPES };
+const STATIC_PRINCIPAL: Principal = { tokenId: 'static', scopes: SCOPES, source: 'static' };

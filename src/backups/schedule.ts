@@ -1,11 +1,12 @@
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { BackupObserver } from '../metrics/backups.js';
 import { sqlitePath } from '../store/database-url.js';
 import { backupSqlite } from '../store/sqlite/backup/backup.js';
+import { makePrivateDir } from '../store/sqlite/private-files.js';
 import { backupName, listBackups, prune } from './names.js';
 
 /**
@@ -70,7 +71,8 @@ export class BackupSchedule {
    */
   async start(): Promise<void> {
     try {
-      await mkdir(this.dir, { recursive: true });
+      // Private when made here (0700): backups hold the webhook secrets in clear.
+      makePrivateDir(this.dir);
       await access(this.dir, constants.W_OK);
     } catch (error) {
       throw new Error(`BACKUP_DIR: cannot write backups into ${this.dir} (${(error as NodeJS.ErrnoException).code ?? messageOf(error)})`, {

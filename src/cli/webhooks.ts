@@ -36,7 +36,8 @@ export const webhookCommand: Command = {
         ).catch((error: unknown) => {
           if (!(error instanceof WebhookUrlError)) throw error;
           // The operator at the CLI is told the address and rule, which an HTTP answer keeps for the log.
-          const refused = error.refused ? ` (${error.refused.address}: ${error.refused.rule})` : '';
+          const { address, rule } = error.refused ?? {};
+          const refused = rule === undefined ? '' : address ? ` (${address}: ${rule})` : ` (${rule})`;
           throw new UsageError(`URL ${error.message}${refused}`);
         });
         process.stderr.write(`registered webhook endpoint ${endpoint.id}; its secret is shown only this once\n`);

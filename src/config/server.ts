@@ -48,6 +48,15 @@ export const SERVER_SETTINGS = {
       'Largest row of a bulk import in bytes: an NDJSON line or a JSON array element (larger: 400 naming it, nothing stored)',
     ),
   },
+  exportIdleTimeoutMs: {
+    env: 'EXPORT_IDLE_TIMEOUT_MS',
+    schema: int(
+      100,
+      24 * 3_600_000,
+      30_000,
+      'An export (`GET /plants` as NDJSON or CSV) whose client takes nothing for this long is ended and logged, giving back its snapshot, its database connection and its export slot',
+    ),
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: oneOf(

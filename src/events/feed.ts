@@ -5,10 +5,11 @@ import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type Feed
 import type { EventType } from '../model/events.js';
 import { preamble } from './frames.js';
 import { CATCH_UP_PAGE, EventStream, framesOf, type StreamSource } from './stream.js';
+import { CredentialWatch } from './credentials.js';
+import { StreamSlots, type SlotLimits, type StreamOwner } from './slots.js';
+import type { TokenStore } from '../store/store.js';
 
-export interface FeedSettings {
-  /** EVENTS_MAX_STREAMS */
-  maxStreams: number;
+export interface FeedSettings extends SlotLimits {
   /** EVENTS_HEARTBEAT_MS */
   heartbeatMs: number;
   /** EVENTS_RETRY_MS */
@@ -35,8 +36,6 @@ const RECENT = 1024;
  * (and sent) together. It adds at most this much to an event's lag.
  */
 const COALESCE_MS = 10;
-/** Seconds a client is asked to wait when every stream is taken. */
-const BUSY_RETRY_AFTER = '5';
 
 /** The answer to a cursor the feed does not hold: the client must resynchronise. */
 export function gone(id: string): HttpError {
@@ -57,9 +56,13 @@ export function gone(id: string): HttpError {
  * (a reconnect) joins without reading the store.
  */
 export class Feed implements StreamSource {
-  private readonly streams = new Set<EventStream>();
-  /** Streams being opened (counted against EVENTS_MAX_STREAMS, and keeping the feed following). */
+  /** Open streams, and who holds each. */
+  private readonly streams = new Map<EventStream, StreamOwner>();
+  /** Streams being opened (they hold a slot, and keep the feed following). */
   private opening = 0;
+  private readonly slots: StreamSlots;
+  /** Ends the streams whose token is revoked or expired. */
+  private readonly credentials: CredentialWatch;
   /** Following the store: resolved once `head` is known. */
   private following: Promise<void> | undefined;
   private ready = false;
@@ -82,11 +85,14 @@ export class Feed implements StreamSource {
 
   constructor(
     private readonly store: EventStore,
+    tokens: Pick<TokenStore, 'list'>,
     private readonly settings: FeedSettings,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     private readonly observer?: FeedObserver,
   ) {
     store.onRecorded(this.wake);
+    this.slots = new StreamSlots(settings);
+    this.credentials = new CredentialWatch(tokens, log);
   }
 
   /** Streams open now. */
@@ -105,16 +111,14 @@ export class Feed implements StreamSource {
 
   /**
    * A new stream of the events after `after` (an event id), or from now when undefined; only events of
-   * `types` when given. Refused with 503 when EVENTS_MAX_STREAMS are open or the service is stopping,
-   * 410 for an id the feed does not hold.
+   * `types` when given; held by `owner` until it ends, and ended when the owner's token is no longer good.
+   * Refused with 429 when the owner's token or address holds its share of the streams, 503 when
+   * EVENTS_MAX_STREAMS are open or the service is stopping, 410 for an id the feed does not hold.
    */
-  async openStream(after: string | undefined, types: readonly EventType[] | undefined): Promise<EventStream> {
+  async openStream(after: string | undefined, types: readonly EventType[] | undefined, owner: StreamOwner): Promise<EventStream> {
     if (this.stopping) throw new HttpError(503, 'the service is shutting down: reconnect', { 'retry-after': '1' });
-    if (this.streams.size + this.opening >= this.settings.maxStreams) {
-      throw new HttpError(503, `${this.settings.maxStreams} event streams are open, the most this process serves (EVENTS_MAX_STREAMS): retry later`, {
-        'retry-after': BUSY_RETRY_AFTER,
-      });
-    }
+    this.slots.take(owner);
+    let opened = false;
     this.opening++;
     try {
       await this.follow();
@@ -124,11 +128,14 @@ export class Feed implements StreamSource {
       // reconnect before any event comes resumes from there.
       const start = preamble(this.settings.retryMs, after === undefined ? (this.headId ?? FEED_START_ID) : undefined);
       const stream = new EventStream(cursor, types && new Set(types), this, this.settings.maxBacklogBytes, start);
-      this.streams.add(stream);
+      this.streams.set(stream, owner);
+      this.credentials.watch(stream, owner.principal);
+      opened = true;
       this.observer?.streams(this.streams.size);
       return stream;
     } finally {
       this.opening--;
+      if (!opened) this.slots.give(owner);
       this.unfollowIfIdle();
     }
   }
@@ -137,13 +144,14 @@ export class Feed implements StreamSource {
   async close(graceMs: number): Promise<void> {
     this.stopping = true;
     this.stopTimers();
+    this.credentials.stop();
     if (this.streams.size === 0) return;
-    const ended = [...this.streams].map((stream) => new Promise<void>((resolve) => stream.once('close', () => resolve())));
-    for (const stream of this.streams) stream.finish();
+    const ended = [...this.streams.keys()].map((stream) => new Promise<void>((resolve) => stream.once('close', () => resolve())));
+    for (const stream of this.streams.keys()) stream.end('the server is stopping: reconnect');
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(ended), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    for (const stream of this.streams) stream.destroy();
+    for (const stream of this.streams.keys()) stream.destroy();
   }
 
   read(after: FeedPosition): Promise<FeedEvent[]> {
@@ -156,7 +164,11 @@ export class Feed implements StreamSource {
   }
 
   closed(stream: EventStream): void {
-    if (!this.streams.delete(stream)) return;
+    const owner = this.streams.get(stream);
+    if (owner === undefined) return;
+    this.streams.delete(stream);
+    this.slots.give(owner);
+    this.credentials.unwatch(stream);
     this.observer?.streams(this.streams.size);
     this.unfollowIfIdle();
   }
@@ -224,7 +236,7 @@ export class Feed implements StreamSource {
   }
 
   private heartbeat(): void {
-    for (const stream of this.streams) stream.check();
+    for (const stream of this.streams.keys()) stream.check();
   }
 
   private async pull(): Promise<void> {
@@ -264,7 +276,7 @@ export class Feed implements StreamSource {
       this.recentStart = dropped.at(-1)!.position;
     }
     const chunks = new Map<string, ReturnType<typeof framesOf>>();
-    for (const stream of this.streams) {
+    for (const stream of this.streams.keys()) {
       if (stream.live && comparePositions(stream.position, before) > 0) {
         // It read the store further than the feed had (it joined while the feed's read was under way).
         const { chunk, count } = framesOf(

@@ -30,3 +30,8 @@ export function preamble(retryMs: number, startId: string | undefined): string {
 
 /** A comment line (ignored by clients), to keep proxies from closing an idle stream. */
 export const HEARTBEAT = Buffer.from(': heartbeat\n\n');
+
+/** A comment frame carrying text of one line (a line break would end the comment and start a field). */
+export function comment(text: string): string {
+  return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
+}

@@ -2,6 +2,9 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import { quality } from '../http/accept.js';
 import { errorResponses } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
+import { addressKey } from '../http/rate-limit.js';
+import { TOKEN_IN_URL_REFUSED } from '../http/auth.js';
+import { shareTaken } from './slots.js';
 import { FEED_START, type EventStore } from '../store/event-store.js';
 import { gone, type Feed } from './feed.js';
 import { eventJson } from './frames.js';
@@ -47,24 +50,32 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         summary: 'The change feed: every plant change in commit order, as pages, or live as Server-Sent Events (Accept: text/event-stream)',
         querystring: EventsQuery,
         headers: EventsHeaders,
-        response: { 200: Type.Array(FeedEventSchema), ...errorResponses(400, 401, 403, 410, 503) },
+        response: { 200: Type.Array(FeedEventSchema), ...errorResponses(400, 401, 403, 410, 429, 503) },
         responseDescriptions: {
           200: 'A page of events, oldest first (Link: rel="next" while more remain); or, asked for text/event-stream, a live stream',
+          403: `Error response: the token lacks events:read; or it came as access_token and may do more than read events (\`${TOKEN_IN_URL_REFUSED}\`)`,
           410: 'Error response: the cursor (after, or Last-Event-ID) is older than the retention or was never an event; resynchronise from GET /plants',
+          429: 'Error response: (a stream) this token or this client address holds its share of the streams (EVENTS_MAX_STREAMS_PER_TOKEN, EVENTS_MAX_STREAMS_PER_ADDRESS); retry after Retry-After seconds',
           503: 'Error response: the store is unavailable, or (a stream) EVENTS_MAX_STREAMS streams are open; retry after Retry-After seconds',
         },
         responseHeaders: {
           200: { Link: { description: '`<…>; rel="next"` while more events remain (a page, not a stream)', schema: { type: 'string' } } },
         },
         responseMediaTypes: { 200: { [STREAM]: STREAM_DOC } },
-        errorExamples: { 400: 'querystring.after must be an event id, msg_ and 26 characters', 410: gone('msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3').message },
+        errorExamples: {
+          400: 'querystring.after must be an event id, msg_ and 26 characters',
+          410: gone('msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3').message,
+          429: [shareTaken('token', 256), shareTaken('address', 256)],
+        },
       },
     },
     async (request, reply) => {
       const { after, limit = FEED_LIMIT_DEFAULT, type } = request.query;
       if (wantsStream(request.headers.accept)) {
         const lastEventId = request.headers['last-event-id'];
-        const stream = await feed.openStream(lastEventId ? lastEventId : after, type);
+        // The auth hook has verified the token: every route but the public ones has a principal.
+        const owner = { principal: request.principal!, address: addressKey(request.ip) };
+        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner);
         // A client that hangs up sends FIN; the server allows half-open connections (http/transport.ts), so
         // without this the stream would live on until a heartbeat fails to be written.
         const socket = request.raw.socket;

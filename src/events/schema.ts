@@ -62,7 +62,7 @@ export const EventsQuery = Query({
     Type.String({
       description:
         "The bearer token, for a browser's EventSource, which cannot send an Authorization header (RFC 6750 §2.3). " +
-        'Never with the header. Logs show it as [redacted]; prefer a token with events:read only',
+        'Never with the header. Only a token limited to events:read is taken so (another is 403: send it in the header); logs show it as [redacted]',
     }),
   ),
 });

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { comparePositions, type FeedEvent, type FeedPosition } from '../store/event-store.js';
 import type { EventType } from '../model/events.js';
-import { eventFrame, HEARTBEAT } from './frames.js';
+import { comment, eventFrame, HEARTBEAT } from './frames.js';
 
 /** Events read from the store at a time while a stream catches up. */
 export const CATCH_UP_PAGE = 500;
@@ -46,6 +46,8 @@ export class EventStream extends Readable {
   /** Gets the feed's broadcast. */
   live = false;
   private catchingUp = false;
+  /** Ended by the server (a revoked token, a stopping server): nothing more is pushed but what is already buffered and the end. */
+  private ending = false;
   /** The last event handed to this stream (or skipped by its filter): it continues after this. */
   private cursor: FeedPosition;
   /** Bytes pushed in all, bytes the feed broadcast that this stream has not sent (since it fell back), and what the client had taken at the last check. */
@@ -89,7 +91,7 @@ export class EventStream extends Readable {
    * A stream that is not live only counts them (it reads them from the store when its client is ready).
    */
   deliver(chunk: Buffer, count: number, head: FeedPosition): void {
-    if (this.readableEnded || this.destroyed) return;
+    if (this.ending || this.readableEnded || this.destroyed) return;
     if (!this.live) {
       this.behind += chunk.length;
       return;
@@ -110,6 +112,11 @@ export class EventStream extends Readable {
    */
   check(): void {
     if (this.readableEnded || this.destroyed) return;
+    // Ended a whole heartbeat ago and its client has not taken the end: it is cut off.
+    if (this.ending) {
+      this.destroy();
+      return;
+    }
     const taken = this.pushed - this.readableLength;
     if (this.readableLength + this.behind > this.maxBacklogBytes && taken === this.takenAtCheck) {
       this.destroy();
@@ -119,9 +126,17 @@ export class EventStream extends Readable {
     this.pushChunk(HEARTBEAT);
   }
 
-  /** Ends the stream cleanly: what is buffered is sent, then the answer ends (the client reconnects). */
-  finish(): void {
-    if (!this.readableEnded && !this.destroyed) this.push(null);
+  /**
+   * Ends the stream cleanly: what is buffered is sent, then `reason` as a last comment line (when given),
+   * then the answer ends (the client reconnects). No event is added meanwhile; a client that has not taken
+   * the end by the next heartbeat is cut off.
+   */
+  end(reason?: string): void {
+    if (this.ending || this.readableEnded || this.destroyed) return;
+    this.ending = true;
+    this.live = false;
+    if (reason !== undefined) this.pushChunk(Buffer.from(comment(reason)));
+    this.push(null);
   }
 
   private pushChunk(chunk: Buffer): boolean {
@@ -130,12 +145,12 @@ export class EventStream extends Readable {
   }
 
   private async catchUp(): Promise<void> {
-    if (this.catchingUp) return;
+    if (this.catchingUp || this.ending) return;
     this.catchingUp = true;
     try {
       for (;;) {
         const page = await this.source.read(this.cursor);
-        if (this.destroyed || this.readableEnded) return;
+        if (this.ending || this.destroyed || this.readableEnded) return;
         const more = this.pushEvents(page);
         if (page.length === CATCH_UP_PAGE) {
           if (!more) return; // _read asks again once the client has taken some

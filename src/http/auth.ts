@@ -70,6 +70,7 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
     // Only the not-found handler has no auth setting (requireRouteAuth refuses to register a route without one).
     if (needed === undefined || needed === 'public') return done();
     let header = request.headers.authorization;
+    let inUrl = false;
     if (tokenInQuery) {
       const inQuery = (request.query as Record<string, unknown>).access_token;
       if (inQuery !== undefined) {
@@ -77,6 +78,7 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
           return done(new HttpError(400, 'send the bearer token once: in the Authorization header or as access_token, not both'));
         if (typeof inQuery !== 'string') return done(unauthorized('malformed bearer token (access_token must be given once)', true));
         header = `Bearer ${inQuery}`;
+        inUrl = true;
       }
     }
     if (header === undefined) return done(unauthorized(MISSING_TOKEN, false));
@@ -89,14 +91,29 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
     }
     const result = verifier.verify(match[1]!);
     // A closure only for the rare token that is not cached: this hook runs on every request.
-    if (result instanceof Promise) result.then((verdict) => admit(request, needed, verdict, done), done);
-    else admit(request, needed, result, done);
+    if (result instanceof Promise) result.then((verdict) => admit(request, needed, verdict, inUrl, done), done);
+    else admit(request, needed, result, inUrl, done);
   };
 }
 
-function admit(request: FastifyRequest, needed: Scope, verdict: Verdict, done: (error?: Error) => void): void {
+/** The 403 of a token sent as access_token that may do more than read events (the OpenAPI document's example too). */
+export const TOKEN_IN_URL_REFUSED =
+  'access_token in the URL is accepted only for a token limited to events:read (for a browser, whose EventSource cannot send headers): ' +
+  'send this token in the Authorization header';
+
+/**
+ * A token in the URL ends up in browser histories, proxy logs and Referer headers, so it is taken only
+ * where a browser needs it and only if it can do nothing but read the change feed: a leaked one reveals
+ * the feed and nothing more, and cannot write.
+ */
+function mayComeInUrl(principal: Principal): boolean {
+  return principal.scopes.length > 0 && principal.scopes.every((scope) => scope === 'events:read');
+}
+
+function admit(request: FastifyRequest, needed: Scope, verdict: Verdict, inUrl: boolean, done: (error?: Error) => void): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
   if (!verdict.scopes.includes(needed)) return done(forbidden(needed));
+  if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED));
   request.principal = verdict;
   done();
 }

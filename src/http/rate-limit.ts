@@ -25,14 +25,27 @@ export interface RateLimiter {
 }
 
 const WINDOW_MS = 60_000;
-/** Keys tracked per window at most; beyond, new keys share one bucket, so that a flood of addresses cannot grow memory. */
-const MAX_KEYS = 100_000;
+/**
+ * Client addresses tracked per window at most; beyond, new addresses share one bucket, so that a flood of
+ * addresses cannot grow memory. Tokens never share: each has its own budget whatever the addresses did
+ * (a token key costs a verified credential, so their number is what the operator or the identity
+ * provider issued, not what a flood can make up).
+ */
+export const MAX_ADDRESS_KEYS = 100_000;
 const OVERFLOW = '(overflow)';
+const TOKEN_PREFIX = 'token:';
+
+/** The key a token counts under. */
+function tokenKey(tokenId: string): string {
+  return `${TOKEN_PREFIX}${tokenId}`;
+}
 
 /** The limiter of one process: a Map per window, dropped whole when the window turns. */
 export class MemoryRateLimiter implements RateLimiter {
   private window = -1;
   private counts = new Map<string, number>();
+  /** The address keys among `counts`. */
+  private addresses = 0;
 
   constructor(
     private readonly limit: number,
@@ -53,11 +66,14 @@ export class MemoryRateLimiter implements RateLimiter {
     if (window !== this.window) {
       this.window = window;
       this.counts = new Map();
+      this.addresses = 0;
     }
     let bucket = key;
     let before = this.counts.get(key);
     if (before === undefined) {
-      if (this.counts.size >= MAX_KEYS) bucket = OVERFLOW;
+      const isToken = key.startsWith(TOKEN_PREFIX);
+      if (!isToken && this.addresses >= MAX_ADDRESS_KEYS) bucket = OVERFLOW;
+      else if (!isToken && count) this.addresses++;
       before = this.counts.get(bucket) ?? 0;
     }
     if (count) this.counts.set(bucket, before + 1);
@@ -189,7 +205,7 @@ export function limitedAuthentication(limiter: RateLimiter, auth: Hook): Hook {
     }
     auth(request, reply, (error) => {
       const principal = request.principal;
-      if (error === undefined && principal !== null) return count(limiter, `token:${principal.tokenId}`, 'token', reply, done);
+      if (error === undefined && principal !== null) return count(limiter, tokenKey(principal.tokenId), 'token', reply, done);
       if (!isUnauthorized(error)) return done(error);
       count(limiter, addressKey(request.ip), 'address', reply, done, error);
     });

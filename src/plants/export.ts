@@ -42,15 +42,57 @@ async function* lines(snapshot: PlantExport, format: 'ndjson' | 'csv'): AsyncGen
   }
 }
 
+/** An export whose reader takes nothing for `timeoutMs` is ended: `onIdle` is told first. */
+export interface IdleLimit {
+  timeoutMs: number;
+  onIdle: () => void;
+}
+
+/** EXPORT_IDLE_TIMEOUT_MS for an export answered over HTTP: the end is logged as a warning. */
+export function idleLimit(timeoutMs: number, log: { warn(details: object, message: string): void }): IdleLimit {
+  return {
+    timeoutMs,
+    onIdle: () =>
+      log.warn(
+        { idleMs: timeoutMs },
+        `export ended: the client took nothing for ${timeoutMs} ms (EXPORT_IDLE_TIMEOUT_MS); its snapshot, connection and export slot are given back`,
+      ),
+  };
+}
+
 /**
  * The export as a stream, a chunk of plants at a time as the reader takes them. Destroying the stream
- * (the client went away) stops the reads and releases the snapshot.
+ * (the client went away) stops the reads and releases the snapshot. With `idle`, a reader that takes
+ * nothing for `idle.timeoutMs` ends it so too: an export holds a read transaction (which keeps SQLite's
+ * write-ahead log from being reset past it) or a pool connection (PostgreSQL), and one of the few export
+ * slots, for as long as it lasts.
  */
-export function exportStream(snapshot: PlantExport, format: 'ndjson' | 'csv'): Readable {
+export function exportStream(snapshot: PlantExport, format: 'ndjson' | 'csv', idle?: IdleLimit): Readable {
   const stream = Readable.from(lines(snapshot, format), { objectMode: false });
   // A stream destroyed before its first read never starts the generator: release the snapshot anyway.
   stream.once('close', () => void snapshot.close());
+  if (idle) endWhenIdle(stream, idle);
   return stream;
+}
+
+/**
+ * The reader takes nothing while the stream is paused: its consumer (the answer, piped) pauses it when the
+ * connection takes no more and resumes it when it drains. Paused for the whole time-out, it is ended.
+ * A slow store is not idleness: the stream is not paused while it waits for a chunk.
+ */
+function endWhenIdle(stream: Readable, { timeoutMs, onIdle }: IdleLimit): void {
+  let timer: NodeJS.Timeout | undefined;
+  const end = () => {
+    if (stream.destroyed) return;
+    onIdle();
+    stream.destroy();
+  };
+  stream.on('pause', () => {
+    clearTimeout(timer);
+    timer = setTimeout(end, timeoutMs).unref();
+  });
+  stream.on('resume', () => clearTimeout(timer));
+  stream.once('close', () => clearTimeout(timer));
 }
 
 /**

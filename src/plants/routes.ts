@@ -4,7 +4,7 @@ import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
-import { exportStream, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
+import { exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
   ChangeHeaders,
@@ -91,7 +91,9 @@ const LIST_HEADERS = {
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
 };
 
-export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> = (app, { plants }, done) => {
+/** EXPORT_IDLE_TIMEOUT_MS: none, no limit (the benchmarks' bare routes). */
+export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; exportIdleTimeoutMs?: number }> = (app, options, done) => {
+  const { plants, exportIdleTimeoutMs } = options;
   app.post(
     '/plants',
     {
@@ -159,7 +161,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore }> =
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
         if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');
         // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
-        const stream = exportStream(snapshot, chosen) as unknown as StoredPlant[];
+        const idle = exportIdleTimeoutMs === undefined ? undefined : idleLimit(exportIdleTimeoutMs, request.log);
+        const stream = exportStream(snapshot, chosen, idle) as unknown as StoredPlant[];
         return reply.type(`${MEDIA_TYPES[chosen]}; charset=utf-8`).send(stream);
       }
       const after = startKey(request.query, { ...filter, sort });

@@ -126,7 +126,10 @@ export function forbiddenAddress(text: string): string | undefined {
   return GLOBAL_UNICAST.check(canonical, 'ipv6') ? undefined : 'reserved (outside global unicast, 2000::/3)';
 }
 
-/** Which address of a host the guard refused, and by which rule: for the log only, never an answer. */
+/**
+ * Which address of a host the guard refused, and by which rule, or why the name did not resolve (address
+ * empty): for the log only, never an answer.
+ */
 export interface RefusedAddress {
   host: string;
   address: string;
@@ -167,19 +170,26 @@ export function notPublic(host: string, refused: RefusedAddress): WebhookUrlErro
   return new WebhookUrlError(`the host ${host} is not a public address: webhooks may only reach the public internet`, refused);
 }
 
-/** The addresses a URL's host stands for, each checked; the first forbidden one is an error. */
+/**
+ * The addresses a URL's host stands for, each checked; the first forbidden one is an error. A name that
+ * does not resolve is refused in the same words as one that resolves to an internal address: told apart,
+ * `localhost` or `db.internal` ("not a public address") from a made-up name ("does not resolve"), the
+ * answers would tell a caller which internal names exist. Why it failed goes to the log.
+ */
 async function resolvePublic(url: URL, resolver: Resolver): Promise<LookupAddress[]> {
   const hostname = host(url);
   const family = isIP(hostname);
   let addresses: LookupAddress[];
   if (family !== 0) addresses = [{ address: hostname, family }];
   else {
+    let failure: string | undefined;
     try {
       addresses = await resolver(hostname);
     } catch (error) {
-      throw new WebhookUrlError(`the host ${hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+      addresses = [];
+      failure = (error as NodeJS.ErrnoException).code ?? String(error);
     }
-    if (addresses.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`);
+    if (addresses.length === 0) throw notPublic(hostname, { host: hostname, address: '', rule: `does not resolve (${failure ?? 'no address'})` });
   }
   for (const { address } of addresses) {
     const rule = forbiddenAddress(address);

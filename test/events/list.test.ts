@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { newId } from '../../src/model/ids.js';
-import { assertError, testApp, type TestApp } from '../helpers.js';
+import { TOKEN_IN_URL_REFUSED } from '../../src/http/auth.js';
+import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
 
 /** GET /events as JSON pages: the change feed's shape, order, paging, filters, errors and scopes. */
 
@@ -204,6 +205,13 @@ describe('GET /events (pages)', () => {
     assertError(await t.call('GET', `/events?access_token=${reader}&access_token=${reader}`, { token: null }), 401, 'once');
     assertError(await t.call('GET', `/events?access_token=${reader}`), 400, 'not both');
     assertError(await t.call('GET', `/plants?access_token=${reader}`, { token: null }), 401, 'missing bearer token');
+    // Only a token that can do nothing but read the feed may travel in a URL (histories, proxy logs, Referer).
+    const readerAndMore = await t.tokenWith('events:read', 'plants:read');
+    for (const token of [TOKEN, readerAndMore]) {
+      const refusedInUrl = await t.call('GET', `/events?access_token=${token}`, { token: null });
+      assert.equal(assertError(refusedInUrl, 403), TOKEN_IN_URL_REFUSED);
+      assert.equal((await t.call('GET', '/events', { token })).statusCode, 200, 'the same token in the header is taken');
+    }
     // A Link never repeats the token.
     await write(t, 'POST', '/plants', '{"id":2,"name":"b"}');
     const paged = await t.call('GET', `/events?limit=1&access_token=${reader}`, { token: null });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
-import { addressKey, MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { addressKey, MAX_ADDRESS_KEYS, MemoryRateLimiter } from '../../src/http/rate-limit.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
@@ -35,6 +35,25 @@ describe('rate limiting', async () => {
     assert.equal(limiter.peek('b').remaining, 2, 'keys are counted apart; peek counts nothing');
     now += 45_000;
     assert.equal(limiter.hit('a').allowed, true, 'a new window');
+  });
+
+  test("past MAX_ADDRESS_KEYS new addresses share one bucket, but a token's budget is never shared with them", () => {
+    const now = 60_000 * 1000 + 15_000;
+    const limiter = new MemoryRateLimiter(3, () => now);
+    for (let i = 0; i < MAX_ADDRESS_KEYS; i++) limiter.hit(`ip:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    // A flood of new addresses: they share the overflow bucket, so memory stays bounded and they run out together.
+    for (let i = 0; i < 3; i++) assert.equal(limiter.hit(`ip:192.0.2.${i}`).allowed, true);
+    assert.equal(limiter.hit('ip:192.0.2.200').allowed, false, 'the shared bucket is spent');
+    assert.equal(limiter.hit('ip6:2001:db8:1:2::/64').allowed, false);
+    // A token first seen now still has its whole budget, and so has each other token.
+    for (const token of ['token:stored-1', 'token:jwt:https://id.example/:alice', 'token:static']) {
+      assert.deepEqual(
+        [1, 2, 3, 4].map(() => limiter.hit(token).allowed),
+        [true, true, true, false],
+        token,
+      );
+    }
+    assert.equal(limiter.hit('ip:10.0.0.1').allowed, true, 'an address counted before the cap keeps its own bucket');
   });
 
   test('off by default: no RateLimit headers, no 429', async () => {

@@ -152,10 +152,18 @@ describe('the network guard', () => {
     const unresolvable = async (): Promise<LookupAddress[]> => {
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     };
-    await assert.rejects(
-      checkWebhookUrl('https://nowhere.example/x', { allowPrivate: false, resolver: unresolvable }),
-      /does not resolve \(ENOTFOUND\)/,
+    // Refused in the words of an internal name, so that answers cannot tell which internal names exist; why is for the log.
+    const nowhere = await checkWebhookUrl('https://nowhere.example/x', { allowPrivate: false, resolver: unresolvable }).catch(
+      (error: unknown) => error,
     );
+    assert.ok(nowhere instanceof WebhookUrlError);
+    assert.equal(nowhere.message, 'the host nowhere.example is not a public address: webhooks may only reach the public internet');
+    assert.deepEqual(nowhere.refused, { host: 'nowhere.example', address: '', rule: 'does not resolve (ENOTFOUND)' });
+    const empty = await checkWebhookUrl('https://empty.example/x', { allowPrivate: false, resolver: async () => [] }).catch(
+      (error: unknown) => error,
+    );
+    assert.ok(empty instanceof WebhookUrlError);
+    assert.equal(empty.message, 'the host empty.example is not a public address: webhooks may only reach the public internet');
   });
 
   it("the connection's lookup connects to the address it checked, and refuses a name that now resolves privately (DNS rebinding)", async () => {

@@ -90,4 +90,18 @@ describe('a refused URL is "not a public address" in the answer; the address and
       if (host === 'localhost') assert.ok(['127.0.0.1', '::1'].includes(String(logged[0]!.address)), sink.text);
     });
   }
+
+  it('answers a name that does not resolve in the words of an internal one: the answers are no oracle for internal names', async () => {
+    sink.text = '';
+    // .invalid never resolves (RFC 6761); localhost is the internal name every host has.
+    const [internal, unknown] = await Promise.all(
+      ['http://localhost/x', 'http://no-such-host.invalid/x'].map(async (url) =>
+        assertError(await t.call('POST', '/webhooks', { body: { url } }), 400),
+      ),
+    );
+    assert.equal(internal!.replace('localhost', 'HOST'), unknown!.replace('no-such-host.invalid', 'HOST'));
+    const logged = sink.lines().find((line) => line.msg === 'webhooks: URL refused: not a public address' && line.host === 'no-such-host.invalid');
+    assert.ok(logged, sink.text);
+    assert.match(String(logged.rule), /^does not resolve \(E[A-Z_]+\)$/, 'the log says why');
+  });
 });

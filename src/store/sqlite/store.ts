@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
@@ -9,6 +8,7 @@ import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { openStoreFile } from './open-file.js';
+import { createPrivateFile, exposedStoreWarning, makePrivateDir } from './private-files.js';
 import { SqlitePlants } from './plants.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteWebhooks } from './webhooks.js';
@@ -37,7 +37,7 @@ export class SqliteStore implements Store {
   private readonly exports: ExportConnections;
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
-  readonly warnings: readonly string[] = [];
+  readonly warnings: readonly string[];
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
   readonly writeBatches: Readonly<BatchCounts>;
@@ -47,7 +47,9 @@ export class SqliteStore implements Store {
     private readonly writer: WriteThread,
     path: string,
     tracing: BatchTracing | undefined,
+    warnings: string[],
   ) {
+    this.warnings = warnings;
     this.exports = new ExportConnections(path);
     this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }));
     this.tokens = new SqliteTokens(db, writer);
@@ -60,7 +62,10 @@ export class SqliteStore implements Store {
   static open(url: string, options: SqliteOptions): SqliteStore {
     const path = sqlitePath(url);
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makePrivateDir(dirname(path));
+      // Said before the file is made private: a store made by an earlier version may be open to others.
+      const warnings = [exposedStoreWarning(path)].filter((warning) => warning !== undefined);
+      createPrivateFile(path);
       const db = openStoreFile(path, options);
       // 16 MB of page cache for reads, said outright: better-sqlite3 builds SQLite with this default
       // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
@@ -83,7 +88,7 @@ export class SqliteStore implements Store {
       if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
         writer.wake();
       }
-      return new SqliteStore(db, writer, path, options.tracing);
+      return new SqliteStore(db, writer, path, options.tracing, warnings);
     } catch (error) {
       throw translate(error);
     }

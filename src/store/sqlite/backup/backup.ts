@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
-import { existsSync, statfsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, realpathSync, statfsSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { StoreFacts } from './check.js';
@@ -44,10 +44,24 @@ const STDERR_LIMIT = 4096;
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
+/**
+ * Where a path really is: every symbolic link on the way resolved, the file's own too when it exists, so
+ * that two spellings of one file (a symlinked directory, `..`) compare equal.
+ */
+export function realPath(path: string): string {
+  if (existsSync(path)) return realpathSync(path);
+  const dir = dirname(path);
+  return existsSync(dir) ? join(realpathSync(dir), basename(path)) : path;
+}
+
 /** Why a backup of `source` into `target` cannot start (checked before any work), or undefined. */
 function cannotStart(source: string, target: string, replace: boolean): string | undefined {
   if (!existsSync(source)) return `there is no SQLite store at ${source} to back up`;
-  if (['', '-wal', '-shm', '-journal'].some((suffix) => target === `${source}${suffix}`)) return `${target} is the store itself: name another file`;
+  // Compared where they really are: the store reached through a symlinked directory is the store all the same.
+  const [realSource, realTarget] = [realPath(source), realPath(target)];
+  if (['', '-wal', '-shm', '-journal'].some((suffix) => realTarget === `${realSource}${suffix}`)) {
+    return `${target} is the store itself${realTarget === target ? '' : ` (${realTarget})`}: name another file`;
+  }
   const dir = dirname(target);
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return `the directory ${dir} does not exist`;
   if (!replace && existsSync(target)) return `${target} exists already`;

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { prepare, type Connection } from '../connection.js';
+import { openConnection, prepare, type Connection } from '../connection.js';
 import { SQLITE_MIGRATIONS } from '../migrations.js';
 
 /**
@@ -72,5 +72,57 @@ export function checkStore(db: Connection): StoreFacts {
     }
   });
   if (newest === 0) throw new Error('is not a plant store: its schema_migrations table is empty');
+  checkSchemaObjects(db, newest);
   return { schemaVersion: newest, plants: prepare(db, 'SELECT count(*) FROM plants').pluck().get() as number };
+}
+
+/** A table, index, trigger or view as sqlite_master holds it. */
+interface SchemaObject {
+  type: string;
+  name: string;
+  sql: string | null;
+}
+
+/** SQLite's own objects (sqlite_sequence, automatic indexes, statistics): no migration makes them, and no other may be named so. */
+const OBJECTS_SQL = "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name";
+
+/** Every object the migrations up to `version` make, by "type name", from an empty database they run in. */
+function expectedObjects(version: number): Map<string, SchemaObject> {
+  const db = openConnection(':memory:');
+  try {
+    for (const migration of SQLITE_MIGRATIONS.slice(0, version)) db.exec(migration.sql);
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    return new Map((prepare(db, OBJECTS_SQL).all() as SchemaObject[]).map((object) => [`${object.type} ${object.name}`, object]));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The file holds exactly the tables, indexes, triggers and views its schema version has, each as the
+ * migrations made it: a restored store is trusted as the live one was, and one object more (a trigger that
+ * un-revokes every token revoked later, a view shadowing a table) would act inside it. Migrations never
+ * change once shipped, so their SQL is the reference, compared with line breaks and runs of spaces as one.
+ */
+function checkSchemaObjects(db: Connection, version: number): void {
+  const expected = expectedObjects(version);
+  const found = prepare(db, OBJECTS_SQL).all() as SchemaObject[];
+  const text = (sql: string | null) => (sql ?? '').replace(/\s+/g, ' ').trim();
+  for (const object of found) {
+    const wanted = expected.get(`${object.type} ${object.name}`);
+    if (wanted === undefined) {
+      throw new Error(
+        `is not a plant store as this plant-store makes it: it has ${object.type === 'index' ? 'an' : 'a'} ${object.type} ${object.name} that schema version ${version} does not have`,
+      );
+    }
+    if (text(wanted.sql) !== text(object.sql)) {
+      throw new Error(
+        `is not a plant store as this plant-store makes it: its ${object.type} ${object.name} is not the one schema version ${version} makes`,
+      );
+    }
+    expected.delete(`${object.type} ${object.name}`);
+  }
+  const [missing] = expected.values();
+  if (missing)
+    throw new Error(`is not a plant store as this plant-store makes it: it lacks the ${missing.type} ${missing.name} of schema version ${version}`);
 }

@@ -4,6 +4,7 @@ import { openConnection, prepare } from '../connection.js';
 import type { CopyReply, CopyRequest } from './backup.js';
 import { checkStore } from './check.js';
 import { fsyncPath } from './files.js';
+import { createPrivateFile } from '../private-files.js';
 
 /**
  * One backup, in a process of its own (started by backup.ts): SQLite's work here takes seconds on a big
@@ -35,7 +36,8 @@ function copy({ source, partial, target, replace }: CopyRequest): CopyReply {
   db.exec('PRAGMA synchronous = OFF');
   // One read transaction (WAL): the copy is the store as it was when the statement began, and the
   // server's writes go on meanwhile. VACUUM INTO writes a compact file in rollback-journal mode, with no
-  // -wal to go with it.
+  // -wal to go with it, into the empty file made here, private (it holds the webhook secrets).
+  createPrivateFile(partial);
   prepare(db, 'VACUUM INTO ?').run(partial);
   db.close();
   const written = openConnection(partial, { readonly: true, fileMustExist: true });

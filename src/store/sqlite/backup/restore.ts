@@ -1,8 +1,10 @@
-import { constants, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { openConnection, prepare, type Connection } from '../connection.js';
+import { realPath } from './backup.js';
 import { checkStore, notSqlite, type StoreFacts } from './check.js';
 import { fileStamp, fsyncPath, partialName, removeDatabaseFile } from './files.js';
+import { makePrivate, makePrivateDir } from '../private-files.js';
 
 /**
  * `plant-store restore FILE`: the store at DATABASE_URL replaced by a backup, or left exactly as it was.
@@ -56,7 +58,7 @@ export function restoreSqlite(source: string, databasePath: string): RestoreResu
   const from = resolve(source);
   const store = resolve(databasePath);
   const refuse = (why: string) => new Error(`cannot restore from ${from}: ${why}; nothing was replaced`);
-  if (from === store) throw refuse('it is the store itself');
+  if (realPath(from) === realPath(store)) throw refuse('it is the store itself');
   const stat = statSync(from, { throwIfNoEntry: false });
   if (!stat) throw refuse('there is no such file');
   if (!stat.isFile()) throw refuse('it is not a file');
@@ -65,10 +67,12 @@ export function restoreSqlite(source: string, databasePath: string): RestoreResu
   if ((statSync(`${from}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
     throw refuse(`it has a write-ahead log beside it (${from}-wal), so it is a live database, not a backup: back it up with plant-store backup`);
   }
-  mkdirSync(dirname(store), { recursive: true });
+  makePrivateDir(dirname(store));
   const staged = partialName(store);
   try {
     copyFileSync(from, staged, constants.COPYFILE_EXCL);
+    // The copy took the backup's mode: the store is private whatever the backup's was.
+    makePrivate(staged);
     let facts: StoreFacts;
     try {
       facts = checkStaged(staged);

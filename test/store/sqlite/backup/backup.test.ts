@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openConnection } from '../../../../src/store/sqlite/connection.js';
 import { backupSqlite } from '../../../../src/store/sqlite/backup/backup.js';
@@ -80,6 +80,27 @@ describe('SQLite backup', () => {
     }
     await assert.rejects(backupSqlite(join(dir, 'absent.db'), join(dir, 'copy.db')), { message: /there is no SQLite store at .*absent\.db/ });
     assert.deepEqual(dirState(dir), before);
+  });
+
+  it('refuses the store reached another way (a symlinked directory, a link to the file, `..`), even with replace', async () => {
+    const dir = tempDir(after);
+    const path = await storeWith(join(dir, 'live.db'), numbered(2));
+    const elsewhere = tempDir(after);
+    symlinkSync(dir, join(elsewhere, 'data'), 'dir');
+    symlinkSync(path, join(elsewhere, 'store.db'));
+    const before = dirState(dir);
+    for (const target of [
+      join(elsewhere, 'data', 'live.db'),
+      join(elsewhere, 'data', 'live.db-wal'),
+      join(elsewhere, 'store.db'),
+      `${dir}/../${basename(dir)}/live.db`,
+    ]) {
+      await assert.rejects(backupSqlite(path, target, { replace: true }), { message: /is the store itself/ }, target);
+    }
+    // The store named through the link, backed up into its own real path: the same refusal.
+    await assert.rejects(backupSqlite(join(elsewhere, 'data', 'live.db'), path, { replace: true }), { message: /is the store itself/ });
+    assert.deepEqual(dirState(dir), before);
+    assert.equal(plantsIn(path).size, 2);
   });
 
   it('refuses to call a database that is not a plant store a backup, leaving no file', async () => {

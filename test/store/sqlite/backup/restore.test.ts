@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync, closeSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+  readdirSync,
+  symlinkSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { openConnection, prepare } from '../../../../src/store/sqlite/connection.js';
@@ -134,12 +146,56 @@ describe('SQLite restore', () => {
       assert.deepEqual(dirState(storeDir(dir)), before, `${name}: the store's directory is unchanged`);
     }
     assert.throws(() => restoreSqlite(store, store), { message: /it is the store itself; nothing was replaced$/ });
+    // The store reached through a symlinked directory is the store all the same.
+    const linked = join(tempDir(after), 'linked');
+    symlinkSync(storeDir(dir), linked, 'dir');
+    assert.throws(() => restoreSqlite(join(linked, basename(store)), store), { message: /it is the store itself; nothing was replaced$/ });
     copyFileSync(backup, bad('live-copy.db'));
     writeFileSync(bad('live-copy.db-wal'), 'frames');
     assert.throws(() => restoreSqlite(bad('live-copy.db'), store), {
       message: /has a write-ahead log beside it .* it is a live database, not a backup/,
     });
     assert.deepEqual(dirState(storeDir(dir)), before);
+  });
+
+  it('refuses a backup with a table, index, trigger or view its schema version does not have, or one changed or missing, naming it', async () => {
+    const { dir, store, backup } = await setup();
+    const before = dirState(storeDir(dir));
+    const cases: Array<[string, string, RegExp]> = [
+      [
+        'un-revoke.db',
+        // A trigger that takes back every later token revocation (what a security review slipped into a backup).
+        'CREATE TRIGGER keep_tokens AFTER UPDATE OF revoked_at ON tokens BEGIN UPDATE tokens SET revoked_at = NULL WHERE id = new.id; END',
+        /it has a trigger keep_tokens that schema version \d+ does not have/,
+      ],
+      ['extra-table.db', 'CREATE TABLE notes (text TEXT)', /it has a table notes that schema version \d+ does not have/],
+      ['extra-index.db', 'CREATE INDEX plants_by_name_only ON plants (name)', /it has an index plants_by_name_only that/],
+      ['extra-view.db', 'CREATE VIEW active_tokens AS SELECT id FROM tokens', /it has a view active_tokens that/],
+      ['dropped-index.db', 'DROP INDEX plants_tag_id', /it lacks the index plants_tag_id of schema version \d+/],
+      [
+        'changed-index.db',
+        'DROP INDEX plants_tag_id; CREATE INDEX plants_tag_id ON plants (tag)',
+        /its index plants_tag_id is not the one schema version \d+ makes/,
+      ],
+    ];
+    for (const [name, sql, reason] of cases) {
+      const file = join(dir, name);
+      copyFileSync(backup, file);
+      const db = openConnection(file);
+      db.exec(sql);
+      db.close();
+      assert.throws(
+        () => restoreSqlite(file, store),
+        (error: Error) => {
+          assert.match(error.message, reason, name);
+          assert.match(error.message, /; nothing was replaced$/, name);
+          return true;
+        },
+      );
+      assert.deepEqual(dirState(storeDir(dir)), before, `${name}: the store's directory is unchanged`);
+    }
+    // The same backup untouched is taken.
+    assert.equal(restoreSqlite(backup, store).plants, 5);
   });
 
   it('takes a backup of an older schema, which the store then migrates', async () => {
