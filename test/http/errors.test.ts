@@ -19,6 +19,7 @@ function failingStore(error: () => Error): Store {
     warnings: [],
     events: real.events,
     searchIndex: real.searchIndex,
+    idempotency: real.idempotency,
     ping: () => real.ping(),
     close: () => real.close(),
   };

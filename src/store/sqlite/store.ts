@@ -8,6 +8,7 @@ import { guard, translate } from './errors.js';
 import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
+import { SqliteIdempotency } from './idempotency.js';
 import { openStoreFile } from './open-file.js';
 import { SqlitePlants } from './plants.js';
 import { SqliteTokens } from './tokens.js';
@@ -40,6 +41,7 @@ export class SqliteStore implements Store {
   readonly warnings: readonly string[] = [];
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
+  readonly idempotency: SqliteIdempotency;
 
   private constructor(
     private readonly db: Connection,
@@ -53,6 +55,7 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(db, writer);
     this.events = new SqliteEvents(db, writer);
     this.searchIndex = new SqliteSearchIndex(db, writer);
+    this.idempotency = new SqliteIdempotency(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {
