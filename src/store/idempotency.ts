@@ -104,7 +104,9 @@ export function renderAnswer(recipe: Readonly<Record<string, StoredAnswer>>, out
 /** The outcome of each keyed write, from its result (the same for every store). */
 export const outcomeOf = {
   put: (result: PutResult): Outcome =>
-    result.outcome === 'created' || result.outcome === 'replaced' ? { name: result.outcome, values: { version: result.version } } : { name: result.outcome },
+    result.outcome === 'created' || result.outcome === 'replaced'
+      ? { name: result.outcome, values: { version: result.version } }
+      : { name: result.outcome },
   import: (result: { created: number; replaced: number } | { conflict: PlantId }): Outcome =>
     'conflict' in result ? { name: 'conflict', values: { id: String(result.conflict) } } : { name: 'imported', values: { ...result } },
   createEndpoint: (): Outcome => ({ name: 'created' }),

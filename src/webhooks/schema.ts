@@ -1,4 +1,5 @@
 import { Query } from '../http/strict-query.js';
+import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Int64, STORABLE_TEXT } from '../model/plant.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
@@ -109,3 +110,6 @@ export const ReplayRequest = Type.Object(
   { description: 'WebhookReplay' },
 );
 export const ReplayResult = Type.Object({ requeued: Type.Integer({ minimum: 0 }) }, { description: 'WebhookReplayResult' });
+
+/** The headers of the POST routes: the Idempotency-Key. */
+export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
