@@ -61,7 +61,8 @@ export const Secret = Type.String({
 export const CreatedEndpoint = Type.Object({ ...endpointFields, secret: Secret }, { description: 'CreatedWebhookEndpoint' });
 export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'RotatedSecret' });
 
-export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The endpoint id' }) });
+// Text PostgreSQL can hold (no U+0000): an id it cannot is a 400, not a failed statement (500).
+export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: STORABLE_TEXT, description: 'The endpoint id' }) });
 
 export const EndpointListQuery = Query({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
