@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorAnswer, JSON_TYPE, jsonAnswer, type Idempotency } from '../http/idempotency.js';
 import type { HttpError } from '../http/errors.js';
 import type { StoredPlant } from '../model/plant.js';
-import { slot, type AnswerRecipe } from '../store/idempotency.js';
+import { slot, type AnswerRecipe, type StoredAnswer } from '../store/idempotency.js';
 import { ImportConflictError, type IfMatch, type PutOptions } from '../store/store.js';
 import type { PlantId } from '../model/plant-id.js';
 import { ImportTooLargeError } from './import-errors.js';
@@ -39,11 +39,19 @@ export function keyedCreate(
   return idempotency.run(request, reply, key, (claim) => idempotency.store.put(plant, options, { ...claim, answers }));
 }
 
+/**
+ * The 409 of a create-only import, as the store words it, the id a slot. JSON escapes the slot's U+0000
+ * marks in the message; put back raw, they are a slot again (the message holds nothing a client sent).
+ */
+function conflictAnswer(): StoredAnswer {
+  const answer = errorAnswer(409, new ImportConflictError(slot('id') as unknown as PlantId).message);
+  return { ...answer, body: answer.body.replace(JSON.stringify(slot('id')).slice(1, -1), slot('id')) };
+}
+
 /** POST /plants/import: 200 with the counts, or the 409 of a create-only import that found an existing id. */
 export const IMPORT_ANSWERS: AnswerRecipe<'import'> = {
   imported: { status: 200, headers: { 'content-type': JSON_TYPE }, body: `{"created":${slot('created')},"replaced":${slot('replaced')}}` },
-  // The store's own message, the id a slot (the error only puts the id into its text).
-  conflict: errorAnswer(409, new ImportConflictError(slot('id') as unknown as PlantId).message),
+  conflict: conflictAnswer(),
 };
 
 /** Reads a keyed import's body through for its fingerprint alone (its key has an answer already), the body limit enforced. */
