@@ -81,7 +81,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   requireStrictQueries(app);
   let openApi: object | undefined;
   // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
-  const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlMs, metrics?.idempotency);
+  const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
   await app.register(plantRoutes, { plants: store.plants, idempotency });
   await app.register(plantImportRoute, {
     plants: store.plants,

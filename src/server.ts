@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   let stopKeySweep = (): void => undefined;
   await services.start({
     name: 'idempotency keys sweep',
-    start: () => void (stopKeySweep = sweepExpiredKeys(store.idempotency, config.idempotencyKeyTtlMs, app.log)),
+    start: () => void (stopKeySweep = sweepExpiredKeys(store.idempotency, config.idempotencyKeyTtlSeconds * 1000, app.log)),
     stop: () => stopKeySweep(),
   });
   // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).

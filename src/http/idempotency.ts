@@ -76,6 +76,14 @@ export function jsonAnswer(reply: FastifyReply, status: number, body: Record<str
   return { status, headers: { 'content-type': JSON_TYPE, ...headers }, body: serialize(body) };
 }
 
+/** The answer header of a replay, as the OpenAPI document shows it on every POST's success. */
+export const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    description: '`true` on the answer kept for the Idempotency-Key, sent again: nothing was done again (any status may come so)',
+    schema: { type: 'string' },
+  },
+};
+
 /** The key the OpenAPI document's examples name. */
 const EXAMPLE_KEY = '5f0c3a1e-8d5b-4f7e-9a61-2b7c0d9e4f13';
 

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, type Idempotency } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
 import { importPlants, importPlantsKept, type ImportFormat } from './import.js';
@@ -79,6 +79,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           409: 'Error response: mode=create-only and an id exists already, nothing stored; or a request with this Idempotency-Key is still running',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
+        responseHeaders: { 200: REPLAYED_HEADER },
         errorExamples: {
           400: ['line 2: name is required', 'element 0: id must be an integer'],
           409: [new ImportConflictError(1).message, KEY_EXAMPLES[409]],

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, type Idempotency } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { keyedCreate } from './keyed.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
@@ -106,7 +106,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         body: NewPlant,
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'Plant response' },
-        responseHeaders: { 200: ETAG_HEADER },
+        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER } },
         errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED], ...KEY_EXAMPLES },
       },
     },

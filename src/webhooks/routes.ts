@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { errorAnswer, JSON_TYPE, jsonAnswer, KEY_EXAMPLES, KEY_STATUSES, type Idempotency } from '../http/idempotency.js';
+import { errorAnswer, JSON_TYPE, jsonAnswer, KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { slot } from '../store/idempotency.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
@@ -73,7 +73,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
         errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'], ...KEY_EXAMPLES },
-        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } } },
+        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER } },
       },
     },
     async (request, reply) => {
@@ -201,6 +201,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         headers: KeyedHeaders,
         response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
+        responseHeaders: { 200: REPLAYED_HEADER },
         errorExamples: { 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },
@@ -258,6 +259,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         headers: KeyedHeaders,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
+        responseHeaders: { 202: REPLAYED_HEADER },
         errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },

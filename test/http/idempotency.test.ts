@@ -143,7 +143,7 @@ describe('Idempotency-Key on POST /plants', () => {
   });
 
   it('forgets an answer once IDEMPOTENCY_KEY_TTL has passed: the request runs again, and the sweep deletes it', async () => {
-    const t = await testApp(after, { config: { idempotencyKeyTtlMs: 1000 } });
+    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 1 } });
     const first = await post(t, { id: 1, name: 'a' }, 'short');
     assert.equal(await t.store.idempotency.count(), 1);
     await waitUntil(async () => (await t.store.idempotency.count()) === 0, 30_000, 'the answer to expire');
