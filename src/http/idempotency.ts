@@ -191,7 +191,11 @@ export class Idempotency {
  * every 10 minutes, at least every second), in the background of the server process (a retry finds none
  * past its time to live either way: expired answers are never replayed). Answers a function that stops it.
  */
-export function sweepExpiredKeys(store: IdempotencyStore, ttlMs: number, log: Pick<FastifyBaseLogger, 'warn' | 'debug'>): () => void {
+export function sweepExpiredKeys(
+  store: Pick<IdempotencyStore, 'deleteExpired'>,
+  ttlMs: number,
+  log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
+): () => void {
   const sweep = async () => {
     try {
       const deleted = await store.deleteExpired();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { sweepExpiredKeys } from '../../src/http/idempotency.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 import { waitUntil } from '../process.js';
 
@@ -155,5 +156,17 @@ describe('Idempotency-Key on POST /plants', () => {
     assert.equal(await t.store.idempotency.deleteExpired(), 1, 'the sweep deletes the expired answer');
     assert.equal(await t.store.idempotency.deleteExpired(), 0);
     assert.equal(await t.store.idempotency.count(), 0);
+  });
+
+  it('is swept in the background: the answers past their time to live are deleted, the others kept', async () => {
+    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 1 } });
+    await post(t, { id: 1, name: 'a' }, 'swept');
+    const store = t.store.idempotency;
+    let deleted = 0;
+    const counting = { deleteExpired: () => store.deleteExpired().then((n) => (deleted += n)) };
+    const stop = sweepExpiredKeys(counting, 1000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
+    after(stop);
+    await waitUntil(() => deleted === 1, 30_000, 'the sweep to delete the expired answer');
+    stop();
   });
 });
