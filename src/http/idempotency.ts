@@ -99,8 +99,8 @@ export interface IdempotencyObserver {
 
 /** A streamed body's fingerprint, updated as it arrives, and the claim it completes at the end. */
 export interface StreamedClaim {
-  update(chunk: Buffer): void;
-  claim(): KeyClaim;
+  update: (chunk: Buffer) => void;
+  claim: () => KeyClaim;
 }
 
 /** The keys of one app: which run now (409) in this process, and how their answers are kept and sent. */

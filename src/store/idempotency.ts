@@ -82,20 +82,21 @@ export function slot(name: string): string {
   return `\u0000${name}\u0000`;
 }
 
-const SLOT = /\u0000(\w+)\u0000/g;
-
 /** The answer for what the write did, its slots filled. A missing answer or value is a bug of the caller: it throws. */
 export function renderAnswer(recipe: Readonly<Record<string, StoredAnswer>>, outcome: Outcome): StoredAnswer {
   const template = recipe[outcome.name];
   if (template === undefined) throw new Error(`no answer was given for the outcome "${outcome.name}"`);
+  // Split at the marks, a slot's name is every other part.
   const fill = (text: string) =>
-    text.includes('\u0000')
-      ? text.replace(SLOT, (_, name: string) => {
-          const value = outcome.values?.[name];
-          if (value === undefined) throw new Error(`the outcome "${outcome.name}" has no value "${name}"`);
-          return String(value);
-        })
-      : text;
+    text
+      .split('\u0000')
+      .map((part, i) => {
+        if (i % 2 === 0) return part;
+        const value = outcome.values?.[part];
+        if (value === undefined) throw new Error(`the outcome "${outcome.name}" has no value "${part}"`);
+        return String(value);
+      })
+      .join('');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(template.headers)) headers[name] = fill(value);
   return { status: template.status, headers, body: fill(template.body) };

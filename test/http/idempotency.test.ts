@@ -21,7 +21,7 @@ function post(t: TestApp, body: unknown, key: string | undefined, options: { tok
 async function written(t: TestApp, id: number): Promise<{ etag: string | undefined; events: number }> {
   const read = await t.call('GET', `/plants/${id}`);
   const events = (await t.call('GET', '/events?limit=1000')).json<Array<{ data: { id: number } }>>();
-  return { etag: read.headers.etag as string | undefined, events: events.filter((e) => e.data.id === id).length };
+  return { etag: read.headers.etag, events: events.filter((e) => e.data.id === id).length };
 }
 
 function assertReplayOf(replay: LightMyRequestResponse, first: LightMyRequestResponse): void {

@@ -104,7 +104,7 @@ describe('Idempotency-Key on POST /plants under concurrent retries', () => {
       Array.from({ length: 20 }, () => t.call('POST', '/plants', { body: { id: 5, name: 'once' }, headers: { 'idempotency-key': 'herd' } })),
     );
     const ran = answers.filter((a) => a.statusCode === 200 && a.headers['idempotent-replayed'] === undefined);
-    assert.equal(ran.length, 1, answers.map((a) => `${a.statusCode} ${a.headers['idempotent-replayed'] ?? ''}`).join(', '));
+    assert.equal(ran.length, 1, answers.map((a) => `${a.statusCode} ${String(a.headers['idempotent-replayed'] ?? '')}`).join(', '));
     for (const answer of answers) {
       if (answer.statusCode === 409) assertError(answer, 409, 'still running');
       else assert.deepEqual([answer.statusCode, answer.payload, answer.headers.etag], [200, ran[0]!.payload, ran[0]!.headers.etag]);

@@ -109,7 +109,8 @@ function crashSuite(stores: Stores): void {
     it(`writes each key once under ${CLIENTS} clients retrying through a SIGKILL at a random moment`, { timeout: 300_000 }, async (t) => {
       const env = { DATABASE_URL: await stores.fresh(), PLANT_STORE_TOKENS: TOKEN };
       let server = await startServer(after, { env });
-      let restarted: Promise<ServerProcess> | undefined;
+      /** The server started after the kill, once it is being started: clients cut off wait for it. */
+      const restart: { next?: Promise<ServerProcess> } = {};
       const answered = new Map<string, { id: string; replayed: boolean }>();
       let stop = false;
       let retried = 0;
@@ -125,7 +126,7 @@ function crashSuite(stores: Stores): void {
               break;
             }
             if (answer !== undefined && answer.status !== 503) assert.fail(`${key}: ${answer.status} ${answer.text}`);
-            server = await (restarted ?? sleep(50).then(() => server));
+            server = await (restart.next ?? sleep(50).then(() => server));
           }
         }
       };
@@ -134,8 +135,8 @@ function crashSuite(stores: Stores): void {
       await sleep(Math.floor(Math.random() * 300));
       server.signal('SIGKILL');
       await server.exited;
-      restarted = startServer(after, { env });
-      server = await restarted;
+      restart.next = startServer(after, { env });
+      server = await restart.next;
       const atRestart = answered.size;
       await waitUntil(() => answered.size >= atRestart + 100, 120_000, 'keyed writes after the restart');
       stop = true;
