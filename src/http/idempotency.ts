@@ -114,16 +114,25 @@ export class Idempotency {
   ) {}
 
   /**
-   * A POST whose request is whole (a JSON body, or none) under its key: the earlier answer, or 422; else
-   * `write`, which makes the write keeping its answer (and may refuse first: a 400 keeps nothing).
+   * A POST whose request is whole (a JSON body, or none) under its key: `write` makes the write keeping
+   * its answer, or finds the earlier answer instead (in its transaction); 422 when that was another
+   * request's. With `findFirst`, the earlier answer is looked for before `write` is called: for a write
+   * whose own checks (a URL's DNS) must not run again for a retry. `write` may refuse: a 400 keeps nothing.
    */
-  async run(request: FastifyRequest, reply: FastifyReply, header: string, write: (claim: KeyClaim) => Promise<KeptAnswer>): Promise<FastifyReply> {
+  async run(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    header: string,
+    write: (claim: KeyClaim) => Promise<KeptAnswer>,
+    { findFirst = false } = {},
+  ): Promise<FastifyReply> {
     const { owner, key, release } = this.hold(request, header);
     try {
       const fingerprint = fingerprintHash(request)
         .update(bodies.get(request) ?? '')
         .digest('base64url');
-      const kept = (await this.store.find(owner, key)) ?? (await write({ owner, key, fingerprint, ttlMs: this.ttlMs }));
+      const earlier = findFirst ? await this.store.find(owner, key) : undefined;
+      const kept = earlier ?? (await write({ owner, key, fingerprint, ttlMs: this.ttlMs }));
       return this.send(reply, kept, fingerprint, key);
     } finally {
       release();

@@ -29,12 +29,15 @@ export function keyedCreate(
   refusals: { exists: (id: PlantId) => HttpError; preconditionFailed: (id: PlantId, condition: IfMatch) => HttpError },
 ): Promise<FastifyReply> {
   const done = jsonAnswer(reply, 200, { name: plant.name, tag: plant.tag }, { etag: `"${slot('version')}"` });
+  // Only a put with If-None-Match: * (exists) or If-Match (precondition-failed) can be refused: the
+  // refusals of the others are not made (an HttpError costs its stack, on the hot path).
   const answers: AnswerRecipe<'put'> = {
     created: done,
     replaced: done,
-    exists: errorAnswer(412, refusals.exists(plant.id).message),
-    // Only with If-Match, which then names the versions.
-    'precondition-failed': errorAnswer(412, refusals.preconditionFailed(plant.id, options.ifMatch ?? '*').message),
+    ...(options.createOnly === true && { exists: errorAnswer(412, refusals.exists(plant.id).message) }),
+    ...(options.ifMatch !== undefined && {
+      'precondition-failed': errorAnswer(412, refusals.preconditionFailed(plant.id, options.ifMatch).message),
+    }),
   };
   return idempotency.run(request, reply, key, (claim) => idempotency.store.put(plant, options, { ...claim, answers }));
 }

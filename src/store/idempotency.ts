@@ -51,8 +51,12 @@ export interface Outcome {
   values?: Readonly<Record<string, string | number>>;
 }
 
-/** The answer to keep with a write, by the outcome it will have. Texts may hold slots (`slot('version')`). */
-export type AnswerRecipe<W extends keyof Outcomes> = Readonly<Record<Outcomes[W], StoredAnswer>>;
+/**
+ * The answer to keep with a write, by the outcome it will have. Texts may hold slots (`slot('version')`).
+ * An outcome the write cannot have may be left out (a put without a condition is never refused); one it
+ * has without an answer is a bug, which fails the write.
+ */
+export type AnswerRecipe<W extends keyof Outcomes> = { readonly [O in Outcomes[W]]?: StoredAnswer };
 
 /** A write's claim on a key: whose, which, for what request, and for how long its answer is kept. */
 export interface KeyClaim {
@@ -71,7 +75,7 @@ export interface KeepAnswer<W extends keyof Outcomes> extends KeyClaim {
 
 /** A KeepAnswer of any write, as a store passes it on. */
 export interface AnyKeepAnswer extends KeyClaim {
-  answers: Readonly<Record<string, StoredAnswer>>;
+  answers: { readonly [outcome: string]: StoredAnswer | undefined };
 }
 
 /**
@@ -83,7 +87,7 @@ export function slot(name: string): string {
 }
 
 /** The answer for what the write did, its slots filled. A missing answer or value is a bug of the caller: it throws. */
-export function renderAnswer(recipe: Readonly<Record<string, StoredAnswer>>, outcome: Outcome): StoredAnswer {
+export function renderAnswer(recipe: { readonly [outcome: string]: StoredAnswer | undefined }, outcome: Outcome): StoredAnswer {
   const template = recipe[outcome.name];
   if (template === undefined) throw new Error(`no answer was given for the outcome "${outcome.name}"`);
   // Split at the marks, a slot's name is every other part.

@@ -80,12 +80,18 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       const key = request.headers['idempotency-key'];
       if (key !== undefined) {
         // The URL is checked only when the request runs: a retry of one that ran gets its answer.
-        return idempotency.run(request, reply, key, async (claim) => {
-          const record = await newEndpoint(request.body, rules).catch(asBadUrl(request));
-          const { secret, id } = record;
-          const created = jsonAnswer(reply, 201, { ...endpointView(storedEndpoint(record)), secret }, { location: `/webhooks/${id}` });
-          return idempotency.store.createEndpoint(record, { ...claim, answers: { created } });
-        });
+        return idempotency.run(
+          request,
+          reply,
+          key,
+          async (claim) => {
+            const record = await newEndpoint(request.body, rules).catch(asBadUrl(request));
+            const { secret, id } = record;
+            const created = jsonAnswer(reply, 201, { ...endpointView(storedEndpoint(record)), secret }, { location: `/webhooks/${id}` });
+            return idempotency.store.createEndpoint(record, { ...claim, answers: { created } });
+          },
+          { findFirst: true },
+        );
       }
       const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl(request));
       return reply

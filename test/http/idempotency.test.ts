@@ -107,6 +107,21 @@ describe('Idempotency-Key on POST /plants', () => {
     const retry = await post(t, { id: 1, name: 'new' }, 'create', { headers: { 'if-none-match': '*' } });
     assertReplayOf(retry, refused);
     assert.equal((await t.call('GET', '/plants/1')).statusCode, 404);
+    // If-Match naming no current version, with If-None-Match: * or without: 412 kept, replayed.
+    await post(t, { id: 2, name: 'there' }, undefined);
+    const conditions: Array<Record<string, string>> = [{ 'if-match': '"999999"' }, { 'if-match': '"999999"', 'if-none-match': '*' }];
+    for (const headers of conditions) {
+      const key = `if-match ${Object.keys(headers).length}`;
+      const failed = await post(t, { id: 2, name: 'x' }, key, { headers });
+      assertError(failed, 412, 'If-Match');
+      assertReplayOf(await post(t, { id: 2, name: 'x' }, key, { headers }), failed);
+    }
+    // If-Match naming the current version and If-None-Match: *: the plant exists, 412 kept.
+    const current = String((await t.call('GET', '/plants/2')).headers.etag);
+    const both = { 'if-match': current, 'if-none-match': '*' };
+    const exists = await post(t, { id: 2, name: 'x' }, 'both', { headers: both });
+    assertError(exists, 412, 'already exists');
+    assertReplayOf(await post(t, { id: 2, name: 'x' }, 'both', { headers: both }), exists);
   });
 
   it('keeps nothing for a request refused before it ran (400, 401, 403, 413, 415, 429): the corrected one runs with the key', async () => {
