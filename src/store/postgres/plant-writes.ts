@@ -209,6 +209,14 @@ async function applyConditionalPut(
   feed: FeedContext,
   traceparent: string | undefined,
 ): Promise<Applied> {
+  if (ifMatch !== undefined && createOnly) {
+    // Both: If-Match is judged first, then If-None-Match: * refuses the plant it found (RFC 9110 §13.2.2), as on SQLite: never a write.
+    const { rows } = await query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1::bigint AND ${MATCHES(2)}) AS found`, [
+      int8(plant.id),
+      ifMatchParam(ifMatch),
+    ]);
+    return { results: [{ outcome: rows[0]!.found ? 'exists' : 'precondition-failed' }], queued: 0, events: 0, eventKey: feed.key };
+  }
   const at = Date.now();
   const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];
   if (ifMatch !== undefined) {
