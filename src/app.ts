@@ -10,6 +10,7 @@ import { FeedEventSchema } from './events/schema.js';
 import { requireRouteAuth } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { installRequestHooks } from './http/hooks.js';
+import { Idempotency } from './http/idempotency.js';
 import { installJsonParser } from './http/json.js';
 import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
@@ -80,15 +81,18 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
   let openApi: object | undefined;
-  await app.register(plantRoutes, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
+  // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
+  const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
+  await app.register(plantRoutes, { plants: store.plants, idempotency, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
+    idempotency,
     bodyLimit: settings.importBodyLimit,
     maxRowBytes: settings.importMaxRowBytes,
     timeoutMs: settings.importTimeoutMs,
     deadlines,
   });
-  await app.register(webhookRoutes, { webhooks: store.webhooks, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
+  await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   const feed = new Feed(
     store.events,
     store.tokens,

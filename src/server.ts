@@ -10,6 +10,7 @@ import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
 import { createLogger, logDestination } from './logging/logger.js';
 import { RequestPressure } from './http/request-pressure.js';
+import { sweepExpiredKeys } from './http/idempotency.js';
 import type { Metrics } from './metrics/registry.js';
 import { listenForScrapes, type ScrapeAddress } from './metrics/server.js';
 import { tracesUrl } from './config/tracing.js';
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
   if (metrics) {
     metrics.watchBacklog(() => store.webhooks.countPending());
     metrics.watchSearchIndex(() => store.searchIndex.lag());
+    metrics.watchIdempotencyKeys(() => store.idempotency.count());
     dispatcher.onAttempt(metrics.onDeliveryAttempt);
   }
   await services.start({ name: 'webhook deliveries', start: () => dispatcher.start(), stop: () => dispatcher.stop(DELIVERY_GRACE_MS) });
@@ -122,6 +124,12 @@ async function main(): Promise<void> {
     name: 'events retention sweep',
     start: () => void (stopSweeping = sweepExpiredEvents(store.events, config.eventsRetentionDays, app.log)),
     stop: () => stopSweeping(),
+  });
+  let stopKeySweep = (): void => undefined;
+  await services.start({
+    name: 'idempotency keys sweep',
+    start: () => void (stopKeySweep = sweepExpiredKeys(store.idempotency, config.idempotencyKeyTtlSeconds * 1000, app.log)),
+    stop: () => stopKeySweep(),
   });
   // Scheduled backups (BACKUP_DIR): by this process, unless it is one of several workers (the primary takes them).
   if (!cluster.isWorker && config.backupDir !== '') await services.start(await backupService(config, app.log, metrics?.registry));

@@ -137,6 +137,30 @@ describe('GET /openapi.json', async () => {
     }
   });
 
+  it('declares Idempotency-Key on every POST, with its 409 and 422 and the Idempotent-Replayed answer header', () => {
+    const posts = Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, item]) =>
+      item.post ? [[path, item.post] as const] : [],
+    );
+    assert.deepEqual(posts.map(([path]) => path).sort(), [
+      '/plants',
+      '/plants/import',
+      '/webhooks',
+      '/webhooks/{id}/replay',
+      '/webhooks/{id}/rotate-secret',
+    ]);
+    for (const [path, post] of posts) {
+      const header = (post.parameters as Json[]).find((p) => p.in === 'header' && p.name === 'idempotency-key');
+      assert.ok(header, `POST ${path} declares the header`);
+      assert.equal(header.required, false);
+      assert.equal(header.schema.type, 'string');
+      assert.match(header.description, /IDEMPOTENCY_KEY_TTL/);
+      for (const status of ['409', '422']) assert.ok(post.responses[status], `POST ${path} documents ${status}`);
+      const success = Object.keys(post.responses).find((status) => status.startsWith('2'))!;
+      assert.ok(post.responses[success].headers['Idempotent-Replayed'], `POST ${path} ${success} names Idempotent-Replayed`);
+    }
+    assert.match(doc.info.description, /## Retrying safely/);
+  });
+
   it('every plant operation needs bearerAuth; the public ones say security: []', () => {
     for (const key of PLANT_OPERATIONS) {
       const security = op(key).security;

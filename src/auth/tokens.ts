@@ -48,6 +48,8 @@ const CACHE_MAX = 10_000;
  */
 export class TokenVerifier {
   private readonly staticHashes: Buffer[];
+  /** Each static token's principal: its own id, so that what is kept per token (Idempotency-Keys, rate limits) is its own. */
+  private readonly staticPrincipals: Principal[];
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
 
   constructor(
@@ -56,6 +58,12 @@ export class TokenVerifier {
     private readonly jwt?: JwtVerifier,
   ) {
     this.staticHashes = staticTokens.map(hashToken);
+    // `static:` and the first 48 bits of its hash: stable across restarts and orders, telling nothing of the secret.
+    this.staticPrincipals = this.staticHashes.map((hash) => ({
+      tokenId: `static:${hash.subarray(0, 6).toString('hex')}`,
+      scopes: SCOPES,
+      source: 'static',
+    }));
   }
 
   /** The principal, or why the token is refused. Synchronous when the answer is known without the store or a JWT check. */
@@ -63,12 +71,14 @@ export class TokenVerifier {
     const cached = this.cache.get(secret);
     if (cached !== undefined && cached.until > Date.now()) return cached.principal;
     const hash = hashToken(secret);
-    let isStatic = false;
+    let found: Principal | undefined;
     // Compare against every static hash, in constant time, whatever matches.
-    for (const known of this.staticHashes) isStatic = timingSafeEqual(known, hash) || isStatic;
-    if (isStatic) {
-      this.remember(secret, STATIC_PRINCIPAL, Infinity);
-      return STATIC_PRINCIPAL;
+    this.staticHashes.forEach((known, i) => {
+      if (timingSafeEqual(known, hash)) found = this.staticPrincipals[i];
+    });
+    if (found !== undefined) {
+      this.remember(secret, found, Infinity);
+      return found;
     }
     if (this.jwt !== undefined && looksLikeJwt(secret)) {
       return this.jwt.verify(secret).then((verified) => {
@@ -93,5 +103,3 @@ export class TokenVerifier {
     this.cache.set(secret, { principal, until });
   }
 }
-
-const STATIC_PRINCIPAL: Principal = { tokenId: 'static', scopes: SCOPES, source: 'static' };

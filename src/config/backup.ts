@@ -9,8 +9,8 @@ const MIN_INTERVAL_SECONDS = 1;
 /** The longest: a month (beyond, a backup is too old to be worth scheduling). */
 const MAX_INTERVAL_SECONDS = 30 * 86_400;
 
-/** `30s`, `30m`, `6h`, `1d` or a bare number of seconds, as whole seconds within the bounds. */
-function parseInterval(text: string): number {
+/** `30s`, `30m`, `6h`, `1d` or a bare number of seconds, as whole seconds from 1s to 30d (IDEMPOTENCY_KEY_TTL reads its text so too). */
+export function parseInterval(text: string): number {
   const match = /^\s*(\d{1,9})\s*([smhd]?)\s*$/i.exec(text);
   if (!match) throw new Error(`must be a duration such as 30m, 6h or 1d (s, m, h or d; a bare number is seconds), got "${text}"`);
   const seconds = Number(match[1]) * UNIT_SECONDS[(match[2]?.toLowerCase() || 's') as keyof typeof UNIT_SECONDS];

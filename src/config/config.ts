@@ -2,6 +2,7 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { AUTH_SETTINGS } from './auth.js';
 import { BACKUP_SETTINGS } from './backup.js';
 import { EVENT_SETTINGS } from './events.js';
+import { IDEMPOTENCY_SETTINGS } from './idempotency.js';
 import { readSetting } from './read.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './server.js';
 import type { Setting } from './setting.js';
@@ -24,6 +25,7 @@ export const SETTINGS = {
   ...STORE_SETTINGS,
   ...AUTH_SETTINGS,
   ...SERVER_SETTINGS,
+  ...IDEMPOTENCY_SETTINGS,
   ...WEBHOOK_SETTINGS,
   ...EVENT_SETTINGS,
   ...BACKUP_SETTINGS,

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { parseJson } from '@plant-store/client/json';
 import { HttpError } from './errors.js';
+import { noteKeyedBody } from './idempotency.js';
 import { checkJsonDepth, JsonDepthError } from './json-depth.js';
 import { JSON_MEDIA_TYPES } from './media-types.js';
 
@@ -58,7 +59,9 @@ export function parseJsonText(text: string, what = 'the row'): unknown {
  */
 export function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    // A keyed POST's body, as sent, is part of its fingerprint (http/idempotency.ts).
+    if (request.headers['idempotency-key'] !== undefined) noteKeyedBody(request, body as Buffer);
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {

@@ -21,13 +21,14 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 /**
  * The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers): every
  * one the API takes or answers beyond the CORS-safelisted ones, so a browser client can make conditional
- * requests (ETag, If-Match, If-None-Match), ask for counts (Prefer, X-Total-Count) and resume the change
- * feed (Last-Event-ID) as any other.
+ * requests (ETag, If-Match, If-None-Match), ask for counts (Prefer, X-Total-Count), resume the change
+ * feed (Last-Event-ID) and retry a POST safely (Idempotency-Key, Idempotent-Replayed) as any other.
  */
-const CORS_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, last-event-id, prefer';
+const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer';
 const CORS_EXPOSED_HEADERS = [
   'content-disposition',
   'etag',
+  'idempotent-replayed',
   'link',
   'location',
   'preference-applied',

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitObserver } from '../store/store.js';
 import type { FeedObserver } from '../events/feed.js';
+import type { IdempotencyObserver } from '../http/idempotency.js';
 import type { AttemptRecord } from '../store/webhook-store.js';
 import type { Scrape } from './server.js';
 
@@ -32,6 +33,8 @@ export class Metrics {
   private readonly deliveries: Counter<'outcome'>;
   private readonly streams: Gauge;
   private readonly eventsSent: Counter;
+  private readonly replays: Counter;
+  private readonly keyConflicts: Counter<'reason'>;
 
   constructor() {
     const registers = [this.registry];
@@ -74,6 +77,18 @@ export class Metrics {
       help: 'Events written into event streams (one per event and stream)',
       registers,
     });
+    this.replays = new Counter({
+      name: 'plant_store_idempotency_replays_total',
+      help: 'POSTs answered with the answer kept under their Idempotency-Key (Idempotent-Replayed: true), nothing done again',
+      registers,
+    });
+    this.keyConflicts = new Counter({
+      name: 'plant_store_idempotency_conflicts_total',
+      help: 'POSTs refused for their Idempotency-Key: running (409, the first request with it still runs) or another-request (422)',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['running', 'another-request']) this.keyConflicts.inc({ reason }, 0);
     // Event-loop lag, heap, GC, CPU, memory, handles: prom-client's standard names (process_*, nodejs_*).
     collectDefaultMetrics({ register: this.registry });
   }
@@ -89,6 +104,25 @@ export class Metrics {
     streams: (open) => this.streams.set(open),
     sent: (events) => this.eventsSent.inc(events),
   };
+
+  /** Told of what Idempotency-Keys did (given to the app as its IdempotencyObserver). */
+  readonly idempotency: IdempotencyObserver = {
+    replayed: () => this.replays.inc(),
+    conflict: (reason) => this.keyConflicts.inc({ reason }),
+  };
+
+  /** Adds `plant_store_idempotency_keys`, read from the store at every scrape: the answers kept now, shared by every instance. */
+  watchIdempotencyKeys(count: () => Promise<number>): void {
+    new Gauge({
+      name: 'plant_store_idempotency_keys',
+      help: 'Answers kept under Idempotency-Keys now (not expired), as the database holds them',
+      aggregator: 'max',
+      registers: [this.registry],
+      async collect() {
+        this.set(await withTimeout(count(), BACKLOG_TIMEOUT_MS).catch(() => NaN));
+      },
+    });
+  }
 
   /** Counts one webhook delivery attempt by what the dispatcher decided of it. */
   readonly onDeliveryAttempt = (record: Pick<AttemptRecord, 'outcome'>): void => {

@@ -16,10 +16,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Error response: missing, malformed, unknown or revoked bearer token, or an invalid JWT',
   403: 'Error response: the token lacks the scope this operation needs',
   404: 'Error response: nothing with this id',
-  409: 'Error response: a conflict with what is stored; nothing changed',
+  409: 'Error response: a conflict with what is stored, nothing changed; or a request with the same Idempotency-Key still runs (retry once it is answered)',
   412: 'Error response: a precondition failed (If-Match names no current version, or If-None-Match: * and the plant exists); nothing changed',
   413: 'Error response: the body is larger than the limit',
   415: 'Error response: the body is not of a media type this operation takes (the message names those it takes)',
+  422: 'Error response: the Idempotency-Key was used for another request (method, path, query or body); nothing done',
   429: 'Error response: too many requests from this token (or address, without one) this minute (`RATE_LIMIT_PER_MINUTE`, when set)',
   503: 'Error response: the store is unavailable, or the service is overloaded; retry after Retry-After seconds',
 };

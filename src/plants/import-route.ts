@@ -3,13 +3,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants, type ImportFormat } from './import.js';
-import { ImportQuery, ImportResult, NewPlant } from './schema.js';
+import { importPlants, importPlantsKept, type ImportFormat } from './import.js';
+import { drainBody, IMPORT_ANSWERS } from './keyed.js';
+import { ImportHeaders, ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
   plants: PlantStore;
+  idempotency: Idempotency;
   /** IMPORT_BODY_LIMIT. */
   bodyLimit: number;
   /** IMPORT_MAX_ROW_BYTES. */
@@ -38,7 +41,7 @@ function clientWentAway(body: IncomingMessage, error: unknown): boolean {
  */
 export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (
   app,
-  { plants, bodyLimit, maxRowBytes, timeoutMs, deadlines },
+  { plants, idempotency, bodyLimit, maxRowBytes, timeoutMs, deadlines },
   done,
 ) => {
   app.removeAllContentTypeParsers();
@@ -57,6 +60,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         tags: ['plants'],
         summary: 'Imports many plants at once, all or nothing: NDJSON (one NewPlant per line), a JSON array of NewPlants or CSV, streamed',
         querystring: ImportQuery,
+        headers: ImportHeaders,
         requestBodyDoc: {
           [MEDIA_TYPES.ndjson]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
           [MEDIA_TYPES.json]: { schema: Type.Array(NewPlant) },
@@ -68,29 +72,43 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
             },
           },
         },
-        response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503) },
+        response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: {
           200: 'Every row stored: how many plants were created and replaced (distinct ids; a repeated id: the last row wins)',
           400: 'Error response: a row is not a valid NewPlant, or is longer than IMPORT_MAX_ROW_BYTES (the message names its line, 1-based, or its element, 0-based, and each field at fault); nothing stored',
-          409: 'Error response: mode=create-only and an id exists already; nothing stored',
+          409: 'Error response: mode=create-only and an id exists already, nothing stored; or a request with this Idempotency-Key is still running',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
+        responseHeaders: { 200: REPLAYED_HEADER },
         errorExamples: {
           400: ['line 2: name is required', 'element 0: id must be an integer'],
-          409: new ImportConflictError(1).message,
+          409: [new ImportConflictError(1).message, KEY_EXAMPLES[409]],
+          422: KEY_EXAMPLES[422],
           413: new ImportTooLargeError(bodyLimit).message,
         },
       },
     },
     async (request, reply) => {
-      const format = formatOf(request.headers['content-type']);
+      const options = {
+        format: formatOf(request.headers['content-type']),
+        createOnly: request.query.mode === 'create-only',
+        limit: bodyLimit,
+        maxRowBytes,
+      };
+      const body = request.body as Readable;
+      const key = request.headers['idempotency-key'];
       try {
-        const result = await importPlants(plants, request.body as Readable, {
-          format,
-          createOnly: request.query.mode === 'create-only',
-          limit: bodyLimit,
-          maxRowBytes,
-        });
+        if (key !== undefined) {
+          // The body's fingerprint is made as it streams (no copy of it is held), complete at the commit.
+          return await idempotency.runStreamed(
+            request,
+            reply,
+            key,
+            (update) => drainBody(body, bodyLimit, update),
+            ({ update, claim }) => importPlantsKept(plants, body, { ...options, onBytes: update }, () => ({ ...claim(), answers: IMPORT_ANSWERS })),
+          );
+        }
+        const result = await importPlants(plants, body, options);
         return await reply.send(result);
       } catch (error) {
         if (clientWentAway(request.raw, error)) {

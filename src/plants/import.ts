@@ -3,7 +3,8 @@ import { parseJsonText } from '../http/json.js';
 import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
-import type { ImportResult, PlantStore } from '../store/store.js';
+import type { ImportResult, PlantImport, PlantStore } from '../store/store.js';
+import type { KeepAnswer, KeptAnswer } from '../store/idempotency.js';
 import type { StoredPlant } from '../model/plant.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { csvColumns, csvId, fromCsvCell } from './csv-cells.js';
@@ -47,14 +48,15 @@ function checked(value: unknown, where: string): StoredPlant {
   return tag === undefined ? { id, name } : { id, name, tag };
 }
 
-/** Text from bytes, strictly UTF-8 across chunk boundaries, the body limit enforced. */
-async function* text(source: AsyncIterable<Buffer | string>, limit: number): AsyncGenerator<string> {
+/** Text from bytes, strictly UTF-8 across chunk boundaries, the body limit enforced; each chunk told to `onBytes` as it comes. */
+async function* text(source: AsyncIterable<Buffer | string>, limit: number, onBytes?: (chunk: Buffer) => void): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let bytes = 0;
   for await (const chunk of source) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     bytes += buffer.length;
     if (bytes > limit) throw new ImportTooLargeError(limit);
+    onBytes?.(buffer);
     try {
       yield decoder.decode(buffer, { stream: true });
     } catch {
@@ -155,6 +157,8 @@ export interface ImportOptions {
   maxRowBytes: number;
   /** Told the rows staged so far, after each chunk (the CLI's progress line). */
   progress?: (rows: number) => void;
+  /** Told each piece of the body as it arrives, before it is parsed (a keyed import's fingerprint). */
+  onBytes?: (chunk: Buffer) => void;
 }
 
 /**
@@ -162,10 +166,34 @@ export interface ImportOptions {
  * ImportRowError; a create-only import that names an existing id with ImportConflictError (from the
  * store); nothing is stored in either case.
  */
-export async function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<ImportResult> {
+export function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<ImportResult> {
+  return stageAll(plants, source, options, (session) => session.commit({ createOnly: options.createOnly }));
+}
+
+/**
+ * importPlants under an Idempotency-Key: its answer, kept with it (store/idempotency.ts; a create-only
+ * conflict keeps its answer too), or the one the key has already, with nothing stored. `keep` is asked
+ * for once the whole body has been read (its fingerprint is complete then).
+ */
+export function importPlantsKept(
+  plants: PlantStore,
+  source: AsyncIterable<Buffer | string>,
+  options: ImportOptions,
+  keep: () => KeepAnswer<'import'>,
+): Promise<KeptAnswer> {
+  return stageAll(plants, source, options, (session) => session.commitKept({ createOnly: options.createOnly }, keep()));
+}
+
+/** Stages every row of `source`, then `commit`s; whatever happens, nothing staged is left behind. */
+async function stageAll<T>(
+  plants: PlantStore,
+  source: AsyncIterable<Buffer | string>,
+  options: ImportOptions,
+  commit: (session: PlantImport) => Promise<T>,
+): Promise<T> {
   const session = await plants.startImport();
   try {
-    const decoded = text(source, options.limit);
+    const decoded = text(source, options.limit, options.onBytes);
     const rows = ROWS[options.format](decoded, options.maxRowBytes);
     let staged = 0;
     for await (const chunk of chunks(rows)) {
@@ -173,7 +201,7 @@ export async function importPlants(plants: PlantStore, source: AsyncIterable<Buf
       staged += chunk.length;
       options.progress?.(staged);
     }
-    return await session.commit({ createOnly: options.createOnly });
+    return await commit(session);
   } finally {
     await session.abort();
   }

@@ -1,6 +1,8 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { keyedCreate } from './keyed.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
@@ -92,8 +94,12 @@ const LIST_HEADERS = {
 };
 
 /** EXPORT_IDLE_TIMEOUT_MS: none, no limit (the benchmarks' bare routes). */
-export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; exportIdleTimeoutMs?: number }> = (app, options, done) => {
-  const { plants, exportIdleTimeoutMs } = options;
+export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; idempotency: Idempotency; exportIdleTimeoutMs?: number }> = (
+  app,
+  options,
+  done,
+) => {
+  const { plants, idempotency, exportIdleTimeoutMs } = options;
   app.post(
     '/plants',
     {
@@ -104,19 +110,20 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; exp
         summary: 'Creates a new plant in the store (or replaces the plant with that id)',
         headers: CreateHeaders,
         body: NewPlant,
-        response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
+        response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'Plant response' },
-        responseHeaders: { 200: ETAG_HEADER },
-        errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED] },
+        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER } },
+        errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED], ...KEY_EXAMPLES },
       },
     },
     async (request, reply) => {
       const { id, name, tag } = request.body;
       const condition = ifMatch(request.headers['if-match']);
-      const result = await plants.put(tag === undefined ? { id, name } : { id, name, tag }, {
-        createOnly: createOnly(request.headers['if-none-match']),
-        ifMatch: condition,
-      });
+      const plant = tag === undefined ? { id, name } : { id, name, tag };
+      const options = { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition };
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) return keyedCreate(idempotency, { request, reply, key }, plant, options, { exists, preconditionFailed });
+      const result = await plants.put(plant, options);
       if (result.outcome === 'exists') throw exists(id);
       if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
       return reply.code(200).header('etag', etag(result.version)).send({ name, tag });

@@ -1,4 +1,5 @@
 import { Query } from '../http/strict-query.js';
+import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from '../model/plant.js';
@@ -112,6 +113,7 @@ const IfNoneMatchCreate = Type.String({ description: 'With `*`, only creates: an
 export const CreateHeaders = Type.Object({
   'if-none-match': Type.Optional(IfNoneMatchCreate),
   'if-match': Type.Optional(IfMatch),
+  ...IdempotencyKeyHeaders,
 });
 
 export const ReadHeaders = Type.Object({
@@ -120,6 +122,9 @@ export const ReadHeaders = Type.Object({
 
 export const ReplaceHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchCreate) });
 export const ChangeHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
+
+/** POST /plants/import: its body streams, its media type is its format; the Idempotency-Key. */
+export const ImportHeaders = Type.Object({ ...IdempotencyKeyHeaders });
 
 export const ImportQuery = Query({
   mode: Type.Optional(

@@ -2,6 +2,7 @@ import type { Scope } from '../model/scopes.js';
 import type { PlantId } from '../model/plant-id.js';
 import type { StoredPlant } from '../model/plant.js';
 import type { EventStore } from './event-store.js';
+import type { IdempotencyStore, KeepAnswer, KeptAnswer } from './idempotency.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -23,6 +24,8 @@ export interface Store {
   readonly events: EventStore;
   /** The index of names that q is found through. */
   readonly searchIndex: SearchIndex;
+  /** Answers kept for Idempotency-Keys, and the POST writes that keep one (idempotency.ts). */
+  readonly idempotency: IdempotencyStore;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
    * instances (PostgreSQL). Absent: the service counts in its own memory.
@@ -169,6 +172,12 @@ export interface PlantImport {
   add(rows: StoredPlant[]): Promise<void>;
   /** With createOnly, refuses (ImportConflictError) when any id exists already, storing nothing. */
   commit(options: { createOnly: boolean }): Promise<ImportResult>;
+  /**
+   * `commit`, keeping the answer under an Idempotency-Key (idempotency.ts) in the same transaction: a
+   * create-only conflict keeps its answer too, with nothing else stored. When the key has an answer
+   * already, nothing is stored and that answer comes back.
+   */
+  commitKept(options: { createOnly: boolean }, keep: KeepAnswer<'import'>): Promise<KeptAnswer>;
   /** Drops what was staged. Safe to call more than once, and after commit. */
   abort(): Promise<void>;
 }

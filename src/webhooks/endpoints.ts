@@ -1,4 +1,4 @@
-import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
+import type { NewEndpointRecord, WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { newId } from '../model/ids.js';
 import { checkWebhookUrl, type Resolver } from './network-guard.js';
@@ -17,19 +17,34 @@ export interface EndpointRules {
  */
 export async function registerEndpoint(
   webhooks: WebhookStore,
-  input: { url: string; events?: EventType[] | undefined; description?: string | undefined },
+  input: EndpointInput,
   rules: EndpointRules,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const record = await newEndpoint(input, rules);
+  return { endpoint: await webhooks.createEndpoint(record), secret: record.secret };
+}
+
+export interface EndpointInput {
+  url: string;
+  events?: EventType[] | undefined;
+  description?: string | undefined;
+}
+
+/** The endpoint registerEndpoint stores (its URL checked), before it is stored. */
+export async function newEndpoint(input: EndpointInput, rules: EndpointRules): Promise<NewEndpointRecord> {
   const url = await checkWebhookUrl(input.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver });
-  const secret = newSecret();
-  const endpoint = await webhooks.createEndpoint({
+  return {
     id: newId('ep'),
     // Stored as parsed, never as sent (a CR or LF in the text would otherwise be kept and shown).
     url: url.href,
     events: input.events ?? [...EVENT_TYPES],
     description: input.description,
-    secret,
+    secret: newSecret(),
     createdAt: Date.now(),
-  });
-  return { endpoint, secret };
+  };
+}
+
+/** The endpoint as the store will read it back once stored (enabled, a description only when it has one). */
+export function storedEndpoint({ id, url, events, description, createdAt }: NewEndpointRecord): WebhookEndpoint {
+  return { id, url, events, ...(description === undefined ? {} : { description }), enabled: true, createdAt };
 }

@@ -1,9 +1,11 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { errorAnswer, JSON_TYPE, jsonAnswer, KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { slot } from '../store/idempotency.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
-import { registerEndpoint, type EndpointRules } from './endpoints.js';
+import { newEndpoint, registerEndpoint, storedEndpoint, type EndpointRules } from './endpoints.js';
 import { checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
@@ -13,6 +15,7 @@ import {
   EndpointIdParams,
   EndpointListQuery,
   EndpointPatch,
+  KeyedHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
   ReplayRequest,
@@ -27,6 +30,7 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
+  idempotency: Idempotency;
 }
 
 function notFound(id: string): HttpError {
@@ -42,7 +46,7 @@ const UNTIL_BEFORE_SINCE = 'body.until must not be before body.since';
  * replay failed messages. All need the `webhooks:manage` scope. A URL must reach a public address unless
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
-export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, ...rules }, done) => {
+export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, idempotency, ...rules }, done) => {
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
    * rule it broke go to the log only (a warning: someone may be probing the internal network).
@@ -65,13 +69,30 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Registers a webhook endpoint (its signing secret is in this answer only)',
         body: NewEndpoint,
-        response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503) },
+        headers: KeyedHeaders,
+        response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
-        errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'] },
-        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } } },
+        errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'], ...KEY_EXAMPLES },
+        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER } },
       },
     },
     async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) {
+        // The URL is checked only when the request runs: a retry of one that ran gets its answer.
+        return idempotency.run(
+          request,
+          reply,
+          key,
+          async (claim) => {
+            const record = await newEndpoint(request.body, rules).catch(asBadUrl(request));
+            const { secret, id } = record;
+            const created = jsonAnswer(reply, 201, { ...endpointView(storedEndpoint(record)), secret }, { location: `/webhooks/${id}` });
+            return idempotency.store.createEndpoint(record, { ...claim, answers: { created } });
+          },
+          { findFirst: true },
+        );
+      }
       const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl(request));
       return reply
         .code(201)
@@ -183,13 +204,22 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Makes a new signing secret; for 24 hours deliveries carry signatures with both, the new one first',
         params: EndpointIdParams,
-        response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503) },
+        headers: KeyedHeaders,
+        response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
-        errorExamples: { 404: NOT_FOUND },
+        responseHeaders: { 200: REPLAYED_HEADER },
+        errorExamples: { 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },
     async (request, reply) => {
       const secret = newSecret();
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) {
+        const answers = { rotated: jsonAnswer(reply, 200, { secret }), 'not-found': errorAnswer(404, notFound(request.params.id).message) };
+        return idempotency.run(request, reply, key, (claim) =>
+          idempotency.store.rotateSecret(request.params.id, secret, Date.now() + ROTATION_OVERLAP_MS, { ...claim, answers }),
+        );
+      }
       if (!(await webhooks.rotateSecret(request.params.id, secret, Date.now() + ROTATION_OVERLAP_MS))) throw notFound(request.params.id);
       return reply.send({ secret });
     },
@@ -232,15 +262,25 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
         params: EndpointIdParams,
         body: ReplayRequest,
-        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+        headers: KeyedHeaders,
+        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
-        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND },
+        responseHeaders: { 202: REPLAYED_HEADER },
+        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },
     async (request, reply) => {
       const since = Date.parse(request.body.since);
       const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
       if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) {
+        const answers = {
+          requeued: { status: 202, headers: { 'content-type': JSON_TYPE }, body: `{"requeued":${slot('requeued')}}` },
+          'not-found': errorAnswer(404, notFound(request.params.id).message),
+        };
+        return idempotency.run(request, reply, key, (claim) => idempotency.store.replay(request.params.id, since, until, { ...claim, answers }));
+      }
       const requeued = await webhooks.replay(request.params.id, since, until);
       if (requeued === undefined) throw notFound(request.params.id);
       return reply.code(202).send({ requeued });

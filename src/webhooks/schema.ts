@@ -1,4 +1,5 @@
 import { Query } from '../http/strict-query.js';
+import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Int64, STORABLE_TEXT } from '../model/plant.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
@@ -60,7 +61,8 @@ export const Secret = Type.String({
 export const CreatedEndpoint = Type.Object({ ...endpointFields, secret: Secret }, { description: 'CreatedWebhookEndpoint' });
 export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'RotatedSecret' });
 
-export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The endpoint id' }) });
+// Text PostgreSQL can hold (no U+0000): an id it cannot is a 400, not a failed statement (500).
+export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: STORABLE_TEXT, description: 'The endpoint id' }) });
 
 export const EndpointListQuery = Query({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
@@ -109,3 +111,6 @@ export const ReplayRequest = Type.Object(
   { description: 'WebhookReplay' },
 );
 export const ReplayResult = Type.Object({ requeued: Type.Integer({ minimum: 0 }) }, { description: 'WebhookReplayResult' });
+
+/** The headers of the POST routes: the Idempotency-Key. */
+export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });

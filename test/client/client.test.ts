@@ -31,6 +31,20 @@ describe('the client against a live server', async () => {
     assert.deepEqual((await t.store.plants.get(1))?.plant, { id: 1, name: 'Monstera', tag: 'tropical' });
   });
 
+  it("sends an Idempotency-Key of the caller's: a retry gets the first answer, marked replayed, and nothing is done twice", async () => {
+    const key = crypto.randomUUID();
+    const register = () =>
+      client.POST('/webhooks', { params: { header: { 'idempotency-key': key } }, body: { url: 'https://93.184.215.14/client-hook' } });
+    const first = await register();
+    const retry = await register();
+    assert.equal(first.response.status, 201);
+    assert.deepEqual(retry.data, first.data, 'the same endpoint and secret');
+    assert.equal(retry.response.headers.get('idempotent-replayed'), 'true');
+    const other = await client.POST('/webhooks', { params: { header: { 'idempotency-key': key } }, body: { url: 'https://93.184.215.14/other' } });
+    assert.equal(other.response.status, 422);
+    assert.match(other.error?.message ?? '', /Idempotency-Key/);
+  });
+
   it('reads it: GET /plants/{id}, a safe id as a number', async () => {
     const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: 1 } } });
     assert.equal(response.status, 200);

@@ -20,6 +20,7 @@ function failingStore(error: () => Error): Store {
     events: real.events,
     searchIndex: real.searchIndex,
     writeBatches: real.writeBatches,
+    idempotency: real.idempotency,
     ping: () => real.ping(),
     close: () => real.close(),
   };

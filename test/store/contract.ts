@@ -58,6 +58,21 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('with ifMatch and createOnly together writes nothing: exists when the version matches, else precondition-failed', async () => {
+      const store = await open();
+      try {
+        const { version } = (await store.plants.put({ id: 8, name: 'a' })) as { version: number };
+        assert.equal((await store.plants.put({ id: 8, name: 'b' }, { createOnly: true, ifMatch: [version] })).outcome, 'exists');
+        assert.equal((await store.plants.put({ id: 8, name: 'b' }, { createOnly: true, ifMatch: '*' })).outcome, 'exists');
+        assert.equal((await store.plants.put({ id: 8, name: 'b' }, { createOnly: true, ifMatch: [version + 1] })).outcome, 'precondition-failed');
+        assert.equal((await store.plants.put({ id: 9, name: 'b' }, { createOnly: true, ifMatch: '*' })).outcome, 'precondition-failed');
+        assert.deepEqual(await store.plants.get(8), { plant: { id: 8, name: 'a' }, version });
+        assert.equal(await store.plants.get(9), undefined);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('with createOnly leaves an existing plant as it is', async () => {
       const store = await open();
       try {

@@ -4,6 +4,9 @@ import type { Query, QueryBy, Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { BatchCounts, CommitObserver } from '../store.js';
+import type { KeepAnswer } from '../idempotency.js';
+import type { StoredPlant } from '../../model/plant.js';
+import { applyKeptPlainPuts, isKeptPlainPut } from './kept-puts.js';
 import { ALONE, COMMIT_STATEMENT, type FeedContext } from './feed.js';
 
 /**
@@ -26,8 +29,8 @@ interface Pending {
   caller?: object | undefined;
 }
 
-/** A run of plain puts of distinct ids (one statement), or one other write. */
-type Segment = { puts: Pending[] } | { one: Pending };
+/** A run of plain puts of distinct ids (one statement; or, all under distinct Idempotency-Keys, four), or one other write. */
+type Segment = { puts: Pending[]; kept: boolean } | { one: Pending };
 
 export interface BatchSettings {
   /** Batches being committed at once, at most. */
@@ -51,23 +54,32 @@ function isRetryable(error: unknown): boolean {
   return false;
 }
 
-/** Splits a batch, in order, into runs of plain puts whose ids differ, and single other writes. */
+/** Splits a batch, in order, into runs of plain puts whose ids differ (keyed and not apart, keys differing too), and single other writes. */
 function segments(batch: Pending[]): Segment[] {
   const result: Segment[] = [];
   let puts: Pending[] = [];
+  let kept = false;
   let ids = new Set<string>();
+  let keys = new Set<string>();
   const close = () => {
-    if (puts.length > 0) result.push({ puts });
+    if (puts.length > 0) result.push({ puts, kept });
     puts = [];
     ids = new Set();
+    keys = new Set();
   };
   for (const pending of batch) {
     const { write } = pending;
-    if (isPlainPut(write)) {
-      // The same plant twice in one upsert is not allowed (and each write must see the one before).
-      const key = String(write.plant.id);
-      if (ids.has(key)) close();
-      ids.add(key);
+    const keyed = isKeptPlainPut(write);
+    if (keyed || isPlainPut(write)) {
+      if (keyed !== kept) close();
+      kept = keyed;
+      // The same plant twice in one upsert is not allowed (and each write must see the one before); so
+      // for a key, whose second use must find the first's answer.
+      const id = String(write.plant.id);
+      const key = keyed ? `${write.keep.owner}\u0000${write.keep.key}` : '';
+      if (ids.has(id) || keys.has(key)) close();
+      ids.add(id);
+      if (keyed) keys.add(key);
       puts.push(pending);
     } else {
       close();
@@ -82,8 +94,15 @@ function segments(batch: Pending[]): Segment[] {
 function apply(query: Query, segment: Segment, feed: FeedContext, tracer: BatchTracer | undefined): Promise<Applied> {
   const traceOf = (pending: Pending) => (tracer && pending.caller ? tracer.traceparent(pending.caller) : undefined);
   if (!('puts' in segment)) return applyOne(query, segment.one.write, feed, traceOf(segment.one));
-  const plants = segment.puts.map((p) => (p.write as Extract<PlantWrite, { kind: 'put' }>).plant);
-  return applyPlainPuts(query, plants, feed, tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined);
+  const puts = segment.puts.map((p) => p.write as Extract<PlantWrite, { kind: 'put' }>);
+  const traces = tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined;
+  if (segment.kept) return applyKeptPlainPuts(query, puts as Array<{ plant: StoredPlant; keep: KeepAnswer<'put'> }>, feed, traces);
+  return applyPlainPuts(
+    query,
+    puts.map((put) => put.plant),
+    feed,
+    traces,
+  );
 }
 
 /** The segments in one transaction, each recording its events after the ones before; the last statement takes the commit's place in the feed. */
@@ -140,7 +159,7 @@ export class PostgresWriteBatcher {
     const started = performance.now();
     const first = parts[0]!;
     // One statement needs no transaction of its own: it is one.
-    const alone = parts.length === 1 && ('puts' in first || !needsTransaction(first.one.write));
+    const alone = parts.length === 1 && ('puts' in first ? !first.kept : !needsTransaction(first.one.write));
     for (let attempt = 1; ; attempt++) {
       try {
         const applied = alone

@@ -7,7 +7,9 @@ import { int8 } from './query.js';
 import { toPlant, type PlantRow } from '../rows.js';
 import { ImportConflictError, type ImportResult, type PlantImport } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
-import { toPlantId } from '../../model/plant-id.js';
+import { toPlantId, type PlantId } from '../../model/plant-id.js';
+import { outcomeOf, type KeptAnswer } from '../idempotency.js';
+import { claimKey, keepAnswer } from './kept-answers.js';
 
 /** The import's transaction may idle this long between chunks (a slow upload), and statements take as long as they need. */
 const IMPORT_SESSION = `SET LOCAL idle_in_transaction_session_timeout = '10min'; SET LOCAL statement_timeout = 0`;
@@ -39,6 +41,19 @@ const ANNOUNCE = `WITH m AS (SELECT * FROM unnest($1::text[], $2::text[], $3::te
   ${keyCte(5)},
   ${eventsCte({ from: 'm', ord: '$6::int + m.ord', id: 'm.event_id', type: 'm.type', body: 'm.payload' })}
   SELECT (SELECT count(*) FROM q WHERE status = 'pending')::int AS queued, ${KEY_COLUMN}`;
+
+/** The key of an import's events and how many messages it queued. */
+interface Announced {
+  key: string | null;
+  queued: number;
+}
+
+/** A merge not committed yet: its counts, and what it announced. */
+interface Merged {
+  result: ImportResult;
+  total: number;
+  announced: Announced;
+}
 
 export interface ImportListeners {
   /** How many messages a committed import queued for delivery. */
@@ -92,7 +107,7 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
    * most of all; measured in bench/RESULTS.md). Answers the key of the import's events and how many
    * messages were queued.
    */
-  const announce = async (at: number, staged: string): Promise<{ key: string | null; queued: number }> => {
+  const announce = async (at: number, staged: string): Promise<Announced> => {
     let queuedNow = 0;
     let key: string | null = null;
     let recorded = 0;
@@ -142,13 +157,43 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
   };
 
   /** Places the import's events in the change feed, commits, and tells the listeners. */
-  const committed = async (total: number, replaced: number, announced: { key: string | null; queued: number }): Promise<ImportResult> => {
+  const committed = async ({ result, total, announced }: Merged): Promise<ImportResult> => {
     // Last: the import's place in the change feed, under the commit lock until COMMIT (feed.ts).
     if (total > 0) await run(COMMIT_STATEMENT, [announced.key]);
     await finish('COMMIT');
     listeners.queued(announced.queued);
     if (total > 0) listeners.recorded();
-    return { created: total - replaced, replaced };
+    return result;
+  };
+
+  /** Merges the staged plants into the store, uncommitted; or, create-only, finds an id that exists already and merges nothing. */
+  const merge = async (createOnly: boolean): Promise<Merged | { conflict: PlantId }> => {
+    const merged = (total: number, replaced: number, announced: Announced): Merged => ({
+      result: { created: total - replaced, replaced },
+      total,
+      announced,
+    });
+    if (await mergedIntoEmptyStore()) {
+      const { rows } = await run<{ total: string }>('SELECT count(*) AS total FROM import_stage');
+      return merged(Number(rows[0]!.total), 0, await announce(Date.now(), STAGED_CREATED));
+    }
+    if (createOnly) {
+      const { rows } = await run<{ id: string }>('SELECT s.id::text AS id FROM import_stage s JOIN plants p ON p.id = s.id LIMIT 1');
+      if (rows[0]) return { conflict: toPlantId(rows[0].id) };
+    }
+    const { rows: counts } = await run<{ total: string; replaced: string }>(
+      'SELECT count(*) AS total, count(p.id) AS replaced FROM import_stage s LEFT JOIN plants p ON p.id = s.id',
+    );
+    const total = Number(counts[0]!.total);
+    const replaced = Number(counts[0]!.replaced);
+    if (total === 0) return merged(0, 0, { key: null, queued: 0 });
+    const announced = await announce(Date.now(), STAGED);
+    // One version for the whole import: each plant's version still changes, and is never reused.
+    await run(
+      `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
+       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
+    );
+    return merged(total, replaced, announced);
   };
 
   return {
@@ -165,30 +210,27 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
       );
     },
     async commit({ createOnly }): Promise<ImportResult> {
-      if (await mergedIntoEmptyStore()) {
-        const { rows } = await run<{ total: string }>('SELECT count(*) AS total FROM import_stage');
-        return committed(Number(rows[0]!.total), 0, await announce(Date.now(), STAGED_CREATED));
+      const merged = await merge(createOnly);
+      if ('conflict' in merged) {
+        await finish('ROLLBACK');
+        throw new ImportConflictError(merged.conflict);
       }
-      if (createOnly) {
-        const { rows } = await run<{ id: string }>('SELECT s.id::text AS id FROM import_stage s JOIN plants p ON p.id = s.id LIMIT 1');
-        if (rows[0]) {
-          await finish('ROLLBACK');
-          throw new ImportConflictError(toPlantId(rows[0].id));
-        }
+      return committed(merged);
+    },
+    async commitKept({ createOnly }, keep): Promise<KeptAnswer> {
+      const query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => run<R>(text, values);
+      // Claimed before the merge: a second import with the key waits here for this one, then finds its answer.
+      const earlier = await claimKey(query, keep);
+      if (earlier) {
+        await finish('ROLLBACK');
+        return earlier;
       }
-      const { rows: counts } = await run<{ total: string; replaced: string }>(
-        'SELECT count(*) AS total, count(p.id) AS replaced FROM import_stage s LEFT JOIN plants p ON p.id = s.id',
-      );
-      const total = Number(counts[0]!.total);
-      const replaced = Number(counts[0]!.replaced);
-      if (total === 0) return committed(0, 0, { key: null, queued: 0 });
-      const announced = await announce(Date.now(), STAGED);
-      // One version for the whole import: each plant's version still changes, and is never reused.
-      await run(
-        `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
-         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
-      );
-      return committed(total, replaced, announced);
+      const merged = await merge(createOnly);
+      const answer = await keepAnswer(query, keep, outcomeOf.import('conflict' in merged ? merged : merged.result));
+      // A conflict keeps its answer and nothing else: the staged rows go with the commit (ON COMMIT DROP).
+      if ('conflict' in merged) await finish('COMMIT');
+      else await committed(merged);
+      return answer;
     },
     async abort() {
       if (!done) await finish('ROLLBACK').catch(() => undefined);

@@ -250,4 +250,25 @@ UPDATE tokens SET scopes = scopes || ' events:read'
    AND ' ' || scopes || ' ' LIKE '% webhooks:manage %' AND ' ' || scopes || ' ' NOT LIKE '% events:read %';
 `,
   },
+  {
+    version: 8,
+    name: 'idempotency_keys',
+    sql: `
+-- The answers of POSTs sent with an Idempotency-Key, each written in the transaction of the POST's own
+-- write, so that a retry with the key, on any instance, gets the answer again instead of the write being
+-- made twice. A write claims its key by inserting the row first: the primary key makes a second claim of
+-- the same key, from any instance, wait for the first transaction and then find its answer.
+CREATE TABLE idempotency_keys (
+  owner       text NOT NULL,     -- the token's id, or jwt:<iss>:<sub>: keys of different owners never meet
+  key         text NOT NULL,
+  fingerprint text NOT NULL,     -- of the request (method, path, body…): a retry must be the same request
+  status      integer NOT NULL,
+  headers     text NOT NULL,     -- the headers that matter, as a JSON object
+  body        text NOT NULL,
+  expires_at  bigint NOT NULL,   -- epoch ms, by the database's clock: IDEMPOTENCY_KEY_TTL after the commit
+  PRIMARY KEY (owner, key)
+);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+`,
+  },
 ]);

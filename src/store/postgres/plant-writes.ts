@@ -6,6 +6,8 @@ import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
 import type { DeleteResult, IfMatch, PatchResult, PlantChanges, PutResult } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
+import { outcomeOf, type KeepAnswer, type KeptAnswer } from '../idempotency.js';
+import { claimKey, keepAnswer } from './kept-answers.js';
 
 /**
  * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
@@ -16,7 +18,8 @@ import type { StoredPlant } from '../../model/plant.js';
  */
 
 export type PlantWrite =
-  | { kind: 'put'; plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined }
+  /** With `keep` (an Idempotency-Key), its answer is kept in the same transaction and is its result. */
+  | { kind: 'put'; plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined; keep?: KeepAnswer<'put'> | undefined }
   | { kind: 'patch'; id: PlantId; changes: PlantChanges; ifMatch: IfMatch | undefined }
   | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined };
 
@@ -26,7 +29,7 @@ export interface PlantWriteResults {
   delete: DeleteResult;
 }
 
-export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']];
+export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']] | KeptAnswer;
 
 /**
  * What a statement did: each write's result, in the order given, how many messages it queued for
@@ -47,12 +50,12 @@ interface Counts {
 
 /** A plain put (no condition) replaces or creates whatever is there: many of them go in one statement. */
 export function isPlainPut(write: PlantWrite): write is Extract<PlantWrite, { kind: 'put' }> {
-  return write.kind === 'put' && !write.createOnly && write.ifMatch === undefined;
+  return write.kind === 'put' && !write.createOnly && write.ifMatch === undefined && write.keep === undefined;
 }
 
-/** A write that takes more than one statement, so it needs a transaction even alone. */
+/** A write that takes more than one statement (a patch; a keyed put: its claim, the put, its answer), so it needs a transaction even alone. */
 export function needsTransaction(write: PlantWrite): boolean {
-  return write.kind === 'patch';
+  return write.kind === 'patch' || (write.kind === 'put' && write.keep !== undefined);
 }
 
 /** Counts the messages of a write's outbox CTE (named q) queued for delivery. */
@@ -148,6 +151,7 @@ export async function applyPlainPuts(
 export function applyOne(query: Query, write: PlantWrite, feed: FeedContext, traceparent?: string): Promise<Applied> {
   switch (write.kind) {
     case 'put':
+      if (write.keep !== undefined) return applyKeptPut(query, write, write.keep, feed, traceparent);
       return isPlainPut(write)
         ? applyPlainPuts(query, [write.plant], feed, traceparent === undefined ? undefined : [traceparent])
         : applyConditionalPut(query, write, feed, traceparent);
@@ -156,6 +160,25 @@ export function applyOne(query: Query, write: PlantWrite, feed: FeedContext, tra
     case 'delete':
       return applyDelete(query, write, feed, traceparent);
   }
+}
+
+/**
+ * A put under an Idempotency-Key (inside the batch's transaction): the key claimed first; when an earlier
+ * request keeps an answer under it, no put is made and that answer is the result; else the put, as
+ * without a key, and its answer kept.
+ */
+async function applyKeptPut(
+  query: Query,
+  write: Extract<PlantWrite, { kind: 'put' }>,
+  keep: KeepAnswer<'put'>,
+  feed: FeedContext,
+  traceparent: string | undefined,
+): Promise<Applied> {
+  const earlier = await claimKey(query, keep);
+  if (earlier) return { results: [earlier], queued: 0, events: 0, eventKey: feed.key };
+  const done = await applyOne(query, { ...write, keep: undefined }, feed, traceparent);
+  const answer = await keepAnswer(query, keep, outcomeOf.put(done.results[0] as PutResult));
+  return { ...done, results: [answer] };
 }
 
 /** No traceparent (tracing off): NULL in the SQL, no parameter. */
@@ -186,6 +209,14 @@ async function applyConditionalPut(
   feed: FeedContext,
   traceparent: string | undefined,
 ): Promise<Applied> {
+  if (ifMatch !== undefined && createOnly) {
+    // Both: If-Match is judged first, then If-None-Match: * refuses the plant it found (RFC 9110 §13.2.2), as on SQLite: never a write.
+    const { rows } = await query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1::bigint AND ${MATCHES(2)}) AS found`, [
+      int8(plant.id),
+      ifMatchParam(ifMatch),
+    ]);
+    return { results: [{ outcome: rows[0]!.found ? 'exists' : 'precondition-failed' }], queued: 0, events: 0, eventKey: feed.key };
+  }
   const at = Date.now();
   const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];
   if (ifMatch !== undefined) {

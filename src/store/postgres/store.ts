@@ -3,6 +3,7 @@ import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
 import { migratePostgres } from './migrate.js';
 import { PostgresEvents } from './feed.js';
+import { PostgresIdempotency } from './idempotency.js';
 import { PostgresSearchIndex } from './search-index.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
@@ -64,6 +65,7 @@ export class PostgresStore implements Store {
   readonly searchIndex: PostgresSearchIndex;
   readonly rateCounter: RateCounter;
   readonly writeBatches: Readonly<BatchCounts>;
+  readonly idempotency: PostgresIdempotency;
 
   private constructor(
     private readonly pool: FailoverPool,
@@ -94,6 +96,7 @@ export class PostgresStore implements Store {
       options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
     );
     this.plants = new PostgresPlants(pool, query, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
+    this.idempotency = new PostgresIdempotency(query, transaction, writes);
     this.tokens = new PostgresTokens(query);
     this.rateCounter = new PostgresRateCounter(query);
   }

@@ -23,6 +23,11 @@ export function sqliteImport(writer: WriteThread): PlantImport {
       if ('conflict' in result) throw new ImportConflictError(result.conflict);
       return result;
     },
+    async commitKept({ createOnly }, keep) {
+      const kept = await writer.write({ kind: 'keyed', op: { kind: 'importCommit', importId, createOnly }, keep });
+      done = true;
+      return kept;
+    },
     async abort() {
       if (done) return;
       done = true;

@@ -159,4 +159,23 @@ DROP TRIGGER plants_search_delete;
 INSERT INTO counters (name, value) VALUES ('search_position', (SELECT coalesce(max(position), 0) FROM events));
 `,
   },
+  {
+    version: 8,
+    name: 'idempotency_keys',
+    sql: `
+-- The answers of POSTs sent with an Idempotency-Key, each written in the transaction of the POST's own
+-- write, so that a retry with the key gets the answer again instead of the write being made twice.
+CREATE TABLE idempotency_keys (
+  owner       TEXT NOT NULL,     -- the token's id, or jwt:<iss>:<sub>: keys of different owners never meet
+  key         TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,     -- of the request (method, path, body…): a retry must be the same request
+  status      INTEGER NOT NULL,
+  headers     TEXT NOT NULL,     -- the headers that matter, as a JSON object
+  body        TEXT NOT NULL,
+  expires_at  INTEGER NOT NULL,  -- epoch ms: IDEMPOTENCY_KEY_TTL after the commit
+  PRIMARY KEY (owner, key)
+) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+`,
+  },
 ]);

@@ -7,6 +7,7 @@ import { guard, translate } from './errors.js';
 import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
+import { SqliteIdempotency } from './idempotency.js';
 import { openStoreFile } from './open-file.js';
 import { createPrivateFile, exposedStoreWarning, makePrivateDir } from './private-files.js';
 import { SqlitePlants } from './plants.js';
@@ -41,6 +42,7 @@ export class SqliteStore implements Store {
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
   readonly writeBatches: Readonly<BatchCounts>;
+  readonly idempotency: SqliteIdempotency;
 
   private constructor(
     private readonly db: Connection,
@@ -57,6 +59,7 @@ export class SqliteStore implements Store {
     this.events = new SqliteEvents(db, writer);
     this.searchIndex = new SqliteSearchIndex(db, writer);
     this.writeBatches = writer.batches;
+    this.idempotency = new SqliteIdempotency(db, writer);
   }
 
   static open(url: string, options: SqliteOptions): SqliteStore {

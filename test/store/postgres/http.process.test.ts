@@ -23,6 +23,9 @@ const SUITES = [
   ...suitesIn('plants'),
   ...suitesIn('events'),
   'http/auth.test.js',
+  // Idempotency-Keys: their answers kept in PostgreSQL's transactions (the webhook POSTs' too).
+  'http/idempotency.test.js',
+  'webhooks/keyed.test.js',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.js',
   'tracing/deliveries.test.js',

@@ -11,6 +11,7 @@ import { FEED_START } from '../../../src/store/event-store.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
+import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
@@ -52,6 +53,7 @@ if (skipReason) {
   searchIndexContract('postgres', () => open());
   eventContract('postgres', () => open());
   importContract('postgres', () => open());
+  idempotencyContract('postgres', () => open());
 
   describe('postgres store', () => {
     it('applies migrations once, recorded, even when several instances start at once', async () => {

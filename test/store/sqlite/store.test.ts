@@ -10,6 +10,7 @@ import { listPlants, openSqlite, tempDir } from '../../helpers.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
+import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
@@ -20,6 +21,7 @@ searchContract('sqlite', async () => openSqlite(tempDir(after)));
 searchIndexContract('sqlite', async () => openSqlite(tempDir(after)));
 eventContract('sqlite', async () => openSqlite(tempDir(after)));
 importContract('sqlite', async () => openSqlite(tempDir(after)));
+idempotencyContract('sqlite', async () => openSqlite(tempDir(after)));
 
 describe('sqlite store', () => {
   it('reads file: URLs in their three spellings', () => {

@@ -3,6 +3,7 @@ import type { ClassifiedError } from '../errors.js';
 import type { DeleteResult, IfMatch, ImportResult, PatchResult, PutResult } from '../../store.js';
 import type { StoredPlant } from '../../../model/plant.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
+import type { AnyKeepAnswer, KeptAnswer } from '../../idempotency.js';
 
 /**
  * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
@@ -26,7 +27,12 @@ export type WriteOp =
   | { kind: 'deleteExpired'; before: number }
   | { kind: 'deleteExpiredEvents'; before: number; limit: number }
   | { kind: 'indexSearch' }
-  | { kind: 'rebuildSearch' };
+  | { kind: 'rebuildSearch' }
+  | { kind: 'keyed'; op: KeyedOp; keep: AnyKeepAnswer }
+  | { kind: 'deleteExpiredKeys' };
+
+/** The writes a POST makes, which can keep their answer under an Idempotency-Key (store/idempotency.ts). */
+export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay'>;
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
 export type PlantWriteOp = (
@@ -62,6 +68,10 @@ export interface WriteResults {
   indexSearch: number;
   /** Plants in the index rebuilt. */
   rebuildSearch: number;
+  /** The answer kept with the write, or the one an earlier request kept under the key (and no write made). */
+  keyed: KeptAnswer;
+  /** Kept answers deleted, their time to live past. */
+  deleteExpiredKeys: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { PlantChange } from '../../../model/events.js';
 import { configureConnection, openConnection } from '../connection.js';
 import { classifySqliteError } from '../errors.js';
 import { sqliteEventWrites } from './feed.js';
+import { sqliteKeptAnswers } from './idempotency.js';
 import { sqliteSearchIndexer } from './search-index.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plant-writes.js';
@@ -143,6 +144,11 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
     return search.behind();
   },
   rebuildSearch: () => search.rebuild(),
+  ...sqliteKeptAnswers(db, {
+    apply: (op) => applyOne(op) as never,
+    dropImport: (importId) => imports.ops.importAbort({ kind: 'importAbort', importId }),
+    now: () => now,
+  }),
 };
 
 function applyOne(op: WriteOp): WriteResults[WriteKind] {

@@ -1,0 +1,20 @@
+import { Type } from '@sinclair/typebox';
+import { parseInterval } from './backup.js';
+import type { Setting } from './setting.js';
+
+/** Idempotency-Key: how long the answer to a keyed POST is kept for its retries (docs/idempotency.md). */
+
+export const IDEMPOTENCY_SETTINGS = {
+  idempotencyKeyTtlSeconds: {
+    env: 'IDEMPOTENCY_KEY_TTL',
+    schema: Type.Integer({
+      minimum: 1,
+      maximum: 30 * 86_400,
+      default: 86_400,
+      description:
+        'How long the answer to a POST sent with an `Idempotency-Key` is kept for its retries, `24h`, `90m`, `7d` (s, m, h, d; a bare number is seconds), from 1s to 30d; then swept (see docs/idempotency.md)',
+    }),
+    parse: parseInterval,
+    docDefault: '`24h`',
+  },
+} satisfies Record<string, Setting>;
