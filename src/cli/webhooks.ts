@@ -1,6 +1,6 @@
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { registerEndpoint } from '../webhooks/endpoints.js';
-import { WebhookUrlError } from '../webhooks/network-guard.js';
+import { ALLOW_PRIVATE_NETWORKS_HINT, WebhookUrlError } from '../webhooks/network-guard.js';
 import { deliveryView, endpointView } from '../webhooks/views.js';
 import { MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { UsageError, type Command } from './command.js';
@@ -36,7 +36,7 @@ export const webhookCommand: Command = {
         ).catch((error: unknown) => {
           if (!(error instanceof WebhookUrlError)) throw error;
           // The operator at the CLI is told the address and rule, which an HTTP answer keeps for the log.
-          const refused = error.refused ? ` (${error.refused.address}: ${error.refused.rule})` : '';
+          const refused = error.refused ? ` (${error.refused.address}: ${error.refused.rule}); ${ALLOW_PRIVATE_NETWORKS_HINT}` : '';
           throw new UsageError(`URL ${error.message}${refused}`);
         });
         process.stderr.write(`registered webhook endpoint ${endpoint.id}; its secret is shown only this once\n`);

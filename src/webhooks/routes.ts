@@ -4,7 +4,7 @@ import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import { registerEndpoint, type EndpointRules } from './endpoints.js';
-import { checkWebhookUrl, WebhookUrlError } from './network-guard.js';
+import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
   Delivery,
@@ -52,7 +52,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     (error: unknown): never => {
       if (!(error instanceof WebhookUrlError)) throw error;
       if (error.refused) request.log.warn(error.refused, 'webhooks: URL refused: not a public address');
-      throw new HttpError(400, `body.url ${error.message}`);
+      throw new HttpError(400, `body.url ${error.message}${error.refused ? `; ${ALLOW_PRIVATE_NETWORKS_HINT}` : ''}`);
     };
   const auth = 'webhooks:manage' as const;
 
