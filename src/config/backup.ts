@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { int, type Setting } from './setting.js';
 
-/** Scheduled SQLite backups taken by the server (see src/backups/ and the README's Backup and restore). */
+/** Scheduled SQLite backups taken by the server (see src/backups/ and docs/backups.md). */
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 /** The shortest interval: a backup waits for the one before it, so a short interval never stacks them up. */
