@@ -24,7 +24,7 @@ export const BACKUP_SETTINGS = {
     schema: Type.String({
       default: '',
       description:
-        'Take a backup of the SQLite store into this directory (created if missing) every `BACKUP_INTERVAL`, keeping the newest `BACKUP_KEEP` (see Backup and restore); refused with a PostgreSQL `DATABASE_URL`',
+        'Take a backup of the SQLite store into this directory (created if missing) every `BACKUP_INTERVAL`, keeping the newest `BACKUP_KEEP` (see [Backups](backups.md)); refused with a PostgreSQL `DATABASE_URL`',
     }),
     docDefault: 'off',
   },

@@ -8,7 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
  */
 export interface Setting<S extends TSchema = TSchema> {
   env: string;
-  /** Type, bounds, `default` and `description` (docs/configuration.md's "Meaning"); `itemName` names an array's items in messages. */
+  /** Type, bounds, `default` and `description` (docs/configuration.md's "Meaning": Markdown, links relative to docs/); `itemName` names an array's items in messages. */
   schema: S;
   /** Text to value where the schema's type will not do; throws an Error whose message says what is wrong. */
   parse?: (text: string) => Static<S>;

@@ -35,7 +35,7 @@ export const TRACING_SETTINGS = {
       default: '',
       examples: ['http://localhost:4318'],
       description:
-        'Send OpenTelemetry traces (OTLP over HTTP) to the collector at this base URL (`http://localhost:4318`: they go to `/v1/traces` under it); unset: no tracing at all (see Tracing)',
+        'Send OpenTelemetry traces (OTLP over HTTP) to the collector at this base URL (`http://localhost:4318`: they go to `/v1/traces` under it); unset: no tracing at all (see [Tracing](metrics-and-tracing.md#tracing))',
     }),
     parse: otlpUrl,
     docDefault: 'off',
