@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-// The command-line tool (tokens, plants, webhooks, migrations): src/cli/, compiled by `npm run build`.
+// The command-line tool (tokens, plants, webhooks, migrations; src/cli/) and, as `plant-store serve`, the
+// server (src/server.ts, what `npm start` runs), from the JavaScript that `npm run build` (or, in a packed
+// tarball, `prepack`) compiles into dist/.
 import { main } from '../dist/src/cli/main.js';
 
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2), async () => {
+  await import('../dist/src/server.js');
+});

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   if (tracing) await services.start({ name: 'tracing', stop: () => tracing.shutdown() });
   const store = await openStore(config, { onCommit: metrics?.onCommit, tracing: tracing?.batches });
   await services.start({ name: 'store', stop: () => store.close() });
-  await bootstrapToken(store, config.tokens, (text) => process.stderr.write(text));
+  await bootstrapToken(store, config, (text) => process.stderr.write(text));
   await warnWithoutTokens(store, config, (text) => process.stderr.write(text));
   if (clustered) {
     // Migrated and bootstrapped once, here; the workers find both done. The primary serves nothing but

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  * (src/model/) are the ground floor and import nothing of the service; the store stands on them alone.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['model', 'words', 'version', 'net'],
+  ['model', 'words', 'version', 'net', 'json'],
   ['store'],
   ['config'],
   ['auth', 'logging'],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
+import { SCOPES } from '../src/model/scopes.js';
 import { testApp } from './helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
@@ -63,6 +64,20 @@ describe('the OpenAPI document teaches', async () => {
     assert.match(text, /`Authorization: Bearer <token>`/);
     assert.match(text, /Authorize/);
     assert.doesNotMatch(text, /sample API/);
+  });
+
+  it("names every scope a token can have, events:read included, and each is some operation's", () => {
+    const text: string = doc.info.description;
+    const named = [...text.matchAll(/`([a-z]+:[a-z]+)`/g)].map((match) => match[1]);
+    for (const scope of SCOPES) assert.ok(named.includes(scope), `${scope} is named`);
+    const used = new Set<string>();
+    const paths: Record<string, Json> = doc.paths;
+    for (const item of Object.values(paths))
+      for (const method of METHODS) {
+        const security: Array<Record<string, string[]>> = item[method]?.security ?? [];
+        for (const requirement of security) for (const scopes of Object.values(requirement)) for (const s of scopes) used.add(s);
+      }
+    assert.deepEqual([...used].sort(), [...SCOPES].sort());
   });
 
   it('every description renders: no < outside a code span or code block', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -9,15 +9,27 @@ import { tempDir } from './helpers.js';
 import { baseEnv, CLI_JS, startServer } from './process.js';
 
 /**
- * The README's quick start, pasted in order: every block marked `<!-- quick start` runs in one bash, as a
- * reader would paste it, against a fresh server, with the first-start token. Each `# …` line right under
- * a command is what it must print (`…` stands for anything). The substitutions are the reader's own: the
- * server's address, the token it printed, and `npx plant-store` as this checkout's CLI. The server is
- * started once, with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, as the webhooks quick start restarts it.
+ * The quick start, pasted in order: every block marked `<!-- quick start` in the README, then in the docs
+ * pages that go on from it (PAGES, in that order), runs in one bash, as a reader would paste it, against a
+ * fresh server, with the first-start token. Each `# …` line right under a command is what it must print
+ * (`…` stands for anything). The substitutions are the reader's own: the server's address, the token it
+ * printed, and `npx plant-store` as this checkout's CLI. The server is started once, with
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, as the webhooks page restarts it. Every link of the README and the
+ * pages leads to a file (and a heading) that exists, and no page names the project's internal work items.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+/** The files whose quick-start blocks run, in this order: each page goes on from the ones before it. */
+const PAGES = ['README.md', 'docs/api.md', 'docs/import-export.md', 'docs/webhooks.md'];
+/** Every user document: the README and the guide's pages (not docs/spec/, the specification as given). */
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
+const textOf = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+const QUICK_START = /^<!-- quick start[^\n]*-->\n```sh\n([\s\S]*?)\n```$/gm;
 
 interface Step {
   command: string;
@@ -27,7 +39,7 @@ interface Step {
 /** The quick-start blocks' commands, each with the output lines it must print. */
 function quickStart(): Step[] {
   const steps: Step[] = [];
-  for (const match of README.matchAll(/^<!-- quick start[^\n]*-->\n```sh\n([\s\S]*?)\n```$/gm)) {
+  for (const match of PAGES.flatMap((page) => [...textOf(page).matchAll(QUICK_START)])) {
     let current: Step | undefined;
     let continued = false;
     for (const line of match[1]!.split('\n')) {
@@ -44,6 +56,19 @@ function quickStart(): Step[] {
     }
   }
   return steps;
+}
+
+/** The anchors of a Markdown file's headings, as GitHub makes them (lower case, punctuation dropped, spaces to -). */
+function headings(path: string): string[] {
+  if (!path.endsWith('.md')) return [];
+  const text = readFileSync(path, 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
+  return [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+    m[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
 }
 
 /** A line as a pattern: `…` stands for anything. */
@@ -85,7 +110,7 @@ describe('the README', () => {
 
     steps.forEach((step, i) => {
       const read = (kind: string) => readFileSync(join(out, `${i}.${kind}`), 'utf8');
-      const where = `README command ${i + 1}: ${step.command}`;
+      const where = `quick-start command ${i + 1}: ${step.command}`;
       assert.equal(read('rc').trim(), '0', `${where}\nstderr: ${read('err')}`);
       const lines = read('out')
         .split('\n')
@@ -99,15 +124,33 @@ describe('the README', () => {
     });
   });
 
-  test('its links to files in the repository lead to files that exist (the specification is shipped in docs/spec/)', () => {
-    const links = [...README.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]!).filter((href) => !/^[a-z]+:/.test(href));
-    assert.ok(links.includes('docs/spec/plant-store-spec.md'), links.join(', '));
-    for (const href of links) {
-      const path = resolve(ROOT, href);
-      assert.ok(path.startsWith(ROOT), `${href} points outside the repository`);
-      assert.ok(existsSync(path), `${href} does not exist`);
+  test('runs the quick-start blocks of every page that has some', () => {
+    for (const document of DOCUMENTS)
+      if ([...textOf(document).matchAll(QUICK_START)].length > 0)
+        assert.ok(PAGES.includes(document), `${document} has a quick-start block that PAGES leaves out`);
+  });
+
+  test("its links and the pages' lead to files and headings that exist (the specification is shipped in docs/spec/)", () => {
+    assert.ok(textOf('README.md').includes('](docs/spec/plant-store-spec.md)'));
+    for (const document of DOCUMENTS) {
+      const links = [...textOf(document).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((href) => !/^[a-z]+:/.test(href));
+      for (const href of links) {
+        const [file, anchor] = href.split('#') as [string, string | undefined];
+        const path = file === '' ? join(ROOT, document) : resolve(dirname(join(ROOT, document)), file);
+        assert.ok(path.startsWith(ROOT), `${document}: ${href} points outside the repository`);
+        assert.ok(existsSync(path), `${document}: ${href} does not exist`);
+        if (anchor !== undefined) assert.ok(headings(path).includes(anchor), `${document}: ${href}: no such heading in ${file || document}`);
+      }
     }
-    assert.equal(dirname(resolve(ROOT, 'docs/spec/plant-store-spec.md')), join(ROOT, 'docs', 'spec'));
-    assert.match(readFileSync(join(ROOT, 'docs/spec/plant-store-spec.md'), 'utf8'), /^# Plant Store Service Specification/);
+    assert.match(textOf('docs/spec/plant-store-spec.md'), /^# Plant Store Service Specification/);
+  });
+
+  test("the README is a short guide, and no user document names the project's internal work items", () => {
+    assert.ok(textOf('README.md').split('\n').length <= 400, 'README.md: at most 400 lines');
+    const internal = /\b(?:issue|item|round)\s+#?\d+|\b(?:first|second|third|fourth|fifth|sixth)\s+round\b|\bthe lead\b/i;
+    for (const document of DOCUMENTS) {
+      const found = internal.exec(textOf(document));
+      assert.equal(found, null, `${document} names an internal work item: "${found?.[0]}"`);
+    }
   });
 });

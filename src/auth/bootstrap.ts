@@ -9,8 +9,8 @@ import { createToken } from './tokens.js';
  * token ever stored, make one full-access token and show it once. Only its hash is kept. A store whose
  * tokens were all revoked gets none: the operator revoked them on purpose.
  */
-export async function bootstrapToken(store: Store, staticTokens: readonly string[], write: (text: string) => void): Promise<void> {
-  if (staticTokens.length > 0 || (await store.tokens.count()) > 0) return;
+export async function bootstrapToken(store: Store, config: Pick<Config, 'tokens' | 'databaseUrl'>, write: (text: string) => void): Promise<void> {
+  if (config.tokens.length > 0 || (await store.tokens.count()) > 0) return;
   let secret: string;
   try {
     ({ secret } = await createToken(store.tokens, 'initial', SCOPES));
@@ -19,17 +19,30 @@ export async function bootstrapToken(store: Store, staticTokens: readonly string
     if (error instanceof DuplicateTokenNameError) return;
     throw error;
   }
+  // The CLI works on the store DATABASE_URL names: run without it beside a server on PostgreSQL, it would
+  // make its token in a SQLite file that no server reads.
   write(
     `\nCreated the first access token (full access). It is shown only this once; keep it somewhere safe:\n\n` +
       `    ${secret}\n\n` +
       `Send it with every request as the header "Authorization: Bearer ${secret}".\n` +
-      `Manage tokens with "npx plant-store token create|list|revoke".\n\n`,
+      `Make more tokens, each with only the scopes it needs, in this server's store${passwordNote(config.databaseUrl)}:\n\n` +
+      `    ${tokenCreateCommand(config.databaseUrl)} --scope plants:read\n\n`,
   );
 }
 
 /** DATABASE_URL as a command run from any folder reads it: a SQLite file by its absolute path; never a password. */
 function absoluteUrl(url: string): string {
   return databaseKind(url) === 'sqlite' ? `file:${sqlitePath(url)}` : redactUrl(url);
+}
+
+/** The command that makes a token in the store `databaseUrl` names, from any folder. */
+function tokenCreateCommand(databaseUrl: string): string {
+  return `DATABASE_URL='${absoluteUrl(databaseUrl)}' npx plant-store token create --name <name>`;
+}
+
+/** Said when the URL shown lost its password: it is never printed. */
+function passwordNote(databaseUrl: string): string {
+  return redactUrl(databaseUrl) === databaseUrl ? '' : ' (with the password in place of ***)';
 }
 
 /**
@@ -46,6 +59,6 @@ export async function warnWithoutTokens(
   if ((await store.tokens.list()).some((token) => token.revokedAt === null)) return;
   write(
     `plant-store: no token can call the API (every stored token is revoked, and none is configured): make one with ` +
-      `DATABASE_URL='${absoluteUrl(config.databaseUrl)}' npx plant-store token create --name <name>\n`,
+      `${tokenCreateCommand(config.databaseUrl)}${passwordNote(config.databaseUrl)}\n`,
   );
 }

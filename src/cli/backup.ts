@@ -7,12 +7,12 @@ import { restoreSqlite } from '../store/sqlite/backup/restore.js';
 import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations.js';
 import type { Command } from './command.js';
 
-/** The SQLite store's file; PostgreSQL keeps its own tools (README: Backup and restore). */
+/** The SQLite store's file; PostgreSQL keeps its own tools (docs/backups.md). */
 function storePath(command: string): string {
   const { databaseUrl } = loadConfig();
   if (databaseKind(databaseUrl) === 'postgres') {
     throw new Error(
-      `${command} is for the SQLite store; DATABASE_URL names PostgreSQL: use pg_dump and pg_restore, or pg_basebackup (see Backup and restore in the README)`,
+      `${command} is for the SQLite store; DATABASE_URL names PostgreSQL: use pg_dump and pg_restore, or pg_basebackup (see docs/backups.md)`,
     );
   }
   return sqlitePath(databaseUrl);
@@ -29,7 +29,7 @@ export const backupCommand: Command = {
     summary: 'copy the SQLite store into FILE while a server writes to it',
     details:
       'The copy is made with VACUUM INTO in a child process (writes go on meanwhile), then integrity-checked and fsynced before this says done. ' +
-      'For PostgreSQL use pg_dump or pg_basebackup (README: Backup and restore).',
+      'For PostgreSQL use pg_dump or pg_basebackup (docs/backups.md).',
     args: [{ name: 'FILE', required: true, help: 'the backup to write (a new file, unless --force)' }],
     options: { force: { type: 'boolean', help: 'replace FILE if it exists' } },
     async run(given) {

@@ -144,8 +144,9 @@ export function parseAction(action: Action, argv: string[]): { help: true } | { 
       if (token.inlineValue) throw new UsageError(`${token.rawName} takes no value`);
       value = true;
     } else {
-      // `--name --scope x` would take "--scope" for the name: say what is missing instead.
-      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-') && token.value !== '-')) {
+      // `--name --scope x` would take "--scope" for the name, and `--name -h` ask for help: say what is
+      // missing instead. Any other value that starts with one dash is a value (`--sort -name`, `--q -x`).
+      if (token.value === undefined || (!token.inlineValue && (token.value.startsWith('--') || token.value === '-h'))) {
         throw new UsageError(`${token.rawName} needs a value: ${token.rawName} ${spec.value ?? 'VALUE'}`);
       }
       value = token.value;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { stringifyJson } from '@plant-store/client/json';
+import { stringifyJson } from '../json/exact.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { databaseKind, sqlitePath } from '../store/database-url.js';
 import { openStore } from '../store/open.js';

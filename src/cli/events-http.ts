@@ -21,6 +21,12 @@ interface HttpTail {
 
 /** The wait before reconnecting until the service sends its own `retry:`. */
 const DEFAULT_RETRY_MS = 1000;
+/**
+ * How long it keeps trying an address where nothing has answered yet: a mistyped URL or a service that is
+ * not running fails with a message naming it, instead of retrying forever. Once the service has answered,
+ * it is waited for however long it is away (a restart, a deploy).
+ */
+const NEVER_ANSWERED_GIVE_UP_MS = 5000;
 const PLANT_EVENTS: ReadonlySet<string> = new Set(EVENT_TYPES);
 
 /** An answer that reconnecting cannot mend (400, 401, 403, 410…): the tail stops with its message. */
@@ -50,12 +56,15 @@ export async function tailHttp(options: HttpTail): Promise<void> {
   let lastId: string | undefined;
   let retryMs = DEFAULT_RETRY_MS;
   let lost = false;
+  let answered = false;
+  const started = Date.now();
   while (!signal.aborted) {
     let wait = retryMs;
     try {
       const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${options.token}` };
       if (lastId !== undefined) headers['last-event-id'] = lastId;
       const response = await fetch(url, { headers, signal });
+      answered = true;
       if (response.status >= 500 || response.status === 429) {
         wait = Math.max(wait, Number(response.headers.get('retry-after') ?? 0) * 1000);
         throw new Error(`${response.status}: ${await errorMessage(response)}`);
@@ -71,7 +80,13 @@ export async function tailHttp(options: HttpTail): Promise<void> {
     } catch (error) {
       if (signal.aborted) return;
       if (error instanceof Refused) throw error;
-      if (!lost) process.stderr.write(`plant-store: connection lost (${describe(error)}); reconnecting\n`);
+      if (!answered) {
+        if (Date.now() - started >= NEVER_ANSWERED_GIVE_UP_MS)
+          throw new Refused(
+            `nothing answers at ${url} (${describe(error)}), tried for ${NEVER_ANSWERED_GIVE_UP_MS / 1000} s: is the service running there?`,
+          );
+        if (!lost) process.stderr.write(`plant-store: cannot connect to ${url} (${describe(error)}); trying again\n`);
+      } else if (!lost) process.stderr.write(`plant-store: connection lost (${describe(error)}); reconnecting\n`);
       lost = true;
     }
     await sleep(wait, undefined, { signal }).catch(() => undefined);

@@ -59,8 +59,8 @@ function actionRows(command: Command): Array<[string, string]> {
 export function toolHelp(commands: readonly Command[]): string {
   return `Usage: plant-store <command> [options]
 
-Tokens, plants and webhooks of the plant store, from the command line: the commands work on the store
-DATABASE_URL names, the server's (a SQLite file by default, relative to the current directory).
+The plant store's server (serve), and its tokens, plants and webhooks from the command line: the commands
+work on the store DATABASE_URL names, the server's (a SQLite file by default, relative to the current directory).
 
 Commands:
 ${columns(commands.flatMap(actionRows))}

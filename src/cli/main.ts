@@ -7,10 +7,11 @@ import { actionHelp, commandHelp, toolHelp } from './help.js';
 import { migrateCommand } from './migrate.js';
 import { plantsCommand } from './plants.js';
 import { reindexCommand } from './reindex.js';
+import { serveCommand } from './serve.js';
 import { tokenCommand } from './tokens.js';
 import { webhookCommand } from './webhooks.js';
 
-/** Every command of the tool: adding one is one entry here (its module declares its usage and help). */
+/** Every command of the tool but serve: adding one is one entry here (its module declares its usage and help). */
 const COMMANDS: readonly Command[] = [
   tokenCommand,
   webhookCommand,
@@ -25,20 +26,23 @@ const COMMANDS: readonly Command[] = [
 const HELP = new Set(['-h', '--help', 'help']);
 
 /** The action an argument list names, or the help it asks for; a name that is no command's is a UsageError. */
-function resolve(argv: string[]): { help: string; ok: boolean } | { command: Command; name: string | undefined; action: Action; rest: string[] } {
+function resolve(
+  commands: readonly Command[],
+  argv: string[],
+): { help: string; ok: boolean } | { command: Command; name: string | undefined; action: Action; rest: string[] } {
   const [first, second, ...more] = argv;
-  if (first === undefined) return { help: toolHelp(COMMANDS), ok: false };
+  if (first === undefined) return { help: toolHelp(commands), ok: false };
   // `plant-store help token create` is `plant-store token create --help`.
-  if (first === 'help') return second === undefined ? { help: toolHelp(COMMANDS), ok: true } : resolve([second, ...more, '--help']);
-  if (HELP.has(first)) return { help: toolHelp(COMMANDS), ok: true };
-  const command = COMMANDS.find((c) => c.name === first);
+  if (first === 'help') return second === undefined ? { help: toolHelp(commands), ok: true } : resolve(commands, [second, ...more, '--help']);
+  if (HELP.has(first)) return { help: toolHelp(commands), ok: true };
+  const command = commands.find((c) => c.name === first);
   if (!command) {
     const meant = closest(
       first,
-      COMMANDS.map((c) => c.name),
+      commands.map((c) => c.name),
     );
     const hint = meant ? `did you mean "${meant}"? ` : '';
-    throw new UsageError(`unknown command "${first}": ${hint}the commands are ${COMMANDS.map((c) => c.name).join(', ')} (plant-store --help)`);
+    throw new UsageError(`unknown command "${first}": ${hint}the commands are ${commands.map((c) => c.name).join(', ')} (plant-store --help)`);
   }
   if (isAction(command.actions)) return { command, name: undefined, action: command.actions, rest: argv.slice(1) };
   // A command without its action shows what it can do: asked for, on stdout; forgotten, on stderr, as an error.
@@ -60,20 +64,24 @@ function resolve(argv: string[]): { help: string; ok: boolean } | { command: Com
  * went wrong (and, for a mistake of use, where the help is); never a stack trace. Help asked for goes to
  * stdout; a command given without its action prints its help on stderr and fails.
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], serve: () => Promise<void>): Promise<number> {
+  const serveIt = serveCommand(serve);
+  const commands = [serveIt, ...COMMANDS];
   // A reader that stops reading (plant-store plants export | head) has all it wanted: stop, quietly.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    process.stderr.write(`plant-store: cannot write to standard output: ${error.message}\n`);
-    process.exit(1);
-  });
+  // Not the server's: it logs to stdout, and a log that cannot be written is no reason to exit 0.
+  if (argv[0] !== serveIt.name)
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      process.stderr.write(`plant-store: cannot write to standard output: ${error.message}\n`);
+      process.exit(1);
+    });
   if (argv[0] === '--version' || argv[0] === '-v') {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   let path = '';
   try {
-    const found = resolve(argv);
+    const found = resolve(commands, argv);
     if ('help' in found) {
       (found.ok ? process.stdout : process.stderr).write(found.help);
       return found.ok ? 0 : 1;

@@ -1,6 +1,6 @@
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { registerEndpoint } from '../webhooks/endpoints.js';
-import { WebhookUrlError } from '../webhooks/network-guard.js';
+import { ALLOW_PRIVATE_NETWORKS_HINT, WebhookUrlError } from '../webhooks/network-guard.js';
 import { deliveryView, endpointView } from '../webhooks/views.js';
 import { MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { UsageError, type Command } from './command.js';
@@ -37,7 +37,7 @@ export const webhookCommand: Command = {
           if (!(error instanceof WebhookUrlError)) throw error;
           // The operator at the CLI is told the address and rule, which an HTTP answer keeps for the log.
           const { address, rule } = error.refused ?? {};
-          const refused = rule === undefined ? '' : address ? ` (${address}: ${rule})` : ` (${rule})`;
+          const refused = rule === undefined ? '' : `${address ? ` (${address}: ${rule})` : ` (${rule})`}; ${ALLOW_PRIVATE_NETWORKS_HINT}`;
           throw new UsageError(`URL ${error.message}${refused}`);
         });
         process.stderr.write(`registered webhook endpoint ${endpoint.id}; its secret is shown only this once\n`);

@@ -33,7 +33,7 @@ export const AUTH_SETTINGS = {
     schema: Type.String({
       default: '',
       description:
-        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`; plain `http://` only to a loopback host), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see JWT)",
+        "Accept JWTs signed by the keys of this JWKS (an identity provider's `https://…/jwks.json`; plain `http://` only to a loopback host), fetched and cached; needs `JWT_ISSUER` and `JWT_AUDIENCE` (see [Tokens and JWTs](tokens.md#jwts-from-an-identity-provider))",
     }),
     parse: (text: string) => jwksUrl(text).href,
     docDefault: 'off',
@@ -80,7 +80,7 @@ export const AUTH_SETTINGS = {
         default: ['at+jwt', 'jwt', 'absent'],
         itemName: 'type',
         description:
-          'The `typ` headers an accepted JWT may carry (comma-separated, any case, `application/` optional); `absent`: a JWT without `typ` (see JWT)',
+          'The `typ` headers an accepted JWT may carry (comma-separated, any case, `application/` optional); `absent`: a JWT without `typ` (see [Tokens and JWTs](tokens.md#jwts-from-an-identity-provider))',
       },
     ),
     // Compared as RFC 7515 says: case-insensitively, and `application/` may be left out.

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { int, type Setting } from './setting.js';
 
-/** Scheduled SQLite backups taken by the server (see src/backups/ and the README's Backup and restore). */
+/** Scheduled SQLite backups taken by the server (see src/backups/ and docs/backups.md). */
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 /** The shortest interval: a backup waits for the one before it, so a short interval never stacks them up. */
@@ -24,7 +24,7 @@ export const BACKUP_SETTINGS = {
     schema: Type.String({
       default: '',
       description:
-        'Take a backup of the SQLite store into this directory (created if missing) every `BACKUP_INTERVAL`, keeping the newest `BACKUP_KEEP` (see Backup and restore); refused with a PostgreSQL `DATABASE_URL`',
+        'Take a backup of the SQLite store into this directory (created if missing) every `BACKUP_INTERVAL`, keeping the newest `BACKUP_KEEP` (see [Backups](backups.md)); refused with a PostgreSQL `DATABASE_URL`',
     }),
     docDefault: 'off',
   },

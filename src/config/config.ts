@@ -15,9 +15,9 @@ import { databaseKind } from '../store/database-url.js';
  * Every setting the service reads, in one table (src/config/*.ts, by area): the environment variable,
  * the schema (type, bounds, default, meaning) and, where the text needs more than a number, a word or a
  * comma list, a parser. The Config type, the reader (config/read.ts, which validates each value by its
- * schema) and the README's configuration table are all made from this table, so they cannot drift apart.
+ * schema) and docs/configuration.md's table are all made from this table, so they cannot drift apart.
  * Settings are read once, at start; a bad value stops the start with a one-line message naming the
- * variable. Code reads the resolved Config only. The order is the README's (and a computed default may
+ * variable. Code reads the resolved Config only. The order is docs/configuration.md's (and a computed default may
  * read the settings above it).
  */
 export const SETTINGS = {
@@ -59,10 +59,7 @@ function checkRelations(config: Config): void {
   }
   checkJwtSettings(config);
   if (config.backupDir !== '' && databaseKind(config.databaseUrl) === 'postgres') {
-    throw new ConfigError(
-      'BACKUP_DIR',
-      'takes SQLite backups; back up PostgreSQL with pg_dump or pg_basebackup (see Backup and restore in the README)',
-    );
+    throw new ConfigError('BACKUP_DIR', 'takes SQLite backups; back up PostgreSQL with pg_dump or pg_basebackup (see docs/backups.md)');
   }
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): metrics have a listener of their own`);
@@ -114,7 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
-/** The README's configuration table, made from the settings table (test/config-docs.test.ts keeps the README in step). */
+/** docs/configuration.md's table, made from the settings table (test/config-docs.test.ts keeps the page in step). */
 export function configTable(): string {
   const rows = (Object.values(SETTINGS) as Setting[]).map((setting) => {
     const schema = setting.schema as { default?: unknown; description?: string };

@@ -83,7 +83,7 @@ export const SERVER_SETTINGS = {
         minimum: 0,
         maximum: 65535,
         description:
-          'Serve Prometheus metrics (`GET /metrics`) on this TCP port, a listener of its own apart from `PORT` (see Metrics); 0: any free port, named in the log',
+          'Serve Prometheus metrics (`GET /metrics`) on this TCP port, a listener of its own apart from `PORT` (see [Metrics](metrics-and-tracing.md#metrics)); 0: any free port, named in the log',
       }),
     ),
     docDefault: 'off',
@@ -115,7 +115,7 @@ export const SERVER_SETTINGS = {
   },
   webConcurrency: {
     env: 'WEB_CONCURRENCY',
-    schema: int(1, 256, 1, 'Worker processes (see Scaling out)'),
+    schema: int(1, 256, 1, 'Worker processes (see [PostgreSQL](postgresql.md#several-instances))'),
     // PostgreSQL settles every race between processes itself; SQLite's one writer gains nothing from more
     // processes (writes would contend for the file lock instead of sharing group commits).
     defaultFrom: (earlier: Readonly<Record<string, unknown>>) =>

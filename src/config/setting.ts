@@ -8,13 +8,13 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
  */
 export interface Setting<S extends TSchema = TSchema> {
   env: string;
-  /** Type, bounds, `default` and `description` (the README's "Meaning"); `itemName` names an array's items in messages. */
+  /** Type, bounds, `default` and `description` (docs/configuration.md's "Meaning": Markdown, links relative to docs/); `itemName` names an array's items in messages. */
   schema: S;
   /** Text to value where the schema's type will not do; throws an Error whose message says what is wrong. */
   parse?: (text: string) => Static<S>;
   /** A default computed from the settings above it or the machine, when the schema's `default` will not do. */
   defaultFrom?: (earlier: Readonly<Record<string, unknown>>) => Static<S>;
-  /** How the README shows a computed default. */
+  /** How docs/configuration.md shows a computed default. */
   docDefault?: string;
   /** The value is a secret: no message ever repeats it. */
   secret?: boolean;

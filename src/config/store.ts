@@ -17,7 +17,7 @@ export const STORE_SETTINGS = {
     schema: Type.String({
       default: 'file:./data/plant-store.db',
       description:
-        '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`, with several hosts for failover: `postgres://u:p@h1:5432,h2:5432/plants?target_session_attrs=read-write` (see High availability)',
+        '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`, with several hosts for failover: `postgres://u:p@h1:5432,h2:5432/plants?target_session_attrs=read-write` (see [High availability](high-availability.md))',
     }),
     parse: (text: string) => {
       const kind = databaseKind(text);

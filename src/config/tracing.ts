@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { oneOf, type Setting } from './setting.js';
 
 /**
- * OpenTelemetry traces (see the README's Tracing): the standard SDK variables the service reads itself,
+ * OpenTelemetry traces (see docs/metrics-and-tracing.md): the standard SDK variables the service reads itself,
  * checked at start like every other setting. The SDK's other standard variables (OTEL_EXPORTER_OTLP_HEADERS,
  * _TIMEOUT, _COMPRESSION, the certificate files, OTEL_BSP_*, OTEL_RESOURCE_ATTRIBUTES, the span limits) are
  * read by the SDK itself, and only when tracing is on. Off unless an endpoint is set: then nothing of the SDK
@@ -35,7 +35,7 @@ export const TRACING_SETTINGS = {
       default: '',
       examples: ['http://localhost:4318'],
       description:
-        'Send OpenTelemetry traces (OTLP over HTTP) to the collector at this base URL (`http://localhost:4318`: they go to `/v1/traces` under it); unset: no tracing at all (see Tracing)',
+        'Send OpenTelemetry traces (OTLP over HTTP) to the collector at this base URL (`http://localhost:4318`: they go to `/v1/traces` under it); unset: no tracing at all (see [Tracing](metrics-and-tracing.md#tracing))',
     }),
     parse: otlpUrl,
     docDefault: 'off',

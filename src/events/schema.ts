@@ -76,6 +76,7 @@ export const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(
     Type.String({
       pattern: '^(msg_[0-9A-HJKMNP-TV-Z]{26})?$',
+      patternMeaning: 'must be an event id, msg_ and 26 characters (the id: of an event the stream sent), or empty',
       description: 'A stream resumes after this event (EventSource sends it when it reconnects); it wins over `after`',
     }),
   ),

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import type { Scope } from '../model/scopes.js';
 import type { Principal } from '../model/principal.js';
 import type { TokenVerifier, Verdict } from '../auth/tokens.js';
+import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
 import { HttpError } from './errors.js';
 
 /** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
@@ -81,7 +82,11 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
         inUrl = true;
       }
     }
-    if (header === undefined) return done(unauthorized(MISSING_TOKEN, false));
+    if (header === undefined) {
+      // The token sent as access_token to an operation that does not take it there: say so, not just "missing".
+      const misplaced = !tokenInQuery && (request.query as Record<string, unknown>).access_token !== undefined;
+      return done(unauthorized(misplaced ? `missing bearer token: ${ACCESS_TOKEN_NOT_TAKEN}` : MISSING_TOKEN, false));
+    }
     const match = BEARER.exec(header);
     if (!match) {
       const isBearer = /^bearer(\s|$)/i.test(header);

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { parseJson } from '@plant-store/client/json';
+import { parseJson } from '../json/exact.js';
 import { HttpError } from './errors.js';
 import { noteKeyedBody } from './idempotency.js';
 import { checkJsonDepth, JsonDepthError } from './json-depth.js';

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { STORABLE_TEXT } from '../model/plant.js';
 import { count } from '../words.js';
+import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
 
 /**
  * Validation problems in plain words, each naming the field and the rule: "body.name must not be
@@ -132,7 +133,8 @@ function sentence(context: string, problem: Problem): string {
   const where = field === '' ? (row ? 'the row' : context) : row ? field : `${context}.${field}`;
   if (problem.keyword === 'additionalProperties') {
     const name = quoted(String(params.additionalProperty));
-    if (context === 'querystring' && field === '') return `unknown query parameter ${name}`;
+    if (context === 'querystring' && field === '')
+      return `unknown query parameter ${name}${name === '"access_token"' ? `: ${ACCESS_TOKEN_NOT_TAKEN}` : ''}`;
     return `${where} has an unknown field ${name}`;
   }
   if (problem.keyword === 'required') {

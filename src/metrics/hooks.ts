@@ -25,7 +25,7 @@ const OVERFLOW: Series = { count: { method: 'other', route: 'other', status: 'ot
  * (`/plants/:id`) and status. Installed only when metrics are on. Per request: three Map look-ups (keyed
  * by the route template and the method, the same string objects every time, whose hashes V8 has cached,
  * and the status) and the two prom-client calls: a small share of a request's CPU (measured in
- * bench/RESULTS.md and the README's Metrics).
+ * bench/RESULTS.md and docs/metrics-and-tracing.md).
  */
 export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   const byRoute = new Map<string, Map<string, Map<number, Series>>>();

@@ -9,7 +9,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /**
  * A change as the store commits it: the plant as stored (created, updated), or its id (deleted); with
  * tracing on, the W3C traceparent of the request that made it, kept with its messages so that their
- * deliveries continue that trace (see the README's Tracing).
+ * deliveries continue that trace (see docs/metrics-and-tracing.md).
  */
 export type PlantChange = ({ type: 'plant.created' | 'plant.updated'; plant: StoredPlant } | { type: 'plant.deleted'; plant: { id: PlantId } }) & {
   traceparent?: string | undefined;

@@ -1,3 +1,6 @@
+import { SCOPES } from '../model/scopes.js';
+import { orList } from '../words.js';
+
 /**
  * The OpenAPI document's `info.description`: what the service is, how to get a token and how to send it,
  * the first thing /docs shows. Markdown, as Swagger UI renders it: a literal `<` stays in a code span or
@@ -5,12 +8,12 @@
  */
 export const API_DESCRIPTION = `Plant Store keeps a plant store's plants behind a JSON-over-HTTP API: create, read, replace, change and
 delete plants, list and export them (JSON pages, NDJSON, CSV), import many at once, and have every change
-announced to your webhooks, signed and retried.
+announced to your webhooks, signed and retried, or read in order from the change feed (\`GET /events\`).
 
 ## Getting a token
 
 Every operation but the system ones (health, readiness, this document) needs a bearer token with the
-operation's scope: \`plants:read\`, \`plants:write\` or \`webhooks:manage\`.
+operation's scope, one of ${orList(SCOPES.map((scope) => `\`${scope}\``))} (each operation names its own).
 
 - **The first start** of the server on an empty store makes one full-access token and prints it once on
   its standard error, never in the log.

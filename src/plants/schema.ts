@@ -105,8 +105,19 @@ export const ListHeaders = Type.Object({
   prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants q and tag select (of every page)' })),
 });
 
+/**
+ * An entity-tag list (RFC 9110 §8.8.3, §13.1): `*`, or ETags each in its double quotes, a weak one with
+ * `W/`, comma-separated. `If-Match: 17`, a version without its quotes, is a 400 that says so, rather than a
+ * tag that can never match: its 412 would send the client looking for a change that never happened.
+ */
+const ENTITY_TAGS = {
+  pattern: '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$',
+  patternMeaning: 'must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
+};
+
 const IfMatch = Type.String({
   description: 'Only if the plant is at one of these versions (its ETags, `"7"`), or `*`: exists. Otherwise 412, nothing changed.',
+  ...ENTITY_TAGS,
 });
 const IfNoneMatchCreate = Type.String({ description: 'With `*`, only creates: an existing plant answers 412 and changes nothing.' });
 
@@ -117,7 +128,9 @@ export const CreateHeaders = Type.Object({
 });
 
 export const ReadHeaders = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'The ETags the client holds, or `*`: 304 Not Modified when one is current' })),
+  'if-none-match': Type.Optional(
+    Type.String({ description: 'The ETags the client holds, or `*`: 304 Not Modified when one is current', ...ENTITY_TAGS }),
+  ),
 });
 
 export const ReplaceHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchCreate) });

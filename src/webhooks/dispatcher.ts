@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../store/webhook-store.js';
 import type { AttemptOutcome } from './delivery.js';
 import { goneReason } from '../model/delivery-reasons.js';
+import { FailureLog } from './failure-log.js';
 
 export interface DispatcherSettings {
   /** Deliveries in flight at most (WEBHOOK_CONCURRENCY). */
@@ -93,6 +94,8 @@ export class Dispatcher {
   private nextTakeAt = 0;
   private pauseTimer: NodeJS.Timeout | undefined;
   private readonly attemptListeners: Array<(record: AttemptRecord) => void> = [];
+  /** Failed attempts at warn, one line per endpoint per minute at most. */
+  private readonly failures: FailureLog;
 
   constructor(
     private readonly store: WebhookStore,
@@ -103,6 +106,7 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     pressure.onRelief(() => this.wake());
+    this.failures = new FailureLog(log);
   }
 
   /** Calls `listener` with what was decided of each attempt, as it is decided (metrics count them by outcome). */
@@ -247,8 +251,10 @@ export class Dispatcher {
         for (const listener of this.attemptListeners) listener(record);
         if (outcome.refused) this.log.warn({ endpoint: message.endpointId, ...outcome.refused }, 'webhooks: delivery refused: not a public address');
         if (record.disable) this.log.warn({ endpoint: message.endpointId }, `webhooks: endpoint disabled: ${record.disable}`);
-        else if (record.outcome !== 'delivered')
+        else if (record.outcome !== 'delivered') {
           this.log.debug({ endpoint: message.endpointId, webhookId: message.eventId, error: record.error }, 'webhooks: attempt failed');
+          this.failures.failed(record, message.eventId);
+        }
         this.records.push(record);
         if (this.records.length >= RECORD_BATCH) void this.flush();
         else

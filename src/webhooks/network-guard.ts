@@ -165,6 +165,9 @@ function host(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
+/** Said with a refused address to whoever registers the URL (the API's answer, the CLI): the setting that allows it. */
+export const ALLOW_PRIVATE_NETWORKS_HINT = 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows it, for development only';
+
 /** The refusal of a host for its addresses: the host in the message, the address and rule in `refused`. */
 export function notPublic(host: string, refused: RefusedAddress): WebhookUrlError {
   return new WebhookUrlError(`the host ${host} is not a public address: webhooks may only reach the public internet`, refused);

@@ -6,7 +6,7 @@ import { slot } from '../store/idempotency.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import { newEndpoint, registerEndpoint, storedEndpoint, type EndpointRules } from './endpoints.js';
-import { checkWebhookUrl, WebhookUrlError } from './network-guard.js';
+import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
   Delivery,
@@ -56,7 +56,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     (error: unknown): never => {
       if (!(error instanceof WebhookUrlError)) throw error;
       if (error.refused) request.log.warn(error.refused, 'webhooks: URL refused: not a public address');
-      throw new HttpError(400, `body.url ${error.message}`);
+      throw new HttpError(400, `body.url ${error.message}${error.refused ? `; ${ALLOW_PRIVATE_NETWORKS_HINT}` : ''}`);
     };
   const auth = 'webhooks:manage' as const;
 

@@ -22,10 +22,18 @@ describe('start-up and tokens', async () => {
     assert.doesNotMatch(first.stderr, HINT);
     const token = /^ {4}(ps_\S+)$/m.exec(first.stderr)![1]!;
     assert.equal((await request(`${first.url}/plants`, { token })).status, 200);
+    // The command it gives for more tokens names the server's store, and works as printed from anywhere.
+    const absolute = `file:${join(dir, 'tokens.db')}`;
+    const command = /^ {4}DATABASE_URL='(.+)' npx plant-store token create --name <name> --scope plants:read$/m.exec(first.stderr);
+    assert.ok(command, first.stderr);
+    assert.equal(command[1], absolute);
+    const reader = await cli(command[1], 'token', 'create', '--name', 'reader', '--scope', 'plants:read');
+    assert.equal(reader.code, 0, reader.stderr);
+    assert.equal((await request(`${first.url}/plants`, { token: reader.stdout.trim() })).status, 200);
     await first.stop();
 
-    const absolute = `file:${join(dir, 'tokens.db')}`;
     assert.equal((await cli(absolute, 'token', 'revoke', 'initial')).code, 0);
+    assert.equal((await cli(absolute, 'token', 'revoke', 'reader')).code, 0);
     const second = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
     const hint = HINT.exec(second.stderr);
     assert.ok(hint, second.stderr);

@@ -143,6 +143,16 @@ describe('events tail --url, from a running service', async () => {
     assert.match(tokenless.stderr, /PLANT_STORE_TOKEN/);
   });
 
+  test('gives up on an address where nothing ever answered, with exit 1 and a line naming it', async () => {
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const result = await run([CLI_JS, 'events', 'tail', '--url', nowhere], { env: { PLANT_STORE_TOKEN: TOKEN }, timeoutMs: 60_000 });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /cannot connect to http:\/\/127\.0\.0\.1:\d+\/events .*; trying again\n/);
+    const last = result.stderr.trim().split('\n').at(-1)!;
+    assert.match(last, new RegExp(`^plant-store: nothing answers at ${nowhere.replaceAll('.', '\\.')}/events \\(.*ECONNREFUSED.*\\), tried for 5 s`));
+    assert.equal(result.stdout, '');
+  });
+
   test('follows GET /events as a stream and, when the service goes away and comes back, resumes with Last-Event-ID: every event once', async () => {
     await write(server, 'POST', '/plants', '{"id":9223372036854775807,"name":"Max"}');
     const following = tail({ PLANT_STORE_TOKEN: TOKEN }, '--url', server.url, '--after', FEED_START_ID);

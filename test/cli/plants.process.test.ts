@@ -74,5 +74,15 @@ describe('plants import and export from the CLI', async () => {
     );
     const tagged = await cli(databaseUrl, 'plants', 'export', '--tag', 'green');
     assert.equal(tagged.stdout, '', 'the only green plant was replaced without a tag');
+    // A value that starts with a dash is a value: the descending orders.
+    const descending = await cli(databaseUrl, 'plants', 'export', '--sort', '-id');
+    assert.equal(descending.code, 0, descending.stderr);
+    assert.deepEqual(
+      descending.stdout
+        .trim()
+        .split('\n')
+        .map((l) => /"id":(\d+)/.exec(l)![1]),
+      ['9223372036854775807', '50', '2', '1'],
+    );
   });
 });

@@ -59,6 +59,7 @@ describe('help and version', async () => {
     assert.equal(toolHelp.code, 0);
     assert.match(toolHelp.stdout, /^Usage: plant-store <command>/);
     assert.deepEqual(commands, [
+      'serve',
       'token create',
       'token list',
       'token revoke',
@@ -126,7 +127,7 @@ describe('mistakes of use: exit 1, one line naming the mistake and the help', ()
     [
       'an unknown command, with the one meant',
       ['tokens'],
-      /unknown command "tokens": did you mean "token"\? the commands are token, webhook, plants, events, backup, restore, migrate, reindex/,
+      /unknown command "tokens": did you mean "token"\? the commands are serve, token, webhook, plants, events, backup, restore, migrate, reindex/,
     ],
     ['an unknown action, with the one meant', ['token', 'craete'], /unknown token command "craete": did you mean "create"\?/],
     [

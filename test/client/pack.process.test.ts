@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir, TOKEN } from '../helpers.js';
+import { npm } from '../npm.js';
 import { startServer, type ServerProcess } from '../process.js';
 
 /**
@@ -24,23 +25,6 @@ const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const MODULES = ['content', 'index', 'json', 'openapi-types', 'types'];
 /** Everything the empty project may hold after the install: the package and openapi-fetch's own two. */
 const INSTALLED = ['@plant-store/client', 'openapi-fetch', 'openapi-typescript-helpers'];
-
-/**
- * npm with a clean environment: nothing of an outer `npm test` (npm_config_*, npm_package_*) may point it
- * at this repository.
- */
-function npmEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
-}
-
-async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await execFileAsync('npm', args, { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 }).catch(
-    (error: Error & { stderr?: string }) => {
-      throw new Error(`npm ${args.join(' ')} failed in ${cwd}: ${error.message}\n${error.stderr ?? ''}`);
-    },
-  );
-  return stdout;
-}
 
 /** Runs the repository's tsc on a project (which emits its .js beside its .ts); rejects with tsc's report when it finds errors. */
 async function tsc(project: string): Promise<void> {

@@ -38,13 +38,39 @@ describe('the client types, as a consumer compiles them', { concurrency: true },
   it("holds the READMEs' client example (the service's and the package's), line for line, so that it compiles too", () => {
     const fixtureLines = new Set(lines.map((line) => line.trim()));
     for (const [path, section] of [
-      ['../../../README.md', /## Client\n[\s\S]*?```ts\n([\s\S]*?)\n```/],
+      ['../../../docs/client.md', /```ts\n([\s\S]*?)\n```/],
       ['../../../packages/client/README.md', /```ts\n([\s\S]*?)\n```/],
     ] as const) {
       const example = section.exec(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
       assert.ok(example, `${path} has a ts example`);
       for (const line of example[1]!.split('\n')) assert.ok(fixtureLines.has(line.trim()), `consumer.ts lacks the line of ${path}: ${line}`);
     }
+  });
+
+  it("compiles with the package README's TypeScript settings, and needs a target with bigint literals and resolution by exports", async () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../../packages/client/README.md', import.meta.url)), 'utf8');
+    const settings = /\*\*TypeScript settings\*\*[\s\S]*?```json\n([\s\S]*?)\n\s*```/.exec(readme);
+    assert.ok(settings, 'the client README has its TypeScript settings');
+    assert.match(readme, /needs `"type": "module"` in its\s+package\.json/);
+    const tsconfig = JSON.parse(settings[1]!) as { compilerOptions: Record<string, unknown> };
+    // Inside the repository, so that `@plant-store/client` resolves by name (node_modules' workspace link).
+    const project = (name: string, compilerOptions: Record<string, unknown>, code = source): string => {
+      const dir = fileURLToPath(new URL(`./settings-${name}-${process.pid}/`, import.meta.url));
+      mkdirSync(dir, { recursive: true });
+      after(() => rmSync(dir, { recursive: true, force: true }));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      writeFileSync(join(dir, 'consumer.ts'), code);
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files: ['consumer.ts'] }));
+      return dir;
+    };
+    const asTold = await tsc(project('readme', tsconfig.compilerOptions));
+    assert.equal(asTold.code, 0, asTold.output);
+    const old = await tsc(project('es2019', { ...tsconfig.compilerOptions, target: 'ES2019' }));
+    assert.match(old.output, /error TS2737/, 'below ES2020 there are no bigint literals');
+    const json = "import { parseJson } from '@plant-store/client/json';\nexport const one = parseJson('1');\n";
+    assert.equal((await tsc(project('json', tsconfig.compilerOptions, json))).code, 0);
+    const node10 = await tsc(project('node10', { ...tsconfig.compilerOptions, module: 'CommonJS', moduleResolution: 'node10' }, json));
+    assert.match(node10.output, /error TS2307/, 'resolution that does not read exports finds no @plant-store/client/json');
   });
 
   it('marks a dozen mistakes', () => {

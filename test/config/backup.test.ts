@@ -59,7 +59,7 @@ describe('backup settings', () => {
   it('refuse BACKUP_DIR with a PostgreSQL DATABASE_URL, pointing to PostgreSQL’s own tools', () => {
     assert.equal(
       refusal({ ...DIR, DATABASE_URL: 'postgres://u:p@db/plants' }),
-      'BACKUP_DIR: takes SQLite backups; back up PostgreSQL with pg_dump or pg_basebackup (see Backup and restore in the README)',
+      'BACKUP_DIR: takes SQLite backups; back up PostgreSQL with pg_dump or pg_basebackup (see docs/backups.md)',
     );
   });
 });

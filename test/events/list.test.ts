@@ -165,7 +165,15 @@ describe('GET /events (pages)', () => {
     for (const query of ['type=plant.eaten', 'type=', 'type=plant.created&type=plant.created', 'type=PLANT.CREATED']) {
       assertError(await t.call('GET', `/events?${query}`), 400, 'querystring.type');
     }
-    assertError(await t.call('GET', '/events', { headers: { 'last-event-id': 'nope' } }), 400, 'last-event-id');
+    // Described in words, not as the pattern it is checked by.
+    for (const header of ['nope', 'msg_1', 'msg_01KAT3Z4K8Q2W5N7X9Y0A1B2CU']) {
+      const message = assertError(await t.call('GET', '/events', { headers: { 'last-event-id': header } }), 400);
+      assert.equal(
+        message,
+        'headers.last-event-id must be an event id, msg_ and 26 characters (the id: of an event the stream sent), or empty',
+        header,
+      );
+    }
   });
 
   it('answers 410 for an event id it does not hold: never was, or past the retention; the newest is always kept', async () => {

@@ -53,7 +53,7 @@ describe('versions, ETags and conditional requests (RFC 9110 §13)', async () =>
       ['PATCH', { name: 'changed' }],
       ['DELETE', undefined],
     ] as const) {
-      for (const header of ['"1"', `W/${etag}`, 'garbage', '"a", "b"']) {
+      for (const header of ['"1"', `W/${etag}`, '"garbage"', '"a", "b"']) {
         const res = await t.call(method, `/plants/${id}`, { body, headers: { 'if-match': header } });
         const message = assertError(res, 412);
         assert.match(message, /If-Match/);
@@ -70,6 +70,41 @@ describe('versions, ETags and conditional requests (RFC 9110 §13)', async () =>
     const star = await t.call('PATCH', `/plants/${id}`, { body: { tag: 'u' }, headers: { 'if-match': '*' } });
     assert.equal(star.statusCode, 200);
     assert.equal((await t.call('DELETE', `/plants/${id}`, { headers: { 'if-match': String(star.headers.etag) } })).statusCode, 204);
+  });
+
+  it('an entity tag without its quotes (If-Match: 17) is 400 saying tags are quoted, on every write and on a read', async () => {
+    const { id, etag } = await plant('original');
+    const bare = etag.slice(1, -1);
+    const said = /^headers\.if-match must be \* or entity tags, each in its double quotes as the ETag header gives it \("17", not 17\)/;
+    for (const header of [bare, `${etag}, ${bare}`, `W/${bare}`, `'${bare}'`, `"${bare}`, '**', '* , "1"']) {
+      for (const [method, url, body] of [
+        ['PUT', `/plants/${id}`, { name: 'changed' }],
+        ['PATCH', `/plants/${id}`, { name: 'changed' }],
+        ['DELETE', `/plants/${id}`, undefined],
+        ['POST', '/plants', { id, name: 'changed' }],
+      ] as const) {
+        const message = assertError(await t.call(method, url, { body, headers: { 'if-match': header } }), 400);
+        assert.match(message, said, `${method} If-Match: ${header}`);
+      }
+      const read = assertError(await t.call('GET', `/plants/${id}`, { headers: { 'if-none-match': header } }), 400);
+      assert.match(read, /^headers\.if-none-match must be \* or entity tags, each in its double quotes/, header);
+    }
+    assert.deepEqual((await t.call('GET', `/plants/${id}`)).json(), { id, name: 'original' }, 'nothing changed');
+    // What the grammar allows stays allowed: spaces around the list and its commas, weak tags, an empty tag.
+    for (const [header, status] of [
+      [` ${etag} `, 200],
+      [`"1" ,${etag}`, 200],
+      [`W/"1",  ${etag}`, 200],
+      [' * ', 200],
+      ['""', 412],
+      [`W/${etag}`, 412],
+    ] as const) {
+      const current = String((await t.call('PUT', `/plants/${id}`, { body: { name: 'original' } })).headers.etag);
+      const res = await t.call('PATCH', `/plants/${id}`, { body: {}, headers: { 'if-match': header.replace(etag, current) } });
+      assert.equal(res.statusCode, status, `${header}: ${res.payload}`);
+      const read = await t.call('GET', `/plants/${id}`, { headers: { 'if-none-match': header.replace(etag, '"0"') } });
+      assert.equal(read.statusCode, header.includes('*') ? 304 : 200, header);
+    }
   });
 
   it('If-Match: * and no plant is 412 on PUT, PATCH and DELETE (not a create, not a 404)', async () => {

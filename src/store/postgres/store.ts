@@ -183,7 +183,7 @@ async function checkSearchIndex(client: pg.ClientBase): Promise<string[]> {
     ? []
     : [
         'pg_trgm is not installed in this database (the service could not create it): searches by name (GET /plants?q=) scan every plant ' +
-          'instead of using a trigram index; to add it, see "Finding plants" in the README',
+          'instead of using a trigram index; to add it, see docs/finding-plants.md',
       ];
 }
 

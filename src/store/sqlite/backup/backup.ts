@@ -8,8 +8,7 @@ import { partialName, removeDatabaseFile } from './files.js';
 
 /**
  * A consistent copy of a live SQLite store, the one way both `plant-store backup` and the server's
- * schedule take one. `VACUUM INTO` (chosen over the online backup API: see the README's Backup and
- * restore) reads the store in one WAL read transaction, so writers never wait for it, into a hidden
+ * schedule take one. `VACUUM INTO` (chosen over the online backup API: see docs/design.md, Backups) reads the store in one WAL read transaction, so writers never wait for it, into a hidden
  * file beside the target; the copy must pass `PRAGMA integrity_check` and the plant store's schema
  * check, is fsynced, then linked or renamed into place and its directory fsynced: the target name only
  * ever holds a whole, checked backup. The work runs in a child process (copy-process.ts).

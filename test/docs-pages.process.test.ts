@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { chownSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { tempDir, TOKEN } from './helpers.js';
+import { baseEnv, cli, request, startServer, waitUntil } from './process.js';
+import { freePort, postgresUnavailableReason } from './store/postgres/pg-server.js';
+
+/**
+ * The guide's pages as a reader follows them, beyond the quick start (test/readme.process.test.ts): the
+ * PostgreSQL page's local cluster made by its own commands, the webhooks page's receiver verifying what the
+ * service sends to the endpoint the page registers, and the production page's systemd unit checked by
+ * systemd-analyze.
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+
+function page(name: string): string {
+  return readFileSync(join(ROOT, 'docs', name), 'utf8');
+}
+
+/** The fenced block right after the marker comment that starts with `marker`. */
+function block(text: string, marker: string): string {
+  const found = new RegExp(`^<!-- ${marker}[^\\n]*-->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\`$`, 'm').exec(text);
+  assert.ok(found, `a block marked <!-- ${marker} -->`);
+  return found[1]!;
+}
+
+const pgSkip = postgresUnavailableReason();
+if (pgSkip) process.stderr.write(`\n*** SKIPPING the PostgreSQL page's steps: ${pgSkip} ***\n\n`);
+
+describe("the PostgreSQL page's local cluster, step by step", { skip: pgSkip, timeout: 180_000 }, () => {
+  test('its commands make a cluster the service starts on, and its token command works as printed', async () => {
+    const text = page('postgresql.md');
+    const port = String(await freePort());
+    const dir = tempDir(after);
+    const steps = block(text, 'postgres steps').replaceAll('5433', port);
+    writeFileSync(join(dir, 'steps.sh'), `set -e\n${steps}\n`);
+    // PostgreSQL refuses to run as root: as the page says, root runs them as another user.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+      chownSync(dir, Number(uid.stdout), Number(gid.stdout));
+    }
+    const [command, args] = asRoot ? ['runuser', ['-u', 'postgres', '--', 'bash', 'steps.sh']] : ['bash', ['steps.sh']];
+    const pgBin = /^PG=(\S+)/m.exec(steps)?.[1];
+    assert.ok(pgBin, steps);
+    const pgCtlStop = [join(pgBin, 'pg_ctl'), '-D', join(dir, 'pg-data'), '-m', 'fast', 'stop'];
+    after(() => run(asRoot ? 'runuser' : pgCtlStop[0]!, asRoot ? ['-u', 'postgres', '--', ...pgCtlStop] : pgCtlStop.slice(1)).catch(() => undefined));
+    await run(command, args, { cwd: dir, env: baseEnv({}), timeout: 120_000 }).catch((error: Error & { stderr?: string }) => {
+      throw new Error(`the page's steps failed: ${error.message}\n${error.stderr ?? ''}`);
+    });
+
+    const service = block(text, 'postgres service').replaceAll('5433', port);
+    const databaseUrl = /^DATABASE_URL='([^']+)' npm start$/.exec(service)?.[1];
+    assert.ok(databaseUrl, service);
+    const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
+    const token = /^ {4}(ps_\S+)$/m.exec(server.stderr)?.[1];
+    assert.ok(token, server.stderr);
+    const created = await request(`${server.url}/plants`, { method: 'POST', token, body: '{"id": 1, "name": "Monstera"}' });
+    assert.equal(created.status, 200, created.text);
+    // The first start's command, with the password put back as the message asks.
+    const printed = /^ {4}DATABASE_URL='(postgres:\/\/plants:\*\*\*@[^']+)' npx plant-store token create/m.exec(server.stderr)?.[1];
+    assert.ok(printed, server.stderr);
+    const reader = await cli(printed.replace('***', 'secret'), 'token', 'create', '--name', 'reporting', '--scope', 'plants:read');
+    assert.equal(reader.code, 0, reader.stderr);
+    assert.equal((await request(`${server.url}/plants/1`, { token: reader.stdout.trim() })).status, 200);
+    await server.stop();
+  });
+});
+
+describe("the webhooks page's receiver", { timeout: 120_000 }, () => {
+  test('verifies every delivery to the endpoint the page registers (one endpoint, one secret)', async () => {
+    const text = page('webhooks.md');
+    const quickStart = /^<!-- quick start[^\n]*-->\n```sh\n([\s\S]*?)\n```$/m.exec(text)![1]!;
+    // Commands, not their output lines (`# …`) nor their continuations: one of them registers an endpoint.
+    const commands = quickStart.split('\n').filter((line) => !line.startsWith('#') && !line.startsWith(' '));
+    assert.equal(commands.filter((line) => /webhook add|curl .*\/webhooks\b/.test(line)).length, 1, 'the page registers one endpoint');
+    const register = quickStart.split('\n# ')[0]!;
+
+    const dir = tempDir(after);
+    const port = String(await freePort());
+    const server = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(dir, 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
+    const { stdout } = await run(
+      'bash',
+      ['-c', register.replaceAll('http://127.0.0.1:8080', server.url).replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)],
+      {
+        env: baseEnv({ TOKEN }),
+      },
+    );
+    const endpoint = JSON.parse(stdout) as { id: string; secret: string; events: string[] };
+    assert.match(endpoint.secret, /^whsec_/);
+
+    // The receiver as the page gives it, saved as receiver.mjs beside a node_modules with standardwebhooks.
+    const receiverJs = /^A receiver, in ten lines[\s\S]*?```js\n([\s\S]*?)\n```/m.exec(text)![1]!;
+    assert.match(receiverJs, /\.listen\(3000\)/);
+    writeFileSync(join(dir, 'receiver.mjs'), receiverJs.replace('.listen(3000)', `.listen(${port})`));
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    const receiver = spawn(process.execPath, ['receiver.mjs'], {
+      cwd: dir,
+      env: baseEnv({ PLANT_STORE_WEBHOOK_SECRET: endpoint.secret }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let printed = '';
+    receiver.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+    after(() => receiver.kill('SIGKILL'));
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).catch(() => undefined))?.status === 400,
+      10_000,
+      'the receiver to listen',
+    );
+
+    for (const body of ['{"id": 1, "name": "Monstera"}', '{"id": 1, "name": "Monstera", "tag": "shade"}'])
+      assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body })).status, 200);
+    assert.equal((await request(`${server.url}/plants/1`, { method: 'DELETE', token: TOKEN })).status, 204);
+    await waitUntil(() => printed.trim().split('\n').length === 3, 30_000, `the receiver to print the three events (it printed: ${printed})`);
+    assert.deepEqual(
+      printed
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { type: string }).type),
+      ['plant.created', 'plant.updated', 'plant.deleted'],
+    );
+    const deliveries = JSON.parse((await request(`${server.url}/webhooks/${endpoint.id}/deliveries`, { token: TOKEN })).text) as Array<{
+      status: string;
+    }>;
+    assert.deepEqual(
+      deliveries.map((d) => d.status),
+      ['delivered', 'delivered', 'delivered'],
+    );
+  });
+});
+
+const systemdAnalyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((path) => existsSync(path));
+const systemdSkip = systemdAnalyze ? false : 'systemd-analyze is not installed';
+if (systemdSkip) process.stderr.write(`\n*** SKIPPING the systemd unit's check: ${systemdSkip} ***\n\n`);
+
+describe("the production page's systemd unit", () => {
+  test('passes systemd-analyze verify, with nothing to say', { skip: systemdSkip }, async () => {
+    let unit = block(page('production.md'), 'systemd unit');
+    // The page's node is Debian's; checked with this one where that is not installed.
+    if (!existsSync('/usr/bin/node')) unit = unit.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `);
+    const dir = tempDir(after);
+    writeFileSync(join(dir, 'plant-store.service'), `${unit}\n`);
+    const { stdout, stderr } = await run(systemdAnalyze!, ['verify', join(dir, 'plant-store.service')]);
+    assert.equal(stderr, '');
+    assert.equal(stdout, '');
+    assert.match(unit, /^ExecStart=\S+ \/srv\/plant-store\/node_modules\/plant-store\/bin\/plant-store\.js serve$/m);
+    assert.match(unit, /^Environment=TRUST_PROXY=1$/m);
+  });
+});

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from './helpers.js';
+import { npm } from './npm.js';
+import { baseEnv, request, waitUntil } from './process.js';
+
+/**
+ * The service as it is deployed (docs/production.md): `npm pack` at the root, the tarball installed with
+ * `npm install --omit=dev` into an empty folder (no TypeScript, no build step), and `npx plant-store serve`
+ * started there, serving a POST. The install takes minutes: better-sqlite3 is compiled for it, as on a
+ * server; the other packages come from npm's cache when it has them (--prefer-offline).
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A server started by `npx plant-store serve`, in its own process group (npx runs node under it). */
+function serve(cwd: string, env: Record<string, string>) {
+  const child = spawn('npx', ['--no-install', 'plant-store', 'serve'], {
+    cwd,
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // Gone already.
+    }
+  };
+  after(async () => {
+    signal('SIGKILL');
+    await exited;
+  });
+  return { output, exited, signal };
+}
+
+describe('npm pack of the service, installed with --omit=dev into an empty folder', { timeout: 15 * 60_000 }, () => {
+  const dir = tempDir(after);
+  const app = join(dir, 'app');
+  let tarball: string;
+  let packed: string[];
+
+  before(async () => {
+    const [result] = JSON.parse(await npm(['pack', '--json', '--pack-destination', dir], ROOT)) as Array<{
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
+    assert.ok(result);
+    tarball = join(dir, result.filename);
+    packed = result.files.map((file) => file.path).sort();
+  });
+
+  it('packs the compiled service, the command, the docs and the manifest: no TypeScript source, test or client', () => {
+    for (const file of ['package.json', 'README.md', 'bin/plant-store.js', 'dist/src/server.js', 'dist/src/cli/main.js'])
+      assert.ok(packed.includes(file), `${file} is packed`);
+    // Loaded by path at run time, not imported: the SQLite writer thread and the backup's copy process.
+    for (const file of ['dist/src/store/sqlite/writer/worker.js', 'dist/src/store/sqlite/backup/copy-process.js'])
+      assert.ok(packed.includes(file), `${file} is packed`);
+    const other = packed.filter(
+      (file) =>
+        !(file === 'package.json' || file === 'README.md' || file.startsWith('bin/') || file.startsWith('docs/') || /^dist\/src\/.*\.js$/.test(file)),
+    );
+    assert.deepEqual(other, []);
+  });
+
+  it('installs with npm install --omit=dev: no TypeScript, no build tool, nothing unpublished', async () => {
+    mkdirSync(app);
+    await npm(['install', '--omit=dev', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], app);
+    const installed = readdirSync(join(app, 'node_modules'));
+    assert.ok(installed.includes('plant-store'), installed.join(', '));
+    for (const tool of ['typescript', 'eslint', 'knip', 'openapi-typescript', '@plant-store'])
+      assert.ok(!installed.includes(tool), `${tool} is installed: ${installed.join(', ')}`);
+    assert.ok(!existsSync(join(app, 'node_modules', '.bin', 'tsc')), 'tsc is installed');
+    assert.ok(existsSync(join(app, 'node_modules', '.bin', 'plant-store')), 'the plant-store command is installed');
+  });
+
+  it('serves with npx plant-store serve: the first token, a POST stored and read back, a clean stop on SIGTERM', async () => {
+    const server = serve(app, { DATABASE_URL: `file:${join(dir, 'data', 'plant-store.db')}` });
+    let url: string | undefined;
+    await waitUntil(
+      () => (url = /Server listening at (http:\/\/[^\s"]+)/.exec(server.output.stdout)?.[1]) !== undefined,
+      60_000,
+      `the server to listen\nstderr: ${server.output.stderr}`,
+    );
+    const token = /^ {4}(ps_\S+)$/m.exec(server.output.stderr)?.[1];
+    assert.ok(token, server.output.stderr);
+
+    const created = await request(`${url!}/plants`, {
+      method: 'POST',
+      token,
+      body: '{"id": 9007199254740993, "name": "Monstera", "tag": "tropical"}',
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(created.text, '{"name":"Monstera","tag":"tropical"}');
+    const read = await request(`${url!}/plants/9007199254740993`, { token });
+    assert.equal(read.text, '{"id":9007199254740993,"name":"Monstera","tag":"tropical"}');
+
+    server.signal('SIGTERM');
+    await server.exited;
+    assert.match(server.output.stdout, /"msg":"stopped"/);
+  });
+});
