@@ -22,6 +22,7 @@ import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
+import { tokenRoute, TokenInfo } from './system/token.js';
 import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -101,8 +102,9 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     metrics?.feed,
   );
   await app.register(eventRoutes, { feed, events: store.events });
+  await app.register(tokenRoute);
   const documented = {
-    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const],
+    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const, ['TokenInfo', TokenInfo] as const],
     webhooks: WEBHOOK_EVENTS,
     signing: SIGNING,
     bodyLimit: settings.bodyLimit,

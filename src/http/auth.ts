@@ -4,8 +4,11 @@ import type { Principal } from '../model/principal.js';
 import type { TokenVerifier, Verdict } from '../auth/tokens.js';
 import { HttpError } from './errors.js';
 
-/** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
-export type RouteAuth = Scope | 'public';
+/**
+ * What a route needs of its caller: a token with this scope, any valid token whatever its scopes ("token":
+ * GET /token, which tells a token's holder what it may do), or nothing ("public"). Every route says.
+ */
+export type RouteAuth = Scope | 'token' | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -94,9 +97,9 @@ export function authHook(verifier: TokenVerifier): onRequestHookHandler {
   };
 }
 
-function admit(request: FastifyRequest, needed: Scope, verdict: Verdict, done: (error?: Error) => void): void {
+function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, done: (error?: Error) => void): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
-  if (!verdict.scopes.includes(needed)) return done(forbidden(needed));
+  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(forbidden(needed));
   request.principal = verdict;
   done();
 }
