@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config/config.js';
+import { consoleRoutes } from './console/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
@@ -111,5 +112,6 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   await app.register(docsRoutes);
+  await app.register(consoleRoutes, { enabled: settings.console });
   return app;
 }
