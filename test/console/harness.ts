@@ -1,9 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { after } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Config } from '../../src/config/config.js';
 import { watchedPage } from '../chromium.js';
 import { listen } from '../events/sse.js';
-import { tempDir, testApp, TOKEN, type TestApp } from '../helpers.js';
+import { testApp, TOKEN, type TestApp } from '../helpers.js';
 
 /**
  * The web console in Debian's Chromium, against the app in-process listening on loopback: what the browser
@@ -31,7 +34,14 @@ export async function openConsole(
   // A short reconnection hint, so that a cut stream comes back soon.
   const t = options.t ?? (await testApp(cleanup, { config: { eventsRetryMs: 200, ...options.config } }));
   const origin = await listen(t.app);
-  const { page, requests, errors } = await watchedPage(tempDir(cleanup), cleanup);
+  // The browser closes before its profile's folder is removed: Chromium writes there until it exits.
+  const closers: Array<() => unknown> = [];
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-console-'));
+  cleanup(async () => {
+    for (const close of closers.reverse()) await close();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  });
+  const { page, requests, errors } = await watchedPage(dir, ((close: () => unknown) => void closers.push(close)) as typeof after);
   const answers: string[] = [];
   page.on('response', (response) => answers.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`));
   await page.goto(`${origin}${options.path ?? '/console'}`);

@@ -60,18 +60,22 @@ export function Plants({ session, received }: { session: Session; received: numb
     }
   };
 
+  // The load of the latest render: a reload timed earlier must ask for the filter and page shown by then.
+  const latestLoad = useRef(load);
+  latestLoad.current = load;
   useEffect(() => void load(), [filter, limit, cursor]);
   // Writes reported by the feed: reload the page once they pause for a moment, not once per event.
   useEffect(() => {
     if (received === 0) return;
-    const timer = setTimeout(() => void load(), 150);
+    const timer = setTimeout(() => void latestLoad.current(), 150);
     return () => clearTimeout(timer);
   }, [received]);
 
   if (!canRead) return <p class="unavailable">{lacking('plants:read', 'Reading plants')}</p>;
 
+  // From the filter as it is now, not as this render saw it: a sort chosen just before a search is kept.
   const apply = (next: Partial<Filter>) => {
-    setFilter({ ...filter, ...next });
+    setFilter((current) => ({ ...current, ...next }));
     setCursors([undefined]);
   };
   const finish = (message: string) => {
