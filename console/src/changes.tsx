@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { EVENT_TYPES, hasScope, lacking, type EventType } from './api.js';
 import type { Change, FeedState } from './feed.js';
 import type { Session } from './session.js';
-import { when } from './ui.js';
+import { TableBox, when } from './ui.js';
 
 /**
  * The change feed as it arrives, newest first: every event since sign-in (the feed runs whatever view is
@@ -47,7 +47,7 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
       {visible.length === 0 ? (
         <p>No changes since you signed in. Writes by anyone appear here as they commit.</p>
       ) : (
-        <div class="table-wrap">
+        <TableBox label="Changes table">
           <table class="changes">
             <caption class="visually-hidden">Changes, newest first</caption>
             <thead>
@@ -78,7 +78,7 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
                 ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
       )}
     </>
   );

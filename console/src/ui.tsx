@@ -90,6 +90,18 @@ export function Field({ label, value, onInput, type = 'text', required, readOnly
   );
 }
 
+/**
+ * A wide table's box, which scrolls sideways on a narrow screen: focusable, so that a keyboard can scroll
+ * it too, and named, as a region a screen reader can jump to.
+ */
+export function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
 /** Text for screen readers only: completes a short visible label ("Edit" → "Edit plant 7"). */
 export function Hidden({ children }: { children: ComponentChildren }) {
   return <span class="visually-hidden">{children}</span>;

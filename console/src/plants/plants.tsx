@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { explain, hasScope, lacking, nextLink, unreachable, type StoredPlant } from '../api.js';
 import type { Session } from '../session.js';
-import { Hidden, Message } from '../ui.js';
+import { Hidden, Message, TableBox } from '../ui.js';
 import { DeletePlant } from './delete.js';
 import { filterQuery, type Filter, type Sort } from './filter.js';
 import { PlantForm } from './form.js';
@@ -182,7 +182,7 @@ export function Plants({ session, received }: { session: Session; received: numb
 function PlantTable(props: { plants: StoredPlant[]; canWrite: boolean; onEdit: (p: StoredPlant) => void; onDelete: (p: StoredPlant) => void }) {
   if (props.plants.length === 0) return <p>No plants found.</p>;
   return (
-    <div class="table-wrap">
+    <TableBox label="Plants table">
       <table>
         <caption class="visually-hidden">Plants</caption>
         <thead>
@@ -213,6 +213,6 @@ function PlantTable(props: { plants: StoredPlant[]; canWrite: boolean; onEdit: (
           ))}
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }

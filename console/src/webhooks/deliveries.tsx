@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { explain, nextLink, unreachable, type Client, type Delivery, type Endpoint } from '../api.js';
-import { Message, when } from '../ui.js';
+import { Message, TableBox, when } from '../ui.js';
 
 /**
  * One endpoint's messages, newest first: status, attempts, the receiver's last answer and error, the next
@@ -63,7 +63,7 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
       <Message text={problem} error />
       {list?.length === 0 && <p>No deliveries{status === '' ? '' : ` with status ${status}`}.</p>}
       {list !== null && list.length > 0 && (
-        <div class="table-wrap">
+        <TableBox label="Deliveries table">
           <table>
             <caption class="visually-hidden">Deliveries of {endpoint.url}, newest first</caption>
             <thead>
@@ -95,7 +95,7 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
       )}
       {more !== undefined && (
         <button type="button" class="quiet" onClick={() => void load(more)}>
