@@ -1,7 +1,7 @@
 // `prepare`: npm runs it after `npm install` and `npm ci` in this checkout, where it builds everything (the
-// service, the client package, the tests' inputs), and also before `npm pack`. A pack needs only the
-// service's compiled JavaScript, which the `prepack` script builds (and nothing else): the whole build
-// would generate the client's types and compile the client for a tarball that holds neither.
+// service, the client package, the console, the tests' inputs), and also before `npm pack`. A pack needs
+// the service's compiled JavaScript and the built console (which bundles the client), which the `prepack`
+// script builds: the tests' inputs are not for a tarball.
 // npm names the command it runs in npm_command.
 import { spawnSync } from 'node:child_process';
 

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config/config.js';
-import { homeRoute } from './docs/home.js';
+import { consoleRoutes } from './console/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
@@ -25,6 +25,7 @@ import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
+import { tokenRoute, TokenInfo } from './system/token.js';
 import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -111,14 +112,15 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   );
   await app.register(eventRoutes, { feed, events: store.events });
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
+  await app.register(tokenRoute);
   const documented = {
-    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const],
+    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const, ['TokenInfo', TokenInfo] as const],
     webhooks: WEBHOOK_EVENTS,
     signing: SIGNING,
     bodyLimit: settings.bodyLimit,
   };
   await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
   await app.register(docsRoutes);
-  await app.register(homeRoute);
+  await app.register(consoleRoutes, { enabled: settings.console });
   return app;
 }

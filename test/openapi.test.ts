@@ -81,9 +81,11 @@ describe('GET /openapi.json', async () => {
     assert.equal(doc.info.version, '1.0.0');
   });
 
-  it('documents every registered route but the docs page and /, and nothing else', () => {
-    // GET /docs and its files, and GET / that leads there, are for browsers, not part of the JSON API (src/docs/).
-    const api = registeredOperations(t.app).filter((key) => key !== 'get /' && key !== 'get /docs' && !key.startsWith('get /docs/'));
+  it('documents every registered route but the docs page, and nothing else', () => {
+    // GET /docs, the console and their files are for browsers, not part of the JSON API (src/docs/routes.ts,
+    // src/console/routes.ts); so is GET /, which sends a browser to one of them.
+    const forBrowsers = (key: string) => ['get /', 'get /docs', 'get /console'].includes(key) || /^get \/(docs|console)\//.test(key);
+    const api = registeredOperations(t.app).filter((key) => !forBrowsers(key));
     assert.deepEqual(documentedOperations(doc), api);
     for (const key of [...PLANT_OPERATIONS, ...PUBLIC_OPERATIONS]) assert.ok(op(key), `${key} is documented`);
   });
@@ -193,7 +195,7 @@ describe('GET /openapi.json', async () => {
 
   it('groups every operation under one tag, and describes each tag at the top level', () => {
     const tags = new Map((doc.tags as Json[]).map((tag) => [tag.name as string, tag.description as string]));
-    assert.deepEqual([...tags.keys()].sort(), ['events', 'plants', 'system', 'webhooks']);
+    assert.deepEqual([...tags.keys()].sort(), ['events', 'plants', 'system', 'tokens', 'webhooks']);
     for (const description of tags.values()) assert.ok(description.length > 20, description);
     for (const key of documentedOperations(doc)) {
       const [tag, ...more] = op(key).tags as string[];
@@ -203,6 +205,7 @@ describe('GET /openapi.json', async () => {
     assert.deepEqual(op('post /webhooks').tags, ['webhooks']);
     assert.deepEqual(op('get /events').tags, ['events']);
     assert.deepEqual(op('get /readyz').tags, ['system']);
+    assert.deepEqual(op('get /token').tags, ['tokens']);
   });
 
   it('documents the headers that go with 201, 401, 403 and 503', () => {

@@ -62,12 +62,25 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
   it('packs the compiled service, the command, the docs and the manifest: no TypeScript source, test or client', () => {
     for (const file of ['package.json', 'README.md', 'bin/plant-store.js', 'dist/src/server.js', 'dist/src/cli/main.js'])
       assert.ok(packed.includes(file), `${file} is packed`);
+    // The web console, built and bundled (its UI library and the client inside): nothing to build on the server.
+    assert.ok(packed.includes('dist/console/index.html'), 'the console is packed');
+    assert.ok(
+      packed.some((file) => /^dist\/console\/assets\/console-[\w-]+\.js$/.test(file)),
+      'its script is packed',
+    );
     // Loaded by path at run time, not imported: the SQLite writer thread and the backup's copy process.
     for (const file of ['dist/src/store/sqlite/writer/worker.js', 'dist/src/store/sqlite/backup/copy-process.js'])
       assert.ok(packed.includes(file), `${file} is packed`);
     const other = packed.filter(
       (file) =>
-        !(file === 'package.json' || file === 'README.md' || file.startsWith('bin/') || file.startsWith('docs/') || /^dist\/src\/.*\.js$/.test(file)),
+        !(
+          file === 'package.json' ||
+          file === 'README.md' ||
+          file.startsWith('bin/') ||
+          file.startsWith('docs/') ||
+          file.startsWith('dist/console/') ||
+          /^dist\/src\/.*\.js$/.test(file)
+        ),
     );
     assert.deepEqual(other, []);
   });
@@ -103,6 +116,8 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
     assert.equal(created.text, '{"name":"Monstera","tag":"tropical"}');
     const read = await request(`${url!}/plants/9007199254740993`, { token });
     assert.equal(read.text, '{"id":9007199254740993,"name":"Monstera","tag":"tropical"}');
+    const page = await request(`${url!}/console`);
+    assert.equal(page.status, 200, 'the console is served from the installed package');
 
     server.signal('SIGTERM');
     await server.exited;

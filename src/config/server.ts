@@ -140,6 +140,14 @@ export const SERVER_SETTINGS = {
     },
     docDefault: 'off',
   },
+  console: {
+    env: 'CONSOLE',
+    schema: Type.Boolean({
+      default: true,
+      description: 'The web console at `/console` (docs/console.md), where `GET /` leads; `off`: not served, and `GET /` leads to `/docs`',
+    }),
+    docDefault: '`on`',
+  },
   trustProxy: {
     env: 'TRUST_PROXY',
     schema: Type.Union(

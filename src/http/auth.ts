@@ -5,8 +5,11 @@ import type { TokenVerifier, Verdict } from '../auth/tokens.js';
 import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
 import { HttpError } from './errors.js';
 
-/** What a route needs of its caller: a token with this scope, or nothing ("public"). Every route says. */
-export type RouteAuth = Scope | 'public';
+/**
+ * What a route needs of its caller: a token with this scope, any valid token whatever its scopes ("token":
+ * GET /token, which tells a token's holder what it may do), or nothing ("public"). Every route says.
+ */
+export type RouteAuth = Scope | 'token' | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -115,9 +118,9 @@ function mayComeInUrl(principal: Principal): boolean {
   return principal.scopes.length > 0 && principal.scopes.every((scope) => scope === 'events:read');
 }
 
-function admit(request: FastifyRequest, needed: Scope, verdict: Verdict, inUrl: boolean, done: (error?: Error) => void): void {
+function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, inUrl: boolean, done: (error?: Error) => void): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
-  if (!verdict.scopes.includes(needed)) return done(forbidden(needed));
+  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(forbidden(needed));
   if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED));
   request.principal = verdict;
   done();

@@ -34,6 +34,7 @@ export const TAGS = {
   plants: 'The plants: create, read, replace, change and delete them, list and export them, import many at once',
   webhooks: 'Webhook endpoints: where the service announces plant changes, signed, retried and logged',
   events: 'The change feed: every plant change in commit order, read as pages or followed live (Server-Sent Events), resumable',
+  tokens: 'The bearer token a request carries: what it may do',
   system: 'Health, readiness and this document: public, no token needed',
 } as const;
 
@@ -135,8 +136,10 @@ export function buildOpenApi(
       operationId: schema.operationId,
       tags: schema.tags,
       summary: schema.summary,
-      security: auth === 'public' ? [] : [{ bearerAuth: [auth] }],
-      ...(auth !== 'public' && { description: `Needs a bearer token with the scope \`${auth}\`.` }),
+      security: auth === 'public' ? [] : [{ bearerAuth: auth === 'token' ? [] : [auth] }],
+      ...(auth !== 'public' && {
+        description: auth === 'token' ? 'Needs a bearer token, with any scopes.' : `Needs a bearer token with the scope \`${auth}\`.`,
+      }),
       parameters: [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')],
       ...(schema.requestBodyDoc !== undefined && {
         requestBody: {

@@ -68,7 +68,7 @@ function examplesOf(status: number, context: ErrorContext): string[] {
     case 401:
       return [MISSING_TOKEN];
     case 403:
-      if (context.auth !== 'public') return [lacksScope(context.auth)];
+      if (context.auth !== 'public' && context.auth !== 'token') return [lacksScope(context.auth)];
       break;
     case 413:
       return [bodyTooLarge(context.bodyLimit)];

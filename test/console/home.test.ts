@@ -5,13 +5,13 @@ import { testApp } from '../helpers.js';
 describe('GET /', async () => {
   const t = await testApp(after);
 
-  it('leads a browser to /docs, without a token, by a relative and temporary redirect', async () => {
+  it('leads a browser to the console (on by default), without a token, by a relative and temporary redirect', async () => {
     const res = await t.call('GET', '/', { token: null });
     assert.equal(res.statusCode, 302);
-    assert.equal(res.headers.location, 'docs');
+    assert.equal(res.headers.location, 'console');
     // Relative: under a proxy prefix it stays under the prefix.
-    assert.equal(new URL(String(res.headers.location), 'http://host/').pathname, '/docs');
-    assert.equal(new URL(String(res.headers.location), 'http://host/plant-store/').pathname, '/plant-store/docs');
+    assert.equal(new URL(String(res.headers.location), 'http://host/').pathname, '/console');
+    assert.equal(new URL(String(res.headers.location), 'http://host/plant-store/').pathname, '/plant-store/console');
     assert.equal(res.payload, '');
   });
 

@@ -1,0 +1,205 @@
+import { useEffect, useState } from 'preact/hooks';
+import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
+import { Dialog, Field, Message } from '../ui.js';
+
+/**
+ * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
+ * id is free (If-None-Match: *), never replacing another by mistake. An edit is sent with If-Match, the
+ * version read when the form opened: if the plant changed meanwhile (412), both versions are shown side by
+ * side, to keep the user's (sent again over the stored version) or take the stored one.
+ */
+
+interface Version {
+  name: string;
+  tag: string;
+}
+
+/** The plant as stored now, with its ETag; null when it is gone. */
+type Stored = { version: Version; etag: string } | null;
+
+type Conflict = { mine: Version; stored: Stored };
+
+function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
+  return { name: plant.name, tag: plant.tag ?? '' };
+}
+
+export function PlantForm({
+  client,
+  plant,
+  onClose,
+  onSaved,
+}: {
+  client: Client;
+  plant?: StoredPlant;
+  onClose: () => void;
+  onSaved: (message: string) => void;
+}) {
+  const editing = plant !== undefined;
+  const [id, setId] = useState(editing ? String(plant.id) : '');
+  const [name, setName] = useState(plant?.name ?? '');
+  const [tag, setTag] = useState(plant?.tag ?? '');
+  const [etag, setEtag] = useState<string | null>(null);
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [problem, setProblem] = useState('');
+  const [busy, setBusy] = useState(editing);
+
+  /** The plant as stored now (GET /plants/{id}), for its ETag and for the comparison. */
+  const readStored = async (plantId: Id): Promise<Stored | string> => {
+    const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: plantId } } });
+    if (error !== undefined) return response.status === 404 ? null : explain(error);
+    return { version: versionOf(data), etag: response.headers.get('etag') ?? '*' };
+  };
+
+  // An edit starts from the plant as stored now: the table's row may be older than its ETag.
+  useEffect(() => {
+    if (!editing) return;
+    void readStored(plant.id)
+      .then(
+        (stored) => {
+          if (typeof stored === 'string') setProblem(stored);
+          else if (stored === null) setProblem(`Plant ${String(plant.id)} was deleted meanwhile; Save creates it again.`);
+          else {
+            setName(stored.version.name);
+            setTag(stored.version.tag);
+            setEtag(stored.etag);
+          }
+        },
+        (error: unknown) => setProblem(unreachable(error)),
+      )
+      .finally(() => setBusy(false));
+  }, []);
+
+  /** Sends `mine`: over the version `over` names (an ETag), or only if no plant has the id (null). */
+  const send = async (mine: Version, over: string | null) => {
+    setBusy(true);
+    setProblem('');
+    try {
+      const plantId = editing ? plant.id : parseId(id);
+      const body = { name: mine.name, ...(mine.tag.trim() !== '' && { tag: mine.tag }) };
+      const header = over === null ? { 'if-none-match': '*' } : { 'if-match': over };
+      const { error, response } = editing
+        ? await client.PUT('/plants/{id}', { params: { path: { id: plantId }, header }, body })
+        : await client.POST('/plants', { params: { header: { 'if-none-match': '*' } }, body: { id: plantId, ...body } });
+      if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
+      if (response.status === 412 && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
+      if (response.status === 412) {
+        const stored = await readStored(plantId);
+        if (typeof stored === 'string') return setProblem(stored);
+        return setConflict({ mine, stored });
+      }
+      setProblem(explain(error));
+    } catch (error) {
+      setProblem(unreachable(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const title = editing ? `Edit plant ${String(plant.id)}` : 'New plant';
+  if (conflict !== null) {
+    return (
+      <Dialog title={title} onClose={onClose}>
+        <ConflictView
+          conflict={conflict}
+          busy={busy}
+          onKeepMine={() => {
+            const over = conflict.stored?.etag ?? null;
+            setConflict(null);
+            void send(conflict.mine, over);
+          }}
+          onTakeStored={() =>
+            onSaved(conflict.stored === null ? 'Nothing saved: the plant stays deleted.' : `Kept the stored version of plant ${id}.`)
+          }
+        />
+        <Message text={problem} error />
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog title={title} onClose={onClose}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void send({ name, tag }, editing ? etag : null);
+        }}
+      >
+        <Field
+          label="Id"
+          value={id}
+          onInput={setId}
+          required
+          readOnly={editing}
+          inputMode="numeric"
+          hint="A whole number (64-bit); it never changes."
+        />
+        <Field label="Name" value={name} onInput={setName} required />
+        <Field label="Tag" value={tag} onInput={setTag} hint="Optional." />
+        <Message text={problem} error />
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+          <button type="button" class="quiet" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function ConflictView({
+  conflict,
+  busy,
+  onKeepMine,
+  onTakeStored,
+}: {
+  conflict: Conflict;
+  busy: boolean;
+  onKeepMine: () => void;
+  onTakeStored: () => void;
+}) {
+  const { mine, stored } = conflict;
+  const differs = (field: keyof Version) => stored !== null && stored.version[field] !== mine[field];
+  return (
+    <>
+      <p role="alert">
+        {stored === null
+          ? 'This plant was deleted while you edited it.'
+          : 'This plant was changed by someone else while you edited it. Compare the two versions and choose one.'}
+      </p>
+      <div class="compare">
+        <section aria-labelledby="conflict-mine" class="card">
+          <h3 id="conflict-mine">Your version</h3>
+          <dl class="facts">
+            <dt>Name</dt>
+            <dd class={differs('name') ? 'differs' : undefined}>{mine.name}</dd>
+            <dt>Tag</dt>
+            <dd class={differs('tag') ? 'differs' : undefined}>{mine.tag || '(none)'}</dd>
+          </dl>
+        </section>
+        <section aria-labelledby="conflict-stored" class="card">
+          <h3 id="conflict-stored">Stored version</h3>
+          {stored === null ? (
+            <p>(deleted)</p>
+          ) : (
+            <dl class="facts">
+              <dt>Name</dt>
+              <dd class={differs('name') ? 'differs' : undefined}>{stored.version.name}</dd>
+              <dt>Tag</dt>
+              <dd class={differs('tag') ? 'differs' : undefined}>{stored.version.tag || '(none)'}</dd>
+            </dl>
+          )}
+        </section>
+      </div>
+      <div class="actions">
+        <button type="button" disabled={busy} onClick={onKeepMine}>
+          Keep mine
+        </button>
+        <button type="button" class="quiet" disabled={busy} onClick={onTakeStored}>
+          {stored === null ? 'Leave it deleted' : 'Take stored'}
+        </button>
+      </div>
+    </>
+  );
+}

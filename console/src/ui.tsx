@@ -1,0 +1,115 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
+
+/** Small pieces every view uses: a modal dialog, messages that screen readers announce, a labelled field. */
+
+/**
+ * A modal dialog (the browser's own <dialog>, opened with showModal): focus moves into it and stays there,
+ * the page behind is inert, Escape closes it. Its title names it for screen readers.
+ */
+export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current!;
+    dialog.showModal();
+    return () => dialog.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+    >
+      <h2 id={titleId}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+/** A message that is read out when it appears: `alert` for failures, a polite status otherwise. */
+export function Message({ text, error = false }: { text: string; error?: boolean }) {
+  if (text === '') return null;
+  return error ? (
+    <p role="alert" class="message error">
+      {text}
+    </p>
+  ) : (
+    <p role="status" class="message">
+      {text}
+    </p>
+  );
+}
+
+interface FieldProps {
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  type?: 'text' | 'password' | 'url';
+  required?: boolean;
+  readOnly?: boolean;
+  autoComplete?: string;
+  hint?: string;
+  inputMode?: 'numeric' | 'text' | 'url';
+}
+
+/** A text field with its label (and a hint, tied to it by aria-describedby). */
+export function Field({ label, value, onInput, type = 'text', required, readOnly, autoComplete = 'off', hint, inputMode }: FieldProps) {
+  const id = useId();
+  const common = {
+    id,
+    value,
+    required,
+    readOnly,
+    autoComplete,
+    inputMode,
+    spellcheck: false,
+    'aria-describedby': hint === undefined ? undefined : `${id}-hint`,
+    onInput: (event: { currentTarget: HTMLInputElement }) => onInput(event.currentTarget.value),
+  };
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {/* Preact types <input> as a union told apart by `type`: one element per type. */}
+      {type === 'password' ? (
+        <input type="password" {...common} />
+      ) : type === 'url' ? (
+        <input type="url" {...common} />
+      ) : (
+        <input type="text" {...common} />
+      )}
+      {hint !== undefined && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/**
+ * A wide table's box, which scrolls sideways on a narrow screen: focusable, so that a keyboard can scroll
+ * it too, and named, as a region a screen reader can jump to.
+ */
+export function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+/** Text for screen readers only: completes a short visible label ("Edit" → "Edit plant 7"). */
+export function Hidden({ children }: { children: ComponentChildren }) {
+  return <span class="visually-hidden">{children}</span>;
+}
+
+/** A time from the API (ISO 8601), in the reader's own zone and words. */
+export function when(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}

@@ -1,0 +1,130 @@
+import { useId, useRef, useState } from 'preact/hooks';
+import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type EventType } from '../api.js';
+import { Dialog, Field, Message } from '../ui.js';
+
+/** The webhook view's dialogs: a new endpoint, a secret shown once, and a question before a change that cannot be undone. */
+
+export function AddEndpoint({
+  client,
+  onClose,
+  onAdded,
+}: {
+  client: Client;
+  onClose: () => void;
+  onAdded: (endpoint: Endpoint, secret: string) => void;
+}) {
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<ReadonlySet<EventType>>(new Set(EVENT_TYPES));
+  const [description, setDescription] = useState('');
+  const [problem, setProblem] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const add = async () => {
+    if (events.size === 0) return setProblem('Choose at least one event type.');
+    setBusy(true);
+    try {
+      const body = { url: url.trim(), events: EVENT_TYPES.filter((type) => events.has(type)), ...(description.trim() !== '' && { description }) };
+      const { data, error } = await client.POST('/webhooks', { body });
+      if (error !== undefined) return setProblem(explain(error));
+      const { secret, ...endpoint } = data;
+      onAdded(endpoint, secret);
+    } catch (error) {
+      setProblem(unreachable(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog title="Add a webhook endpoint" onClose={onClose}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void add();
+        }}
+      >
+        <Field label="URL" type="url" inputMode="url" value={url} onInput={setUrl} required hint="Where deliveries are POSTed: http(s)://…" />
+        <fieldset class="types">
+          <legend>Events</legend>
+          {EVENT_TYPES.map((type) => (
+            <label key={type}>
+              <input
+                type="checkbox"
+                checked={events.has(type)}
+                onChange={(e) => {
+                  const next = new Set(events);
+                  if (e.currentTarget.checked) next.add(type);
+                  else next.delete(type);
+                  setEvents(next);
+                }}
+              />{' '}
+              {type}
+            </label>
+          ))}
+        </fieldset>
+        <Field label="Description" value={description} onInput={setDescription} hint="Optional, for people." />
+        <Message text={problem} error />
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+          <button type="button" class="quiet" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+/** A signing secret, shown this once: the service never shows it again. */
+export function SecretShown({ url, secret, onClose }: { url: string; secret: string; onClose: () => void }) {
+  const [copied, setCopied] = useState('');
+  const field = useRef<HTMLInputElement>(null);
+  const id = useId();
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      field.current?.select();
+      setCopied('The browser did not allow copying: the secret is selected, copy it with your keyboard.');
+    }
+  };
+  return (
+    <Dialog title="Signing secret" onClose={onClose}>
+      <p>
+        The secret of {url}. <strong>It is shown only now</strong>: copy it into the receiver's configuration before you close this.
+      </p>
+      <div class="field">
+        <label for={id}>Secret</label>
+        <input id={id} ref={field} class="id" readOnly value={secret} onFocus={(e) => e.currentTarget.select()} />
+      </div>
+      <Message text={copied} />
+      <div class="actions">
+        <button type="button" onClick={() => void copy()}>
+          Copy
+        </button>
+        <button type="button" class="quiet" onClick={onClose}>
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+export function Confirm(props: { title: string; text: string; action: string; onClose: () => void; onConfirm: () => void }) {
+  return (
+    <Dialog title={props.title} onClose={props.onClose}>
+      <p>{props.text}</p>
+      <div class="actions">
+        <button type="button" class="danger" onClick={props.onConfirm}>
+          {props.action}
+        </button>
+        <button type="button" class="quiet" onClick={props.onClose}>
+          Cancel
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,185 @@
+import { useEffect, useState } from 'preact/hooks';
+import { explain, hasScope, lacking, nextLink, unreachable, type Client, type Endpoint } from '../api.js';
+import type { Session } from '../session.js';
+import { Hidden, Message, when } from '../ui.js';
+import { Deliveries } from './deliveries.js';
+import { AddEndpoint, Confirm, SecretShown } from './dialogs.js';
+
+/**
+ * Webhook endpoints: each with its URL, event types and state (and why the service disabled it); add,
+ * enable or disable, delete, rotate the signing secret (the new one shown once), and each endpoint's
+ * deliveries.
+ */
+
+type Dialog =
+  | { kind: 'add' }
+  | { kind: 'secret'; endpoint: Endpoint | { url: string }; secret: string }
+  | { kind: 'delete'; endpoint: Endpoint }
+  | { kind: 'rotate'; endpoint: Endpoint }
+  | null;
+
+export function Webhooks({ session }: { session: Session }) {
+  const { client, info } = session;
+  const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
+  const [more, setMore] = useState<string | undefined>(undefined);
+  const [problem, setProblem] = useState('');
+  const [done, setDone] = useState('');
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const allowed = hasScope(info, 'webhooks:manage');
+
+  const load = async (after?: string) => {
+    try {
+      const { data, error, response } = await client.GET('/webhooks', { params: { query: { limit: 100, ...(after !== undefined && { after }) } } });
+      if (error !== undefined) return setProblem(explain(error));
+      setProblem('');
+      setEndpoints((before) => (after === undefined ? data : [...(before ?? []), ...data]));
+      setMore(nextLink(response, 'after'));
+    } catch (error) {
+      setProblem(unreachable(error));
+    }
+  };
+  useEffect(() => {
+    if (allowed) void load();
+  }, []);
+
+  if (!allowed) return <p class="unavailable">{lacking('webhooks:manage', 'Managing webhooks')}</p>;
+
+  /** Runs one change; says what came of it; reloads the list. */
+  const act = async (what: () => Promise<{ error?: { error: number; message: string } }>, success: string) => {
+    setDone('');
+    try {
+      const { error } = await what();
+      if (error !== undefined) setProblem(explain(error));
+      else {
+        setProblem('');
+        setDone(success);
+      }
+    } catch (error) {
+      setProblem(unreachable(error));
+    }
+    await load();
+  };
+  const setEnabled = (endpoint: Endpoint, enabled: boolean) =>
+    act(
+      () => client.PATCH('/webhooks/{id}', { params: { path: { id: endpoint.id } }, body: { enabled } }),
+      `${enabled ? 'Enabled' : 'Disabled'} ${endpoint.url}.`,
+    );
+
+  return (
+    <>
+      <div class="actions">
+        <button type="button" onClick={() => setDialog({ kind: 'add' })}>
+          Add endpoint
+        </button>
+        <button type="button" class="quiet" onClick={() => void load()}>
+          Refresh
+        </button>
+      </div>
+      <Message text={done} />
+      <Message text={problem} error />
+      {endpoints?.length === 0 && <p>No webhook endpoints yet.</p>}
+      <ul class="endpoints">
+        {endpoints?.map((endpoint) => (
+          <li key={endpoint.id} class="card">
+            <h2 class="url">{endpoint.url}</h2>
+            <dl class="facts">
+              <dt>State</dt>
+              <dd class={endpoint.enabled ? 'ok' : 'bad'}>
+                {endpoint.enabled ? 'enabled' : `disabled${endpoint.disabledReason === undefined ? '' : `: ${endpoint.disabledReason}`}`}
+              </dd>
+              <dt>Events</dt>
+              <dd>{endpoint.events.join(', ')}</dd>
+              {endpoint.description !== undefined && (
+                <>
+                  <dt>Description</dt>
+                  <dd>{endpoint.description}</dd>
+                </>
+              )}
+              <dt>Added</dt>
+              <dd>{when(endpoint.createdAt)}</dd>
+              <dt>Id</dt>
+              <dd class="id">{endpoint.id}</dd>
+            </dl>
+            <div class="actions">
+              <button
+                type="button"
+                class="quiet"
+                aria-expanded={open === endpoint.id}
+                onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}
+              >
+                Deliveries<Hidden> of {endpoint.url}</Hidden>
+              </button>
+              <button type="button" class="quiet" onClick={() => void setEnabled(endpoint, !endpoint.enabled)}>
+                {endpoint.enabled ? 'Disable' : 'Enable'}
+                <Hidden> {endpoint.url}</Hidden>
+              </button>
+              <button type="button" class="quiet" onClick={() => setDialog({ kind: 'rotate', endpoint })}>
+                Rotate secret<Hidden> of {endpoint.url}</Hidden>
+              </button>
+              <button type="button" class="quiet danger" onClick={() => setDialog({ kind: 'delete', endpoint })}>
+                Delete<Hidden> {endpoint.url}</Hidden>
+              </button>
+            </div>
+            {open === endpoint.id && <Deliveries client={client} endpoint={endpoint} />}
+          </li>
+        ))}
+      </ul>
+      {more !== undefined && (
+        <button type="button" class="quiet" onClick={() => void load(more)}>
+          More endpoints
+        </button>
+      )}
+
+      {dialog?.kind === 'add' && (
+        <AddEndpoint
+          client={client}
+          onClose={() => setDialog(null)}
+          onAdded={(endpoint, secret) => {
+            setDialog({ kind: 'secret', endpoint, secret });
+            setDone(`Added ${endpoint.url}.`);
+            void load();
+          }}
+        />
+      )}
+      {dialog?.kind === 'secret' && <SecretShown url={dialog.endpoint.url} secret={dialog.secret} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'delete' && (
+        <Confirm
+          title="Delete this endpoint?"
+          text={`${dialog.endpoint.url} and its undelivered messages will be deleted. This cannot be undone.`}
+          action="Delete"
+          onClose={() => setDialog(null)}
+          onConfirm={() => {
+            const endpoint = dialog.endpoint;
+            setDialog(null);
+            if (open === endpoint.id) setOpen(null);
+            void act(() => client.DELETE('/webhooks/{id}', { params: { path: { id: endpoint.id } } }), `Deleted ${endpoint.url}.`);
+          }}
+        />
+      )}
+      {dialog?.kind === 'rotate' && (
+        <Confirm
+          title="Rotate the signing secret?"
+          text={`A new secret for ${dialog.endpoint.url}, shown once. For 24 hours deliveries carry signatures with both the old and the new one.`}
+          action="Rotate"
+          onClose={() => setDialog(null)}
+          onConfirm={() => void rotate(client, dialog.endpoint, setDialog, setProblem)}
+        />
+      )}
+    </>
+  );
+}
+
+async function rotate(client: Client, endpoint: Endpoint, setDialog: (dialog: Dialog) => void, setProblem: (text: string) => void): Promise<void> {
+  try {
+    const { data, error } = await client.POST('/webhooks/{id}/rotate-secret', { params: { path: { id: endpoint.id } } });
+    if (error !== undefined) {
+      setDialog(null);
+      return setProblem(explain(error));
+    }
+    setDialog({ kind: 'secret', endpoint, secret: data.secret });
+  } catch (error) {
+    setDialog(null);
+    setProblem(unreachable(error));
+  }
+}

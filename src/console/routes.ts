@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../http/errors.js';
+
+/**
+ * GET /console: the web console, a page and its assets built from console/ by `npm run build`
+ * (scripts/build-console.mjs) into dist/console/, served from memory. Everything comes from the service
+ * itself (the page's CSP allows nothing else); the assets' names carry a hash of their content, so they are
+ * cached for a year and never revalidated, while the page is revalidated on every visit (ETag) and so
+ * always names the current assets. GET / leads a browser here, or to /docs with the console off.
+ * Public, like /docs: the page holds no data; every API call it makes needs the token signed in with.
+ * These routes have no schema: they are for browsers, not part of the JSON API (the OpenAPI document
+ * leaves them out).
+ */
+
+/** Where the build puts the console: dist/console, beside this module's dist/src. */
+const BUILT = new URL('../../console/', import.meta.url);
+/** The page's assets, relative to the page (/console → /console/assets/<file>); as scripts/build-console.mjs links them. */
+const ASSET_DIR = 'console/assets';
+
+/**
+ * The console's policy; every other answer keeps http/security.ts's `default-src 'none'`. No inline script
+ * or style, no eval; it connects to the service alone (the API and the change feed).
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // The page's icon is an empty data: URL, which spares browsers a request for /favicon.ico.
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** A year: the assets' names change with their content, so a browser never needs to ask again. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** A file held in memory, with its gzip form when that is smaller, and a strong ETag of its content. */
+interface ServedFile {
+  body: Buffer;
+  gzipped: Buffer | undefined;
+  type: string;
+  etag: string;
+}
+
+function servedFile(url: URL): ServedFile {
+  const body = readFileSync(url);
+  const extension = /\.[a-z]+$/.exec(url.pathname)?.[0] ?? '';
+  const gzipped = gzipSync(body, { level: 9 });
+  return {
+    body,
+    gzipped: gzipped.length < body.length ? gzipped : undefined,
+    type: TYPES[extension] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+  };
+}
+
+/** The built console, or undefined when it was not built. Read once per process: the files do not change under a running server. */
+let loaded: { page: ServedFile; assets: Map<string, ServedFile> } | null | undefined;
+function consoleFiles(): { page: ServedFile; assets: Map<string, ServedFile> } | undefined {
+  if (loaded === undefined) {
+    const index = new URL('index.html', BUILT);
+    const assetsDir = new URL('assets/', BUILT);
+    loaded = existsSync(index)
+      ? {
+          page: servedFile(index),
+          assets: new Map(readdirSync(assetsDir).map((name) => [name, servedFile(new URL(name, assetsDir))])),
+        }
+      : null;
+  }
+  return loaded ?? undefined;
+}
+
+/** RFC 9110 12.5.3: gzip is acceptable unless the client gave it q=0. */
+function acceptsGzip(request: FastifyRequest): boolean {
+  const header = request.headers['accept-encoding'];
+  if (typeof header !== 'string') return false;
+  return header.split(',').some((item) => {
+    const [coding = '', ...params] = item.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((param) => param.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+/** RFC 9110 13.1.2: If-None-Match compares weakly and `*` matches any representation. */
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => ['*', etag, `W/${etag}`].includes(tag.trim()));
+}
+
+function serve(request: FastifyRequest, reply: FastifyReply, file: ServedFile, cacheControl: string): FastifyReply {
+  reply.header('cache-control', cacheControl).header('etag', file.etag);
+  if (file.gzipped !== undefined) reply.header('vary', 'Accept-Encoding');
+  if (notModified(request, file.etag)) return reply.code(304).send();
+  reply.type(file.type);
+  if (file.gzipped !== undefined && acceptsGzip(request)) return reply.header('content-encoding', 'gzip').send(file.gzipped);
+  return reply.send(file.body);
+}
+
+const NOT_BUILT = 'the console is not built: run npm run build (it builds console/ into dist/console/)';
+
+/** GET / for a browser: to the console when it is on, else to the API reference. */
+export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> = (app, { enabled }, done) => {
+  // Relative, so that it holds behind a proxy that serves the service under a prefix.
+  app.get('/', { config: { auth: 'public' } }, async (_request, reply) =>
+    reply
+      .code(302)
+      .header('location', enabled ? 'console' : 'docs')
+      .send(),
+  );
+  if (!enabled) return done();
+
+  const files = consoleFiles();
+  if (files === undefined) app.log.warn(`CONSOLE is on, but ${NOT_BUILT}`);
+  app.get('/console', { config: { auth: 'public' } }, async (request, reply) => {
+    if (files === undefined) throw new HttpError(503, NOT_BUILT);
+    reply.header('content-security-policy', CONSOLE_CSP);
+    return serve(request, reply, files.page, 'no-cache');
+  });
+  // The page's relative links resolve under /console/ only from /console itself.
+  app.get('/console/', { config: { auth: 'public' } }, async (_request, reply) => reply.code(301).header('location', '../console').send());
+  // One route per file: any other path under /console is the service's ordinary 404.
+  for (const [name, file] of files?.assets ?? []) {
+    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file, IMMUTABLE));
+  }
+  done();
+};

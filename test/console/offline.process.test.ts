@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import axe from 'axe-core';
+import type { Page } from 'playwright-core';
+import { browserSkip } from '../chromium.js';
+import { TOKEN } from '../helpers.js';
+import { addPlants, eventually, openConsole, signIn, type PageWindow } from './harness.js';
+
+const skip = browserSkip;
+if (skip) process.stderr.write(`\n*** SKIPPING the console's offline, CSP and accessibility browser tests: ${skip} ***\n\n`);
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/**
+ * axe-core run in the page (injected through the browser's debugging protocol, which the page's CSP does not
+ * govern): the violations found, with the elements each concerns.
+ */
+async function axeViolations(page: Page): Promise<Violation[]> {
+  await page.evaluate(axe.source);
+  return page.evaluate(async () => {
+    const { axe: inPage } = globalThis as unknown as { axe: typeof axe };
+    const results = await inPage.run({ resultTypes: ['violations'] });
+    return results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? null,
+      help: v.help,
+      nodes: v.nodes.map((n) => String(n.target.join(' '))),
+    }));
+  });
+}
+
+/** No serious or critical violation; the others are listed as the test's diagnostics. */
+async function assertAccessible(page: Page, where: string, diagnostic: (text: string) => void): Promise<void> {
+  const found = await axeViolations(page);
+  for (const v of found) diagnostic(`${where}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(', ')}`);
+  assert.deepEqual(
+    found.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    where,
+  );
+}
+
+/** The page is no wider than the window: nothing to scroll sideways (tables scroll inside their own box). */
+async function fitsWidth(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const { documentElement } = (globalThis as unknown as PageWindow).document;
+    return documentElement.scrollWidth <= documentElement.clientWidth;
+  });
+}
+
+describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_000 }, () => {
+  it('makes every request to its own origin, and its CSP refuses inline script and style', async () => {
+    const { t, page, origin, requests, errors } = await openConsole(after, { path: '/' });
+    await addPlants(t, [{ id: 1, name: 'Fern', tag: 'green' }]);
+    const policy = (await page.reload())!.headers()['content-security-policy'];
+    assert.ok(policy !== undefined, 'the page has a CSP');
+    const scripts = /(?:^|; )script-src ([^;]*)/.exec(policy)![1]!;
+    assert.equal(scripts, "'self'");
+    assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval|https?:|\*/);
+
+    // Every view, with its dialogs and its requests, and a search.
+    await signIn(page);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('fern');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'New plant' }).click();
+    await page.keyboard.press('Escape');
+    await page.getByRole('link', { name: 'Changes' }).click();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No webhook endpoints yet.').waitFor();
+    await page.getByRole('link', { name: 'About' }).click();
+    await page.getByText(/^ready \(store: sqlite\)/).waitFor();
+    await page.getByText('1.0.0', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('link', { name: /API reference/ }).getAttribute('href'), 'docs');
+    assert.equal(await page.getByRole('link', { name: /OpenAPI document/ }).getAttribute('href'), 'openapi.json');
+
+    // Nothing the console does is refused by its own policy (a refusal is a console error).
+    assert.deepEqual(errors(), []);
+
+    // The policy is enforced: a script and a style sheet made in the page are refused, and said so.
+    const refused = await page.evaluate(async () => {
+      interface Element {
+        textContent: string;
+      }
+      interface Doc {
+        createElement(tag: string): Element;
+        head: { appendChild(node: Element): void };
+        body: object;
+        addEventListener(type: string, listener: (event: { violatedDirective: string }) => void): void;
+      }
+      const inPage = globalThis as unknown as { document: Doc; inlineRan?: boolean; getComputedStyle(element: object): { display: string } };
+      const { document } = inPage;
+      const seen: string[] = [];
+      document.addEventListener('securitypolicyviolation', (event) => seen.push(event.violatedDirective));
+      const script = document.createElement('script');
+      script.textContent = 'globalThis.inlineRan = true';
+      document.head.appendChild(script);
+      const style = document.createElement('style');
+      style.textContent = 'body { display: none }';
+      document.head.appendChild(style);
+      while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      return { seen: seen.sort(), inlineRan: inPage.inlineRan ?? false, display: inPage.getComputedStyle(document.body).display };
+    });
+    assert.deepEqual(refused, { seen: ['script-src-elem', 'style-src-elem'], inlineRan: false, display: 'block' });
+
+    assert.ok(requests.length > 10, requests.join('\n'));
+    for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
+    for (const url of requests) assert.ok(!url.includes(TOKEN));
+    // The page's own console saw the two refusals above, and nothing else.
+    assert.equal(errors().length, 2, errors().join('\n'));
+    assert.ok(
+      errors().every((text) => text.includes('Content Security Policy')),
+      errors().join('\n'),
+    );
+  });
+
+  it('has no serious or critical axe-core violation in any view, wide or 375 px, and fits 375 px without sideways scrolling', async (context) => {
+    const diagnostic = (text: string) => context.diagnostic(text);
+    const { t, page, errors } = await openConsole(after, { config: { webhookAllowPrivateNetworks: true } });
+    await addPlants(t, [
+      { id: 1, name: 'Boston Fern', tag: 'fern' },
+      { id: '9223372036854775807', name: 'A plant with a rather long name to wrap at narrow widths', tag: 'long-tag-name' },
+    ]);
+    assert.equal(
+      (await t.call('POST', '/webhooks', { body: { url: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' } })).statusCode,
+      201,
+    );
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${page.url().split('#')[0]}#plants`);
+      if (await page.getByLabel('Token').isVisible()) {
+        await assertAccessible(page, `sign-in at ${width}`, diagnostic);
+        assert.ok(await fitsWidth(page), `sign-in fits ${width}`);
+        await signIn(page);
+      }
+      await page.getByRole('table').waitFor();
+      for (const view of ['Plants', 'Changes', 'Webhooks', 'About']) {
+        await page.getByRole('link', { name: view }).click();
+        await page.getByRole('heading', { level: 1, name: view }).waitFor();
+        if (view === 'Changes') await addPlants(t, [{ id: 100 + width, name: 'A change' }]);
+        if (view === 'Changes') await page.getByRole('table').waitFor();
+        if (view === 'Webhooks') await page.getByRole('heading', { name: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' }).waitFor();
+        if (view === 'Webhooks') await page.getByRole('button', { name: 'Deliveries' }).click();
+        await assertAccessible(page, `${view} at ${width}`, diagnostic);
+        assert.ok(await fitsWidth(page), `${view} fits ${width}`);
+      }
+      await page.getByRole('link', { name: 'Plants' }).click();
+      await page.getByRole('button', { name: 'New plant' }).click();
+      await assertAccessible(page, `New plant at ${width}`, diagnostic);
+      await page.keyboard.press('Escape');
+      await page.getByRole('button', { name: 'Delete plant 1', exact: true }).click();
+      await assertAccessible(page, `Delete at ${width}`, diagnostic);
+      await page.keyboard.press('Escape');
+    }
+    assert.deepEqual(errors(), []);
+  });
+
+  it('is usable by keyboard alone: sign in, reach a section, make a plant, close a dialog', async () => {
+    const { t, page, errors } = await openConsole(after);
+    const focused = () =>
+      page.evaluate(() => {
+        const { document } = globalThis as unknown as { document: { activeElement: { tagName: string; id: string; textContent: string } | null } };
+        const active = document.activeElement!;
+        return active.tagName === 'INPUT' ? `input#${active.id}` : `${active.tagName.toLowerCase()}: ${active.textContent.trim()}`;
+      });
+    await page.keyboard.press('Tab');
+    assert.equal(
+      await page
+        .getByLabel('Token')
+        .evaluate((input) => input === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement),
+      true,
+    );
+    await page.keyboard.type(TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+
+    // The first Tab reaches the skip link, then the sections.
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'a: Skip to content');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'a: Plants');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Changes' }).waitFor();
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Plants' }).waitFor();
+
+    // To "New plant" by Tab; the dialog takes the focus, Tab moves through its fields, Enter saves.
+    for (let i = 0; i < 30 && (await focused()) !== 'button: New plant'; i++) await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'button: New plant');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'New plant' });
+    await dialog.waitFor();
+    await eventually(async () => (await focused()).startsWith('input#'), 'the focus in the dialog');
+    await page.keyboard.type('42');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Typed plant');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Created plant 42.' }).waitFor();
+    assert.deepEqual((await t.call('GET', '/plants/42')).json(), { id: 42, name: 'Typed plant' });
+
+    // Escape closes a dialog, and nothing is sent.
+    for (let i = 0; i < 30 && (await focused()) !== 'button: New plant'; i++) await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.deepEqual(errors(), []);
+  });
+});

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { createToken } from '../../src/auth/tokens.js';
+import { browserSkip } from '../chromium.js';
+import { TOKEN } from '../helpers.js';
+import { eventually, openConsole, signIn, type PageWindow } from './harness.js';
+
+const skip = browserSkip;
+if (skip) process.stderr.write(`\n*** SKIPPING the console's sign-in browser tests: ${skip} ***\n\n`);
+
+/** What the page keeps in its storage and cookies, and its address. */
+async function kept(page: Page) {
+  const inPage = await page.evaluate(() => {
+    const { sessionStorage, localStorage, document } = globalThis as unknown as PageWindow;
+    return {
+      session: sessionStorage.length === 0 ? {} : { 'plant-store.token': sessionStorage.getItem('plant-store.token') },
+      sessionKeys: sessionStorage.length,
+      local: localStorage.length,
+      cookies: document.cookie,
+    };
+  });
+  return { url: page.url(), ...inPage };
+}
+
+describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
+  it('GET / leads to it; a wrong token is told so in words; the right one signs in and lives in sessionStorage only; Sign out forgets it', async () => {
+    const { page, origin, requests, errors } = await openConsole(after, { path: '/' });
+    assert.equal(page.url(), `${origin}/console`);
+    assert.equal(await page.title(), 'Plant Store console');
+
+    await page.getByLabel('Token').fill('ps_not-the-right-token-0123456789abcdefghij');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refusal = page.getByRole('alert');
+    await refusal.waitFor();
+    assert.equal(await refusal.innerText(), 'This token was not accepted: unknown or revoked bearer token. Check it, or ask for a new one.');
+    assert.equal((await kept(page)).sessionKeys, 0, 'a refused token is not kept');
+
+    await signIn(page, TOKEN);
+    const stored = await kept(page);
+    assert.deepEqual(stored.session, { 'plant-store.token': TOKEN });
+    assert.equal(stored.sessionKeys, 1);
+    assert.equal(stored.local, 0);
+    assert.equal(stored.cookies, '');
+    for (const url of [...requests, stored.url]) assert.ok(!url.includes(TOKEN), `the token in a URL: ${url}`);
+
+    // A reload keeps the session (the tab's sessionStorage), checked again with the service.
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByText('No plants found.').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    assert.equal((await kept(page)).sessionKeys, 0);
+    await page.reload();
+    await page.getByLabel('Token').waitFor();
+    for (const url of requests) assert.ok(!url.includes(TOKEN), `the token in a URL: ${url}`);
+    assert.deepEqual(errors(), []);
+  });
+
+  it('signs out, saying why, when the token is revoked while signed in', async () => {
+    const { t, page, errors } = await openConsole(after);
+    const { secret, record } = await createToken(t.store.tokens, 'revoked-while-signed-in', ['plants:read']);
+    await signIn(page, secret);
+    assert.equal(await t.store.tokens.revoke(record.id), true);
+    // The service trusts a valid token up to TOKEN_CACHE_MS: ask until it refuses.
+    await eventually(async () => {
+      if (await page.getByLabel('Token').isVisible()) return true;
+      await page.getByRole('button', { name: 'Search' }).click();
+      return false;
+    }, 'the sign-in form after the revocation');
+    const said = await page.getByRole('status').first().innerText();
+    assert.equal(said, 'Signed out: the service no longer accepts this token (unknown or revoked bearer token).');
+    assert.equal((await kept(page)).sessionKeys, 0);
+    assert.deepEqual(errors(), []);
+  });
+
+  it("shows what the token's scopes do not allow as unavailable, up front", async () => {
+    const { t, page, answers, errors } = await openConsole(after);
+    await signIn(page, await t.tokenWith('plants:read'));
+    await page.getByRole('table').or(page.getByText('No plants found.')).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'New plant' }).isDisabled(), true);
+    await page
+      .getByText('Unavailable: Adding, editing, deleting and importing plants needs the scope plants:write, which this token does not have.')
+      .waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Import' }).count(), 0);
+    await page.getByText('Live updates unavailable').waitFor();
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('Unavailable: Managing webhooks needs the scope webhooks:manage, which this token does not have.').waitFor();
+    await page.getByRole('link', { name: 'Changes' }).click();
+    await page.getByText('Unavailable: Following the changes needs the scope events:read, which this token does not have.').waitFor();
+    await page.getByRole('link', { name: 'About' }).click();
+    await page.getByText(/with the scopes plants:read$/).waitFor();
+
+    // And a token that may not read plants at all.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, await t.tokenWith('webhooks:manage'));
+    await page.getByRole('link', { name: 'Plants' }).click();
+    await page.getByText('Unavailable: Reading plants needs the scope plants:read, which this token does not have.').waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: 'Add endpoint' }).waitFor();
+    // Nothing was asked that the scopes refuse: no 403 anywhere, so no error shown later.
+    assert.deepEqual(
+      answers.filter((answer) => answer.startsWith('403')),
+      [],
+    );
+    assert.deepEqual(errors(), []);
+  });
+});
