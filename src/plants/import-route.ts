@@ -85,7 +85,11 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
     async (request, reply) => {
       const format = formatOf(request.headers['content-type']);
       try {
-        const result = await importPlants(plants, request.body as Readable, {
+        // Not destroyed when the import stops early (a bad row, too large): that would reset the connection
+        // under the client still sending, before it reads the answer; the rest is read and dropped instead
+        // (http/refused-body.ts).
+        const body = (request.body as Readable).iterator({ destroyOnReturn: false });
+        const result = await importPlants(plants, body, {
           format,
           createOnly: request.query.mode === 'create-only',
           limit: bodyLimit,

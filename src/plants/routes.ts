@@ -4,7 +4,7 @@ import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
-import { exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
+import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
   ChangeHeaders,
@@ -155,7 +155,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; exp
       const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
       const filter = { q, tags };
       const chosen = negotiate(request.headers.accept, format);
-      const count = prefersExactCount(request.headers.prefer);
+      const count = prefersExactCount(request.headers.prefer) && countable(q);
       if (chosen !== 'json') {
         const snapshot = await plants.export({ ...filter, sort });
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
