@@ -56,7 +56,7 @@ export class SqliteStore implements Store {
     this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }), scanWindow);
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
-    this.events = new SqliteEvents(db, writer);
+    this.events = new SqliteEvents(db, writer, scanWindow);
     this.searchIndex = new SqliteSearchIndex(db, writer);
   }
 

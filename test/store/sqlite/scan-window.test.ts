@@ -91,4 +91,34 @@ describe('SQLite: a scan for q examines at most its window per page', () => {
     assert.deepEqual(found, expectedIds('name'));
     assert.ok(pages > HOLDING.length / 3, `${pages} pages`);
   });
+
+  it('GET /events?type= examines at most its window of events per page: short pages with a Link, every event of the type once', async () => {
+    const store = await smallWindowStore('app');
+    const t = await testApp(after, { store });
+    // 300 creations (the import), then a delete here and there among more writes.
+    const deleted: string[] = [];
+    for (let id = 1; id <= 200; id++) {
+      const res = id % 50 === 7 ? await t.call('DELETE', `/plants/${id}`) : await t.call('PATCH', `/plants/${id}`, { body: { tag: 'x' } });
+      assert.ok([200, 204].includes(res.statusCode), res.payload);
+    }
+    const all = (parseJson((await t.call('GET', '/events?limit=1000')).payload) as Array<{ id: string; type: string }>).filter(
+      (event) => event.type === 'plant.deleted',
+    );
+    deleted.push(...all.map((event) => event.id));
+    assert.equal(deleted.length, 4);
+    const found: string[] = [];
+    let pages = 0;
+    for (let next: string | undefined = '/events?type=plant.deleted&limit=10'; next !== undefined; pages++) {
+      const res = await t.call('GET', next);
+      assert.equal(res.statusCode, 200, res.payload);
+      found.push(...(parseJson(res.payload) as Array<{ id: string }>).map((event) => event.id));
+      next = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link ?? ''))?.[1];
+      assert.ok(pages < 100, 'the pages end');
+    }
+    assert.deepEqual(found, deleted);
+    assert.ok(pages >= Math.floor(500 / WINDOW), `${pages} pages of at most ${WINDOW} events examined each`);
+    // Without a type, pages are whole: no window applies.
+    const whole = await t.call('GET', '/events?limit=100');
+    assert.equal((parseJson(whole.payload) as unknown[]).length, 100);
+  });
 });
