@@ -87,9 +87,11 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         return reply.send(stream as unknown as []);
       }
       const position = after === undefined ? FEED_START : await feed.position(after);
-      const page = await events.read({ after: position, limit: limit + 1, types: type });
+      const { events: page, examinedTo } = await events.page({ after: position, limit: limit + 1, types: type });
       const shown = page.length > limit ? page.slice(0, limit) : page;
-      if (shown.length < page.length) reply.header('link', nextPageLink(request, shown.at(-1)!.id, 'after', ['access_token']));
+      // More follow; or the read of some types examined its window of events first: go on after the last one examined.
+      const next = shown.length < page.length ? shown.at(-1)!.id : examinedTo;
+      if (next !== undefined) reply.header('link', nextPageLink(request, next, 'after', ['access_token']));
       // JSON text with a JSON type is sent as it is: each event's stored body, its id in front.
       return reply.type('application/json; charset=utf-8').send(`[${shown.map(eventJson).join(',')}]` as unknown as []);
     },

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/config.js';
 import { RequestDeadlines } from './deadlines.js';
+import { closeAfterRefusedBodies } from './refused-body.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
@@ -115,6 +116,7 @@ export function configureServer(app: FastifyInstance, settings: TransportSetting
     rememberAnswer(request, response);
     deadlines.track(request);
   });
+  closeAfterRefusedBodies(app);
   app.addHook('onReady', (done) => (deadlines.start(), done()));
   app.addHook('onClose', (_app, done) => (deadlines.stop(), done()));
   return deadlines;

@@ -3,6 +3,7 @@ import { quality } from '../http/accept.js';
 import type { PlantExport } from '../store/store.js';
 import type { StoredPlant } from '../model/plant.js';
 import { csvCell } from './csv-cells.js';
+import { foldCase } from '../model/fold.js';
 
 /**
  * Whole-catalogue exports: every plant the filters select (q, tags), in the order asked for, as NDJSON or
@@ -110,6 +111,16 @@ export function negotiate(accept: string | undefined, format: ListFormat | undef
     if (q > bestQ) [best, bestQ] = [candidate, q];
   }
   return best;
+}
+
+/**
+ * Whether what `q` selects can be counted without reading every plant: a q of 3 characters or more
+ * (folded) is counted through the trigram index, but a shorter one has no trigram to look up, so its
+ * count would read every name; it is not made, and Prefer: count=exact is then not applied (RFC 7240
+ * lets a server leave a preference aside: no X-Total-Count, no Preference-Applied).
+ */
+export function countable(q: string | undefined): boolean {
+  return q === undefined || [...foldCase(q)].length >= 3;
 }
 
 /** Prefer: count=exact (RFC 7240), as PostgREST reads it. */

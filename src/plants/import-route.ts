@@ -95,7 +95,10 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         limit: bodyLimit,
         maxRowBytes,
       };
-      const body = request.body as Readable;
+      // Not destroyed when the import stops early (a bad row, too large): that would reset the connection
+      // under the client still sending, before it reads the answer; the rest is read and dropped instead
+      // (http/refused-body.ts).
+      const body = (request.body as Readable).iterator({ destroyOnReturn: false });
       const key = request.headers['idempotency-key'];
       try {
         if (key !== undefined) {

@@ -6,7 +6,7 @@ import { keyedCreate } from './keyed.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
-import { exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
+import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
   ChangeHeaders,
@@ -162,7 +162,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
       const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
       const filter = { q, tags };
       const chosen = negotiate(request.headers.accept, format);
-      const count = prefersExactCount(request.headers.prefer);
+      const count = prefersExactCount(request.headers.prefer) && countable(q);
       if (chosen !== 'json') {
         const snapshot = await plants.export({ ...filter, sort });
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');

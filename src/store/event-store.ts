@@ -50,9 +50,21 @@ export interface FeedRead {
   types?: readonly EventType[] | undefined;
 }
 
+/**
+ * A page of the feed (GET /events). A read of some types examines a bounded number of events (SQLite:
+ * EVENT_SCAN_WINDOW, its reads run on the event loop); when that window ends before `limit` events of the
+ * types were found, `examinedTo` is the id of the last event examined, and the next page starts after it.
+ */
+export interface FeedPage {
+  events: FeedEvent[];
+  examinedTo?: string;
+}
+
 export interface EventStore {
   /** Events in feed order. */
   read(options: FeedRead): Promise<FeedEvent[]>;
+  /** A page of events in feed order, its work bounded (FeedPage). */
+  page(options: FeedRead): Promise<FeedPage>;
   /**
    * Where the event with this id stands; undefined when there is none (never was, or deleted by retention).
    * FEED_START_ID is FEED_START while the first event ever recorded is still kept (or there is none yet).

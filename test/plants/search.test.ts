@@ -182,20 +182,34 @@ describe('GET /plants: finding plants', async () => {
   });
 
   it('Prefer: count=exact counts what q and tag select, on every page', async () => {
-    const filter = { q: 'e', tags: ['fern', 'tropical'] };
-    const { next } = await page(t, '/plants?q=e&tag=fern&tag=tropical&limit=1');
-    for (const url of ['/plants?q=e&tag=fern&tag=tropical&limit=1', next!]) {
+    const filter = { q: 'ern', tags: ['fern', 'tropical'] };
+    const { next } = await page(t, '/plants?q=ern&tag=fern&tag=tropical&limit=1');
+    for (const url of ['/plants?q=ern&tag=fern&tag=tropical&limit=1', next!]) {
       const res = await t.call('GET', url, { headers: { prefer: 'count=exact' } });
       assert.equal(res.headers['x-total-count'], String(expected(CATALOGUE, filter).length));
       assert.equal(res.headers['preference-applied'], 'count=exact');
     }
   });
 
+  it('Prefer: count=exact is not applied to a q of 1 or 2 characters (folded), whose count would read every plant', async () => {
+    for (const q of ['e', 'ab', 'ß', '%C3%A9']) {
+      for (const format of ['', '&format=ndjson']) {
+        const res = await t.call('GET', `/plants?q=${q}${format}`, { headers: { prefer: 'count=exact' } });
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers['x-total-count'], undefined, `q=${q}${format}`);
+        assert.equal(res.headers['preference-applied'], undefined, `q=${q}${format}`);
+      }
+    }
+    // ß folds to ss (2 characters); ßa to ssa, 3: counted.
+    const counted = await t.call('GET', '/plants?q=%C3%9Fa', { headers: { prefer: 'count=exact' } });
+    assert.equal(counted.headers['preference-applied'], 'count=exact');
+  });
+
   it('NDJSON and CSV exports apply q, tag and sort (limit and cursor do not page them), counted alike', async () => {
-    const filter = { q: 'e', tags: ['fern', 'succulent'], sort: '-name' as const };
+    const filter = { q: 'ern', tags: ['fern', 'succulent'], sort: '-name' as const };
     const want = expected(CATALOGUE, filter);
-    const cursor = await cursorOf(t, '/plants?q=e&tag=fern&tag=succulent&sort=-name&limit=1');
-    const query = `q=e&tag=fern&tag=succulent&sort=-name&limit=1&cursor=${cursor}`;
+    const cursor = await cursorOf(t, '/plants?q=ern&tag=fern&tag=succulent&sort=-name&limit=1');
+    const query = `q=ern&tag=fern&tag=succulent&sort=-name&limit=1&cursor=${cursor}`;
     const nd = await t.call('GET', `/plants?${query}`, { headers: { accept: 'application/x-ndjson', prefer: 'count=exact' } });
     assert.equal(nd.statusCode, 200);
     assert.equal(nd.headers['x-total-count'], String(want.length));

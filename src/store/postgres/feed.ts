@@ -1,5 +1,5 @@
 import type { EventType } from '../../model/events.js';
-import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition, type FeedRead } from '../event-store.js';
+import { FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPage, type FeedPosition, type FeedRead } from '../event-store.js';
 import { named, type Query } from './query.js';
 
 /**
@@ -120,6 +120,11 @@ export class PostgresEvents implements EventStore {
         ? await this.query<EventRow>(READ, [String(after.commit), after.index, limit])
         : await this.query<EventRow>(READ_TYPED, [String(after.commit), after.index, limit, types]);
     return rows.map(toEvent);
+  }
+
+  /** Whole pages: PostgreSQL reads off the event loop, each statement within DB_TIMEOUT_MS (statement_timeout). */
+  async page(options: FeedRead): Promise<FeedPage> {
+    return { events: await this.read(options) };
   }
 
   async find(id: string): Promise<FeedPosition | undefined> {

@@ -3,7 +3,7 @@ import type { StoredPlant } from '../../model/plant.js';
 import { openConnection, prepare, type Connection } from './connection.js';
 import { guard, guardSync } from './errors.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { countSql, filterParams, listParams, RECENT_SQL, rowsSql } from './list-sql.js';
+import { countSql, filterParams, listParams, RECENT_SQL, rowsSql, SCAN_WINDOW, scanEndSql } from './list-sql.js';
 
 /** Plants are exported this many at a time, each chunk read from the export's own snapshot. */
 const EXPORT_CHUNK = 1000;
@@ -19,14 +19,18 @@ export class ExportConnections {
   private readonly idle: Connection[] = [];
   private lent = 0;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    /** SCAN_WINDOW (list-sql.ts); smaller in tests. */
+    private readonly scanWindow = SCAN_WINDOW,
+  ) {}
 
   /** Opens a snapshot to export from, on a borrowed connection. */
   open(options: ExportOptions): Promise<PlantExport> {
     return guard(() => {
       const db = this.borrow();
       try {
-        return new SqliteExport(this, db, options);
+        return new SqliteExport(this, db, options, this.scanWindow);
       } catch (error) {
         this.giveBack(db);
         throw error;
@@ -64,6 +68,7 @@ class SqliteExport implements PlantExport {
     private readonly connections: ExportConnections,
     private readonly db: Connection,
     private readonly options: ExportOptions,
+    private readonly scanWindow: number,
   ) {
     // A deferred transaction takes its snapshot at its first read: read at once, so that the export is
     // the store as it was when it was asked for.
@@ -93,13 +98,24 @@ class SqliteExport implements PlantExport {
     try {
       let after: { id: bigint; name: string } | undefined;
       for (;;) {
-        const rows = guardSync(() => {
-          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, { walk: true, recent: this.recent() });
-          return prepare<[Record<string, unknown>], PlantRow<bigint>>(this.db, rowsSql(shape)).safeIntegers(true).all(params);
+        const { rows, scanned } = guardSync(() => {
+          const { shape, params } = listParams({ ...this.options, after }, EXPORT_CHUNK, {
+            walk: true,
+            recent: this.recent(),
+            window: this.scanWindow,
+          });
+          const found = prepare<[Record<string, unknown>], PlantRow<bigint>>(this.db, rowsSql(shape)).safeIntegers(true).all(params);
+          // A scan examines SCAN_WINDOW plants per chunk at most: a short chunk goes on after the last one examined.
+          const end =
+            found.length < EXPORT_CHUNK && shape.q === 'scan'
+              ? prepare<[Record<string, unknown>], { id: bigint; name: string }>(this.db, scanEndSql(shape)).safeIntegers(true).get(params)
+              : undefined;
+          return { rows: found, scanned: end };
         });
         if (rows.length > 0) yield rows.map(toPlant);
-        if (rows.length < EXPORT_CHUNK || this.released) break;
-        const last = rows.at(-1)!;
+        if (this.released) break;
+        const last = rows.length === EXPORT_CHUNK ? rows.at(-1)! : scanned;
+        if (last === undefined) break;
         after = { id: last.id, name: last.name };
       }
     } finally {

@@ -20,7 +20,20 @@ import { prepare, type Connection } from './connection.js';
 import { translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { COMMON_Q, COMMON_Q_SQL, countSql, filterParams, listParams, pageSql, RECENT_SQL, sortsMatches, type PageRow } from './list-sql.js';
+import {
+  COMMON_Q,
+  COMMON_Q_SQL,
+  countSql,
+  filterParams,
+  listParams,
+  pageSql,
+  RECENT_SQL,
+  SCAN_WINDOW,
+  scanEndSql,
+  sortsMatches,
+  type ListShape,
+  type PageRow,
+} from './list-sql.js';
 import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
@@ -43,6 +56,8 @@ export class SqlitePlants implements PlantStore {
     private readonly writer: WriteThread,
     private readonly exports: ExportConnections,
     tracer?: BatchTracer,
+    /** SCAN_WINDOW (list-sql.ts); smaller in tests. */
+    private readonly scanWindow = SCAN_WINDOW,
   ) {
     // A deferred transaction that only reads: one snapshot, one WAL-index lock, for a turn's reads.
     const oneSnapshot = db.transaction((reads: () => void) => reads());
@@ -64,14 +79,15 @@ export class SqlitePlants implements PlantStore {
   page({ limit, ...options }: ListOptions): Promise<PlantPage> {
     return this.reads.run(() => {
       const recent = this.recent(options);
-      let { shape, params } = listParams(options, limit + 1, { recent });
+      const window = this.scanWindow;
+      let { shape, params } = listParams(options, limit + 1, { recent, window });
       if (
         sortsMatches(shape) &&
         prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL)
           .pluck()
           .get({ ...params, cap: COMMON_Q })! >= COMMON_Q
       ) {
-        ({ shape, params } = listParams(options, limit + 1, { walk: true, recent }));
+        ({ shape, params } = listParams(options, limit + 1, { walk: true, recent, window }));
       }
       const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
       const rows = statement.all(params);
@@ -79,12 +95,20 @@ export class SqlitePlants implements PlantStore {
       let json = '[';
       for (let i = 0; i < count; i++) json += i === 0 ? rows[i]![0] : `,${rows[i]![0]}`;
       const last = rows[count - 1];
+      // A scan whose window ended before the page was full: the next page goes on after the last plant examined.
+      const scanned = rows.length <= limit && shape.q === 'scan' ? this.scanEnd(shape, params) : undefined;
       return {
         json: `${json}]`,
         count,
-        next: rows.length > limit && last !== undefined ? { id: toPlantId(last[1]), name: last[2] } : undefined,
+        next: rows.length > limit && last !== undefined ? { id: toPlantId(last[1]), name: last[2] } : scanned,
       };
     });
+  }
+
+  /** The last plant a scan's window examined, when it was full (list-sql.ts SCAN_WINDOW). */
+  private scanEnd(shape: ListShape, params: Record<string, unknown>): { id: PlantId; name: string } | undefined {
+    const end = prepare<[Record<string, unknown>], { id: bigint; name: string }>(this.db, scanEndSql(shape)).safeIntegers(true).get(params);
+    return end && { id: toPlantId(end.id), name: end.name };
   }
 
   /** In the snapshot of the turn's other reads, as pages are: the count of a page's request agrees with it. */

@@ -23,6 +23,8 @@ export interface SqliteOptions extends SqliteConnectionSettings {
   onCommit?: CommitObserver | undefined;
   /** Traces the writer thread's commits and the gathered reads (tracing on). */
   tracing?: BatchTracing | undefined;
+  /** Plants a scan for q examines per page at most (list-sql.ts SCAN_WINDOW): smaller in tests. */
+  scanWindow?: number;
 }
 
 const DEFAULT_WRITE_QUEUE_LIMIT = 10_000;
@@ -50,13 +52,14 @@ export class SqliteStore implements Store {
     path: string,
     tracing: BatchTracing | undefined,
     warnings: string[],
+    scanWindow: number | undefined,
   ) {
     this.warnings = warnings;
-    this.exports = new ExportConnections(path);
-    this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }));
+    this.exports = new ExportConnections(path, scanWindow);
+    this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }), scanWindow);
     this.tokens = new SqliteTokens(db, writer);
     this.webhooks = new SqliteWebhooks(db, writer);
-    this.events = new SqliteEvents(db, writer);
+    this.events = new SqliteEvents(db, writer, scanWindow);
     this.searchIndex = new SqliteSearchIndex(db, writer);
     this.writeBatches = writer.batches;
     this.idempotency = new SqliteIdempotency(db, writer);
@@ -91,7 +94,7 @@ export class SqliteStore implements Store {
       if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
         writer.wake();
       }
-      return new SqliteStore(db, writer, path, options.tracing, warnings);
+      return new SqliteStore(db, writer, path, options.tracing, warnings, options.scanWindow);
     } catch (error) {
       throw translate(error);
     }
