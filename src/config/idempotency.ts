@@ -12,7 +12,7 @@ export const IDEMPOTENCY_SETTINGS = {
       maximum: 30 * 86_400,
       default: 86_400,
       description:
-        'How long the answer to a POST sent with an `Idempotency-Key` is kept for its retries, `24h`, `90m`, `7d` (s, m, h, d; a bare number is seconds), from 1s to 30d; then swept (see docs/idempotency.md)',
+        'How long the answer to a POST sent with an `Idempotency-Key` is kept for its retries, `24h`, `90m`, `7d` (s, m, h, d; a bare number is seconds), from 1s to 30d; then swept (see [Safe retries](idempotency.md))',
     }),
     parse: parseInterval,
     docDefault: '`24h`',
