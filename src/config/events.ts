@@ -13,7 +13,7 @@ export const EVENT_SETTINGS = {
       0,
       1_000_000,
       512,
-      'Event streams (`GET /events` as text/event-stream) open at once per process at most; beyond: 503 with Retry-After. Each holds a connection: keep it well below `MAX_CONNECTIONS` (see docs/security.md)',
+      'Event streams (`GET /events` as text/event-stream) open at once per process at most; beyond: 503 with Retry-After. Each holds a connection: keep it well below `MAX_CONNECTIONS` (see [Security](security.md#event-streams-get-events-as-server-sent-events))',
     ),
     defaultFrom: (earlier: Readonly<Record<string, unknown>>) => Math.floor(Number(earlier.maxConnections) / 2),
     docDefault: 'half of `MAX_CONNECTIONS` (512)',
