@@ -46,10 +46,10 @@ async function messageOf(response: Response): Promise<string> {
   return `${response.status} ${response.statusText}`;
 }
 
-/** An error answer in words, for a person: the service's own message, and the status. */
+/** An error answer in words, for a person: the service's own message (which names what was wrong), and the status. */
 export function explain(error: ErrorBody): string {
-  const message = error.message.charAt(0).toUpperCase() + error.message.slice(1);
-  return `${message} (HTTP ${error.error}).`;
+  const what = error.error >= 500 ? 'The service failed' : 'Refused';
+  return `${what} (HTTP ${error.error}): ${error.message.replace(/\.$/, '')}.`;
 }
 
 /** A request that got no answer at all (the service is down, or the network). */

@@ -26,7 +26,7 @@ export function SignIn({ onSignIn, notice }: { onSignIn: (token: string) => Prom
         value={token}
         onInput={setToken}
         required
-        hint="A bearer token of this service (ps_…). It is kept in this tab only, until you sign out or close the tab."
+        hint="A bearer token of this service (plant-store token create makes one). It is kept in this tab only, until you sign out or close the tab."
       />
       <Message text={problem} error />
       <button type="submit" disabled={busy}>
