@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
+import { PAGE_CSP } from '../http/security.js';
 
 /**
  * GET /console: the web console, a page and its assets built from console/ by `npm run build`
@@ -20,22 +21,6 @@ import { HttpError } from '../http/errors.js';
 const BUILT = new URL('../../console/', import.meta.url);
 /** The page's assets, relative to the page (/console → /console/assets/<file>); as scripts/build-console.mjs links them. */
 const ASSET_DIR = 'console/assets';
-
-/**
- * The console's policy; every other answer keeps http/security.ts's `default-src 'none'`. No inline script
- * or style, no eval; it connects to the service alone (the API and the change feed).
- */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  // The page's icon is an empty data: URL, which spares browsers a request for /favicon.ico.
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 /** A year: the assets' names change with their content, so a browser never needs to ask again. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -127,7 +112,7 @@ export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> =
   if (files === undefined) app.log.warn(`CONSOLE is on, but ${NOT_BUILT}`);
   app.get('/console', { config: { auth: 'public' } }, async (request, reply) => {
     if (files === undefined) throw new HttpError(503, NOT_BUILT);
-    reply.header('content-security-policy', CONSOLE_CSP);
+    reply.header('content-security-policy', PAGE_CSP);
     return serve(request, reply, files.page, 'no-cache');
   });
   // The page's relative links resolve under /console/ only from /console itself.

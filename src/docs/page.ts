@@ -10,25 +10,6 @@ import { exactJsonResponses, indentJson, startSwaggerUi } from './browser.js';
 export const ASSET_DIR = 'docs';
 
 /**
- * The docs page's policy; every other answer keeps http/security.ts's `default-src 'none'`. Everything
- * comes from the service itself: no inline script or style, no eval, no fonts, no frames.
- */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  // swagger-ui-bundle.js and start.js (below), both files the service serves; nothing inline.
-  "script-src 'self'",
-  // swagger-ui.css. Swagger UI's other styling is set through the DOM (element.style), which the policy allows.
-  "style-src 'self'",
-  // The favicon; the icons inside swagger-ui.css are data: URLs (no request, no other origin).
-  "img-src 'self' data:",
-  // Fetching /openapi.json, and the requests the "Try it out" console sends.
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-/**
  * Swagger UI's settings (https://swagger.io/docs/open-source-tools/swagger-ui/usage/configuration/):
  * only the options that differ from the defaults, or that must never change for the page to stay on
  * its own origin.

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ASSET_DIR, DOCS_CSP, PAGE_HTML, START_SCRIPT } from './page.js';
+import { PAGE_CSP } from '../http/security.js';
+import { ASSET_DIR, PAGE_HTML, START_SCRIPT } from './page.js';
 
 /** A file the docs page needs, held in memory with its validator. */
 interface StaticFile {
@@ -68,7 +69,7 @@ function serve(request: FastifyRequest, reply: FastifyReply, file: StaticFile): 
 export const docsRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
   const { page, assets } = docsFiles();
   app.get('/docs', { config: { auth: 'public' } }, async (request, reply) => {
-    reply.header('content-security-policy', DOCS_CSP);
+    reply.header('content-security-policy', PAGE_CSP);
     return serve(request, reply, page);
   });
   // /docs/ is the same page to a person, but its relative links would resolve under /docs/docs/: send the

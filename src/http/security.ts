@@ -6,8 +6,8 @@ import { allowedMethods, HttpError } from './errors.js';
  * everything a browser could do with an answer: load resources from it, frame it, sniff it as HTML,
  * cache it (plant data is per-token and changes), or send a Referer onward.
  * No Strict-Transport-Security: the service speaks plain HTTP; TLS and HSTS belong to the proxy in front.
- * The API reference (docs/routes.ts) is the exception: its page sets a policy of its own, and its files
- * may be cached (revalidated by ETag).
+ * The pages for browsers (/docs and /console) are the exception: they set PAGE_CSP, and their files may be
+ * cached.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
@@ -17,6 +17,25 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-resource-policy': 'same-origin',
   'cache-control': 'no-store',
 };
+
+/**
+ * The policy of the pages for browsers, /docs (Swagger UI) and /console: everything comes from the service
+ * itself, and nothing inline, no eval, no fonts, no frames, no other origin.
+ */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  // The pages' scripts are files the service serves; none is inline.
+  "script-src 'self'",
+  // Stylesheets likewise. Swagger UI's other styling is set through the DOM (element.style), which the policy allows.
+  "style-src 'self'",
+  // Icons: the console's is an empty data: URL (sparing a request for /favicon.ico), swagger-ui.css's are data: URLs.
+  "img-src 'self' data:",
+  // The API's requests: /openapi.json, "Try it out", the console's calls and its change feed.
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /**
  * The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers): every

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { CONSOLE_CSP } from '../../src/console/routes.js';
+import { PAGE_CSP } from '../../src/http/security.js';
 import { assertError, testApp } from '../helpers.js';
 
 /** The built console's files (npm run build, which the pretest step runs). */
@@ -29,7 +29,7 @@ describe('GET /console: the web console, served by the service itself', async ()
 
   it('has a Content-Security-Policy of its own: scripts and styles from the service only, nothing inline, no eval', () => {
     const csp = String(page.headers['content-security-policy']);
-    assert.equal(csp, CONSOLE_CSP);
+    assert.equal(csp, PAGE_CSP);
     const directives = new Map(csp.split('; ').map((d) => [d.split(' ')[0]!, d.split(' ').slice(1)]));
     assert.deepEqual(directives.get('default-src'), ["'none'"]);
     assert.deepEqual(directives.get('script-src'), ["'self'"]);
