@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { DueMessage } from '../../src/store/webhook-store.js';
+import { Sender } from '../../src/webhooks/delivery.js';
+
+/** One attempt's whole time is bounded by WEBHOOK_TIMEOUT_MS, whatever the receiver does within undici's own per-phase time-outs. */
+
+const TIMEOUT_MS = 300;
+
+function message(url: string): DueMessage {
+  return {
+    seq: '1',
+    endpointId: 'ep_1',
+    url,
+    secrets: ['whsec_' + Buffer.alloc(32, 7).toString('base64')],
+    eventId: 'msg_1',
+    payload: '{}',
+    roundAttempts: 0,
+  };
+}
+
+function pendingTimeouts(): number {
+  return process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+}
+
+describe('an attempt to deliver', () => {
+  let server: Server;
+  let url: string;
+  /** Set by a dripping answer when its connection closes, and whether the drip had ended by then. */
+  let closedBeforeTheEnd: Promise<boolean>;
+  const sender = new Sender({ timeoutMs: TIMEOUT_MS, allowPrivateNetworks: true });
+
+  before(async () => {
+    server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      request.resume();
+      if (request.url === '/quick') {
+        response.writeHead(204).end();
+        return;
+      }
+      // Headers at once, then a byte every 50 ms for 3 s: no phase of undici's is ever idle for 300 ms.
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      let sent = 0;
+      const drip = setInterval(() => {
+        if (++sent === 60) {
+          clearInterval(drip);
+          response.end('.');
+        } else response.write('.');
+      }, 50);
+      closedBeforeTheEnd = once(response, 'close').then(() => {
+        clearInterval(drip);
+        return sent < 60;
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    await sender.close();
+    server.close();
+  });
+
+  it('is ended at WEBHOOK_TIMEOUT_MS when the receiver sends its body slowly, though it never falls silent (its 2xx counts)', async () => {
+    const outcome = await sender.send(message(`${url}/drip`));
+    assert.deepEqual(outcome, { status: 200, error: null });
+    assert.equal(await closedBeforeTheEnd, true, 'the connection was closed while the receiver was still answering');
+  });
+
+  it('leaves no timer behind once answered', async () => {
+    const before = pendingTimeouts();
+    for (let i = 0; i < 20; i++) assert.deepEqual(await sender.send(message(`${url}/quick`)), { status: 204, error: null });
+    // A deadline not cleared would hold the process open for WEBHOOK_TIMEOUT_MS after every attempt.
+    assert.ok(pendingTimeouts() <= before, `${pendingTimeouts()} timers pending, ${before} before`);
+  });
+});
