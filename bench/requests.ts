@@ -5,7 +5,8 @@
 
 /** What a load run sends. Every write carries an id never sent before in the whole benchmark. */
 export type Workload =
-  | { kind: 'post'; idBase: number }
+  /** `keyed`: each POST also carries an Idempotency-Key never sent before (`k` and the plant's id). */
+  | { kind: 'post'; idBase: number; keyed?: boolean }
   | { kind: 'get'; plants: number }
   /** Full pages from random keyset points (after=); `query` adds filters (q, tag), `span` bounds the points. */
   | { kind: 'page'; plants: number; limit: number; query?: string; span?: number }
@@ -20,14 +21,18 @@ export const WRITE_ID_MIN = 10 ** (WRITE_ID_DIGITS - 1);
 const NAME = 'Monstera deliciosa';
 const TAG = 'tropical';
 
-function postTemplate(token: string): { buffer: Buffer; idOffset: number } {
+/** A POST's bytes, and where its id goes: in the body, and in the Idempotency-Key header when keyed. */
+function postTemplate(token: string, keyed: boolean): { buffer: Buffer; idOffsets: number[] } {
   const placeholder = '#'.repeat(WRITE_ID_DIGITS);
   const body = `{"id":${placeholder},"name":"${NAME}","tag":"${TAG}"}`;
   const head =
     `POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+    (keyed ? `Idempotency-Key: k${placeholder}\r\n` : '') +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
   const text = head + body;
-  return { buffer: Buffer.from(text, 'latin1'), idOffset: text.indexOf(placeholder) };
+  const idOffsets = [text.lastIndexOf(placeholder)];
+  if (keyed) idOffsets.push(text.indexOf(placeholder));
+  return { buffer: Buffer.from(text, 'latin1'), idOffsets };
 }
 
 function getRequest(path: string, token: string): Buffer {
@@ -53,12 +58,13 @@ const PREBUILT = 8192;
 export function requestSource(workload: Workload, token: string): () => Buffer {
   switch (workload.kind) {
     case 'post': {
-      const { buffer, idOffset } = postTemplate(token);
+      const { buffer, idOffsets } = postTemplate(token, workload.keyed === true);
       let next = workload.idBase;
       return () => {
         const request = Buffer.allocUnsafe(buffer.length);
         buffer.copy(request);
-        request.write(String(next++), idOffset, 'latin1');
+        const id = String(next++);
+        for (const offset of idOffsets) request.write(id, offset, 'latin1');
         return request;
       };
     }

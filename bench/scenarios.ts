@@ -111,6 +111,15 @@ export const SCENARIOS: Scenario[] = [
     workload: (idBase) => ({ kind: 'post', idBase }),
     otlp: true,
   },
+  {
+    // What an Idempotency-Key costs: the same POSTs, each with a key of its own (compare with post64 in one run).
+    key: 'post64key',
+    title: 'POST /plants, 64 conn, durable, each with an Idempotency-Key',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase, keyed: true }),
+    prototype: true,
+  },
   { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
   { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
   {
