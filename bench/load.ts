@@ -31,9 +31,8 @@ export interface LoadOptions {
   alongside?: { workload: Workload; connections: number };
 }
 
-/** What the connections alongside the measured workload were answered in its measured window. */
-export interface AlongsideResult {
-  connections: number;
+/** The answers of the measured window: how many, how fast, and how many went wrong (no answer, or not 2xx). */
+interface AnswerStats {
   requests: number;
   reqPerSec: number;
   p50Ms: number;
@@ -42,13 +41,12 @@ export interface AlongsideResult {
   non2xx: number;
 }
 
-export interface LoadResult {
-  requests: number;
-  reqPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  non2xx: number;
+/** What the connections alongside the measured workload were answered in its measured window. */
+export interface AlongsideResult extends AnswerStats {
+  connections: number;
+}
+
+export interface LoadResult extends AnswerStats {
   /** Share of one CPU the client used during the measured window (1 = a whole core). */
   clientCpu: number;
   /** Share of one CPU the server used during the measured window, when its pid was given. */
@@ -93,6 +91,67 @@ function parseResponse(buffer: Buffer): { status: number; length: number } | und
   return buffer.length >= length ? { status, length } : undefined;
 }
 
+/** What a pool of connections tells the loop that drives it. */
+interface ConnectionEvents {
+  /** The connection can take a request (it connected, or its last answer came): send it now or later with send(since). */
+  ready(send: (since: number) => void): void;
+  /** An answer came, `latencyMs` after the `since` it was sent with. */
+  answered(status: number, latencyMs: number): void;
+  /** A socket error, or a connection closed with a request in flight before the pool was stopped. */
+  failed(): void;
+}
+
+/**
+ * `count` keep-alive raw connections to the server, one request in flight each (the next of `next`): a
+ * connection the server closes is replaced after 10 ms, as a real client's pool would, until stop().
+ */
+function connectionPool(port: number, count: number, next: () => Buffer, events: ConnectionEvents): { stop(): void } {
+  const sockets = new Set<Socket>();
+  let stopping = false;
+  const open = (): void => {
+    const socket = connect({ port, host: '127.0.0.1', noDelay: true });
+    sockets.add(socket);
+    let pending: Buffer | undefined;
+    let since = 0;
+    let inFlight = false;
+    const send = (at: number): void => {
+      inFlight = true;
+      since = at;
+      socket.write(next());
+    };
+    const ready = (): void => {
+      if (stopping) {
+        socket.destroy();
+        return;
+      }
+      events.ready(send);
+    };
+    socket.on('connect', ready);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+      const response = parseResponse(pending);
+      if (!response) return;
+      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
+      inFlight = false;
+      events.answered(response.status, performance.now() - since);
+      ready();
+    });
+    socket.on('error', () => events.failed());
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (inFlight && !stopping) events.failed();
+      if (!stopping) setTimeout(open, 10);
+    });
+  };
+  for (let i = 0; i < count; i++) open();
+  return {
+    stop() {
+      stopping = true;
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const alongside = options.alongside === undefined ? undefined : runAlongside(options, options.alongside);
   const result = await (options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate));
@@ -107,45 +166,14 @@ function runAlongside(options: LoadOptions, { workload, connections }: NonNullab
   const next = requestSource(workload, options.token);
   const answers: Array<[atUs: number, latencyMs: number, ok: boolean]> = [];
   const failures: number[] = [];
-  const sockets = new Set<Socket>();
-  let stopping = false;
-  const open = (): void => {
-    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
-    sockets.add(socket);
-    let pending: Buffer | undefined;
-    let sentAt = 0;
-    let inFlight = false;
-    const send = (): void => {
-      if (stopping) {
-        socket.destroy();
-        return;
-      }
-      inFlight = true;
-      sentAt = performance.now();
-      socket.write(next());
-    };
-    socket.on('connect', send);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
-      const response = parseResponse(pending);
-      if (!response) return;
-      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
-      inFlight = false;
-      answers.push([monotonicUs(), performance.now() - sentAt, response.status >= 200 && response.status <= 299]);
-      send();
-    });
-    socket.on('error', () => failures.push(monotonicUs()));
-    socket.on('close', () => {
-      sockets.delete(socket);
-      if (inFlight && !stopping) failures.push(monotonicUs());
-      if (!stopping) setTimeout(open, 10);
-    });
-  };
-  for (let i = 0; i < connections; i++) open();
+  const pool = connectionPool(options.port, connections, next, {
+    ready: (send) => send(performance.now()),
+    answered: (status, latencyMs) => answers.push([monotonicUs(), latencyMs, status >= 200 && status <= 299]),
+    failed: () => failures.push(monotonicUs()),
+  });
   return {
     finish([start, end]: [number, number]): AlongsideResult {
-      stopping = true;
-      for (const socket of sockets) socket.destroy();
+      pool.stop();
       const within = answers.filter(([at]) => at >= start && at <= end);
       const latencies = within.map(([, latency]) => latency).sort((a, b) => a - b);
       return {
@@ -161,105 +189,96 @@ function runAlongside(options: LoadOptions, { workload, connections }: NonNullab
   };
 }
 
-function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
-  const next = requestSource(options.workload, options.token);
-  const latencies: number[] = [];
-  let errors = 0;
-  let non2xx = 0;
-  let firstNon2xx: number | undefined;
-  let measuring = false;
-  let stopping = false;
-  let measuredStart = 0;
-  let measuredEnd = 0;
-  let windowStartUs = 0;
-  let cpuStart = process.cpuUsage();
-  let serverCpuStart: number | undefined;
-  let serverMainCpuStart: number | undefined;
+/** The measured window: its length, on the monotonic clock too, and the client's and the server's CPU use over it. */
+interface Window extends Pick<LoadResult, 'clientCpu' | 'serverCpu' | 'serverMainCpu' | 'windowUs'> {
+  seconds: number;
+}
+
+/** Waits out the warm-up, calls begin(), and `durationMs` later end(); resolves with the window measured between the two. */
+function measureWindow(options: LoadOptions, begin: () => void, end: () => void): Promise<Window> {
   const serverCpu = (mainThread = false) => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid, mainThread));
-  const sockets = new Set<Socket>();
-
-  const open = (): void => {
-    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
-    sockets.add(socket);
-    let pending: Buffer | undefined;
-    let sentAt = 0;
-    let inFlight = false;
-    const send = (): void => {
-      if (stopping) {
-        socket.destroy();
-        return;
-      }
-      inFlight = true;
-      sentAt = performance.now();
-      socket.write(next());
-    };
-    socket.on('connect', send);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
-      const response = parseResponse(pending);
-      if (!response) return;
-      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
-      inFlight = false;
-      if (measuring) {
-        latencies.push(performance.now() - sentAt);
-        if (response.status < 200 || response.status > 299) {
-          non2xx++;
-          firstNon2xx ??= response.status;
-        }
-      }
-      send();
-    });
-    socket.on('error', () => {
-      if (measuring) errors++;
-    });
-    socket.on('close', () => {
-      sockets.delete(socket);
-      if (inFlight && measuring) errors++;
-      // A connection the server closed is replaced, as a real client's pool would.
-      if (!stopping) setTimeout(open, 10);
-    });
-  };
-
-  for (let i = 0; i < options.connections; i++) open();
-
   return new Promise((resolve) => {
     setTimeout(() => {
-      measuring = true;
-      measuredStart = performance.now();
-      windowStartUs = monotonicUs();
-      cpuStart = process.cpuUsage();
-      serverCpuStart = serverCpu();
-      serverMainCpuStart = serverCpu(true);
+      begin();
+      const measuredStart = performance.now();
+      const windowStartUs = monotonicUs();
+      const cpuStart = process.cpuUsage();
+      const serverCpuStart = serverCpu();
+      const serverMainCpuStart = serverCpu(true);
       setTimeout(() => {
-        measuring = false;
-        stopping = true;
-        measuredEnd = performance.now();
+        const seconds = (performance.now() - measuredStart) / 1000;
         const windowEndUs = monotonicUs();
         const cpu = process.cpuUsage(cpuStart);
-        const serverCpuEnd = serverCpu();
-        const serverMainCpuEnd = serverCpu(true);
-        for (const socket of sockets) socket.destroy();
-        const seconds = (measuredEnd - measuredStart) / 1000;
-        latencies.sort((a, b) => a - b);
-        const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+        const [serverCpuEnd, serverMainCpuEnd] = [serverCpu(), serverCpu(true)];
+        end();
         resolve({
-          requests: latencies.length,
-          reqPerSec: latencies.length / seconds,
-          p50Ms: at(0.5),
-          p99Ms: at(0.99),
-          errors,
-          non2xx,
+          seconds,
           clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
           ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
           ...(serverMainCpuStart === undefined || serverMainCpuEnd === undefined
             ? {}
             : { serverMainCpu: (serverMainCpuEnd - serverMainCpuStart) / seconds }),
-          ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
           windowUs: [windowStartUs, windowEndUs],
         });
       }, options.durationMs);
     }, options.warmupMs);
   });
+}
+
+/** What a loop counts of the measured window's answers. */
+interface Counts {
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+  firstNon2xx?: number;
+}
+
+const noCounts = (): Counts => ({ latencies: [], errors: 0, non2xx: 0 });
+
+function countAnswer(counts: Counts, status: number, latencyMs: number): void {
+  counts.latencies.push(latencyMs);
+  if (status < 200 || status > 299) {
+    counts.non2xx++;
+    counts.firstNon2xx ??= status;
+  }
+}
+
+function loadResult({ latencies, errors, non2xx, firstNon2xx }: Counts, { seconds, windowUs, ...cpu }: Window): LoadResult {
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    reqPerSec: latencies.length / seconds,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    errors,
+    non2xx,
+    ...cpu,
+    ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
+    windowUs,
+  };
+}
+
+async function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
+  const counts = noCounts();
+  let measuring = false;
+  const pool = connectionPool(options.port, options.connections, requestSource(options.workload, options.token), {
+    ready: (send) => send(performance.now()),
+    answered: (status, latencyMs) => {
+      if (measuring) countAnswer(counts, status, latencyMs);
+    },
+    failed: () => {
+      if (measuring) counts.errors++;
+    },
+  });
+  const window = await measureWindow(
+    options,
+    () => (measuring = true),
+    () => {
+      measuring = false;
+      pool.stop();
+    },
+  );
+  return loadResult(counts, window);
 }
 
 /**
@@ -268,9 +287,8 @@ function runClosedLoop(options: LoadOptions): Promise<LoadResult> {
  * their latency still counts from when they were due (no coordinated omission: a stalled server shows as
  * latency, not as a lower rate asked for).
  */
-function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
-  const next = requestSource(options.workload, options.token);
-  const latencies: number[] = [];
+async function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
+  const counts = noCounts();
   const idle: Array<(dueAt: number) => void> = [];
   /** Due times of requests waiting for a connection. */
   const backlog: number[] = [];
@@ -278,14 +296,8 @@ function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
   let maxBacklog = 0;
   let scheduled = 0;
   let acknowledged = 0;
-  let errors = 0;
-  let non2xx = 0;
-  let firstNon2xx: number | undefined;
   let measuring = false;
-  let stopping = false;
-  const sockets = new Set<Socket>();
   const started = performance.now();
-  const serverCpu = (mainThread = false) => (options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid, mainThread));
 
   const pump = (): void => {
     while (backlogHead < backlog.length && idle.length > 0) idle.pop()!(backlog[backlogHead++]!);
@@ -295,54 +307,20 @@ function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
     }
   };
 
-  const open = (): void => {
-    const socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
-    sockets.add(socket);
-    let pending: Buffer | undefined;
-    let dueAt = 0;
-    let inFlight = false;
-    const send = (at: number): void => {
-      inFlight = true;
-      dueAt = at;
-      socket.write(next());
-    };
-    const ready = (): void => {
-      if (stopping) {
-        socket.destroy();
-        return;
-      }
+  // A connection's latency counts from the time its request was due, not sent.
+  const pool = connectionPool(options.port, options.connections, requestSource(options.workload, options.token), {
+    ready: (send) => {
       idle.push(send);
       pump();
-    };
-    socket.on('connect', ready);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
-      const response = parseResponse(pending);
-      if (!response) return;
-      pending = response.length < pending.length ? pending.subarray(response.length) : undefined;
-      inFlight = false;
-      const ok = response.status >= 200 && response.status <= 299;
-      if (ok) acknowledged++;
-      if (measuring) {
-        latencies.push(performance.now() - dueAt);
-        if (!ok) {
-          non2xx++;
-          firstNon2xx ??= response.status;
-        }
-      }
-      ready();
-    });
-    socket.on('error', () => {
-      if (measuring) errors++;
-    });
-    socket.on('close', () => {
-      sockets.delete(socket);
-      if (inFlight && measuring) errors++;
-      if (!stopping) setTimeout(open, 10);
-    });
-  };
-
-  for (let i = 0; i < options.connections; i++) open();
+    },
+    answered: (status, latencyMs) => {
+      if (status >= 200 && status <= 299) acknowledged++;
+      if (measuring) countAnswer(counts, status, latencyMs);
+    },
+    failed: () => {
+      if (measuring) counts.errors++;
+    },
+  });
   // Every millisecond, the requests that fell due since the last tick join the backlog.
   const ticker = setInterval(() => {
     const due = Math.floor(((performance.now() - started) * rate) / 1000);
@@ -351,43 +329,16 @@ function runPaced(options: LoadOptions, rate: number): Promise<LoadResult> {
     pump();
   }, 1);
 
-  return new Promise((resolve) => {
-    setTimeout(() => {
-      measuring = true;
-      const measuredStart = performance.now();
-      const windowStartUs = monotonicUs();
-      const cpuStart = process.cpuUsage();
-      const serverCpuStart = serverCpu();
-      const serverMainCpuStart = serverCpu(true);
-      setTimeout(() => {
-        measuring = false;
-        stopping = true;
-        clearInterval(ticker);
-        const seconds = (performance.now() - measuredStart) / 1000;
-        const windowEndUs = monotonicUs();
-        const cpu = process.cpuUsage(cpuStart);
-        const [serverCpuEnd, serverMainCpuEnd] = [serverCpu(), serverCpu(true)];
-        for (const socket of sockets) socket.destroy();
-        latencies.sort((a, b) => a - b);
-        resolve({
-          requests: latencies.length,
-          reqPerSec: latencies.length / seconds,
-          p50Ms: quantile(latencies, 0.5),
-          p99Ms: quantile(latencies, 0.99),
-          errors,
-          non2xx,
-          clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
-          ...(serverCpuStart === undefined || serverCpuEnd === undefined ? {} : { serverCpu: (serverCpuEnd - serverCpuStart) / seconds }),
-          ...(serverMainCpuStart === undefined || serverMainCpuEnd === undefined
-            ? {}
-            : { serverMainCpu: (serverMainCpuEnd - serverMainCpuStart) / seconds }),
-          ...(firstNon2xx === undefined ? {} : { firstNon2xx }),
-          windowUs: [windowStartUs, windowEndUs],
-          paced: { rate, acknowledged, maxBacklog },
-        });
-      }, options.durationMs);
-    }, options.warmupMs);
-  });
+  const window = await measureWindow(
+    options,
+    () => (measuring = true),
+    () => {
+      measuring = false;
+      clearInterval(ticker);
+      pool.stop();
+    },
+  );
+  return { ...loadResult(counts, window), paced: { rate, acknowledged, maxBacklog } };
 }
 
 // Run as a process: the options as one JSON argument, the result as one JSON line on stdout.

@@ -7,7 +7,6 @@ export type StoredPlant = components['schemas']['StoredPlant'];
 export type TokenInfo = components['schemas']['TokenInfo'];
 export type Scope = TokenInfo['scopes'][number];
 export type Endpoint = components['schemas']['WebhookEndpoint'];
-export type Delivery = components['schemas']['WebhookDelivery'];
 export type EventType = Endpoint['events'][number];
 export type Id = number | bigint;
 

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 
-/** Small pieces every view uses: a modal dialog, messages that screen readers announce, a labelled field. */
+/** Small pieces every view uses: a modal dialog, messages that screen readers announce, a labelled field, a form's Save and Cancel. */
 
 /**
  * A modal dialog (the browser's own <dialog>, opened with showModal): focus moves into it and stays there,
@@ -41,6 +41,20 @@ export function Message({ text, error = false }: { text: string; error?: boolean
     <p role="status" class="message">
       {text}
     </p>
+  );
+}
+
+/** A form's last row: Save submits it (disabled while busy), Cancel closes it unsaved. */
+export function SaveOrCancel({ busy, onCancel }: { busy: boolean; onCancel: () => void }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={busy}>
+        Save
+      </button>
+      <button type="button" class="quiet" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
 

@@ -113,15 +113,9 @@ export class Metrics {
 
   /** Adds `plant_store_idempotency_keys`, read from the store at every scrape: the answers kept now, shared by every instance. */
   watchIdempotencyKeys(count: () => Promise<number>): void {
-    new Gauge({
-      name: 'plant_store_idempotency_keys',
-      help: 'Answers kept under Idempotency-Keys now (not expired), as the database holds them',
-      aggregator: 'max',
-      registers: [this.registry],
-      async collect() {
-        this.set(await withTimeout(count(), BACKLOG_TIMEOUT_MS).catch(() => NaN));
-      },
-    });
+    this.storeGauge('plant_store_idempotency_keys', 'Answers kept under Idempotency-Keys now (not expired), as the database holds them', () =>
+      withTimeout(count(), BACKLOG_TIMEOUT_MS),
+    );
   }
 
   /** Counts one webhook delivery attempt by what the dispatcher decided of it. */
@@ -134,15 +128,11 @@ export class Metrics {
    * shared by every instance and worker: workers' values are not added up but the largest taken).
    */
   watchBacklog(countPending: () => Promise<number>): void {
-    new Gauge({
-      name: 'plant_store_webhook_backlog',
-      help: 'Webhook messages waiting for delivery (pending, of every endpoint), as the database holds them',
-      aggregator: 'max',
-      registers: [this.registry],
-      async collect() {
-        this.set(await withTimeout(countPending(), BACKLOG_TIMEOUT_MS).catch(() => NaN));
-      },
-    });
+    this.storeGauge(
+      'plant_store_webhook_backlog',
+      'Webhook messages waiting for delivery (pending, of every endpoint), as the database holds them',
+      () => withTimeout(countPending(), BACKLOG_TIMEOUT_MS),
+    );
   }
 
   /**
@@ -154,22 +144,31 @@ export class Metrics {
     let last: Promise<{ events: number; ms: number }> | undefined;
     // One read of the store per scrape for both gauges: the first to collect reads, the second reuses it.
     const read = () => (last ??= withTimeout(lag(), BACKLOG_TIMEOUT_MS).finally(() => setImmediate(() => (last = undefined))));
-    const gauge = (name: string, help: string, value: (lag: { events: number; ms: number }) => number) =>
-      new Gauge({
-        name,
-        help,
-        aggregator: 'max',
-        registers: [this.registry],
-        async collect() {
-          this.set(await read().then(value, () => NaN));
-        },
-      });
-    gauge(
+    this.storeGauge(
       'plant_store_search_index_lag_events',
       'Plant changes committed but not yet in the search index (searches read them besides it)',
-      (l) => l.events,
+      () => read().then((l) => l.events),
     );
-    gauge('plant_store_search_index_lag_seconds', 'Age of the oldest plant change not yet in the search index, in seconds', (l) => l.ms / 1000);
+    this.storeGauge('plant_store_search_index_lag_seconds', 'Age of the oldest plant change not yet in the search index, in seconds', () =>
+      read().then((l) => l.ms / 1000),
+    );
+  }
+
+  /**
+   * A gauge whose value `read` takes from the store at every scrape; NaN when it fails or times out (a stalled
+   * database), rather than failing the scrape. The count lives in the database, shared by every instance and
+   * worker: workers' values are not added up but the largest taken.
+   */
+  private storeGauge(name: string, help: string, read: () => Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      aggregator: 'max',
+      registers: [this.registry],
+      async collect() {
+        this.set(await read().catch(() => NaN));
+      },
+    });
   }
 
   /** The registry in the Prometheus text format (what the listener serves). */

@@ -25,16 +25,28 @@ async function changesShown(page: Page): Promise<Array<[string, string]>> {
   return shown.map((id, i) => [id, texts[i]!.split(' | ')[1]!] as [string, string]).reverse();
 }
 
+/** Waits until the console says it follows the feed live. */
+async function live(page: Page): Promise<void> {
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Live$/ })
+    .waitFor();
+}
+
+/** Signs in and opens the Changes view, once it follows the feed live. */
+async function openChanges(page: Page): Promise<void> {
+  await signIn(page);
+  await page.getByRole('link', { name: 'Changes' }).click();
+  await live(page);
+}
+
 describe('the console: live', { skip, timeout: 180_000 }, () => {
   it('shows plants written by another client without a reload: created, changed, deleted', async () => {
     const { t, page, errors } = await openConsole(after);
     await addPlants(t, [{ id: 1, name: 'Already here' }]);
     await signIn(page);
     await eventually(async () => (await shownIds(page)).join() === '1', 'the first plant');
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Live$/ })
-      .waitFor();
+    await live(page);
 
     // Written by another client (the API, in-process): it appears within a second (waited for up to a few seconds).
     await addPlants(t, [{ id: 2, name: 'Arrived live', tag: 'new' }]);
@@ -52,12 +64,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/events') streams.push(request);
     });
-    await signIn(page);
-    await page.getByRole('link', { name: 'Changes' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Live$/ })
-      .waitFor();
+    await openChanges(page);
     await page.getByText('No changes since you signed in.').waitFor();
 
     await addPlants(t, [
@@ -80,10 +87,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     await addPlants(t, [{ id: 4, name: 'Four' }]);
     await eventually(async () => (await changesShown(page)).length === 6, 'the changes made across the cut');
     assert.deepEqual(await changesShown(page), await listed(t), 'every event once, in commit order');
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Live$/ })
-      .waitFor();
+    await live(page);
 
     assert.ok(streams.length >= 2, `${streams.length} connections`);
     const headers = await Promise.all(streams.map((request) => request.allHeaders()));
@@ -99,12 +103,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
 
   it('Changes: pauses and resumes, none skipped, and shows the event types chosen', async () => {
     const { t, page, errors } = await openConsole(after);
-    await signIn(page);
-    await page.getByRole('link', { name: 'Changes' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Live$/ })
-      .waitFor();
+    await openChanges(page);
     await addPlants(t, [{ id: 1, name: 'One' }]);
     await eventually(async () => (await changesShown(page)).length === 1, 'the first change');
 

@@ -3,7 +3,11 @@ import { createServer } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { RequestPressure, type Load } from '../../src/http/request-pressure.js';
 
-function gauge(): { pressure: RequestPressure; load: Load; requests: (n: number) => void; reliefs: () => number } {
+/**
+ * A RequestPressure on a server that is never listened on, its load set by the test: window(load, served)
+ * sets the load, counts `served` requests, takes one window's sample and says whether the pressure is high.
+ */
+function gauge(): { window: (load: Partial<Load>, served: number) => boolean; reliefs: () => number } {
   const server = createServer();
   const load: Load = { loop: 0, writesPerBatch: 0 };
   const pressure = new RequestPressure(server, { batches: 0, items: 0 }, () => load);
@@ -12,10 +16,11 @@ function gauge(): { pressure: RequestPressure; load: Load; requests: (n: number)
   let reliefs = 0;
   pressure.onRelief(() => reliefs++);
   return {
-    pressure,
-    load,
-    requests: (n) => {
-      for (let i = 0; i < n; i++) server.emit('request');
+    window: (set, served) => {
+      Object.assign(load, set);
+      for (let i = 0; i < served; i++) server.emit('request');
+      pressure.sample();
+      return pressure.high;
     },
     reliefs: () => reliefs,
   };
@@ -23,55 +28,24 @@ function gauge(): { pressure: RequestPressure; load: Load; requests: (n: number)
 
 describe('request pressure', () => {
   it('high while requests are served with the event loop nearly full, with hysteresis; relief is announced', () => {
-    const { pressure, load, requests, reliefs } = gauge();
-    load.loop = 0.99;
-    pressure.sample();
-    assert.equal(pressure.high, false, 'no requests: background work is not in the way of any');
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, true);
-    load.loop = 0.8;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, true, 'between the thresholds: unchanged');
-    load.loop = 0.5;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, false);
+    const { window, reliefs } = gauge();
+    assert.equal(window({ loop: 0.99 }, 0), false, 'no requests: background work is not in the way of any');
+    assert.equal(window({ loop: 0.99 }, 10), true);
+    assert.equal(window({ loop: 0.8 }, 10), true, 'between the thresholds: unchanged');
+    assert.equal(window({ loop: 0.5 }, 10), false);
     assert.equal(reliefs(), 1);
-    load.loop = 0.95;
-    requests(1);
-    pressure.sample();
-    assert.equal(pressure.high, true);
-    pressure.sample();
-    assert.equal(pressure.high, false, 'requests stopped: relief at once');
+    assert.equal(window({ loop: 0.95 }, 1), true);
+    assert.equal(window({}, 0), false, 'requests stopped: relief at once');
     assert.equal(reliefs(), 2);
   });
 
   it('high while writes queue up for the database, whatever the event loop; relief once both are low', () => {
-    const { pressure, load, requests, reliefs } = gauge();
-    load.loop = 0.3;
-    load.writesPerBatch = 3;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, false, 'a few writes a batch: the database keeps up');
-    load.writesPerBatch = 30;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, true, 'writes gather behind each commit: at capacity');
-    load.writesPerBatch = 8;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, true, 'between the thresholds: unchanged');
-    load.writesPerBatch = 2;
-    load.loop = 0.8;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, true, 'the queue is gone but the event loop is still between its thresholds');
-    load.loop = 0.2;
-    requests(10);
-    pressure.sample();
-    assert.equal(pressure.high, false);
+    const { window, reliefs } = gauge();
+    assert.equal(window({ loop: 0.3, writesPerBatch: 3 }, 10), false, 'a few writes a batch: the database keeps up');
+    assert.equal(window({ writesPerBatch: 30 }, 10), true, 'writes gather behind each commit: at capacity');
+    assert.equal(window({ writesPerBatch: 8 }, 10), true, 'between the thresholds: unchanged');
+    assert.equal(window({ writesPerBatch: 2, loop: 0.8 }, 10), true, 'the queue is gone but the event loop is still between its thresholds');
+    assert.equal(window({ loop: 0.2 }, 10), false);
     assert.equal(reliefs(), 1);
   });
 });

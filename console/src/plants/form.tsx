@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
-import { Dialog, Field, Message } from '../ui.js';
+import { Dialog, Field, Message, SaveOrCancel } from '../ui.js';
 
 /**
  * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
@@ -135,14 +135,7 @@ export function PlantForm({
         <Field label="Name" value={name} onInput={setName} required />
         <Field label="Tag" value={tag} onInput={setTag} hint="Optional." />
         <Message text={problem} error />
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Save
-          </button>
-          <button type="button" class="quiet" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <SaveOrCancel busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
-import { explain, nextLink, unreachable, type Client, type Delivery, type Endpoint } from '../api.js';
+import { explain, unreachable, type Client, type Endpoint } from '../api.js';
+import { useAfterPages } from '../pages.js';
 import { Message, TableBox, when } from '../ui.js';
 
 /**
@@ -19,24 +20,12 @@ function localInput(date: Date): string {
 
 export function Deliveries({ client, endpoint }: { client: Client; endpoint: Endpoint }) {
   const [status, setStatus] = useState<Status | ''>('');
-  const [list, setList] = useState<Delivery[] | null>(null);
-  const [more, setMore] = useState<string | undefined>(undefined);
-  const [problem, setProblem] = useState('');
   const statusId = useId();
   const path = { id: endpoint.id };
-
-  const load = async (after?: string) => {
-    try {
-      const query = { limit: PAGE, ...(status !== '' && { status }), ...(after !== undefined && { after }) };
-      const { data, error, response } = await client.GET('/webhooks/{id}/deliveries', { params: { path, query } });
-      if (error !== undefined) return setProblem(explain(error));
-      setProblem('');
-      setList((before) => (after === undefined ? data : [...(before ?? []), ...data]));
-      setMore(nextLink(response, 'after'));
-    } catch (error) {
-      setProblem(unreachable(error));
-    }
-  };
+  const { list, more, problem, load } = useAfterPages((after) => {
+    const query = { limit: PAGE, ...(status !== '' && { status }), ...(after !== undefined && { after }) };
+    return client.GET('/webhooks/{id}/deliveries', { params: { path, query } });
+  });
   useEffect(() => {
     void load();
     const timer = setInterval(() => void load(), REFRESH_MS);

@@ -1,6 +1,6 @@
 import { useId, useRef, useState } from 'preact/hooks';
 import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type EventType } from '../api.js';
-import { Dialog, Field, Message } from '../ui.js';
+import { Dialog, Field, Message, SaveOrCancel } from '../ui.js';
 
 /** The webhook view's dialogs: a new endpoint, a secret shown once, and a question before a change that cannot be undone. */
 
@@ -64,14 +64,7 @@ export function AddEndpoint({
         </fieldset>
         <Field label="Description" value={description} onInput={setDescription} hint="Optional, for people." />
         <Message text={problem} error />
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Save
-          </button>
-          <button type="button" class="quiet" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <SaveOrCancel busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

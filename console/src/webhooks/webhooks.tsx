@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { explain, hasScope, lacking, nextLink, unreachable, type Client, type Endpoint } from '../api.js';
+import { explain, hasScope, lacking, unreachable, type Client, type Endpoint } from '../api.js';
+import { useAfterPages } from '../pages.js';
 import type { Session } from '../session.js';
 import { Hidden, Message, when } from '../ui.js';
 import { Deliveries } from './deliveries.js';
@@ -20,25 +21,13 @@ type Dialog =
 
 export function Webhooks({ session }: { session: Session }) {
   const { client, info } = session;
-  const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
-  const [more, setMore] = useState<string | undefined>(undefined);
-  const [problem, setProblem] = useState('');
+  const listEndpoints = (after: string | undefined) =>
+    client.GET('/webhooks', { params: { query: { limit: 100, ...(after !== undefined && { after }) } } });
+  const { list: endpoints, more, problem, setProblem, load } = useAfterPages(listEndpoints);
   const [done, setDone] = useState('');
   const [dialog, setDialog] = useState<Dialog>(null);
   const [open, setOpen] = useState<string | null>(null);
   const allowed = hasScope(info, 'webhooks:manage');
-
-  const load = async (after?: string) => {
-    try {
-      const { data, error, response } = await client.GET('/webhooks', { params: { query: { limit: 100, ...(after !== undefined && { after }) } } });
-      if (error !== undefined) return setProblem(explain(error));
-      setProblem('');
-      setEndpoints((before) => (after === undefined ? data : [...(before ?? []), ...data]));
-      setMore(nextLink(response, 'after'));
-    } catch (error) {
-      setProblem(unreachable(error));
-    }
-  };
   useEffect(() => {
     if (allowed) void load();
   }, []);

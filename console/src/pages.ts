@@ -1,0 +1,29 @@
+import type { ErrorBody } from '@plant-store/client';
+import { useState } from 'preact/hooks';
+import { explain, nextLink, unreachable } from './api.js';
+
+/** One page of a list as the typed client answers it: the items, or the service's error; and the response (its Link header). */
+type PageAnswer<T> = { data: T[]; error?: undefined; response: Response } | { data?: undefined; error: ErrorBody; response: Response };
+
+/**
+ * A list the service hands out in pages linked by `after` (rel="next"): load() reads the first page, in place
+ * of the list; load(more) reads the next one and adds it. A refusal or a service that did not answer becomes
+ * `problem` (kept, with its setter, for the view's other requests to use too); a page read well clears it.
+ */
+export function useAfterPages<T>(fetchPage: (after: string | undefined) => Promise<PageAnswer<T>>) {
+  const [list, setList] = useState<T[] | null>(null);
+  const [more, setMore] = useState<string | undefined>(undefined);
+  const [problem, setProblem] = useState('');
+  const load = async (after?: string) => {
+    try {
+      const { data, error, response } = await fetchPage(after);
+      if (error !== undefined) return setProblem(explain(error));
+      setProblem('');
+      setList((before) => (after === undefined ? data : [...(before ?? []), ...data]));
+      setMore(nextLink(response, 'after'));
+    } catch (error) {
+      setProblem(unreachable(error));
+    }
+  };
+  return { list, more, problem, setProblem, load };
+}
