@@ -23,6 +23,8 @@ import { toPlant, type PlantRow } from '../rows.js';
 import {
   COMMON_Q,
   COMMON_Q_SQL,
+  MATCH_IDS_SQL,
+  pageOfMatchesSql,
   countSql,
   filterParams,
   listParams,
@@ -81,15 +83,15 @@ export class SqlitePlants implements PlantStore {
       const recent = this.recent(options);
       const window = this.scanWindow;
       let { shape, params } = listParams(options, limit + 1, { recent, window });
-      if (
-        sortsMatches(shape) &&
-        prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL)
-          .pluck()
-          .get({ ...params, cap: COMMON_Q })! >= COMMON_Q
-      ) {
-        ({ shape, params } = listParams(options, limit + 1, { walk: true, recent, window }));
+      let sql: string | undefined;
+      if (sortsMatches(shape)) {
+        const found = this.matchesInNameOrder(shape, params);
+        if (found === 'common') ({ shape, params } = listParams(options, limit + 1, { walk: true, recent, window }));
+        else if (found !== undefined) [sql, params] = [pageOfMatchesSql(shape), { ...params, ids: found.ids }];
       }
-      const statement = prepare<[Record<string, unknown>], PageRow>(this.db, pageSql(shape)).raw(true).safeIntegers(true);
+      const statement = prepare<[Record<string, unknown>], PageRow>(this.db, sql ?? pageSql(shape))
+        .raw(true)
+        .safeIntegers(true);
       const rows = statement.all(params);
       const count = Math.min(limit, rows.length);
       let json = '[';
@@ -103,6 +105,20 @@ export class SqlitePlants implements PlantStore {
         next: rows.length > limit && last !== undefined ? { id: toPlantId(last[1]), name: last[2] } : scanned,
       };
     });
+  }
+
+  /**
+   * For q in a name order through the trigram index: 'common' when COMMON_Q names or more hold it (the page
+   * is then found along the order's index); else, with the index holding every plant, the ids of all the
+   * names that hold it, as a JSON array (the page is made from them, found in one pass); undefined while
+   * the index is behind (the page merges the index's matches with the plants written since, sorted).
+   */
+  private matchesInNameOrder(shape: ListShape, params: Record<string, unknown>): 'common' | { ids: string } | undefined {
+    const cap = { ...params, cap: COMMON_Q };
+    if (shape.q === 'recent')
+      return prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL).pluck().get(cap)! >= COMMON_Q ? 'common' : undefined;
+    const found = prepare<[Record<string, unknown>], { count: number; ids: string }>(this.db, MATCH_IDS_SQL).get(cap)!;
+    return found.count >= COMMON_Q ? 'common' : { ids: found.ids };
   }
 
   /** The last plant a scan's window examined, when it was full (list-sql.ts SCAN_WINDOW). */

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseJson } from '@plant-store/client/json';
+import type { StoredPlant } from '../../../src/model/plant.js';
+import { openConnection, prepare } from '../../../src/store/sqlite/connection.js';
+import { COMMON_Q, listParams, MATCH_IDS_SQL, pageOfMatchesSql } from '../../../src/store/sqlite/list-sql.js';
+import { SqliteStore } from '../../../src/store/sqlite/store.js';
+import type { ListOptions } from '../../../src/store/store.js';
+import { tempDir } from '../../helpers.js';
+import { waitUntil } from '../../process.js';
+
+/**
+ * q in a name order with the index holding every plant: one pass over the index's candidates finds the
+ * matches (MATCH_IDS_SQL) and the page is made from them, or, with COMMON_Q matches or more, found by
+ * walking the name index. Either way the pages are exactly those of the whole selection sorted.
+ */
+
+const MAX = 9223372036854775807n;
+const MIN = -9223372036854775808n;
+
+describe('sqlite: q in a name order, with the search index current', () => {
+  const dir = tempDir(after);
+  const path = join(dir, 'plants.db');
+  const store = SqliteStore.open(`file:${path}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
+  /** What the store holds: [id, name, tag]. */
+  const plants: Array<[bigint, string, string | undefined]> = [];
+
+  before(async () => {
+    const session = await store.plants.startImport();
+    const rows: StoredPlant[] = [];
+    // Names whose trigrams ("fer", "ern") every one holds, but q ("fern g") only some.
+    for (let i = 1; i <= 600; i++) {
+      const name = `Fern ${i % 3 === 0 ? 'green' : 'brown'} ${String(i % 97).padStart(2, '0')}`;
+      const tag = i % 2 === 0 ? 'shade' : undefined;
+      rows.push(tag === undefined ? { id: i, name } : { id: i, name, tag });
+      plants.push([BigInt(i), name, tag]);
+    }
+    // The int64 ends, exact in the ids the page is made from.
+    for (const [id, name] of [
+      [MAX, 'fern green 00'],
+      [MIN, 'FERN GREEN 00'],
+    ] as const) {
+      rows.push(parseJson(`{"id":${id},"name":"${name}"}`) as StoredPlant);
+      plants.push([id, name, undefined]);
+    }
+    await session.add(rows);
+    await session.commit({ createOnly: false });
+    await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+  });
+  after(() => store.close());
+
+  const expected = (q: string, sort: 'name' | '-name', tag?: string) => {
+    const holding = plants.filter(([, name, t]) => name.toLowerCase().includes(q) && (tag === undefined || t === tag));
+    // ASCII names: JavaScript's order is SQLite's (BINARY), and name_fold breaks ties by case as the store does.
+    holding.sort(([a, an], [b, bn]) => (an < bn ? -1 : an > bn ? 1 : a < b ? -1 : a > b ? 1 : 0));
+    if (sort === '-name') holding.reverse();
+    return holding.map(([id]) => String(id));
+  };
+
+  /** Every page of the request, following the next key, as the ids in order. */
+  const allPages = async (options: Omit<ListOptions, 'limit' | 'after'>, limit: number) => {
+    const ids: string[] = [];
+    let after: ListOptions['after'];
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await store.plants.page({ ...options, limit, ...(after ? { after } : {}) });
+      const rows = parseJson(page.json) as Array<{ id: number | bigint }>;
+      ids.push(...rows.map((row) => String(row.id)));
+      if (!page.next) return ids;
+      after = page.next;
+    }
+    throw new Error('more than 100 pages');
+  };
+
+  for (const sort of ['name', '-name'] as const) {
+    it(`sort=${sort}: every page, in order, exact ids at both ends of int64`, async () => {
+      const want = expected('fern green', sort);
+      assert.ok(want.includes(String(MAX)) && want.includes(String(MIN)));
+      assert.deepEqual(await allPages({ q: 'fern green', sort }, 37), want);
+    });
+
+    it(`sort=${sort} with a tag: only the tag's matches, in order`, async () => {
+      assert.deepEqual(await allPages({ q: 'green 1', sort, tags: ['shade'] }, 5), expected('green 1', sort, 'shade'));
+    });
+  }
+
+  it('a q whose trigrams every name holds but no name holds whole: an empty page, no next', async () => {
+    const page = await store.plants.page({ q: 'fern greenbrown', sort: 'name', limit: 10 });
+    assert.equal(page.json, '[]');
+    assert.equal(page.next, undefined);
+  });
+
+  it('finds the matches in one statement, which says how many and which, and the page reads only those ids', () => {
+    const db = openConnection(path, { readonly: true });
+    try {
+      const { shape, params } = listParams({ q: 'fern green', sort: 'name', tags: ['shade'], after: { id: 5, name: 'Fern' } }, 11, { recent: false });
+      assert.equal(shape.q, 'index');
+      const found = prepare(db, MATCH_IDS_SQL).get({ ...params, cap: COMMON_Q }) as { count: number; ids: string };
+      assert.equal(found.count, expected('fern green', 'name').length);
+      assert.equal(
+        found.ids,
+        `[${[...plants.filter(([, n]) => n.toLowerCase().includes('fern green')).map(([id]) => id)].sort((a, b) => (a < b ? -1 : 1)).join(',')}]`,
+      );
+      const plan = (prepare(db, `EXPLAIN QUERY PLAN ${pageOfMatchesSql(shape)}`).all({ ...params, ids: found.ids }) as Array<{ detail: string }>)
+        .map((r) => r.detail)
+        .join(' | ');
+      assert.match(plan, /^SCAN j VIRTUAL TABLE INDEX \d+: \| SEARCH p USING INTEGER PRIMARY KEY \(rowid=\?\) \| USE TEMP B-TREE FOR ORDER BY$/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('sqlite: q in a name order that COMMON_Q names or more hold', () => {
+  it('is found along the name index, page after page, exactly', async () => {
+    const dir = tempDir(after);
+    const store = SqliteStore.open(`file:${join(dir, 'plants.db')}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
+    try {
+      const session = await store.plants.startImport();
+      const count = COMMON_Q + 300;
+      await session.add(Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Ivy ${String((i * 7919) % count).padStart(5, '0')}` })));
+      await session.commit({ createOnly: false });
+      await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+      const first = await store.plants.page({ q: 'ivy', sort: 'name', limit: 3 });
+      assert.deepEqual(
+        (parseJson(first.json) as StoredPlant[]).map((p) => p.name),
+        ['Ivy 00000', 'Ivy 00001', 'Ivy 00002'],
+      );
+      const last = await store.plants.page({ q: 'ivy', sort: '-name', limit: 2 });
+      assert.deepEqual(
+        (parseJson(last.json) as StoredPlant[]).map((p) => p.name),
+        [`Ivy ${String(count - 1).padStart(5, '0')}`, `Ivy ${String(count - 2).padStart(5, '0')}`],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+});
