@@ -25,8 +25,35 @@ async function assertSearches(store: Store, plants: Map<string, StoredPlant>, wh
   }
 }
 
-export function searchIndexContract(name: string, open: () => Promise<Store>): void {
+/** `openPair`: two stores on one database, as two instances (or the server and the CLI) hold it. */
+export function searchIndexContract(name: string, open: () => Promise<Store>, openPair: () => Promise<[Store, Store]>): void {
   describe(`search index contract: ${name}`, () => {
+    it('answers at once through another instance of the same database: creates, renames and deletes made through one, searched through the other', async () => {
+      const [writer, reader] = await openPair();
+      try {
+        const plants = new Map<string, StoredPlant>();
+        const created = Array.from({ length: 120 }, (_, i): StoredPlant => ({ id: i + 1, name: `${WORDS[(i * 5) % 6]} ${WORDS[i % 6]} ${i}` }));
+        await Promise.all(created.map((plant) => writer.plants.put(plant)));
+        for (const plant of created) plants.set(String(plant.id), plant);
+        await assertSearches(reader, plants, 'the other instance, after 120 concurrent creates');
+        await Promise.all(
+          created.map(async (plant) => {
+            if (Number(plant.id) % 4 === 0) {
+              await writer.plants.delete(plant.id);
+              plants.delete(String(plant.id));
+            } else if (Number(plant.id) % 3 === 0) {
+              const renamed = { id: plant.id, name: `renamed ${plant.name}` };
+              await writer.plants.patch(plant.id, { name: renamed.name });
+              plants.set(String(plant.id), renamed);
+            }
+          }),
+        );
+        await assertSearches(reader, plants, 'the other instance, after concurrent renames and deletes');
+      } finally {
+        await Promise.all([writer.close(), reader.close()]);
+      }
+    });
+
     it('answers every search as if the index were current: at once after concurrent creates, renames and deletes', async () => {
       const store = await open();
       try {

@@ -50,7 +50,14 @@ if (skipReason) {
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
   searchContract('postgres', () => open());
-  searchIndexContract('postgres', () => open());
+  searchIndexContract(
+    'postgres',
+    () => open(),
+    async () => {
+      const url = await server.createDatabase();
+      return Promise.all([open(url), open(url)]);
+    },
+  );
   eventContract('postgres', () => open());
   importContract('postgres', () => open());
   idempotencyContract('postgres', () => open());

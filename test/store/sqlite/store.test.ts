@@ -18,7 +18,14 @@ import { webhookContract } from '../webhook-contract.js';
 storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
-searchIndexContract('sqlite', async () => openSqlite(tempDir(after)));
+searchIndexContract(
+  'sqlite',
+  async () => openSqlite(tempDir(after)),
+  async () => {
+    const dir = tempDir(after);
+    return [openSqlite(dir), openSqlite(dir)];
+  },
+);
 eventContract('sqlite', async () => openSqlite(tempDir(after)));
 importContract('sqlite', async () => openSqlite(tempDir(after)));
 idempotencyContract('sqlite', async () => openSqlite(tempDir(after)));
