@@ -84,7 +84,8 @@ export class PostgresStore implements Store {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
     // Reads that must see every acknowledged write still go to the primary (read committed: each statement
-    // sees every commit before it began), on connections the writes' group commits, webhooks and feed never hold.
+    // sees every commit before it began), on connections the writes' group commits, webhooks and feed never
+    // hold (unless readPoolSize is 0).
     const reader = readPool ?? pool;
     const readQuery = poolQuery(reader, timeoutMs);
     this.webhooks = new PostgresWebhooks(query);
