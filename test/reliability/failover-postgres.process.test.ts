@@ -110,10 +110,10 @@ describe('PostgreSQL high availability', { skip }, () => {
       const figures = assertRodeThrough(run, DB_TIMEOUT_MS);
       const stored = await assertAllOn(standby.url(db), run.known);
       // Reads by id found the new primary as the writes did: an acknowledged plant is answered as written.
-      const [id, { acked }] = [...run.known].find(([, known]) => known.acked !== undefined && known.inFlight === undefined)!;
-      const read = await request(`${service.url}/plants/${id}`, { token: TOKEN });
-      assert.equal(read.status, 200, read.text);
-      const { name, tag } = JSON.parse(read.text) as Plant;
+      const [readId, { acked }] = [...run.known].find(([, known]) => known.acked !== undefined && known.inFlight === undefined)!;
+      const byId = await request(`${service.url}/plants/${readId}`, { token: TOKEN });
+      assert.equal(byId.status, 200, byId.text);
+      const { name, tag } = JSON.parse(byId.text) as Plant;
       assert.deepEqual(tag === undefined ? { name } : { name, tag }, acked);
 
       // Webhook deliveries carry on from the new primary: every acknowledged write is announced.
