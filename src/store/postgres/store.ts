@@ -137,12 +137,13 @@ export class PostgresStore implements Store {
     } finally {
       await migrator?.end().catch(() => undefined);
     }
-    const pooled = (of: Hosts, max: number) => {
+    const pooled = (of: Hosts, max: number, min = 0) => {
       const pool = new FailoverPool(
         of,
         {
           ...connection,
           max,
+          min,
           idleTimeoutMillis: 30_000,
           connectionTimeoutMillis: options.timeoutMs,
           // The server cancels a statement that runs too long; the client stops waiting at the store call's
@@ -160,7 +161,11 @@ export class PostgresStore implements Store {
     };
     const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs), options.poolSize);
     const readPoolSize = options.readPoolSize ?? 0;
-    const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize) : undefined;
+    // The reads' connections are opened now and kept open when idle: one opened when a read needs it, while
+    // writes keep the server busy, took hundreds of milliseconds (bench getunderpost), which the reads queued
+    // behind it waited.
+    const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
+    if (reads) await opened(reads, readPoolSize);
     return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings);
   }
 
@@ -190,6 +195,12 @@ export class PostgresStore implements Store {
       }),
     );
   }
+}
+
+/** Opens `count` connections of `pool` and leaves them idle in it; one that fails is opened again when needed. */
+async function opened(pool: FailoverPool, count: number): Promise<void> {
+  const clients = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
+  for (const client of clients) if (client.status === 'fulfilled') client.value.release();
 }
 
 /**
