@@ -30,7 +30,8 @@ export interface PostgresOptions {
   poolSize: number;
   /**
    * Connections to the primary kept for short reads (GET by id, lists, counts, stored tokens), beside
-   * `poolSize`, so that they never wait behind writes for a connection; 0 (the default): reads share the pool.
+   * `poolSize`, so that they never wait behind writes for a connection; opened by open() and kept open.
+   * 0 (the default): reads share the pool.
    */
   readPoolSize?: number;
   /** Longest a store call waits for the database: finding a connection (over every host) and its statements together. */

@@ -109,6 +109,27 @@ if (skipReason) {
       assert.equal(order[0], 'write');
     });
 
+    it('opens the reads’ connections with the store, before any read', async () => {
+      const url = await server.createDatabase();
+      const store = await PostgresStore.open(url, { poolSize: POOL_SIZE, readPoolSize: 3, timeoutMs: 5000 });
+      const observer = new pg.Client({ connectionString: url });
+      await observer.connect();
+      try {
+        // The main pool opens its connections when used, and the migrator's session is ending: 3 sessions remain.
+        for (let waited = 0; ; waited += 50) {
+          const { rows } = await observer.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store'",
+          );
+          if (rows[0]!.n === 3) break;
+          assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store, not the 3 of its reads`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await observer.end();
+        await store.close();
+      }
+    });
+
     it('closes the reads’ connections with the store', async () => {
       const { store, writes, release, url } = await heldStore(1);
       await store.plants.get(1);
