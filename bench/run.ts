@@ -156,6 +156,8 @@ async function start(
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         ...(SYNCHRONOUS ? { SQLITE_SYNCHRONOUS: SYNCHRONOUS } : {}),
         ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+        // PostgreSQL's pools, as the bench was started with (both servers get the same): to measure how reads fare with fewer connections.
+        ...Object.fromEntries(['PG_POOL_SIZE', 'PG_READ_POOL_SIZE'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
         ...(scenario.otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: (otlpSink ??= await startOtlpSink()).endpoint } : {}),
         ...scenario.env,
       },

@@ -86,6 +86,11 @@ describe('loadConfig', () => {
       [{ DATABASE_URL: 'postgres://u@h1/db', DATABASE_READ_URL: 'postgres://u@r1:0/db' }, 'DATABASE_READ_URL'],
       [{ DATABASE_READ_URL: 'postgres://u@r1/db' }, 'DATABASE_READ_URL'],
       [{ READ_REPLICA_MAX_LAG_MS: '-1' }, 'READ_REPLICA_MAX_LAG_MS'],
+      [{ PG_READ_POOL_SIZE: '-1' }, 'PG_READ_POOL_SIZE'],
+      [{ PG_READ_POOL_SIZE: '1001' }, 'PG_READ_POOL_SIZE'],
+      [{ PG_READ_POOL_SIZE: '2.5' }, 'PG_READ_POOL_SIZE'],
+      [{ PG_READ_POOL_SIZE: 'four' }, 'PG_READ_POOL_SIZE'],
+      [{ PG_POOL_SIZE: '0' }, 'PG_POOL_SIZE'],
     ];
     for (const [env, setting] of cases) {
       it(JSON.stringify(env), () => {
@@ -132,5 +137,16 @@ describe('loadConfig', () => {
     assert.equal(config.readReplicaMaxLagMs, 1000);
     assert.equal(loadConfig({}).databaseReadUrl, '');
     assert.equal(loadConfig({}).readReplicaMaxLagMs, 5000);
+  });
+
+  it('keeps PostgreSQL connections for reads: a quarter of PG_POOL_SIZE by default, at least 2, or as set (0: none)', () => {
+    assert.equal(loadConfig({}).pgPoolSize, 10);
+    assert.equal(loadConfig({}).pgReadPoolSize, 3);
+    assert.equal(loadConfig({ PG_POOL_SIZE: '40' }).pgReadPoolSize, 10);
+    assert.equal(loadConfig({ PG_POOL_SIZE: '41' }).pgReadPoolSize, 11);
+    assert.equal(loadConfig({ PG_POOL_SIZE: '1' }).pgReadPoolSize, 2);
+    assert.equal(loadConfig({ PG_POOL_SIZE: '1', PG_READ_POOL_SIZE: '0' }).pgReadPoolSize, 0);
+    assert.equal(loadConfig({ PG_POOL_SIZE: '40', PG_READ_POOL_SIZE: '1' }).pgReadPoolSize, 1);
+    assert.equal(loadConfig({ PG_READ_POOL_SIZE: '1000' }).pgReadPoolSize, 1000);
   });
 });

@@ -54,7 +54,7 @@ export async function openTestStore(cleanup: typeof after, tracing?: BatchTracin
       import('../src/store/postgres/store.js'),
       import('./store/postgres/pg-server.js'),
     ]);
-    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, timeoutMs: 5000, tracing });
+    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, readPoolSize: 2, timeoutMs: 5000, tracing });
   }
   return openSqlite(tempDir(cleanup), tracing);
 }

@@ -56,5 +56,20 @@ export const STORE_SETTINGS = {
     env: 'WRITE_QUEUE_LIMIT',
     schema: int(1, 10_000_000, 10_000, 'Writes waiting for the database at most; beyond, a write is answered 503 with `Retry-After` at once'),
   },
-  pgPoolSize: { env: 'PG_POOL_SIZE', schema: int(1, 1000, 10, 'Connections per process to PostgreSQL') },
+  pgPoolSize: {
+    env: 'PG_POOL_SIZE',
+    schema: int(1, 1000, 10, 'Connections per process to PostgreSQL for writes and everything else (`PG_READ_POOL_SIZE` more for reads)'),
+  },
+  pgReadPoolSize: {
+    env: 'PG_READ_POOL_SIZE',
+    schema: int(
+      0,
+      1000,
+      3,
+      'Connections per process to the PostgreSQL primary kept for reads (a plant by id, lists, counts, token look-ups), beside `PG_POOL_SIZE`, so that reads never wait behind writes; `0`: reads share the `PG_POOL_SIZE` connections',
+    ),
+    // A quarter of the main pool, at least 2: the reads by id alone keep 2 statements in flight.
+    defaultFrom: (earlier: Readonly<Record<string, unknown>>) => Math.max(2, Math.ceil(Number(earlier.pgPoolSize) / 4)),
+    docDefault: 'a quarter of `PG_POOL_SIZE`, at least 2 (3)',
+  },
 } satisfies Record<string, Setting>;

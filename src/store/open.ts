@@ -12,6 +12,7 @@ export interface StoreSettings {
   sqliteSynchronous: SqliteOptions['synchronous'];
   dbTimeoutMs: number;
   pgPoolSize: number;
+  pgReadPoolSize?: number | undefined;
   writeQueueLimit: number;
   databaseReadUrl?: string | undefined;
   readReplicaMaxLagMs?: number | undefined;
@@ -44,6 +45,7 @@ export async function openStore(
         const { PostgresStore } = await import('./postgres/store.js');
         return await PostgresStore.open(settings.databaseUrl, {
           poolSize: settings.pgPoolSize,
+          readPoolSize: settings.pgReadPoolSize,
           timeoutMs: settings.dbTimeoutMs,
           writeQueueLimit: settings.writeQueueLimit,
           onCommit,

@@ -98,6 +98,8 @@ describe('PostgreSQL high availability', { skip }, () => {
       assert.equal(endpoint.status, 201, endpoint.text);
       const { secret } = JSON.parse(endpoint.text) as { secret: string };
 
+      // A read before the kill: the reads' own connections (PG_READ_POOL_SIZE) go to the old primary too.
+      assert.equal((await request(`${service.url}/plants/1`, { token: TOKEN })).status, 404);
       const run = await writeThroughFailover(service, async () => {
         primary.kill();
         // No primary for longer than a request waits: requests in this gap must get 503, not hang.
@@ -107,6 +109,12 @@ describe('PostgreSQL high availability', { skip }, () => {
       assert.ok(service.running, 'the service rode through without a restart');
       const figures = assertRodeThrough(run, DB_TIMEOUT_MS);
       const stored = await assertAllOn(standby.url(db), run.known);
+      // Reads by id found the new primary as the writes did: an acknowledged plant is answered as written.
+      const [readId, { acked }] = [...run.known].find(([, known]) => known.acked !== undefined && known.inFlight === undefined)!;
+      const byId = await request(`${service.url}/plants/${readId}`, { token: TOKEN });
+      assert.equal(byId.status, 200, byId.text);
+      const { name, tag } = JSON.parse(byId.text) as Plant;
+      assert.deepEqual(tag === undefined ? { name } : { name, tag }, acked);
 
       // Webhook deliveries carry on from the new primary: every acknowledged write is announced.
       const key = (id: string, plant: Plant) => `${id}|${plant.name}|${plant.tag ?? ''}`;

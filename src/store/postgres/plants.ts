@@ -4,7 +4,7 @@ import { openExport } from './exports.js';
 import { postgresImport, type ImportListeners } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
 import type { PlantLookups } from './gathered-reads.js';
-import type { PlantReads, Query } from './query.js';
+import type { PlantReads } from './query.js';
 import { toPlant } from '../rows.js';
 import { countStatement, pageStatement, type PageRow } from './list-sql.js';
 import type {
@@ -33,14 +33,13 @@ import type { StoredPlant } from '../../model/plant.js';
 export class PostgresPlants implements PlantStore {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly query: Query,
     private readonly writes: PostgresWriteBatcher,
-    /** Single plants by id, from the primary, gathered into shared statements. */
+    /** Single plants by id, from the primary (on its connections for reads), gathered into shared statements. */
     private readonly lookups: PlantLookups,
     /** Told of a committed import: how many messages it queued, and that it recorded events. */
     private readonly imported: ImportListeners,
-    /** Where lists, counts and exports read, when not from the primary (replicas: see postgres/replicas.ts). */
-    private readonly reads: PlantReads = { query, connect: () => pool.connect() },
+    /** Where lists, counts and exports read: the primary, or replicas while usable (postgres/replicas.ts). */
+    private readonly reads: PlantReads,
   ) {}
 
   async get(id: PlantId): Promise<VersionedPlant | undefined> {

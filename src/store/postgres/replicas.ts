@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import type { FailoverPool } from './hosts/hosts.js';
-import { poolQuery, type Query } from './query.js';
+import { poolQuery, type PlantReads, type Query } from './query.js';
 import { StoreUnavailableError } from '../store.js';
 
 /**
@@ -37,16 +37,15 @@ export class ReplicaReads {
   private checkedAt = -Infinity;
   private checking: Promise<void> | undefined;
   private readonly onReplica: Query;
-  private readonly onPrimary: Query;
 
   constructor(
     private readonly replicas: FailoverPool,
-    private readonly primary: FailoverPool,
+    /** The same reads on the primary (its connections for reads; an export's on the main pool). */
+    private readonly primary: PlantReads,
     private readonly options: ReplicaOptions,
   ) {
     // A replica that does not answer gets half the time, so that the primary still has the other half.
     this.onReplica = poolQuery(replicas, Math.ceil(options.timeoutMs / 2));
-    this.onPrimary = poolQuery(primary, options.timeoutMs);
   }
 
   readonly query: Query = async (text, values) => {
@@ -57,7 +56,7 @@ export class ReplicaReads {
         if (!this.replicaDown(error)) throw error;
       }
     }
-    return this.onPrimary(text, values);
+    return this.primary.query(text, values);
   };
 
   /** A connection for a read-only snapshot (an export): on a replica when one is usable. */

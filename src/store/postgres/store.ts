@@ -8,7 +8,7 @@ import { PostgresSearchIndex } from './search-index.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
 import { PlantLookups } from './gathered-reads.js';
-import { poolQuery, poolQueryBy, poolTransaction } from './query.js';
+import { poolQuery, poolQueryBy, poolTransaction, type PlantReads } from './query.js';
 import { PostgresRateCounter } from './rate-counter.js';
 import { ReplicaReads } from './replicas.js';
 import { PostgresTokens } from './tokens.js';
@@ -28,6 +28,12 @@ import {
 export interface PostgresOptions {
   /** Connections this process keeps at most (to the primary, and as many to the replicas). */
   poolSize: number;
+  /**
+   * Connections to the primary kept for short reads (GET by id, lists, counts, stored tokens), beside
+   * `poolSize`, so that they never wait behind writes for a connection; opened by open() and kept open.
+   * 0 (the default): reads share the pool.
+   */
+  readPoolSize?: number;
   /** Longest a store call waits for the database: finding a connection (over every host) and its statements together. */
   timeoutMs: number;
   /** Writes waiting for their batch at most (WRITE_QUEUE_LIMIT; default 10,000). */
@@ -69,6 +75,8 @@ export class PostgresStore implements Store {
 
   private constructor(
     private readonly pool: FailoverPool,
+    /** The reads' own connections to the primary (PostgresOptions.readPoolSize), or undefined when they share `pool`. */
+    private readonly readPool: FailoverPool | undefined,
     private readonly replicaPool: FailoverPool | undefined,
     private readonly timeoutMs: number,
     options: PostgresOptions,
@@ -76,10 +84,18 @@ export class PostgresStore implements Store {
   ) {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
+    // Reads that must see every acknowledged write still go to the primary (read committed: each statement
+    // sees every commit before it began), on connections the writes' group commits, webhooks and feed never
+    // hold (unless readPoolSize is 0).
+    const reader = readPool ?? pool;
+    const readQuery = poolQuery(reader, timeoutMs);
     this.webhooks = new PostgresWebhooks(query);
     this.events = new PostgresEvents(query);
     this.searchIndex = new PostgresSearchIndex(poolQueryBy(pool));
-    const reads = replicaPool && new ReplicaReads(replicaPool, pool, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs });
+    // An export holds its connection for the whole download (one REPEATABLE READ transaction): it stays on
+    // the main pool, so that a few exports cannot take every connection the short reads have.
+    const onPrimary: PlantReads = { query: readQuery, connect: () => pool.connect() };
+    const reads = replicaPool ? new ReplicaReads(replicaPool, onPrimary, { maxLagMs: options.replicas?.maxLagMs ?? 0, timeoutMs }) : onPrimary;
     const writes = new PostgresWriteBatcher(
       poolQueryBy(pool),
       transaction,
@@ -91,19 +107,21 @@ export class PostgresStore implements Store {
     );
     this.writeBatches = writes.batches;
     const lookups = new PlantLookups(
-      poolQueryBy(pool),
+      poolQueryBy(reader),
       { maxInFlight: BATCHES_IN_FLIGHT, maxBatch: MAX_BATCH, timeoutMs },
       options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
     );
-    this.plants = new PostgresPlants(pool, query, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
+    this.plants = new PostgresPlants(pool, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
     this.idempotency = new PostgresIdempotency(query, transaction, writes);
-    this.tokens = new PostgresTokens(query);
+    this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
   }
 
   /**
    * Finds the primary among the URL's hosts, applies the migrations not yet applied (under an advisory
-   * lock), and opens the pools: one to the primary, and one to the replicas when there are some.
+   * lock), and opens the pools: one to the primary, one more to it for reads (unless readPoolSize is 0), and
+   * one to the replicas when there are some. The two pools to the primary share its hosts, so both find the
+   * same primary, and a failover found by one is tried first by the other.
    */
   static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
     const connection: pg.ClientConfig = { keepAlive: true, application_name: 'plant-store' };
@@ -120,12 +138,13 @@ export class PostgresStore implements Store {
     } finally {
       await migrator?.end().catch(() => undefined);
     }
-    const pooled = (of: Hosts) => {
+    const pooled = (of: Hosts, max: number, min = 0) => {
       const pool = new FailoverPool(
         of,
         {
           ...connection,
-          max: options.poolSize,
+          max,
+          min,
           idleTimeoutMillis: 30_000,
           connectionTimeoutMillis: options.timeoutMs,
           // The server cancels a statement that runs too long; the client stops waiting at the store call's
@@ -141,8 +160,14 @@ export class PostgresStore implements Store {
       pool.on('error', () => undefined);
       return pool;
     };
-    const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs));
-    return new PostgresStore(pooled(hosts), replicas, options.timeoutMs, options, warnings);
+    const replicas = options.replicas && pooled(hostsOf(options.replicas.url, 'any', options.timeoutMs), options.poolSize);
+    const readPoolSize = options.readPoolSize ?? 0;
+    // The reads' connections are opened now and kept open when idle: one opened when a read needs it, while
+    // writes keep the server busy, took hundreds of milliseconds (bench getunderpost), which the reads queued
+    // behind it waited.
+    const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
+    if (reads) await opened(reads, readPoolSize);
+    return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings);
   }
 
   /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
@@ -166,11 +191,17 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await Promise.all(
-      [this.pool, this.replicaPool].map(async (pool) => {
+      [this.pool, this.readPool, this.replicaPool].map(async (pool) => {
         if (pool && !pool.ended && !pool.ending) await pool.end();
       }),
     );
   }
+}
+
+/** Opens `count` connections of `pool` and leaves them idle in it; one that fails is opened again when needed. */
+async function opened(pool: FailoverPool, count: number): Promise<void> {
+  const clients = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
+  for (const client of clients) if (client.status === 'fulfilled') client.value.release();
 }
 
 /**

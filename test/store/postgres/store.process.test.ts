@@ -45,7 +45,7 @@ if (skipReason) {
   test('PostgreSQL store', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
-  const open = async (url?: string) => PostgresStore.open(url ?? (await server.createDatabase()), { poolSize: 4, timeoutMs: 5000 });
+  const open = async (url?: string) => PostgresStore.open(url ?? (await server.createDatabase()), { poolSize: 4, readPoolSize: 2, timeoutMs: 5000 });
 
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
