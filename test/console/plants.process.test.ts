@@ -160,20 +160,9 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     await dialog.getByRole('alert').filter({ hasText: 'changed by someone else while you edited it' }).waitFor();
     const mine = dialog.getByRole('region', { name: 'Your version' });
     const theirs = dialog.getByRole('region', { name: 'Stored version' });
-    assert.equal(
-      await mine
-        .locator('dd')
-        .allInnerTexts()
-        .then((t) => t.join(' / ')),
-      'Fern (mine) / shade',
-    );
-    assert.equal(
-      await theirs
-        .locator('dd')
-        .allInnerTexts()
-        .then((t) => t.join(' / ')),
-      'Fern (theirs) / green',
-    );
+    const shown = async (version: typeof mine) => (await version.locator('dd').allInnerTexts()).join(' / ');
+    assert.equal(await shown(mine), 'Fern (mine) / shade');
+    assert.equal(await shown(theirs), 'Fern (theirs) / green');
     assert.equal((await t.call('GET', '/plants/7')).json().name, 'Fern (theirs)', 'nothing overwritten yet');
     await dialog.getByRole('button', { name: 'Keep mine' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved plant 7.' }).waitFor();

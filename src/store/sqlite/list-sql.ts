@@ -228,20 +228,14 @@ export function filterParams(
 export const COMMON_Q = 5000;
 
 /**
- * Counts, through the trigram index, whether at least @cap names hold q (the first @cap names that hold
- * its terms, checked, at most). The plants written since the index's mark are left out: few, they change
- * only the choice of a plan, never an answer. Used while the index is behind; with the index holding
- * every plant, MATCH_IDS_SQL decides and finds the matches in the same pass.
- */
-export const COMMON_Q_SQL = `SELECT count(*) FROM (SELECT 1 FROM plants_search s CROSS JOIN plants p ON p.id = s.rowid
-  WHERE plants_search MATCH @match AND instr(p.name_fold, @fold) > 0 LIMIT @cap)`;
-
-/**
- * In a name order, with the index holding every plant: how many names hold q, checked, at most @cap, and
- * their ids as a JSON array (made by SQLite: exact over the whole int64 range, no BigInt on the way). Fewer than COMMON_Q are every match, and the page is made from them (pageOfMatchesSql);
- * as many, q is common, and the page is found by walking the order's index instead. One pass over the
- * index's candidates, where counting the matches and then sorting them read every candidate twice (a q
+ * In a name order: how many names hold q, checked, at most @cap, found through the trigram index, and
+ * their ids as a JSON array (made by SQLite: exact over the whole int64 range, no BigInt on the way).
+ * COMMON_Q or more: q is common, and the page is found by walking the order's index. Fewer, with the index
+ * holding every plant: they are every match, and the page is made from them (pageOfMatchesSql), in one
+ * pass over the index's candidates where counting the matches and then sorting them read each twice (a q
  * whose trigrams many names hold but few hold whole, as crafted names are: 26 + 33 ms for 20,000 of them).
+ * While the index is behind, the page merges its matches with the plants written since (pageSql); those
+ * few are left out of the count, which then only chooses a plan, never an answer.
  */
 export const MATCH_IDS_SQL = `SELECT count(*) AS count, json_group_array(id) AS ids FROM (SELECT p.id FROM plants_search s
   CROSS JOIN plants p ON p.id = s.rowid WHERE plants_search MATCH @match AND instr(p.name_fold, @fold) > 0 LIMIT @cap)`;

@@ -22,7 +22,6 @@ import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
 import {
   COMMON_Q,
-  COMMON_Q_SQL,
   MATCH_IDS_SQL,
   pageOfMatchesSql,
   countSql,
@@ -114,11 +113,9 @@ export class SqlitePlants implements PlantStore {
    * the index is behind (the page merges the index's matches with the plants written since, sorted).
    */
   private matchesInNameOrder(shape: ListShape, params: Record<string, unknown>): 'common' | { ids: string } | undefined {
-    const cap = { ...params, cap: COMMON_Q };
-    if (shape.q === 'recent')
-      return prepare<[Record<string, unknown>], number>(this.db, COMMON_Q_SQL).pluck().get(cap)! >= COMMON_Q ? 'common' : undefined;
-    const found = prepare<[Record<string, unknown>], { count: number; ids: string }>(this.db, MATCH_IDS_SQL).get(cap)!;
-    return found.count >= COMMON_Q ? 'common' : { ids: found.ids };
+    const found = prepare<[Record<string, unknown>], { count: number; ids: string }>(this.db, MATCH_IDS_SQL).get({ ...params, cap: COMMON_Q })!;
+    if (found.count >= COMMON_Q) return 'common';
+    return shape.q === 'recent' ? undefined : { ids: found.ids };
   }
 
   /** The last plant a scan's window examined, when it was full (list-sql.ts SCAN_WINDOW). */

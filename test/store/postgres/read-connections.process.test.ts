@@ -32,6 +32,24 @@ async function untilWaiting(admin: pg.Client, count: number): Promise<void> {
   }
 }
 
+/** Waits until the service has exactly `count` sessions on this database (its pools' connections). */
+async function untilSessions(url: string, count: number, what: string): Promise<void> {
+  const observer = new pg.Client({ connectionString: url });
+  await observer.connect();
+  try {
+    for (let waited = 0; ; waited += 50) {
+      const { rows } = await observer.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store'",
+      );
+      if (rows[0]!.n === count) return;
+      assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store, not ${count}: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await observer.end();
+  }
+}
+
 /** Settles with what `promise` settles with, noting the order in which the promises handed here settled. */
 function noted<T>(order: string[], name: string, promise: Promise<T>): Promise<T> {
   return promise.finally(() => order.push(name));
@@ -112,20 +130,10 @@ if (skipReason) {
     it('opens the reads’ connections with the store, before any read', async () => {
       const url = await server.createDatabase();
       const store = await PostgresStore.open(url, { poolSize: POOL_SIZE, readPoolSize: 3, timeoutMs: 5000 });
-      const observer = new pg.Client({ connectionString: url });
-      await observer.connect();
       try {
         // The main pool opens its connections when used, and the migrator's session is ending: 3 sessions remain.
-        for (let waited = 0; ; waited += 50) {
-          const { rows } = await observer.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store'",
-          );
-          if (rows[0]!.n === 3) break;
-          assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store, not the 3 of its reads`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        await untilSessions(url, 3, 'the 3 of its reads');
       } finally {
-        await observer.end();
         await store.close();
       }
     });
@@ -137,20 +145,7 @@ if (skipReason) {
       await writes;
       await store.close();
       await assert.rejects(store.plants.get(1));
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      try {
-        for (let waited = 0; ; waited += 50) {
-          const { rows } = await admin.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store'",
-          );
-          if (rows[0]!.n === 0) break;
-          assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store still open after close`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      } finally {
-        await admin.end();
-      }
+      await untilSessions(url, 0, 'none after close');
     });
   });
 }
