@@ -25,7 +25,8 @@ import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
 import { systemRoutes } from './system/routes.js';
-import { tokenRoute, TokenInfo } from './system/token.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { CreatedToken, NewToken, Token, TokenInfo } from './tokens/schema.js';
 import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -112,9 +113,23 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   );
   await app.register(eventRoutes, { feed, events: store.events });
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
-  await app.register(tokenRoute);
+  await app.register(tokenRoutes, {
+    tokens: store.tokens,
+    unlisted: [
+      ...(settings.tokens.length > 0 ? (['static'] as const) : []),
+      ...(settings.jwtJwksUrl !== '' || settings.jwtPublicKey !== '' || settings.jwtSecret !== '' ? (['jwt'] as const) : []),
+    ],
+  });
   const documented = {
-    schemas: [...namedSchemas, ...webhookSchemas, ['Event', FeedEventSchema] as const, ['TokenInfo', TokenInfo] as const],
+    schemas: [
+      ...namedSchemas,
+      ...webhookSchemas,
+      ['Event', FeedEventSchema] as const,
+      ['TokenInfo', TokenInfo] as const,
+      ['Token', Token] as const,
+      ['NewToken', NewToken] as const,
+      ['CreatedToken', CreatedToken] as const,
+    ],
     webhooks: WEBHOOK_EVENTS,
     signing: SIGNING,
     bodyLimit: settings.bodyLimit,

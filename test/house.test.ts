@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['config'],
   ['auth', 'logging'],
   ['http'],
-  ['plants', 'webhooks', 'events', 'system', 'docs', 'console'],
+  ['plants', 'webhooks', 'events', 'tokens', 'system', 'docs', 'console'],
   ['openapi', 'metrics', 'tracing', 'backups'],
   ['app', 'cli'],
   ['process', 'server'],

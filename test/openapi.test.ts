@@ -146,6 +146,7 @@ describe('GET /openapi.json', async () => {
     assert.deepEqual(posts.map(([path]) => path).sort(), [
       '/plants',
       '/plants/import',
+      '/tokens',
       '/webhooks',
       '/webhooks/{id}/replay',
       '/webhooks/{id}/rotate-secret',

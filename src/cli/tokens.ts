@@ -1,5 +1,6 @@
 import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../model/scopes.js';
 import { createToken } from '../auth/tokens.js';
+import { isTokenName, TOKEN_NAME_MAX } from '../model/token-name.js';
 import { usage, UsageError, type Command } from './command.js';
 import { printJson, printTable, withStore } from './common.js';
 
@@ -14,7 +15,12 @@ export const tokenCommand: Command = {
       details:
         'The token goes to stdout alone (TOKEN=$(plant-store token create --name ci)); what was made goes to stderr.\nA running server accepts it at once.',
       options: {
-        name: { type: 'string', value: 'NAME', required: true, help: 'what to call it: unique among active tokens, at most 64 characters' },
+        name: {
+          type: 'string',
+          value: 'NAME',
+          required: true,
+          help: `what to call it: unique among active tokens, at most ${TOKEN_NAME_MAX} characters`,
+        },
         scope: {
           type: 'string',
           value: 'SCOPE',
@@ -25,7 +31,7 @@ export const tokenCommand: Command = {
       async run(given) {
         const name = given.string('name')!;
         // The name is how an operator lists and revokes a token: one printable line, short enough for a table.
-        if (name.length > 64 || /\p{Cc}/u.test(name)) throw new UsageError('--name must be at most 64 characters, without control characters');
+        if (!isTokenName(name)) throw new UsageError(`--name must be 1 to ${TOKEN_NAME_MAX} characters, without control characters`);
         const requested = given.strings('scope');
         const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...DEFAULT_TOKEN_SCOPES];
         if (scopes.length === 0) throw new UsageError('--scope must name at least one scope');

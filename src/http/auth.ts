@@ -58,9 +58,10 @@ export function lacksScope(scope: Scope): string {
   return `this token lacks the scope ${scope} that this operation needs`;
 }
 
-function forbidden(scope: Scope): HttpError {
-  return new HttpError(403, lacksScope(scope), {
-    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
+/** A 403 for scopes the token lacks; WWW-Authenticate names them (space-separated, RFC 6750 §3). */
+export function insufficientScope(scopes: readonly Scope[], message: string): HttpError {
+  return new HttpError(403, message, {
+    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scopes.join(' ')}"`,
   });
 }
 
@@ -120,7 +121,7 @@ function mayComeInUrl(principal: Principal): boolean {
 
 function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, inUrl: boolean, done: (error?: Error) => void): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
-  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(forbidden(needed));
+  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(insufficientScope([needed], lacksScope(needed)));
   if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED));
   request.principal = verdict;
   done();

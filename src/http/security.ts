@@ -41,7 +41,8 @@ export const PAGE_CSP = [
  * The headers a browser script may send (CORS preflight) and read (Access-Control-Expose-Headers): every
  * one the API takes or answers beyond the CORS-safelisted ones, so a browser client can make conditional
  * requests (ETag, If-Match, If-None-Match), ask for counts (Prefer, X-Total-Count), resume the change
- * feed (Last-Event-ID) and retry a POST safely (Idempotency-Key, Idempotent-Replayed) as any other.
+ * feed (Last-Event-ID), retry a POST safely (Idempotency-Key, Idempotent-Replayed) and learn which tokens
+ * GET /tokens cannot list (Unlisted-Token-Sources) as any other.
  */
 const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer';
 const CORS_EXPOSED_HEADERS = [
@@ -52,6 +53,7 @@ const CORS_EXPOSED_HEADERS = [
   'location',
   'preference-applied',
   'x-total-count',
+  'unlisted-token-sources',
   'retry-after',
   'www-authenticate',
   'x-request-id',

@@ -1,8 +1,8 @@
 /** What a token may do. Every route names the one scope it needs (or none: public). */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'events:read'] as const;
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'events:read', 'tokens:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** The scopes `token create` grants when none is named: the plant scopes, not webhook management. */
+/** The scopes `token create` grants when none is named: the plant scopes, not webhook or token management. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
 
 export function isScope(name: string): name is Scope {

@@ -13,6 +13,8 @@ declare module 'fastify' {
     /** The group /docs shows the operation in: one of TAGS. */
     tags?: Array<keyof typeof TAGS>;
     summary?: string;
+    /** More than the summary says, after the sentence on the scope it needs. */
+    description?: string;
     /** The OpenAPI description of each status the route answers with a body of its own or none. */
     responseDescriptions?: Record<number, string>;
     /** Headers a status carries on this route (besides those it carries everywhere). */
@@ -34,7 +36,7 @@ export const TAGS = {
   plants: 'The plants: create, read, replace, change and delete them, list and export them, import many at once',
   webhooks: 'Webhook endpoints: where the service announces plant changes, signed, retried and logged',
   events: 'The change feed: every plant change in commit order, read as pages or followed live (Server-Sent Events), resumable',
-  tokens: 'The bearer token a request carries: what it may do',
+  tokens: 'Bearer tokens: what the token of a request may do; the stored tokens, listed, made and revoked (`tokens:manage`)',
   system: 'Health, readiness and this document: public, no token needed',
 } as const;
 
@@ -137,8 +139,17 @@ export function buildOpenApi(
       tags: schema.tags,
       summary: schema.summary,
       security: auth === 'public' ? [] : [{ bearerAuth: auth === 'token' ? [] : [auth] }],
-      ...(auth !== 'public' && {
-        description: auth === 'token' ? 'Needs a bearer token, with any scopes.' : `Needs a bearer token with the scope \`${auth}\`.`,
+      ...((auth !== 'public' || schema.description !== undefined) && {
+        description: [
+          auth === 'public'
+            ? undefined
+            : auth === 'token'
+              ? 'Needs a bearer token, with any scopes.'
+              : `Needs a bearer token with the scope \`${auth}\`.`,
+          schema.description,
+        ]
+          .filter((part) => part !== undefined)
+          .join(' '),
       }),
       parameters: [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')],
       ...(schema.requestBodyDoc !== undefined && {

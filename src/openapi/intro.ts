@@ -26,6 +26,8 @@ operation's scope, one of ${orList(SCOPES.map((scope) => `\`${scope}\``))} (each
 
   \`token list\` shows them (never their secrets) and \`token revoke NAME\` takes one back within a second.
   Without \`--scope\` a token may read and write plants.
+- **Over the API**, a token with \`tokens:manage\` lists (\`GET /tokens\`), makes (\`POST /tokens\`) and revokes
+  (\`DELETE /tokens/{id}\`) stored tokens, granting only scopes it holds itself.
 - Operators may also configure static tokens (\`PLANT_STORE_TOKENS\`) or accept JWTs from an identity
   provider (scopes in \`scope\` or \`scp\`).
 

@@ -211,9 +211,15 @@ export interface TokenStore {
   create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord>;
   /** The active (not revoked) token with this hash. */
   findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined>;
+  /** The token with this id, active or revoked. */
+  get(id: string): Promise<TokenRecord | undefined>;
+  /** Every token, active and revoked, oldest first (ties by id). */
   list(): Promise<TokenRecord[]>;
-  /** Revokes the active token with this id or name; false when there is none. */
-  revoke(idOrName: string): Promise<boolean>;
+  /**
+   * Revokes the active token with this id or name (the CLI's `token revoke`), or with this id only
+   * (`byId`: DELETE /tokens/{id}, where a name equal to another token's id must not match); false when there is none.
+   */
+  revoke(idOrName: string, options?: { byId?: boolean }): Promise<boolean>;
   /** How many tokens were ever stored, revoked ones included. */
   count(): Promise<number>;
 }

@@ -182,6 +182,25 @@ describe('the client against a live server', async () => {
     for (const id of ids) assert.ok(raw.includes(String(id)), String(id));
   });
 
+  it('manages tokens: POST /tokens (the secret once), GET /tokens, GET and DELETE /tokens/{id}, self=true for its own', async () => {
+    const made = await client.POST('/tokens', { body: { name: 'from-the-client', scopes: ['tokens:manage', 'plants:read'] } });
+    assert.equal(made.response.status, 201);
+    assert.ok(made.data);
+    const { id, secret, scopes, revokedAt } = made.data;
+    assert.deepEqual(scopes, ['tokens:manage', 'plants:read']);
+    assert.equal(revokedAt, null);
+    const own = createClient({ baseUrl, headers: { Authorization: `Bearer ${secret}` } });
+    const listed = await own.GET('/tokens', { params: { query: { state: 'active', limit: 1000 } } });
+    assert.ok(listed.data?.some((token) => token.id === id && !('secret' in token)));
+    assert.equal((await own.GET('/tokens/{id}', { params: { path: { id } } })).data?.name, 'from-the-client');
+    const refused = await own.DELETE('/tokens/{id}', { params: { path: { id } } });
+    assert.equal(refused.response.status, 409);
+    assert.match(refused.error?.message ?? '', /self=true/);
+    const revoked = await own.DELETE('/tokens/{id}', { params: { path: { id }, query: { self: true } } });
+    assert.equal(revoked.response.status, 204);
+    assert.notEqual((await client.GET('/tokens/{id}', { params: { path: { id } } })).data?.revokedAt, null);
+  });
+
   it('reaches the public operations without options', async () => {
     const { data } = await client.GET('/healthz');
     assert.deepEqual(data, { status: 'ok' });

@@ -317,6 +317,25 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('reads a token by id, active or revoked; revokes by id alone when asked (a name equal to the id left alone)', async () => {
+      const store = await open();
+      try {
+        const target = await store.tokens.create({ id: 'c1', name: 'target', hash: Buffer.alloc(32, 6), scopes: ['tokens:manage'] });
+        const namesake = await store.tokens.create({ id: 'c2', name: 'c1', hash: Buffer.alloc(32, 7), scopes: ['plants:read'] });
+        assert.deepEqual(await store.tokens.get('c1'), target);
+        assert.equal(await store.tokens.get('target'), undefined, 'by id, not by name');
+        assert.equal(await store.tokens.get('nobody'), undefined);
+        assert.equal(await store.tokens.revoke('target', { byId: true }), false, 'a name is not an id');
+        assert.equal(await store.tokens.revoke('c1', { byId: true }), true);
+        assert.equal((await store.tokens.get('c2'))?.revokedAt, null, 'the token named c1 is active still');
+        assert.match((await store.tokens.get('c1'))?.revokedAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.equal(await store.tokens.revoke('c1', { byId: true }), false, 'revoked already');
+        assert.deepEqual(await store.tokens.get('c2'), namesake);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('lists tokens as created: same record, same createdAt, oldest first, never a hash', async () => {
       const store = await open();
       try {

@@ -52,14 +52,20 @@ export class PostgresTokens implements TokenStore {
     return rows[0] && { ...tokenOf(rows[0]), hash: rows[0].hash };
   }
 
+  async get(id: string): Promise<TokenRecord | undefined> {
+    const { rows } = await this.query<PostgresTokenRow>('SELECT * FROM tokens WHERE id = $1', [id]);
+    return rows[0] && tokenOf(rows[0]);
+  }
+
   async list(): Promise<TokenRecord[]> {
     // COLLATE "C": byte order, as SQLite sorts text, whatever the database's locale.
     const { rows } = await this.query<PostgresTokenRow>('SELECT * FROM tokens ORDER BY created_at, id COLLATE "C"', []);
     return rows.map(tokenOf);
   }
 
-  async revoke(idOrName: string): Promise<boolean> {
-    const { rowCount } = await this.query('UPDATE tokens SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL', [
+  async revoke(idOrName: string, { byId = false }: { byId?: boolean } = {}): Promise<boolean> {
+    const matching = byId ? 'id = $2' : '(id = $2 OR name = $2)';
+    const { rowCount } = await this.query(`UPDATE tokens SET revoked_at = $1 WHERE ${matching} AND revoked_at IS NULL`, [
       new Date().toISOString(),
       idOrName,
     ]);

@@ -8,6 +8,7 @@ import type { WriteThread } from './writer/thread.js';
 /** Tokens on SQLite: reads on the main thread's connection, writes through the writer thread. */
 export class SqliteTokens implements TokenStore {
   private readonly byHash;
+  private readonly byId;
   private readonly all;
   private readonly total;
 
@@ -16,6 +17,7 @@ export class SqliteTokens implements TokenStore {
     private readonly writer: WriteThread,
   ) {
     this.byHash = prepare<[Buffer], TokenRow & { hash: Buffer }>(db, 'SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL');
+    this.byId = prepare<[string], TokenRow>(db, 'SELECT * FROM tokens WHERE id = ?');
     this.all = prepare<[], TokenRow>(db, 'SELECT * FROM tokens ORDER BY created_at, id');
     this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
   }
@@ -34,12 +36,19 @@ export class SqliteTokens implements TokenStore {
     });
   }
 
+  get(id: string): Promise<TokenRecord | undefined> {
+    return guard(() => {
+      const row = this.byId.get(id);
+      return row && toToken(row);
+    });
+  }
+
   list(): Promise<TokenRecord[]> {
     return guard(() => this.all.all().map(toToken));
   }
 
-  revoke(idOrName: string): Promise<boolean> {
-    return this.writer.write({ kind: 'revokeToken', idOrName, at: new Date().toISOString() });
+  revoke(idOrName: string, { byId = false }: { byId?: boolean } = {}): Promise<boolean> {
+    return this.writer.write({ kind: 'revokeToken', idOrName, byId, at: new Date().toISOString() });
   }
 
   count(): Promise<number> {

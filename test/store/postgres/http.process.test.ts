@@ -7,7 +7,7 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
- * test/events/*, test/http/auth, test/tracing's spans and deliveries) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
+ * test/events/*, test/tokens/*, test/http/auth, test/tracing's spans and deliveries) run again, unchanged, with testApp opening a fresh PostgreSQL database for each
  * app. One set of tests, parameterised by store, not two copies.
  */
 
@@ -22,6 +22,8 @@ const suitesIn = (folder: string) =>
 const SUITES = [
   ...suitesIn('plants'),
   ...suitesIn('events'),
+  // Tokens over the API: made, listed and revoked in PostgreSQL's tokens table (a revoked token refused, its streams ended).
+  ...suitesIn('tokens'),
   'http/auth.test.js',
   // Idempotency-Keys: their answers kept in PostgreSQL's transactions (the webhook POSTs' too).
   'http/idempotency.test.js',

@@ -15,7 +15,7 @@ export type WriteOp =
   | { kind: 'importCommit'; importId: number; createOnly: boolean }
   | { kind: 'importAbort'; importId: number }
   | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
-  | { kind: 'revokeToken'; idOrName: string; at: string }
+  | { kind: 'revokeToken'; idOrName: string; byId: boolean; at: string }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
   | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
   | { kind: 'deleteEndpoint'; id: string }

@@ -11,6 +11,7 @@ export function sqliteTokenWrites(db: Connection): Ops {
     'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
   );
   const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
+  const revokeTokenById = prepare<[string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   return {
     createToken({ id, name, hash, scopes, createdAt }) {
       // A name an active token has is answered, not thrown: a throw would fail the whole batch.
@@ -19,8 +20,8 @@ export function sqliteTokenWrites(db: Connection): Ops {
       insertToken.run(id, name, Buffer.from(hash), scopes, createdAt);
       return 'created';
     },
-    revokeToken({ idOrName, at }) {
-      return revokeToken.run(at, idOrName, idOrName).changes > 0;
+    revokeToken({ idOrName, byId, at }) {
+      return (byId ? revokeTokenById.run(at, idOrName) : revokeToken.run(at, idOrName, idOrName)).changes > 0;
     },
   };
 }

@@ -1,0 +1,192 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { createToken } from '../auth/tokens.js';
+import { insufficientScope, lacksScope } from '../http/auth.js';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { nextPageLink } from '../http/paging.js';
+import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
+import { cannotGrant, lackedScopes, notFound, REVOKED_ALREADY_EXAMPLE, REVOKING_ITSELF_EXAMPLE, revokedAlready, revokingItself } from './rules.js';
+import { CreatedToken, KeyedHeaders, NewToken, PAGE_LIMIT_DEFAULT, RevokeQuery, Token, TokenIdParams, TokenInfo, TokenListQuery } from './schema.js';
+
+export interface TokenRouteOptions {
+  tokens: TokenStore;
+  /**
+   * The tokens this service also accepts that are not stored, and so neither listed nor revoked here:
+   * `static` when PLANT_STORE_TOKENS holds any, `jwt` when a JWT key is configured. GET /tokens says so.
+   */
+  unlisted: ReadonlyArray<'static' | 'jwt'>;
+}
+
+/** A stored token as the API shows it: never its hash (the store's record has none; this keeps it so). */
+function tokenView({ id, name, scopes, createdAt, revokedAt }: TokenRecord): Token {
+  return { id, name, scopes: [...scopes], createdAt, revokedAt };
+}
+
+const UNLISTED_HEADER = {
+  'Unlisted-Token-Sources': {
+    description:
+      "The tokens the service also accepts that this list does not hold, since they are not stored and cannot be revoked here: `static` (PLANT_STORE_TOKENS, configuration) and `jwt` (an identity provider's), comma-separated; absent when neither is configured",
+    schema: { type: 'string' },
+  },
+};
+
+/**
+ * Bearer tokens over the API: the one a request carries (GET /token, any valid token), and the stored
+ * ones, listed, made and revoked with the `tokens:manage` scope (as the CLI's `token` commands do on the
+ * store). A token makes only tokens within its own scopes (rules.ts), and revokes itself only when it says so.
+ */
+export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted }, done) => {
+  const auth = 'tokens:manage' as const;
+
+  app.get(
+    '/token',
+    {
+      config: { auth: 'token' },
+      schema: {
+        operationId: 'readToken',
+        tags: ['tokens'],
+        summary: 'The bearer token of this request: its id and its scopes',
+        response: { 200: TokenInfo, ...errorResponses(401, 503) },
+        responseDescriptions: { 200: 'The token' },
+      },
+    },
+    async (request, reply) => {
+      // The auth hook has verified the token of every request that reaches this handler.
+      const { tokenId, scopes } = request.principal!;
+      const info: TokenInfo = { id: tokenId, scopes: [...scopes] };
+      return reply.send(info);
+    },
+  );
+
+  app.get(
+    '/tokens',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'listTokens',
+        tags: ['tokens'],
+        summary: 'Lists the stored tokens, oldest first, a page at a time (Link: rel="next" when more remain); never a secret',
+        description:
+          'Stored tokens only, active and revoked: static tokens (PLANT_STORE_TOKENS) are configuration and JWTs belong to the identity provider, so neither is listed nor revoked here; the Unlisted-Token-Sources header says which of them this service accepts.',
+        querystring: TokenListQuery,
+        response: { 200: Type.Array(Token), ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of tokens' },
+        responseHeaders: { 200: UNLISTED_HEADER },
+        errorExamples: { 400: 'querystring.after names no token: give the id of the last token of the previous page' },
+      },
+    },
+    async (request, reply) => {
+      const { state, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      // Tokens are few (people make them), so a page is cut from the whole list, read as the CLI reads it.
+      const all = await tokens.list();
+      let start = 0;
+      if (after !== undefined) {
+        start = all.findIndex((token) => token.id === after) + 1;
+        if (start === 0) throw new HttpError(400, 'querystring.after names no token: give the id of the last token of the previous page');
+      }
+      const selected = all.slice(start).filter((token) => state === undefined || (state === 'active') === (token.revokedAt === null));
+      if (selected.length > limit) {
+        selected.length = limit;
+        reply.header('link', nextPageLink(request, selected[limit - 1]!.id));
+      }
+      if (unlisted.length > 0) reply.header('unlisted-token-sources', unlisted.join(', '));
+      return reply.send(selected.map(tokenView));
+    },
+  );
+
+  app.post(
+    '/tokens',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'createToken',
+        tags: ['tokens'],
+        summary: 'Makes a token with some of the scopes of the token making it (its secret is in this answer only)',
+        description:
+          'The token can grant only scopes it holds itself: `tokens:manage` alone makes nothing. A name an active token has is refused (409).',
+        body: NewToken,
+        headers: KeyedHeaders,
+        response: { 201: CreatedToken, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
+        responseDescriptions: {
+          201: 'The token, with its secret',
+          403: 'Error response: the token lacks tokens:manage, or a scope it asks to grant (the message names each)',
+          409: 'Error response: an active token has this name, nothing made; or a request with the same Idempotency-Key still runs',
+        },
+        errorExamples: {
+          400: ['body.scopes must not be empty', 'body.name must be at most 64 characters long', 'body has an unknown field "expires"'],
+          403: [lacksScope(auth), cannotGrant(['webhooks:manage', 'events:read'])],
+          409: [new DuplicateTokenNameError('reporting').message, KEY_EXAMPLES[409]],
+          422: KEY_EXAMPLES[422],
+        },
+        responseHeaders: { 201: { Location: { description: 'The URL of the token made', schema: { type: 'string' } }, ...REPLAYED_HEADER } },
+      },
+    },
+    async (request, reply) => {
+      const { name, scopes } = request.body;
+      const lacked = lackedScopes(request.principal!, scopes);
+      if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked));
+      const { secret, record } = await createToken(tokens, name, scopes).catch((error: unknown) => {
+        if (error instanceof DuplicateTokenNameError) throw new HttpError(409, error.message);
+        throw error;
+      });
+      const created: CreatedToken = { ...tokenView(record), secret };
+      return reply.code(201).header('location', `/tokens/${record.id}`).send(created);
+    },
+  );
+
+  app.get(
+    '/tokens/:id',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'getToken',
+        tags: ['tokens'],
+        summary: 'Reads a stored token, active or revoked; never its secret',
+        params: TokenIdParams,
+        response: { 200: Token, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The token' },
+        errorExamples: { 404: [notFound('3f9a1c07b2e4'), notFound('static:0a1b2c3d4e5f')] },
+      },
+    },
+    async (request, reply) => {
+      const token = await tokens.get(request.params.id);
+      if (!token) throw new HttpError(404, notFound(request.params.id));
+      return reply.send(tokenView(token));
+    },
+  );
+
+  app.delete(
+    '/tokens/:id',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'revokeToken',
+        tags: ['tokens'],
+        summary: 'Revokes a stored token: refused everywhere within a second, its open event streams ended; it stays listed, revoked',
+        description: 'The token of the request itself is revoked only with `self=true` (otherwise 409). A token revoked already, or unknown, is 404.',
+        params: TokenIdParams,
+        querystring: RevokeQuery,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 503) },
+        responseDescriptions: {
+          204: 'Revoked',
+          404: 'Error response: no stored token with this id, or it is revoked already',
+          409: 'Error response: it is the token of this request, and `self=true` was not sent; nothing changed',
+        },
+        errorExamples: { 404: [notFound('3f9a1c07b2e4'), REVOKED_ALREADY_EXAMPLE], 409: REVOKING_ITSELF_EXAMPLE },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const token = await tokens.get(id);
+      if (!token) throw new HttpError(404, notFound(id));
+      if (token.revokedAt !== null) throw new HttpError(404, revokedAlready(id, token.revokedAt));
+      const principal = request.principal!;
+      if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true) throw new HttpError(409, revokingItself(id));
+      // Revoked meanwhile by another request: as if it had been revoked before this one.
+      if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError(404, revokedAlready(id, null));
+      return reply.code(204).send();
+    },
+  );
+
+  done();
+};

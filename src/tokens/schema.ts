@@ -1,0 +1,107 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { IdempotencyKeyHeaders } from '../http/idempotency.js';
+import { Query } from '../http/strict-query.js';
+import { STORABLE_TEXT } from '../model/plant.js';
+import { SCOPES, type Scope } from '../model/scopes.js';
+import { TOKEN_NAME_MAX, TOKEN_NAME_PATTERN } from '../model/token-name.js';
+
+/**
+ * The token resource's schemas: validation, serialization, the OpenAPI document and the types below. A
+ * stored token is shown by its id, name, scopes and times, never by its secret or its hash: the secret is
+ * in the answer that makes it (CreatedToken) and nowhere else.
+ */
+
+export const PAGE_LIMIT_MAX = 1000;
+export const PAGE_LIMIT_DEFAULT = 100;
+
+const ScopeName = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES], description: 'A scope' });
+const Time = (description: string) => Type.String({ format: 'date-time', description });
+
+const TokenName = Type.String({
+  minLength: 1,
+  maxLength: TOKEN_NAME_MAX,
+  pattern: TOKEN_NAME_PATTERN,
+  patternMeaning: 'must not contain control characters (line breaks, tabs…) or an unpaired surrogate',
+  description: `What to call it: unique among active tokens, 1 to ${TOKEN_NAME_MAX} characters, no control characters`,
+  examples: ['reporting'],
+});
+
+/** GET /token: the bearer token of the request. */
+export const TokenInfo = Type.Object(
+  {
+    id: Type.String({
+      description:
+        "The token's id: a stored token's (as GET /tokens and `plant-store token list` show it), `static:<12 hex digits>` for one of PLANT_STORE_TOKENS, or `jwt:<issuer>:<subject>`",
+    }),
+    scopes: Type.Array(ScopeName, { description: 'What the token may do' }),
+  },
+  { description: 'TokenInfo' },
+);
+export type TokenInfo = Static<typeof TokenInfo>;
+
+const tokenFields = {
+  id: Type.String({ description: "The token's id (12 hex digits): what GET and DELETE /tokens/{id} take", examples: ['3f9a1c07b2e4'] }),
+  name: TokenName,
+  scopes: Type.Array(ScopeName, { description: 'What the token may do' }),
+  createdAt: Time('When it was made'),
+  revokedAt: Type.Union([Time('When it was revoked'), Type.Null()], { description: 'When it was revoked; null while it is active' }),
+};
+
+export const Token = Type.Object(tokenFields, { description: 'Token' });
+export type Token = Static<typeof Token>;
+
+export const CreatedToken = Type.Object(
+  {
+    ...tokenFields,
+    secret: Type.String({
+      pattern: '^ps_[A-Za-z0-9_-]{43}$',
+      description:
+        'The token itself, to send as `Authorization: Bearer <secret>`: ps_ and 32 random bytes in base64url. Shown only in this answer: the service keeps its hash alone.',
+    }),
+  },
+  { description: 'CreatedToken' },
+);
+export type CreatedToken = Static<typeof CreatedToken>;
+
+export const NewToken = Type.Object(
+  {
+    name: TokenName,
+    scopes: Type.Array(ScopeName, {
+      minItems: 1,
+      uniqueItems: true,
+      description: 'What it may do: at least one scope, each once, and only scopes the token making it holds itself',
+      examples: [['plants:read']],
+    }),
+  },
+  { description: 'NewToken', additionalProperties: false },
+);
+export type NewToken = Static<typeof NewToken>;
+
+// Text PostgreSQL can hold (no U+0000): an id it cannot is a 400, not a failed statement (500).
+export const TokenIdParams = Type.Object({ id: Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: "The token's id" }) });
+
+export const TOKEN_STATES = ['active', 'revoked'] as const;
+
+export const TokenListQuery = Query({
+  state: Type.Optional(
+    Type.Unsafe<(typeof TOKEN_STATES)[number]>({
+      type: 'string',
+      enum: [...TOKEN_STATES],
+      description: 'Only active, or only revoked, tokens (default: both)',
+    }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
+  after: Type.Optional(Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: 'The id of the last token of the previous page' })),
+});
+
+export const RevokeQuery = Query({
+  self: Type.Optional(
+    Type.Boolean({
+      description:
+        'true: yes, revoke the token this request is sent with. Without it, a token revoking itself is refused (409), so that no one locks themselves out by a slip',
+    }),
+  ),
+});
+
+/** POST /tokens: the Idempotency-Key, declared as on every POST. */
+export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
