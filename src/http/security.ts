@@ -52,6 +52,7 @@ const CORS_EXPOSED_HEADERS = [
   'location',
   'preference-applied',
   'x-total-count',
+  'warning',
   'retry-after',
   'www-authenticate',
   'x-request-id',
