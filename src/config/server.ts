@@ -53,7 +53,7 @@ export const SERVER_SETTINGS = {
     schema: oneOf(
       ['ignore', 'refuse'] as const,
       'ignore',
-      'A body field a write does not know: `ignore` it and say so in a `Warning: 299` header (the specification\'s rule: a valid NewPlant is answered 200), or `refuse` the request with 400 naming it (departs from that rule). A request\'s `Prefer: handling=strict` or `handling=lenient` chooses for itself',
+      "A body field a write does not know: `ignore` it and say so in a `Warning: 299` header (the specification's rule: a valid NewPlant is answered 200), or `refuse` the request with 400 naming it (departs from that rule). A request's `Prefer: handling=strict` or `handling=lenient` chooses for itself",
     ),
   },
   exportIdleTimeoutMs: {

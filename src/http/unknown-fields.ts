@@ -87,7 +87,9 @@ export function unknownFieldsProblem(where: string, fields: readonly string[]): 
   const names = fields.slice(0, WARNINGS_MAX).map(shown);
   const more = fields.length - names.length;
   if (more > 0) names.push(`${more} more`);
-  return fields.length === 1 ? `${where} has an unknown field ${names[0]!}` : `${where} has unknown fields ${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+  return fields.length === 1
+    ? `${where} has an unknown field ${names[0]!}`
+    : `${where} has unknown fields ${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
 }
 
 /** The warnings of ignored fields: one per field, the ones past WARNINGS_MAX counted in one more. `rows`: an import's, by field. */
@@ -146,7 +148,9 @@ export function installUnknownFields(app: FastifyInstance, fallback: Handling): 
     if (known === undefined) return;
     // Documented where the route declares its headers, so that the OpenAPI document cannot leave it out.
     if ((route.schema?.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.prefer === undefined) {
-      throw new Error(`route ${String(route.method)} ${route.url}: its body may hold unknown fields, so its headers must declare Prefer (PreferHandlingHeaders)`);
+      throw new Error(
+        `route ${String(route.method)} ${route.url}: its body may hold unknown fields, so its headers must declare Prefer (PreferHandlingHeaders)`,
+      );
     }
     route.config = { ...route.config, unknownFieldsProblem: (request, reply) => strictProblem(request, reply, known, fallback) };
     const hook = checkHook(known, fallback);

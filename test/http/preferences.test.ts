@@ -4,11 +4,14 @@ import { preferences, preferredHandling, prefersExactCount } from '../../src/htt
 
 describe('the Prefer header (RFC 7240)', () => {
   it('reads preferences, comma separated, names in any case, values lower-cased and unquoted', () => {
-    assert.deepEqual([...preferences('count=exact, Handling="STRICT"; foo=bar, respond-async')], [
-      ['count', 'exact'],
-      ['handling', 'strict'],
-      ['respond-async', ''],
-    ]);
+    assert.deepEqual(
+      [...preferences('count=exact, Handling="STRICT"; foo=bar, respond-async')],
+      [
+        ['count', 'exact'],
+        ['handling', 'strict'],
+        ['respond-async', ''],
+      ],
+    );
   });
 
   it('takes the first of a preference given twice, as several header lines arrive joined', () => {

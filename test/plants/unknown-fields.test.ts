@@ -71,7 +71,13 @@ describe('unknown body fields', async () => {
   });
 
   it('reads Prefer as RFC 7240 has it: with other preferences, quoted, any case, repeated (the first counts)', async () => {
-    for (const prefer of ['count=exact, handling=strict', 'handling="strict"', 'HANDLING=STRICT', 'handling=strict; x=1', 'handling=strict, handling=lenient']) {
+    for (const prefer of [
+      'count=exact, handling=strict',
+      'handling="strict"',
+      'HANDLING=STRICT',
+      'handling=strict; x=1',
+      'handling=strict, handling=lenient',
+    ]) {
       const res = await t.call('POST', '/plants', { body: { id: freshId(), name: 'x', tga: 1 }, headers: { prefer } });
       assertError(res, 400, 'unknown field "tga"');
     }
@@ -147,7 +153,10 @@ describe('UNKNOWN_FIELDS=refuse', async () => {
   });
 
   it('imports too', async () => {
-    const res = await t.call('POST', '/plants/import', { body: '{"id":3,"name":"a","tga":1}\n', headers: { 'content-type': 'application/x-ndjson' } });
+    const res = await t.call('POST', '/plants/import', {
+      body: '{"id":3,"name":"a","tga":1}\n',
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     assertError(res, 400, 'line 1: the row has an unknown field "tga"');
   });
 });
@@ -158,10 +167,15 @@ describe('unknown fields of an import', async () => {
     t.call('POST', '/plants/import', { body: text, headers: { 'content-type': 'application/x-ndjson', ...headers } });
 
   it('counted in one Warning per field, with the rows it was in', async () => {
-    const res = await ndjson('{"id":1,"name":"a","tga":"x"}\n{"id":2,"name":"b","tga":"y","colour":1}\n{"id":3,"name":"c"}\n{"id":4,"name":"d","tga":"z"}\n');
+    const res = await ndjson(
+      '{"id":1,"name":"a","tga":"x"}\n{"id":2,"name":"b","tga":"y","colour":1}\n{"id":3,"name":"c"}\n{"id":4,"name":"d","tga":"z"}\n',
+    );
     assert.equal(res.statusCode, 200);
     assert.equal(res.payload, '{"created":4,"replaced":0}');
-    assert.deepEqual(warnings(res), ['299 - "unknown field \\"tga\\" was ignored in 3 rows"', '299 - "unknown field \\"colour\\" was ignored in 1 row"']);
+    assert.deepEqual(warnings(res), [
+      '299 - "unknown field \\"tga\\" was ignored in 3 rows"',
+      '299 - "unknown field \\"colour\\" was ignored in 1 row"',
+    ]);
   });
 
   it('a JSON array alike; a CSV names its columns in its header, and has no such field', async () => {
