@@ -290,6 +290,7 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
     maxRowBytes: 65536,
     timeoutMs: 600_000,
     deadlines: { extend: () => undefined } as never,
+    unknownFields: 'lenient',
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: false });
   await app.register(systemRoutes, { store, openApi: () => ({}) });

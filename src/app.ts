@@ -16,6 +16,7 @@ import { installJsonParser } from './http/json.js';
 import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { requireStrictQueries } from './http/strict-query.js';
+import { installUnknownFields } from './http/unknown-fields.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
@@ -83,6 +84,8 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   requireRouteAuth(app, (route) => routes.push(route));
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
+  // Every write's body fields it does not know: ignored and said (Warning), or refused (UNKNOWN_FIELDS, Prefer: handling).
+  installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
   let openApi: object | undefined;
   // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
@@ -94,6 +97,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     maxRowBytes: settings.importMaxRowBytes,
     timeoutMs: settings.importTimeoutMs,
     deadlines,
+    unknownFields: settings.unknownFields === 'refuse' ? 'strict' : 'lenient',
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   const feed = new Feed(

@@ -48,6 +48,14 @@ export const SERVER_SETTINGS = {
       'Largest row of a bulk import in bytes: an NDJSON line or a JSON array element (larger: 400 naming it, nothing stored)',
     ),
   },
+  unknownFields: {
+    env: 'UNKNOWN_FIELDS',
+    schema: oneOf(
+      ['ignore', 'refuse'] as const,
+      'ignore',
+      "A body field a write does not know: `ignore` it and say so in a `Warning: 299` header (the specification's rule: a valid NewPlant is answered 200), or `refuse` the request with 400 naming it (departs from that rule). A request's `Prefer: handling=strict` or `handling=lenient` chooses for itself",
+    ),
+  },
   exportIdleTimeoutMs: {
     env: 'EXPORT_IDLE_TIMEOUT_MS',
     schema: int(

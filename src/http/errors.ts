@@ -80,7 +80,7 @@ function partData(request: FastifyRequest, part: (typeof VALIDATED_PARTS)[number
  * Every problem of a refused request, in plain words: those of the part that failed, and those of the
  * parts Fastify had not checked yet (run through the route's own validators), up to MAX_PROBLEMS.
  */
-function validationMessage(error: FastifyError, request: FastifyRequest): string {
+function validationMessage(error: FastifyError, request: FastifyRequest, reply: FastifyReply): string {
   const failed = error.validationContext;
   const found = new Map<string, string[]>([[failed ?? 'request', validationProblems(failed ?? 'request', error.validation ?? [])]]);
   for (const part of VALIDATED_PARTS.slice(VALIDATED_PARTS.indexOf(failed as (typeof VALIDATED_PARTS)[number]) + 1)) {
@@ -89,6 +89,9 @@ function validationMessage(error: FastifyError, request: FastifyRequest): string
     if (typeof validate !== 'function' || validate(partData(request, part))) continue;
     found.set(part, validationProblems(part, validate.errors ?? []));
   }
+  // A strict request's unknown body fields are problems too (http/unknown-fields.ts).
+  const unknown = request.routeOptions.config.unknownFieldsProblem?.(request, reply);
+  if (unknown !== undefined) found.set('body', [...(found.get('body') ?? []), unknown]);
   const ordered = [...MESSAGE_ORDER.flatMap((part) => found.get(part) ?? []), ...(found.get('request') ?? [])];
   return ordered.length > 0 ? joinProblems(ordered) : `the request is not valid`;
 }
@@ -124,7 +127,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       reply.header('retry-after', '1');
       return send(reply, 503, storeUnavailable(request.id));
     }
-    if (error.validation) return send(reply, 400, validationMessage(error, request));
+    if (error.validation) return send(reply, 400, validationMessage(error, request, reply));
     const status = error.statusCode ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {

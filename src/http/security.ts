@@ -54,6 +54,7 @@ const CORS_EXPOSED_HEADERS = [
   'preference-applied',
   'x-total-count',
   'unlisted-token-sources',
+  'warning',
   'retry-after',
   'www-authenticate',
   'x-request-id',

@@ -122,8 +122,3 @@ export function negotiate(accept: string | undefined, format: ListFormat | undef
 export function countable(q: string | undefined): boolean {
   return q === undefined || [...foldCase(q)].length >= 3;
 }
-
-/** Prefer: count=exact (RFC 7240), as PostgREST reads it. */
-export function prefersExactCount(prefer: string | undefined): boolean {
-  return prefer !== undefined && prefer.split(',').some((p) => p.trim().toLowerCase().replace(/\s+/g, '') === 'count=exact');
-}

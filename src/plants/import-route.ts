@@ -4,6 +4,8 @@ import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { addWarning, handlingOf, ignoredWarnings, WARNING_HEADERS } from '../http/unknown-fields.js';
+import type { Handling } from '../http/preferences.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
 import { importPlants, importPlantsKept, type ImportFormat } from './import.js';
@@ -20,7 +22,19 @@ export interface ImportRouteOptions {
   /** IMPORT_TIMEOUT_MS: the time the client has to send the whole body, instead of REQUEST_TIMEOUT_MS. */
   timeoutMs: number;
   deadlines: RequestDeadlines;
+  /** UNKNOWN_FIELDS: what a row's unknown fields get by default (a request's Prefer: handling chooses for itself). */
+  unknownFields: Handling;
 }
+
+/** The import's Warning: an unknown field of its JSON rows, with how many rows had it. */
+const IMPORT_WARNING = {
+  ...WARNING_HEADERS,
+  Warning: {
+    description:
+      'One `299 - "unknown field \\"tga\\" was ignored in 3 rows"` per field of NDJSON or JSON rows that NewPlant does not name (send `Prefer: handling=strict` to have the import refused instead: 400 naming the row, nothing stored)',
+    schema: { type: 'string' },
+  },
+};
 
 /** The media types an import comes in, by format. */
 const MEDIA_TYPES: Record<ImportFormat, string> = { ndjson: 'application/x-ndjson', json: 'application/json', csv: 'text/csv' };
@@ -41,7 +55,7 @@ function clientWentAway(body: IncomingMessage, error: unknown): boolean {
  */
 export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (
   app,
-  { plants, idempotency, bodyLimit, maxRowBytes, timeoutMs, deadlines },
+  { plants, idempotency, bodyLimit, maxRowBytes, timeoutMs, deadlines, unknownFields: fallback },
   done,
 ) => {
   app.removeAllContentTypeParsers();
@@ -79,7 +93,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           409: 'Error response: mode=create-only and an id exists already, nothing stored; or a request with this Idempotency-Key is still running',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
-        responseHeaders: { 200: REPLAYED_HEADER },
+        responseHeaders: { 200: { ...REPLAYED_HEADER, ...IMPORT_WARNING } },
         errorExamples: {
           400: ['line 2: name is required', 'element 0: id must be an integer'],
           409: [new ImportConflictError(1).message, KEY_EXAMPLES[409]],
@@ -89,11 +103,15 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       },
     },
     async (request, reply) => {
+      const { handling, asked } = handlingOf(request, fallback);
+      if (asked) reply.header('preference-applied', `handling=${handling}`);
+      const unknownFields = { refuse: handling === 'strict', ignored: new Map<string, number>() };
       const options = {
         format: formatOf(request.headers['content-type']),
         createOnly: request.query.mode === 'create-only',
         limit: bodyLimit,
         maxRowBytes,
+        unknownFields,
       };
       // Not destroyed when the import stops early (a bad row, too large): that would reset the connection
       // under the client still sending, before it reads the answer; the rest is read and dropped instead
@@ -112,6 +130,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           );
         }
         const result = await importPlants(plants, body, options);
+        for (const text of ignoredWarnings([...unknownFields.ignored.keys()], unknownFields.ignored)) addWarning(reply, text);
         return await reply.send(result);
       } catch (error) {
         if (clientWentAway(request.raw, error)) {

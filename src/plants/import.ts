@@ -3,6 +3,7 @@ import { parseJsonText } from '../http/json.js';
 import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
+import { unknownFields, unknownFieldsProblem } from '../http/unknown-fields.js';
 import type { ImportResult, PlantImport, PlantStore } from '../store/store.js';
 import type { KeepAnswer, KeptAnswer } from '../store/idempotency.js';
 import type { StoredPlant } from '../model/plant.js';
@@ -29,23 +30,46 @@ let compiled: ValidateFunction | undefined;
 const validator = () =>
   (compiled ??= validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction);
 
-/** One row, parsed exactly (int64 ids) and validated; `where` names it in an error. */
-function toPlant(text: string, where: string): StoredPlant {
+/** The fields a row may have: NewPlant's. */
+const FIELDS: ReadonlySet<string> = new Set(Object.keys(NewPlant.properties));
+
+/**
+ * What an import does with a JSON row's fields NewPlant does not name: refuse the row (Prefer:
+ * handling=strict: 400 naming it, nothing stored), or ignore them, counting the rows each was in (the
+ * answer's Warning headers, the CLI's message). A CSV's header names its columns, and names only these.
+ */
+export interface UnknownFields {
+  refuse: boolean;
+  /** Filled as rows are read: each field ignored, and in how many rows. */
+  ignored: Map<string, number>;
+}
+
+/** A row's value as a plant, once the same rules as POST /plants have passed it; `where` names it in an error. */
+type RowCheck = (value: unknown, where: string) => StoredPlant;
+
+function rowCheck(unknown: UnknownFields | undefined): RowCheck {
+  return (value, where) => {
+    const validate = validator();
+    if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
+    if (unknown !== undefined) {
+      const extra = unknownFields(value, FIELDS);
+      if (extra.length > 0 && unknown.refuse) throw new ImportRowError(`${where}: ${unknownFieldsProblem('the row', extra)}`);
+      for (const name of extra) unknown.ignored.set(name, (unknown.ignored.get(name) ?? 0) + 1);
+    }
+    const { id, name, tag } = value as { id: StoredPlant['id']; name: string; tag?: string };
+    return tag === undefined ? { id, name } : { id, name, tag };
+  };
+}
+
+/** One row, parsed exactly (int64 ids) and checked. */
+function toPlant(text: string, where: string, check: RowCheck): StoredPlant {
   let value: unknown;
   try {
     value = parseJsonText(text);
   } catch (error) {
     throw new ImportRowError(`${where}: ${(error as Error).message}`);
   }
-  return checked(value, where);
-}
-
-/** A row's value as a plant, once the same rules as POST /plants have passed it. */
-function checked(value: unknown, where: string): StoredPlant {
-  const validate = validator();
-  if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
-  const { id, name, tag } = value as { id: StoredPlant['id']; name: string; tag?: string };
-  return tag === undefined ? { id, name } : { id, name, tag };
+  return check(value, where);
 }
 
 /** Text from bytes, strictly UTF-8 across chunk boundaries, the body limit enforced; each chunk told to `onBytes` as it comes. */
@@ -75,7 +99,7 @@ async function* text(source: AsyncIterable<Buffer | string>, limit: number, onBy
  * piece is searched for line ends once, from where the search stopped: a long line costs time in
  * proportion to its length, never to its length squared. A line longer than `maxRowBytes` is refused.
  */
-async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
+async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number, check: RowCheck): AsyncGenerator<StoredPlant> {
   // The pieces of the line not yet ended, and their size in UTF-8 bytes.
   let pending: string[] = [];
   let pendingBytes = 0;
@@ -93,7 +117,7 @@ async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): 
       pending = [];
       pendingBytes = 0;
       start = end + 1;
-      if (row.trim() !== '') yield toPlant(row, `line ${line}`);
+      if (row.trim() !== '') yield toPlant(row, `line ${line}`, check);
     }
     if (start < piece.length) {
       const rest = start === 0 ? piece : piece.slice(start);
@@ -103,21 +127,21 @@ async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number): 
     }
   }
   const last = pending.join('');
-  if (last.trim() !== '') yield toPlant(last, `line ${line + 1}`);
+  if (last.trim() !== '') yield toPlant(last, `line ${line + 1}`, check);
 }
 
-async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
-  for await (const { index, text: element } of splitJsonArray(source, maxRowBytes)) yield toPlant(element, `element ${index}`);
+async function* jsonArrayRows(source: AsyncIterable<string>, maxRowBytes: number, check: RowCheck): AsyncGenerator<StoredPlant> {
+  for await (const { index, text: element } of splitJsonArray(source, maxRowBytes)) yield toPlant(element, `element ${index}`, check);
 }
 
-const ROWS: Record<ImportFormat, (source: AsyncIterable<string>, maxRowBytes: number) => AsyncGenerator<StoredPlant>> = {
-  ndjson: (source, max) => ndjsonRows(source, max),
-  json: (source, max) => jsonArrayRows(source, max),
-  csv: (source, max) => csvRows(source, max),
+const ROWS: Record<ImportFormat, (source: AsyncIterable<string>, maxRowBytes: number, check: RowCheck) => AsyncGenerator<StoredPlant>> = {
+  ndjson: ndjsonRows,
+  json: jsonArrayRows,
+  csv: csvRows,
 };
 
 /** CSV with the header `id,name,tag` (the columns in any order, tag optional), as exports write it. */
-async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<StoredPlant> {
+async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number, check: RowCheck): AsyncGenerator<StoredPlant> {
   let columns: { id: number; name: number; tag: number | undefined } | undefined;
   let width = 0;
   for await (const { line, fields } of csvRecords(source, maxRowBytes)) {
@@ -131,7 +155,7 @@ async function* csvRows(source: AsyncIterable<string>, maxRowBytes: number): Asy
     }
     const tag = columns.tag === undefined ? '' : fromCsvCell(fields[columns.tag]!);
     const row = { id: csvId(fields[columns.id]!), name: fromCsvCell(fields[columns.name]!), ...(tag === '' ? {} : { tag }) };
-    yield checked(row, `line ${line}`);
+    yield check(row, `line ${line}`);
   }
 }
 
@@ -159,6 +183,8 @@ export interface ImportOptions {
   progress?: (rows: number) => void;
   /** Told each piece of the body as it arrives, before it is parsed (a keyed import's fingerprint). */
   onBytes?: (chunk: Buffer) => void;
+  /** What to do with the rows' fields NewPlant does not name (none: ignored without a count). */
+  unknownFields?: UnknownFields;
 }
 
 /**
@@ -194,7 +220,7 @@ async function stageAll<T>(
   const session = await plants.startImport();
   try {
     const decoded = text(source, options.limit, options.onBytes);
-    const rows = ROWS[options.format](decoded, options.maxRowBytes);
+    const rows = ROWS[options.format](decoded, options.maxRowBytes, rowCheck(options.unknownFields));
     let staged = 0;
     for await (const chunk of chunks(rows)) {
       await session.add(chunk);

@@ -3,18 +3,21 @@ import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { keyedCreate } from './keyed.js';
+import { addWarning, WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
 import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
-import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
+import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate } from './export.js';
+import { prefersExactCount } from '../http/preferences.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
-  ChangeHeaders,
   CreateHeaders,
+  DeleteHeaders,
   LIST_LIMIT_DEFAULT,
   ListHeaders,
   ListQuery,
   NewPlant,
+  PatchHeaders,
   Plant,
   PlantIdParams,
   PlantMergePatch,
@@ -46,6 +49,11 @@ function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
       ? `no plant with id ${id} (If-Match: *)`
       : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
   );
+}
+
+/** The warning of a POST that replaced a plant rather than creating it. */
+function replacedWarning(id: PlantId): string {
+  return `replaced the stored plant ${id}`;
 }
 
 function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
@@ -83,6 +91,13 @@ const EXISTS = exists(1).message;
 const ETAG_HEADER = {
   ETag: { description: 'The version of the plant as stored, a strong entity tag: `"<version>"`, such as `"7"`', schema: { type: 'string' } },
 };
+/** POST /plants's Warning: an unknown field's, and the replacement's. */
+const REPLACED_WARNING = {
+  Warning: {
+    description: `${WARNING_HEADERS.Warning.description}; \`replaced the stored plant 1\` when a plant with the id existed (send \`If-None-Match: *\` to only create)`,
+    schema: { type: 'string' },
+  },
+};
 const LIST_HEADERS = {
   Link: {
     description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
@@ -112,7 +127,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         body: NewPlant,
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'Plant response' },
-        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER } },
+        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER, ...WARNING_HEADERS, ...REPLACED_WARNING } },
         errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED], ...KEY_EXAMPLES },
       },
     },
@@ -126,6 +141,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
       const result = await plants.put(plant, options);
       if (result.outcome === 'exists') throw exists(id);
       if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
+      // Rule 1 keeps the 200 of a POST that replaced a plant; the answer says so (If-None-Match: * only creates).
+      if (result.outcome === 'replaced') addWarning(reply, replacedWarning(id));
       return reply.code(200).header('etag', etag(result.version)).send({ name, tag });
     },
   );
@@ -222,8 +239,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
         errorExamples: { 400: ['body.name is required', idMismatch(2, 1).message], 412: [IF_MATCH_FAILED, EXISTS] },
         responseHeaders: {
-          200: ETAG_HEADER,
-          201: { ...ETAG_HEADER, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
+          200: { ...ETAG_HEADER, ...WARNING_HEADERS },
+          201: { ...ETAG_HEADER, ...WARNING_HEADERS, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
         },
       },
     },
@@ -251,11 +268,11 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         tags: ['plants'],
         summary: 'Changes some fields of a plant (JSON merge patch; "tag": null removes the tag)',
         params: PlantIdParams,
-        headers: ChangeHeaders,
+        headers: PatchHeaders,
         body: PlantMergePatch,
         response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, changed' },
-        responseHeaders: { 200: ETAG_HEADER },
+        responseHeaders: { 200: { ...ETAG_HEADER, ...WARNING_HEADERS } },
         errorExamples: { 400: 'body.tag must be a string or null', 404: NOT_FOUND, 412: IF_MATCH_FAILED },
       },
     },
@@ -279,7 +296,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         tags: ['plants'],
         summary: 'Deletes a plant (If-Match: only at a version you hold)',
         params: PlantIdParams,
-        headers: ChangeHeaders,
+        headers: DeleteHeaders,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 204: 'Plant deleted' },
         errorExamples: { 404: NOT_FOUND, 412: IF_MATCH_FAILED },

@@ -1,5 +1,6 @@
 import { Query } from '../http/strict-query.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
+import { PreferHandlingHeaders } from '../http/unknown-fields.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PLANT_SORTS, type PlantSort } from '../store/store.js';
 import { Id, Int64, Name, StoredPlant, STORABLE_TEXT, Tag, TAG_MAX } from '../model/plant.js';
@@ -125,6 +126,7 @@ export const CreateHeaders = Type.Object({
   'if-none-match': Type.Optional(IfNoneMatchCreate),
   'if-match': Type.Optional(IfMatch),
   ...IdempotencyKeyHeaders,
+  ...PreferHandlingHeaders,
 });
 
 export const ReadHeaders = Type.Object({
@@ -133,11 +135,16 @@ export const ReadHeaders = Type.Object({
   ),
 });
 
-export const ReplaceHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchCreate) });
-export const ChangeHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
+export const ReplaceHeaders = Type.Object({
+  'if-match': Type.Optional(IfMatch),
+  'if-none-match': Type.Optional(IfNoneMatchCreate),
+  ...PreferHandlingHeaders,
+});
+export const PatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), ...PreferHandlingHeaders });
+export const DeleteHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
 
-/** POST /plants/import: its body streams, its media type is its format; the Idempotency-Key. */
-export const ImportHeaders = Type.Object({ ...IdempotencyKeyHeaders });
+/** POST /plants/import: its body streams, its media type is its format; the Idempotency-Key; Prefer: handling for its rows' unknown fields. */
+export const ImportHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
 
 export const ImportQuery = Query({
   mode: Type.Optional(

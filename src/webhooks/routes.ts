@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { errorAnswer, JSON_TYPE, jsonAnswer, KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { slot } from '../store/idempotency.js';
+import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import { newEndpoint, registerEndpoint, storedEndpoint, type EndpointRules } from './endpoints.js';
@@ -15,7 +16,9 @@ import {
   EndpointIdParams,
   EndpointListQuery,
   EndpointPatch,
+  KeyedBodyHeaders,
   KeyedHeaders,
+  PatchHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
   ReplayRequest,
@@ -69,11 +72,13 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Registers a webhook endpoint (its signing secret is in this answer only)',
         body: NewEndpoint,
-        headers: KeyedHeaders,
+        headers: KeyedBodyHeaders,
         response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
         errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'], ...KEY_EXAMPLES },
-        responseHeaders: { 201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER } },
+        responseHeaders: {
+          201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER, ...WARNING_HEADERS },
+        },
       },
     },
     async (request, reply) => {
@@ -157,8 +162,10 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: 'Changes a webhook endpoint (JSON merge patch); {"enabled": true} turns it back on',
         params: EndpointIdParams,
         body: EndpointPatch,
+        headers: PatchHeaders,
         response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
         responseDescriptions: { 200: 'The endpoint, changed' },
+        responseHeaders: { 200: WARNING_HEADERS },
         errorExamples: { 400: 'body.enabled must be true or false', 404: NOT_FOUND },
       },
     },
@@ -262,10 +269,10 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
         params: EndpointIdParams,
         body: ReplayRequest,
-        headers: KeyedHeaders,
+        headers: KeyedBodyHeaders,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
-        responseHeaders: { 202: REPLAYED_HEADER },
+        responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
         errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },

@@ -1,5 +1,6 @@
 import { Query } from '../http/strict-query.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
+import { PreferHandlingHeaders } from '../http/unknown-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Int64, STORABLE_TEXT } from '../model/plant.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
@@ -114,3 +115,7 @@ export const ReplayResult = Type.Object({ requeued: Type.Integer({ minimum: 0 })
 
 /** The headers of the POST routes: the Idempotency-Key. */
 export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
+/** The headers of the POST routes with a body: the Idempotency-Key, and Prefer: handling for its unknown fields. */
+export const KeyedBodyHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
+/** PATCH's: Prefer: handling for its body's unknown fields. */
+export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders });

@@ -205,4 +205,34 @@ describe('the client against a live server', async () => {
     const { data } = await client.GET('/healthz');
     assert.deepEqual(data, { status: 'ok' });
   });
+
+  it('sends writes as Prefer: handling=strict: an unknown field is refused, 400 naming it, nothing written', async () => {
+    const body = { id: 424242, name: 'Typo tag', tga: 'tropical' } as unknown as { id: number; name: string };
+    const { error, response } = await client.POST('/plants', { body });
+    assert.equal(response.status, 400);
+    assert.match(error?.message ?? '', /unknown field "tga"/);
+    assert.equal(response.headers.get('preference-applied'), 'handling=strict');
+    assert.equal(await t.store.plants.get(424242), undefined);
+  });
+
+  it("handling: 'lenient' sends the service's own default: written, the field said in a Warning", async () => {
+    const lenient = createClient({ baseUrl, headers: { Authorization: `Bearer ${TOKEN}` }, handling: 'lenient' });
+    const body = { id: 424243, name: 'Typo tag', tga: 'tropical' } as unknown as { id: number; name: string };
+    const { data, response } = await lenient.POST('/plants', { body });
+    assert.equal(response.status, 200);
+    assert.deepEqual(data, { name: 'Typo tag' });
+    assert.equal(response.headers.get('warning'), '299 - "unknown field \\"tga\\" was ignored"');
+  });
+
+  it("a call's own Prefer handling wins, and its other preferences are kept", async () => {
+    const sent: Array<string | null> = [];
+    const watching = createClient({ baseUrl, headers: { Authorization: `Bearer ${TOKEN}` } });
+    watching.use({ onRequest: ({ request }) => void sent.push(request.headers.get('prefer')) });
+    const body = { id: 424244, name: 'x', tga: 1 } as unknown as { id: number; name: string };
+    const own = await watching.POST('/plants', { body, params: { header: { prefer: 'handling=lenient' } } });
+    assert.equal(own.response.status, 200);
+    await watching.GET('/plants', { params: { header: { prefer: 'count=exact' } } });
+    await watching.PUT('/plants/{id}', { params: { path: { id: 424244 }, header: { prefer: 'return=minimal' } }, body: { name: 'y' } });
+    assert.deepEqual(sent, ['handling=lenient', 'count=exact', 'return=minimal, handling=strict']);
+  });
 });

@@ -21,7 +21,31 @@ export type { components, operations, paths, webhooks } from './openapi-types.js
 /** What the client gives and takes for every `format: int64` value: a number when safe, a bigint beyond 2^53. */
 export type Int64 = number | bigint;
 
-export type PlantStoreClientOptions = ClientOptions;
+export interface PlantStoreClientOptions extends ClientOptions {
+  /**
+   * What the service does with a body field the operation does not know (a typo, a field of a newer
+   * version). `strict` (the default): refused, 400 naming it, nothing written; `lenient`: ignored, and said
+   * in a `Warning` header (the service's own default). Sent on every POST, PUT and PATCH as
+   * `Prefer: handling=…`, unless the call's own Prefer header says.
+   */
+  handling?: 'strict' | 'lenient';
+}
+
+/** The methods whose bodies the service checks for unknown fields. */
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Adds `handling=…` to a write's Prefer header (RFC 7240), unless it names handling already. */
+function preferHandling(handling: 'strict' | 'lenient'): Middleware {
+  return {
+    onRequest({ request }) {
+      if (!WRITES.has(request.method)) return undefined;
+      const prefer = request.headers.get('prefer');
+      if (prefer !== null && /(^|,)\s*handling\s*=/i.test(prefer)) return undefined;
+      request.headers.set('prefer', prefer === null || prefer.trim() === '' ? `handling=${handling}` : `${prefer}, handling=${handling}`);
+      return request;
+    },
+  };
+}
 
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
 
@@ -32,8 +56,9 @@ type UntypedRequest = (
   options?: { parseAs?: ParseAs },
 ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
-export function createClient(options: PlantStoreClientOptions = {}): PlantStoreClient {
+export function createClient({ handling = 'strict', ...options }: PlantStoreClientOptions = {}): PlantStoreClient {
   const fetchClient = createFetchClient({ bodySerializer: serializeBody, ...options });
+  fetchClient.use(preferHandling(handling));
   const request = fetchClient.request as unknown as UntypedRequest;
 
   async function call(method: string, path: string, callOptions: { parseAs?: ParseAs } = {}) {
