@@ -95,11 +95,6 @@ export class Feed implements StreamSource {
     this.credentials = new CredentialWatch(tokens, log);
   }
 
-  /** Streams open now. */
-  get open(): number {
-    return this.streams.size;
-  }
-
   /**
    * Where the event with this id stands in the feed; 410 when the store no longer holds it (or never did).
    */

@@ -40,11 +40,6 @@ export class StreamSlots {
 
   constructor(private readonly limits: SlotLimits) {}
 
-  /** Streams open or being opened. */
-  get size(): number {
-    return this.taken;
-  }
-
   /** Takes a slot for this owner, or throws the answer to give instead (429 for its own share, 503 when every slot is taken). */
   take(owner: StreamOwner): void {
     const { maxStreams, perToken, perAddress } = this.limits;

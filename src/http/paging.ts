@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 
 /**
-/**
  * The Link header of the next page (RFC 8288): the request's own path and query parameters (filters,
  * order and limit, repeated ones kept), with `param` set to where the next page starts: `after`, the
  * last item's id, or an opaque `cursor` (GET /plants), which then replaces any `after` the request had;

@@ -64,12 +64,6 @@ const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (e
 };
 
 /**
- * Server options against slow and abusive clients: all headers within HEADERS_TIMEOUT_MS (Node checks
- * this on a timer; its default period, 30 s, is shortened so that the timeout is enforced within a
- * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
- * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
- */
-/**
  * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies in front, whatever their addresses
  * (Fastify 5 no longer reads a number so: its proxy-addr trust function is given one); addresses and CIDRs
  * trust only those proxies, which is safer when the service can also be reached directly.
@@ -79,6 +73,12 @@ function trustProxy(setting: TransportSettings['trustProxy']): FastifyServerOpti
   return setting;
 }
 
+/**
+ * Server options against slow and abusive clients: all headers within HEADERS_TIMEOUT_MS (Node checks
+ * this on a timer; its default period, 30 s, is shortened so that the timeout is enforced within a
+ * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
+ * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
+ */
 export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> & { http: object } {
   const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
   return {

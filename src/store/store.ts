@@ -224,18 +224,18 @@ export interface TokenStore {
   count(): Promise<number>;
 }
 
-/**
- * Told of every batch the group commit committed (every write on SQLite, plant writes on PostgreSQL), once
- * it has committed: how many writes it held and how long it took, in seconds, from the moment the writes
- * were sent to the database until its answer came back (what the requests waiting on it feel). Metrics
- * observe it; it must be cheap and not throw.
- */
 /** Batches sent to the database and the items in them, since the store opened. */
 export interface BatchCounts {
   batches: number;
   items: number;
 }
 
+/**
+ * Told of every batch the group commit committed (every write on SQLite, plant writes on PostgreSQL), once
+ * it has committed: how many writes it held and how long it took, in seconds, from the moment the writes
+ * were sent to the database until its answer came back (what the requests waiting on it feel). Metrics
+ * observe it; it must be cheap and not throw.
+ */
 export type CommitObserver = (batchSize: number, seconds: number) => void;
 
 /**

@@ -1,6 +1,5 @@
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
 import { named } from './query.js';
-import { PLANT_JSON } from './rows.js';
 
 /**
  * The SQL of lists, counts and exports on PostgreSQL, built for the shape of each request. Every order
@@ -18,6 +17,13 @@ import { PLANT_JSON } from './rows.js';
  *   values (left unnamed, see query.ts); the others are named, planned once per connection.
  * EXPLAIN in test/store/postgres/search.process.test.ts holds each shape to its index.
  */
+
+/**
+ * A plants row as JSON text: `{"id":…,"name":…}`, with `"tag":…` when it has one. to_json's escaping of
+ * text is JSON.stringify's, byte for byte (the store contract tests check every UTF-16 code unit), and
+ * ids are written as exact integers.
+ */
+const PLANT_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || CASE WHEN tag IS NULL THEN '}' ELSE ',"tag":' || to_json(tag)::text || '}' END`;
 
 /** The columns each order sorts by, the id last so that the order is total. */
 const ORDERS: Record<PlantSort, { columns: string[]; descending: boolean }> = {

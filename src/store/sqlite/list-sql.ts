@@ -1,6 +1,5 @@
 import { foldCase } from '../../model/fold.js';
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
-import { PLANT_JSON } from './rows.js';
 import { searchTerms } from './search-terms.js';
 
 /**
@@ -19,6 +18,13 @@ import { searchTerms } from './search-terms.js';
  *   shorter: a scan of name_fold, in the order's index, until the page is full.
  * EXPLAIN QUERY PLAN in test/store/sqlite/search.test.ts holds each shape to its index.
  */
+
+/**
+ * A plants row (`plants p`) as JSON text: `{"id":…,"name":…}`, with `"tag":…` when it has one. SQLite's
+ * JSON escaping is JSON.stringify's, byte for byte (the store contract tests check every UTF-16 code
+ * unit), and ids are written as exact integers.
+ */
+const PLANT_JSON = `CASE WHEN p.tag IS NULL THEN json_object('id', p.id, 'name', p.name) ELSE json_object('id', p.id, 'name', p.name, 'tag', p.tag) END`;
 
 /** What the SQL of a request depends on. */
 export interface ListShape {
