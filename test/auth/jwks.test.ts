@@ -77,7 +77,7 @@ describe('the JWKS cache', async () => {
     jwks.mode = 'serve';
     clock.now += JWKS_RETRY_MS;
     const verified = (await verifier.verify(tokenA)) as VerifiedJwt;
-    assert.equal(verified.principal.tokenId, `jwt:${ISSUER}:user-1`);
+    assert.equal(verified.principal.tokenId, 'jwt:https%3A//id.example/:sub:user-1');
     assert.deepEqual(verified.principal.scopes, ['plants:read']);
     assert.equal(jwks.fetches, 2);
   });
