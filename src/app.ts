@@ -16,6 +16,7 @@ import { installJsonParser } from './http/json.js';
 import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { requireStrictQueries } from './http/strict-query.js';
+import { refuseRepeatedHeaders } from './http/repeated-headers.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
@@ -82,6 +83,8 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   requireRouteAuth(app, (route) => routes.push(route));
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
+  // A header that must come once (Idempotency-Key), sent twice: 400 naming it, not one value joined by Node.
+  refuseRepeatedHeaders(app);
   let openApi: object | undefined;
   // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
