@@ -17,6 +17,7 @@ import { lazyRequestLogger } from './logging/logger.js';
 import { configureServer, transportOptions } from './http/transport.js';
 import { requireStrictQueries } from './http/strict-query.js';
 import { installUnknownFields } from './http/unknown-fields.js';
+import { refuseRepeatedHeaders } from './http/repeated-headers.js';
 import { validatorCompiler } from './http/validation.js';
 import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
@@ -86,6 +87,8 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   requireStrictQueries(app);
   // Every write's body fields it does not know: ignored and said (Warning), or refused (UNKNOWN_FIELDS, Prefer: handling).
   installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
+  // A header that must come once (Idempotency-Key), sent twice: 400 naming it, not one value joined by Node.
+  refuseRepeatedHeaders(app);
   let openApi: object | undefined;
   // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);

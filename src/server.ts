@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import { startBackups, type ScheduleLog } from './backups/schedule.js';
 import { runPrimary } from './process/cluster.js';
 import { Services, type Service } from './process/services.js';
+import { rootWarning } from './process/root.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { sweepExpiredEvents } from './events/retention.js';
 import { chooseLogFormat, prettyDestination } from './logging/format.js';
@@ -79,11 +80,16 @@ async function main(): Promise<void> {
       await services.start({ name: 'metrics listener', stop: () => scrapes.close() });
       stderrLine(`metrics listening at ${scrapes.url}`);
     }
+    const asRoot = rootWarning(process.geteuid?.());
+    if (asRoot) stderrLine(`warning: ${asRoot}`);
     runPrimary(config.webConcurrency, () => void services.stopAll(reportTo(stderrLine)));
     return;
   }
   const app = await buildApp({ config, store, logger, metrics, tracing });
   for (const warning of store.warnings) app.log.warn(warning);
+  // Said once: by the primary when there are workers.
+  const asRoot = cluster.isWorker ? undefined : rootWarning(process.geteuid?.());
+  if (asRoot) app.log.warn(asRoot);
   store.searchIndex.onFailure((message) =>
     app.log.error(`search index: cannot catch up with the writes (${message}); searches stay exact, trying again every second`),
   );

@@ -71,6 +71,19 @@ describe('first start', () => {
     }
   });
 
+  test('started as root, logs a warning naming the risk and the systemd unit; as another user, none', async () => {
+    const dir = tempDir(after);
+    const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: STATIC, LOG_FORMAT: 'json' } });
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    const lines = server.stdout.split('\n').filter((line) => line.includes('running as root'));
+    if (process.geteuid?.() === 0) {
+      assert.equal(lines.length, 1, server.stdout);
+      const line = JSON.parse(lines[0]!) as { level: number; msg: string };
+      assert.equal(line.level, 40, 'a warning');
+      assert.match(line.msg, /docs\/production\.md/);
+    } else assert.deepEqual(lines, []);
+  });
+
   test('with DATABASE_URL unset, creates ./data/plant-store.db under the working directory, directory included', async () => {
     const dir = tempDir(after);
     const server = await startServer(after, { cwd: dir, env: { DATABASE_URL: undefined, PLANT_STORE_TOKENS: STATIC } });

@@ -15,6 +15,36 @@ export const JWKS_UNKNOWN_KID_REFETCH_MS = 30_000;
 /** With no key known yet (the endpoint never answered), a request may try a fetch again after this long. */
 export const JWKS_RETRY_MS = 5000;
 const FETCH_TIMEOUT_MS = 5000;
+/** A key set is a few KiB: an answer larger than this is not one, and is not read beyond it. */
+export const JWKS_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The answer's body as text, read as it streams and given up (the connection closed) once it passes
+ * JWKS_MAX_BYTES: an answer of any size would otherwise be held whole in memory, and parsed.
+ */
+async function boundedText(response: Response): Promise<string> {
+  const tooLarge = () => new Error(`answered more than ${JWKS_MAX_BYTES / 1024 / 1024} MiB, more than a key set takes: not read further`);
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > JWKS_MAX_BYTES) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (response.body === null) return '';
+  // A fetch's body is bytes (Node's types leave its chunks untyped).
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    size += read.value.byteLength;
+    if (size > JWKS_MAX_BYTES) {
+      // Cancelling the body ends the connection.
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /**
  * An identity provider's public keys (a JWKS at JWT_JWKS_URL), fetched, cached and fetched again when a
@@ -105,7 +135,7 @@ export class RemoteKeySet {
         throw new Error(`answered ${response.status}`);
       }
       // createLocalJWKSet refuses anything that is not a key set.
-      this.keys = createLocalJWKSet((await response.json()) as JSONWebKeySet);
+      this.keys = createLocalJWKSet(JSON.parse(await boundedText(response)) as JSONWebKeySet);
       this.fetchedAt = this.now();
     } catch (error) {
       if (this.stopped.signal.aborted) return;

@@ -73,11 +73,27 @@ export function scopesOf(payload: JWTPayload): Scope[] {
   return SCOPES.filter((scope) => names.has(scope));
 }
 
-/** Who the token speaks for, stable across its renewals (the rate limit counts by it): `jwt:<iss>:<sub>`. */
+/** A claim's text as a part of an id: `%` and `:` escaped (as in a URL), so that no claim can end its part early. */
+function idPart(text: string): string {
+  return text.replace(/%/g, '%25').replace(/:/g, '%3A');
+}
+
+const nonEmpty = (claim: unknown): claim is string => typeof claim === 'string' && claim !== '';
+
+/**
+ * Who the token speaks for, stable across its renewals (what is kept per principal is kept by it:
+ * Idempotency-Key answers, rate limits, stream caps): `jwt:<iss>:sub:<sub>` for a user (a subject),
+ * `jwt:<iss>:client:<client_id, else azp>` for a client with no subject, failing both
+ * `jwt:<iss>:token:<the start of the token's SHA-256>`. The kinds stay apart, so a client named "svc" is
+ * never the user "svc"; `%` and `:` in the issuer and the name are escaped, so no claim can spell
+ * another principal's id.
+ */
 function tokenIdOf(payload: JWTPayload, token: string): string {
-  // A token for a client rather than a user may name it only by client_id or azp; failing all, the token itself.
-  const subject = [payload.sub, payload.client_id, payload.azp].find((claim) => typeof claim === 'string' && claim !== '');
-  return `jwt:${payload.iss}:${typeof subject === 'string' ? subject : `#${createHash('sha256').update(token).digest('base64url').slice(0, 16)}`}`;
+  const issuer = `jwt:${idPart(String(payload.iss))}`;
+  if (nonEmpty(payload.sub)) return `${issuer}:sub:${idPart(payload.sub)}`;
+  const client = [payload.client_id, payload.azp].find(nonEmpty);
+  if (client !== undefined) return `${issuer}:client:${idPart(client)}`;
+  return `${issuer}:token:${createHash('sha256').update(token).digest('base64url').slice(0, 16)}`;
 }
 
 export class JwtVerifier {

@@ -20,7 +20,12 @@ export const EVENT_SETTINGS = {
   },
   eventsMaxStreamsPerToken: {
     env: 'EVENTS_MAX_STREAMS_PER_TOKEN',
-    schema: int(1, 1_000_000, 256, 'Event streams one token (a JWT: one subject) may hold open at once per process; beyond: 429 with Retry-After'),
+    schema: int(
+      1,
+      1_000_000,
+      256,
+      'Event streams one token (a JWT: one principal, its subject or its client) may hold open at once per process; beyond: 429 with Retry-After',
+    ),
     defaultFrom: (earlier: Readonly<Record<string, unknown>>) => half(earlier.eventsMaxStreams),
     docDefault: 'half of `EVENTS_MAX_STREAMS` (256)',
   },

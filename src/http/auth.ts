@@ -66,11 +66,22 @@ export function insufficientScope(scopes: readonly Scope[], message: string): Ht
 }
 
 /**
+ * How authentication ends: with the error the request has earned, if any, and the principal of a token
+ * found valid but refused all the same (403: a scope it lacks, or a full-scope token in the URL), so that
+ * the rate limit counts that refusal against its token (http/rate-limit.ts). Fastify's own `done` takes
+ * the first argument only.
+ */
+export type AuthDone = (error?: Error, refused?: Principal) => void;
+
+/** The authentication hook, as rate-limit.ts wraps it. */
+export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: AuthDone) => void;
+
+/**
  * The authentication hook, run on every request in onRequest: before the body is read, so an
  * unauthenticated caller learns nothing about validation. The route's config says what it needs.
  */
-export function authHook(verifier: TokenVerifier): onRequestHookHandler {
-  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+export function authHook(verifier: TokenVerifier): AuthHook & onRequestHookHandler {
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: AuthDone) {
     const { auth: needed, tokenInQuery } = request.routeOptions.config;
     // Only the not-found handler has no auth setting (requireRouteAuth refuses to register a route without one).
     if (needed === undefined || needed === 'public') return done();
@@ -119,10 +130,10 @@ function mayComeInUrl(principal: Principal): boolean {
   return principal.scopes.length > 0 && principal.scopes.every((scope) => scope === 'events:read');
 }
 
-function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, inUrl: boolean, done: (error?: Error) => void): void {
+function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, inUrl: boolean, done: AuthDone): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
-  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(insufficientScope([needed], lacksScope(needed)));
-  if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED));
+  if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(insufficientScope([needed], lacksScope(needed)), verdict);
+  if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED), verdict);
   request.principal = verdict;
   done();
 }

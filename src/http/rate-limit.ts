@@ -1,5 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, onRequestHookHandler } from 'fastify';
+import type { AuthHook } from './auth.js';
 import type { RateCounter } from '../store/store.js';
 import { HttpError } from './errors.js';
 
@@ -138,8 +139,6 @@ function tooMany(d: RateDecision, who: 'token' | 'address'): HttpError {
   });
 }
 
-type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
-
 /**
  * The key a client address counts under: an IPv4 address as it is, an IPv6 address by its /64 (one
  * customer's network: a client can take any of its 2^64 addresses), an IPv4-mapped IPv6 address as IPv4.
@@ -157,10 +156,6 @@ export function addressKey(ip: string): string {
     .slice(0, 4)
     .map((group) => group.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
-}
-
-function isUnauthorized(error: Error | undefined): boolean {
-  return error instanceof HttpError && error.statusCode === 401;
 }
 
 /**
@@ -188,25 +183,30 @@ function count(
 }
 
 /**
- * Rate limits, around the authentication hook, in one onRequest hook. A request with a valid token counts
- * against its token only, whatever its address (behind a proxy every client may share one). Every other
- * request counts against its client address (TRUST_PROXY decides which address that is; an IPv6 address
- * by its /64): requests to public routes, and requests whose token is missing or invalid, which the
- * address's limit turns from 401 into 429 once it is spent. A token is always checked before any refusal,
- * so an anonymous flood cannot lock out a valid token. Health and readiness probes (routes marked `probe`)
- * are never counted nor refused.
+ * Rate limits, around the authentication hook, in one onRequest hook. Every request answered is counted,
+ * once, before anything else is done for it (its body is not read yet), against whom it is known to come
+ * from:
+ * - a token found valid counts against that token only, whatever its address (behind a proxy every
+ *   client may share one): the requests it may make, and those it is refused after authentication (403:
+ *   a scope it lacks, a full-scope token in the URL);
+ * - every other request counts against its client address (TRUST_PROXY decides which address that is; an
+ *   IPv6 address by its /64): requests to public routes and to no route (404, 405), and requests whose
+ *   token is missing, invalid, sent twice (400), or cannot be checked now (503: the identity provider's
+ *   keys, the store).
+ * Past the limit the answer is 429, whatever the request had earned otherwise. A token is always checked
+ * before any refusal, so an anonymous flood cannot lock out a valid token. Health and readiness probes
+ * (routes marked `probe`) are never counted nor refused.
  */
-export function limitedAuthentication(limiter: RateLimiter, auth: Hook): Hook {
+export function limitedAuthentication(limiter: RateLimiter, auth: AuthHook): onRequestHookHandler {
   return function limitedAuthentication(request, reply, done) {
     const { auth: needed, probe } = request.routeOptions.config;
     if (needed === 'public' || needed === undefined) {
-      if (probe === true || needed === undefined) return done();
+      if (probe === true) return done();
       return count(limiter, addressKey(request.ip), 'address', reply, done);
     }
-    auth(request, reply, (error) => {
-      const principal = request.principal;
-      if (error === undefined && principal !== null) return count(limiter, tokenKey(principal.tokenId), 'token', reply, done);
-      if (!isUnauthorized(error)) return done(error);
+    auth(request, reply, (error, refused) => {
+      const principal = request.principal ?? refused;
+      if (principal !== null && principal !== undefined) return count(limiter, tokenKey(principal.tokenId), 'token', reply, done, error);
       count(limiter, addressKey(request.ip), 'address', reply, done, error);
     });
   };

@@ -2,7 +2,13 @@ import type { Scope } from './scopes.js';
 
 /** Who a request speaks for, once its bearer token is verified: a stored token, a static one, or a JWT's subject. */
 export interface Principal {
-  /** The stored token's id, `static:<the start of its hash>` for a token from PLANT_STORE_TOKENS, or `jwt:<iss>:<sub>` for a JWT. */
+  /**
+   * Whom the token speaks for, the key of everything kept per principal (Idempotency-Key answers, rate
+   * limits, stream caps): a stored token's id (hex digits), `static:<the start of its hash>` for a token
+   * from PLANT_STORE_TOKENS, or for a JWT `jwt:<iss>:sub:<sub>`, `jwt:<iss>:client:<client_id or azp>`
+   * (a client's token without a subject) or `jwt:<iss>:token:<the start of its hash>` (neither), with `%`
+   * and `:` escaped in the claims (`%25`, `%3A`) so that no claim can spell another's id (auth/jwt.ts).
+   */
   tokenId: string;
   scopes: readonly Scope[];
   /**

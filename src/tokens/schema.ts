@@ -31,7 +31,7 @@ export const TokenInfo = Type.Object(
   {
     id: Type.String({
       description:
-        "The token's id: a stored token's (as GET /tokens and `plant-store token list` show it), `static:<12 hex digits>` for one of PLANT_STORE_TOKENS, or `jwt:<issuer>:<subject>`",
+        "Whom the token speaks for: a stored token's id (as GET /tokens and `plant-store token list` show it), `static:<the start of its hash>` for one of PLANT_STORE_TOKENS, or for a JWT `jwt:<iss>:sub:<sub>`, `jwt:<iss>:client:<client_id or azp>` or `jwt:<iss>:token:<the start of its hash>` (`%` and `:` in the claims written `%25` and `%3A`)",
     }),
     scopes: Type.Array(ScopeName, { description: 'What the token may do' }),
   },

@@ -68,6 +68,12 @@ class AttemptDeadline extends EventEmitter {
   }
 }
 
+/** undici's request function and the connection pool deliveries use. */
+interface HttpClient {
+  agent: Undici.Agent;
+  request: typeof Undici.request;
+}
+
 /** An attempt the network guard stopped: its public message is recorded, the address and rule logged. */
 function refusal(error: WebhookUrlError): AttemptOutcome {
   return error.refused ? { status: null, error: error.message, refused: error.refused } : { status: null, error: error.message };
@@ -83,12 +89,12 @@ export class Sender {
    * subscriber yet) is spared its modules and the heap and resident memory they take (measured in
    * bench/RESULTS.md).
    */
-  private undici: Promise<{ agent: Undici.Agent; request: typeof Undici.request }> | undefined;
+  private undici: Promise<HttpClient> | undefined;
   private readonly userAgent = `plant-store/${VERSION}`;
 
   constructor(private readonly options: SenderOptions) {}
 
-  private client(): Promise<{ agent: Undici.Agent; request: typeof Undici.request }> {
+  private client(): Promise<HttpClient> {
     const { timeoutMs, allowPrivateNetworks, resolver } = this.options;
     this.undici ??= import('undici').then(({ Agent, request }) => ({
       request,
@@ -111,10 +117,19 @@ export class Sender {
       const rule = isIP(host) === 0 ? undefined : forbiddenAddress(host);
       if (rule !== undefined) return refusal(notPublic(host, { host, address: host, rule }));
     }
+    // Loaded before the clock starts: the first delivery of a process would otherwise spend part of its
+    // WEBHOOK_TIMEOUT_MS loading undici (130-234 ms of 300 in a review), and one that took longer than the
+    // whole time-out would emit its deadline before the request listened for it.
+    let client: HttpClient;
+    try {
+      client = await this.client();
+    } catch (error) {
+      return { status: null, error: describe(error, timeoutMs) };
+    }
+    const { agent, request } = client;
     const timestamp = Math.floor(Date.now() / 1000);
     const deadline = new AttemptDeadline(timeoutMs);
     try {
-      const { agent, request } = await this.client();
       const response = await request(url, {
         method: 'POST',
         dispatcher: agent,

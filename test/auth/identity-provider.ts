@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { after } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload, type KeyObject } from 'jose';
 
@@ -47,14 +47,17 @@ export function unsigned(claims: JWTPayload = {}): string {
 
 /**
  * The identity provider's JWKS endpoint on loopback (node:http): publishes `keys`, counts its fetches,
- * and can be told to hang (accept and never answer) or fail.
+ * and can be told to hang (accept and never answer), fail, or answer as `answer` does.
  */
 export class JwksServer {
   keys: JWK[] = [];
   fetches = 0;
   mode: 'serve' | 'hang' | 'fail' = 'serve';
+  /** When set, answers every fetch instead. */
+  answer: ((response: ServerResponse) => void) | undefined;
   private readonly server: Server = createServer((request, response) => {
     this.fetches++;
+    if (this.answer) return this.answer(response);
     if (this.mode === 'hang') return;
     if (this.mode === 'fail') return void response.writeHead(500).end();
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.keys }));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { JWKS_REFRESH_MS, JWKS_RETRY_MS, JWKS_UNKNOWN_KID_REFETCH_MS, KeysUnavailableError } from '../../src/auth/jwks.js';
+import { once } from 'node:events';
+import { JWKS_MAX_BYTES, JWKS_REFRESH_MS, JWKS_RETRY_MS, JWKS_UNKNOWN_KID_REFETCH_MS, KeysUnavailableError } from '../../src/auth/jwks.js';
 import { JwtVerifier, type VerifiedJwt } from '../../src/auth/jwt.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, signingKey } from './identity-provider.js';
 
@@ -77,9 +78,51 @@ describe('the JWKS cache', async () => {
     jwks.mode = 'serve';
     clock.now += JWKS_RETRY_MS;
     const verified = (await verifier.verify(tokenA)) as VerifiedJwt;
-    assert.equal(verified.principal.tokenId, `jwt:${ISSUER}:user-1`);
+    assert.equal(verified.principal.tokenId, 'jwt:https%3A//id.example/:sub:user-1');
     assert.deepEqual(verified.principal.scopes, ['plants:read']);
     assert.equal(jwks.fetches, 2);
+  });
+
+  it('reads at most 1 MiB of an answer: 2 MiB is refused (503, a warning), said long or streamed, without reading on', async () => {
+    const { jwks, clock, failures, verifier } = await setup();
+    const unavailable = (error: unknown) => error instanceof KeysUnavailableError;
+    const MiB = 1024 * 1024;
+    assert.equal(JWKS_MAX_BYTES, MiB);
+    // A key set padded to 2 MiB, its length said up front: refused before its body is read.
+    const padded = JSON.stringify({ keys: [a.jwk], padding: 'x'.repeat(2 * MiB) });
+    jwks.answer = (response) =>
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(padded) }).end(padded);
+    await assert.rejects(verifier.verify(tokenA), unavailable);
+    assert.match(failures.at(-1) ?? '', /^answered more than 1 MiB, more than a key set takes: not read further$/);
+
+    // Streamed without a length, and never ending: the fetch stops reading past 1 MiB and closes the connection.
+    let written = 0;
+    let closed: Promise<unknown> = Promise.resolve();
+    jwks.answer = (response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"keys":[],"padding":"');
+      const chunk = 'x'.repeat(64 * 1024);
+      const more = () => {
+        // Up to 64 MiB, as fast as the reader takes it.
+        while (!response.destroyed && written < 64 * MiB && response.write(chunk)) written += chunk.length;
+        if (!response.destroyed && written < 64 * MiB) response.once('drain', more);
+      };
+      more();
+      closed = once(response, 'close');
+    };
+    const failed = failures.length;
+    clock.now += JWKS_RETRY_MS;
+    await assert.rejects(verifier.verify(tokenA), unavailable);
+    assert.equal(failures.length, failed + 1);
+    assert.match(failures.at(-1)!, /^answered more than 1 MiB/);
+    await closed;
+    assert.ok(written < 64 * MiB, `the provider wrote ${written} bytes before the connection closed`);
+
+    // A key set under the cap (padded to nearly 1 MiB) is taken.
+    const large = JSON.stringify({ keys: [a.jwk], padding: 'x'.repeat(MiB - 4096) });
+    jwks.answer = (response) => response.writeHead(200, { 'content-type': 'application/json' }).end(large);
+    clock.now += JWKS_RETRY_MS;
+    assert.equal(typeof (await verifier.verify(tokenA)), 'object');
   });
 });
 

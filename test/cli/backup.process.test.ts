@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from '../helpers.js';
-import { cli, request, startServer, waitUntil, type Ran } from '../process.js';
-import { dirState, integrity, plantsIn } from '../store/sqlite/backup/files.js';
+import { cli, request, run, SERVER_JS, startServer, waitUntil, type Ran } from '../process.js';
+import { dirState, integrity, plantsIn, withHiddenTrigger } from '../store/sqlite/backup/files.js';
 
 /** `plant-store backup FILE` and `plant-store restore FILE`, as an operator runs them beside a server. */
 
@@ -161,4 +161,35 @@ test('every refusal is one line and exit 1, bad arguments too (pointing at the h
   const help = await cli(databaseUrl, 'help');
   assert.match(help.stdout, /\n {2}backup FILE \[--force\] {2,}copy the SQLite store/);
   assert.match(help.stdout, /\n {2}restore FILE {2,}replace the SQLite store by the backup FILE/);
+});
+
+test("a backup with a trigger hidden under SQLite's prefix is refused by restore, naming it; copied into place, by every command and the server", async () => {
+  const dir = tempDir(after);
+  const storeDir = join(dir, 'data');
+  mkdirSync(storeDir);
+  const store = join(storeDir, 'plants.db');
+  const databaseUrl = `file:${store}`;
+  assert.equal((await cli(databaseUrl, 'migrate')).code, 0);
+  assert.equal((await cli(databaseUrl, 'token', 'create', '--name', 'ci')).code, 0);
+  const backup = join(dir, 'backup.db');
+  oneLine(await cli(databaseUrl, 'backup', backup), 0, /^backed up/);
+  // The security review's backup: a trigger that takes back every revocation, renamed sqlite_keep in the file's bytes.
+  const tampered = withHiddenTrigger(backup, join(dir, 'tampered.db'));
+  const state = dirState(storeDir);
+  const hidden = 'has a trigger sqlite_keep, a name SQLite keeps for its own objects \\(sqlite_…\\), but SQLite makes no such trigger';
+  oneLine(
+    await cli(databaseUrl, 'restore', tampered),
+    1,
+    new RegExp(`^plant-store: cannot restore from .*tampered\\.db: it ${hidden}; nothing was replaced\\n$`),
+  );
+  assert.deepEqual(dirState(storeDir), state, 'nothing replaced');
+
+  // Copied into place by hand, past restore: no command and no server opens it.
+  copyFileSync(tampered, store);
+  const refused = new RegExp(`DATABASE_URL: cannot open file:.*plants\\.db: the file ${hidden}: it was altered outside plant-store`);
+  oneLine(await cli(databaseUrl, 'token', 'revoke', 'ci'), 1, refused);
+  oneLine(await cli(databaseUrl, 'backup', join(dir, 'again.db')), 1, /sqlite_keep/);
+  const server = await run([SERVER_JS], { env: { DATABASE_URL: databaseUrl, PORT: '0' } });
+  assert.equal(server.code, 1, server.stderr);
+  assert.match(server.stderr, refused);
 });

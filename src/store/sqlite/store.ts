@@ -9,12 +9,34 @@ import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { SqliteIdempotency } from './idempotency.js';
 import { openStoreFile } from './open-file.js';
+import { foreignReservedObject } from './reserved-names.js';
 import { createPrivateFile, exposedStoreWarning, makePrivateDir } from './private-files.js';
 import { SqlitePlants } from './plants.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteWebhooks } from './webhooks.js';
 import { SqliteSearchIndex } from './search-index.js';
 import { WriteThread } from './writer/thread.js';
+
+/**
+ * A store whose file carries an object under SQLite's prefix that SQLite did not make (reserved-names.ts)
+ * is not opened: a file put in place by hand is never checked as a restore checks it, and such a trigger
+ * would act in every write. Checked before the migrations run, on every open (one read of
+ * sqlite_master); the connection is closed first (none is left to the garbage collector).
+ */
+function refuseForeignReservedObjects(db: Connection): void {
+  let foreign: string | undefined;
+  try {
+    foreign = foreignReservedObject(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  if (foreign === undefined) return;
+  db.close();
+  throw new Error(
+    `the file ${foreign}: it was altered outside plant-store, and the object would act in the store; restore a backup (plant-store restore checks every object), or remove the object`,
+  );
+}
 
 export interface SqliteOptions extends SqliteConnectionSettings {
   /** Writes waiting for the writer thread at most (WRITE_QUEUE_LIMIT). */
@@ -73,6 +95,7 @@ export class SqliteStore implements Store {
       const warnings = [exposedStoreWarning(path)].filter((warning) => warning !== undefined);
       createPrivateFile(path);
       const db = openStoreFile(path, options);
+      refuseForeignReservedObjects(db);
       // 16 MB of page cache for reads, said outright: better-sqlite3 builds SQLite with this default
       // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
       // land on random B-tree pages, which a small cache would read from the file again and again.

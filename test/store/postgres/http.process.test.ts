@@ -25,6 +25,10 @@ const SUITES = [
   // Tokens over the API: made, listed and revoked in PostgreSQL's tokens table (a revoked token refused, its streams ended).
   ...suitesIn('tokens'),
   'http/auth.test.js',
+  // Refusals counted against the rate limit: by the store's shared counts there (SharedRateLimiter).
+  'http/rate-limit-refusals.test.js',
+  // A JWT's principal: its Idempotency-Key answers kept apart from another's of the same name.
+  'auth/jwt-principals.test.js',
   // Idempotency-Keys: their answers kept in PostgreSQL's transactions (the webhook POSTs' too).
   'http/idempotency.test.js',
   'webhooks/keyed.test.js',

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { openConnection, prepare, type Connection } from '../connection.js';
 import { SQLITE_MIGRATIONS } from '../migrations.js';
+import { foreignReservedObject, RESERVED_NAME, shownName } from '../reserved-names.js';
 
 /**
  * What makes a file a usable plant store: checked on every backup written and on every file before a
@@ -54,6 +55,9 @@ export function checkStore(db: Connection): StoreFacts {
     // SQLite's report has line breaks ("*** in database main ***\nTree 4 page 4: …"): one line here.
     throw new Error(`fails SQLite's integrity check: ${problems.map((problem) => problem.replace(/\s*\n\s*/g, ' ')).join('; ')}`);
   }
+  // Before anything of the file is read or run: an object under SQLite's prefix is named, whatever else is wrong.
+  const foreign = foreignReservedObject(db);
+  if (foreign !== undefined) throw new Error(foreign);
   const migrations = prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
   if (!migrations) throw new Error('is an SQLite database but not a plant store (it has no schema_migrations table)');
   const applied = prepare(db, 'SELECT version, name FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string }>;
@@ -83,8 +87,11 @@ interface SchemaObject {
   sql: string | null;
 }
 
-/** SQLite's own objects (sqlite_sequence, automatic indexes, statistics): no migration makes them, and no other may be named so. */
-const OBJECTS_SQL = "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name";
+/**
+ * Every object but those under SQLite's prefix: no migration makes those, and they are checked as SQLite's
+ * own (sqlite_sequence, automatic indexes, statistics) by reserved-names.ts.
+ */
+const OBJECTS_SQL = `SELECT type, name, sql FROM sqlite_master WHERE NOT ${RESERVED_NAME} ORDER BY type, name`;
 
 /** Every object the migrations up to `version` make, by "type name", from an empty database they run in. */
 function expectedObjects(version: number): Map<string, SchemaObject> {
@@ -112,12 +119,12 @@ function checkSchemaObjects(db: Connection, version: number): void {
     const wanted = expected.get(`${object.type} ${object.name}`);
     if (wanted === undefined) {
       throw new Error(
-        `is not a plant store as this plant-store makes it: it has ${object.type === 'index' ? 'an' : 'a'} ${object.type} ${object.name} that schema version ${version} does not have`,
+        `is not a plant store as this plant-store makes it: it has ${object.type === 'index' ? 'an' : 'a'} ${shownName(object.type)} ${shownName(object.name)} that schema version ${version} does not have`,
       );
     }
     if (text(wanted.sql) !== text(object.sql)) {
       throw new Error(
-        `is not a plant store as this plant-store makes it: its ${object.type} ${object.name} is not the one schema version ${version} makes`,
+        `is not a plant store as this plant-store makes it: its ${shownName(object.type)} ${shownName(object.name)} is not the one schema version ${version} makes`,
       );
     }
     expected.delete(`${object.type} ${object.name}`);

@@ -2,7 +2,7 @@ import { existsSync, linkSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { dirname } from 'node:path';
 import { openConnection, prepare } from '../connection.js';
 import type { CopyReply, CopyRequest } from './backup.js';
-import { checkStore } from './check.js';
+import { checkStore, type StoreFacts } from './check.js';
 import { fsyncPath } from './files.js';
 import { createPrivateFile } from '../private-files.js';
 
@@ -41,8 +41,15 @@ function copy({ source, partial, target, replace }: CopyRequest): CopyReply {
   prepare(db, 'VACUUM INTO ?').run(partial);
   db.close();
   const written = openConnection(partial, { readonly: true, fileMustExist: true });
-  const facts = checkStore(written);
-  written.close();
+  let facts: StoreFacts;
+  try {
+    facts = checkStore(written);
+  } catch (error) {
+    // Said of the store: the copy holds what it holds.
+    throw new Error(`the copy of ${source} ${error instanceof Error ? error.message : String(error)}; no backup was written`);
+  } finally {
+    written.close();
+  }
   fsyncPath(partial);
   // The process that asked has gone (a server killed mid-backup): leave no file it did not see finished.
   if (!process.connected) throw new Error('the process that asked for the backup has gone');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredPlant } from '../../../../src/model/plant.js';
 import { openConnection, prepare } from '../../../../src/store/sqlite/connection.js';
@@ -56,4 +56,29 @@ export function dirState(dir: string): Record<string, string> {
       .update(readFileSync(join(dir, name)))
       .digest('hex');
   return state;
+}
+
+/** The trigger a security review slipped into a backup: it takes back every later revocation of a token. */
+const KEEP_TOKENS =
+  'CREATE TRIGGER keep_tokens AFTER UPDATE OF revoked_at ON tokens BEGIN UPDATE tokens SET revoked_at = NULL WHERE id = new.id; END';
+
+/**
+ * A copy at `target` of the plant store `source` with the review's trigger under a name SQLite keeps for
+ * its own objects: made as `keep_tokens`, then renamed in the file's bytes to `sqlite_keep` (as long, so the
+ * file stays valid), which SQLite would refuse to create and tools showing a schema pass over.
+ */
+export function withHiddenTrigger(source: string, target: string): string {
+  copyFileSync(source, target);
+  const db = openConnection(target, { fileMustExist: true });
+  db.exec('PRAGMA journal_mode = DELETE');
+  db.exec(KEEP_TOKENS);
+  db.close();
+  const bytes = readFileSync(target);
+  const from = Buffer.from('keep_tokens');
+  let renamed = 0;
+  for (let at = bytes.indexOf(from); at !== -1; at = bytes.indexOf(from, at + from.length), renamed++) bytes.write('sqlite_keep', at, 'latin1');
+  // In sqlite_master's row: its name, and the name in its SQL.
+  if (renamed < 2) throw new Error(`renamed ${renamed} copies of keep_tokens`);
+  writeFileSync(target, bytes);
+  return target;
 }
