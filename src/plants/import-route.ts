@@ -5,9 +5,9 @@ import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
+import { answerImport } from './answers.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants, importPlantsKept, type ImportFormat } from './import.js';
-import { drainBody, IMPORT_ANSWERS } from './keyed.js';
+import { drainBody, importPlants, stageImport, type ImportFormat } from './import.js';
 import { ImportHeaders, ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
@@ -33,6 +33,12 @@ function formatOf(contentType: string | undefined): ImportFormat {
 /** Whether the body stopped because the client closed the connection (Node's `aborted` reset), not for a reason of ours. */
 function clientWentAway(body: IncomingMessage, error: unknown): boolean {
   return body.readableAborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+}
+
+/** A create-only import's conflict as the outcome it is (answerImport answers it 409). */
+function conflictOutcome(error: unknown): { conflict: string } {
+  if (error instanceof ImportConflictError) return { conflict: String(error.existing) };
+  throw error;
 }
 
 /**
@@ -103,16 +109,21 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       try {
         if (key !== undefined) {
           // The body's fingerprint is made as it streams (no copy of it is held), complete at the commit.
+          const { createOnly } = options;
           return await idempotency.runStreamed(
             request,
             reply,
             key,
-            (update) => drainBody(body, bodyLimit, update),
-            ({ update, claim }) => importPlantsKept(plants, body, { ...options, onBytes: update }, () => ({ ...claim(), answers: IMPORT_ANSWERS })),
+            {
+              kind: 'import',
+              drain: (update) => drainBody(body, bodyLimit, update),
+              write: (update, underKey) =>
+                stageImport(plants, body, { ...options, onBytes: update }, (session) => underKey({ kind: 'import', session, createOnly })),
+            },
+            (imported) => answerImport(reply, imported),
           );
         }
-        const result = await importPlants(plants, body, options);
-        return await reply.send(result);
+        return answerImport(reply, await importPlants(plants, body, options).catch(conflictOutcome));
       } catch (error) {
         if (clientWentAway(request.raw, error)) {
           // The client's doing, not a fault: a line at info, no stack. Nothing was stored (all or nothing).
@@ -124,7 +135,6 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         reply.header('connection', 'close');
         if (error instanceof ImportRowError) throw new HttpError(400, error.message);
         if (error instanceof ImportTooLargeError) throw new HttpError(413, error.message);
-        if (error instanceof ImportConflictError) throw new HttpError(409, error.message);
         throw error;
       }
     },

@@ -4,7 +4,6 @@ import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
 import type { ImportResult, PlantImport, PlantStore } from '../store/store.js';
-import type { KeepAnswer, KeptAnswer } from '../store/idempotency.js';
 import type { StoredPlant } from '../model/plant.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { csvColumns, csvId, fromCsvCell } from './csv-cells.js';
@@ -167,25 +166,14 @@ export interface ImportOptions {
  * store); nothing is stored in either case.
  */
 export function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<ImportResult> {
-  return stageAll(plants, source, options, (session) => session.commit({ createOnly: options.createOnly }));
+  return stageImport(plants, source, options, (session) => session.commit({ createOnly: options.createOnly }));
 }
 
 /**
- * importPlants under an Idempotency-Key: its answer, kept with it (store/idempotency.ts; a create-only
- * conflict keeps its answer too), or the one the key has already, with nothing stored. `keep` is asked
- * for once the whole body has been read (its fingerprint is complete then).
+ * Stages every row of `source`, then `commit`s the import (PlantImport.commit; or its commit under an
+ * Idempotency-Key: http/idempotency.ts); whatever happens, nothing staged is left behind.
  */
-export function importPlantsKept(
-  plants: PlantStore,
-  source: AsyncIterable<Buffer | string>,
-  options: ImportOptions,
-  keep: () => KeepAnswer<'import'>,
-): Promise<KeptAnswer> {
-  return stageAll(plants, source, options, (session) => session.commitKept({ createOnly: options.createOnly }, keep()));
-}
-
-/** Stages every row of `source`, then `commit`s; whatever happens, nothing staged is left behind. */
-async function stageAll<T>(
+export async function stageImport<T>(
   plants: PlantStore,
   source: AsyncIterable<Buffer | string>,
   options: ImportOptions,
@@ -204,5 +192,15 @@ async function stageAll<T>(
     return await commit(session);
   } finally {
     await session.abort();
+  }
+}
+
+/** Reads a body through for its fingerprint alone (its key has an outcome already), the body limit enforced. */
+export async function drainBody(source: AsyncIterable<Buffer>, limit: number, update: (chunk: Buffer) => void): Promise<void> {
+  let bytes = 0;
+  for await (const chunk of source) {
+    bytes += chunk.length;
+    if (bytes > limit) throw new ImportTooLargeError(limit);
+    update(chunk);
   }
 }

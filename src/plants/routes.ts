@@ -2,9 +2,9 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { keyedCreate } from './keyed.js';
+import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
 import { nextPageLink } from '../http/paging.js';
-import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
+import type { PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate, prefersExactCount } from './export.js';
 import type { PlantId } from '../model/plant-id.js';
@@ -30,23 +30,6 @@ import { StoredPlant } from '../model/plant.js';
  * handler; handlers validate nothing themselves and call the store. Every write answers the plant's
  * new ETag; If-Match makes a write conditional, settled by the database.
  */
-
-function notFound(id: PlantId): HttpError {
-  return new HttpError(404, `no plant with id ${id}`);
-}
-
-function exists(id: PlantId): HttpError {
-  return new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
-}
-
-function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
-  return new HttpError(
-    412,
-    condition === '*'
-      ? `no plant with id ${id} (If-Match: *)`
-      : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
-  );
-}
 
 function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
   return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
@@ -122,11 +105,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
       const plant = tag === undefined ? { id, name } : { id, name, tag };
       const options = { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition };
       const key = request.headers['idempotency-key'];
-      if (key !== undefined) return keyedCreate(idempotency, { request, reply, key }, plant, options, { exists, preconditionFailed });
-      const result = await plants.put(plant, options);
-      if (result.outcome === 'exists') throw exists(id);
-      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
-      return reply.code(200).header('etag', etag(result.version)).send({ name, tag });
+      if (key !== undefined) {
+        return idempotency.run(request, reply, key, { kind: 'put', plant, options }, (put) => answerPut(reply, put, plant, condition));
+      }
+      return answerPut(reply, await plants.put(plant, options), plant, condition);
     },
   );
 
