@@ -68,7 +68,6 @@ export type {
   PutOptions,
   PutResult,
   VersionedPlant,
-  WriteRefusal,
 } from './plant-store.js';
 
 export interface TokenRecord {

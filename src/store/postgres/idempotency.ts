@@ -43,8 +43,8 @@ export class PostgresIdempotency implements IdempotencyStore {
   ) {}
 
   write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer> {
-    // Each answers the outcome of the write's kind, or an earlier one of the same request's.
-    return this.made(claim, write) as Promise<KeyedOutcome<W['kind']> | EarlierAnswer>;
+    // Each answers the outcome of the write's kind, or the one an earlier request kept.
+    return this.made(claim, write);
   }
 
   private made(claim: KeyClaim, write: KeyedWrite): Promise<AnyOutcome> {

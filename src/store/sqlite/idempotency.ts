@@ -34,12 +34,9 @@ export class SqliteIdempotency implements IdempotencyStore {
   }
 
   write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer> {
-    const kept =
-      write.kind === 'import'
-        ? commitImportUnder(write.session, claim, write.createOnly)
-        : this.writer.write({ kind: 'keyed', claim, write: writerOp(write) });
-    // The writer thread answers the outcome of the write's kind, or an earlier one of the same request's.
-    return kept as Promise<KeyedOutcome<W['kind']> | EarlierAnswer>;
+    // The writer thread answers the outcome of the write's kind, or the one an earlier request kept.
+    if (write.kind === 'import') return commitImportUnder(write.session, claim, write.createOnly);
+    return this.writer.write({ kind: 'keyed', claim, write: writerOp(write) });
   }
 
   find(owner: string, key: string): Promise<AnyOutcome | undefined> {

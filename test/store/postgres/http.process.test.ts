@@ -23,8 +23,10 @@ const SUITES = [
   ...suitesIn('plants'),
   ...suitesIn('events'),
   'http/auth.test.js',
-  // Idempotency-Keys: their answers kept in PostgreSQL's transactions (the webhook POSTs' too).
+  // Idempotency-Keys: their outcomes kept in PostgreSQL's transactions (the webhook POSTs' too), the answers' bytes.
   'http/idempotency.test.js',
+  'http/idempotency-answers.test.js',
+  'http/idempotency-upgrade.test.js',
   'webhooks/keyed.test.js',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.js',

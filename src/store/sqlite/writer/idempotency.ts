@@ -8,7 +8,6 @@ import {
   type KeyedKind,
   type KeyedOutcome,
   type KeyRow,
-  type AnyOutcome,
 } from '../../idempotency.js';
 import { prepare, type Connection } from '../connection.js';
 import type { KeyedOp, WriteKind, WriteOf, WriteResults } from './protocol.js';
