@@ -83,7 +83,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // Every operation refuses a query parameter it does not take (400 naming it).
   requireStrictQueries(app);
   let openApi: object | undefined;
-  // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
+  // Idempotency-Key on every POST: the outcomes kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
   await app.register(plantRoutes, { plants: store.plants, idempotency, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {

@@ -73,7 +73,8 @@ function fingerprintHash(request: FastifyRequest): Hash {
 /** The answer header of a replay, as the OpenAPI document shows it on every POST's success. */
 export const REPLAYED_HEADER = {
   'Idempotent-Replayed': {
-    description: '`true` on the answer to an outcome kept for the Idempotency-Key, sent again: nothing was done again (any status may come so)',
+    description:
+      '`true` on the answer to a request made before with this Idempotency-Key, sent again: nothing was done again (any status may come so)',
     schema: { type: 'string' },
   },
 };

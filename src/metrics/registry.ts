@@ -79,7 +79,7 @@ export class Metrics {
     });
     this.replays = new Counter({
       name: 'plant_store_idempotency_replays_total',
-      help: 'POSTs answered with the answer kept under their Idempotency-Key (Idempotent-Replayed: true), nothing done again',
+      help: 'POSTs answered again from the outcome kept under their Idempotency-Key (Idempotent-Replayed: true), nothing done again',
       registers,
     });
     this.keyConflicts = new Counter({

@@ -23,7 +23,7 @@ export interface Store {
   readonly events: EventStore;
   /** The index of names that q is found through. */
   readonly searchIndex: SearchIndex;
-  /** Answers kept for Idempotency-Keys, and the POST writes that keep one (idempotency.ts). */
+  /** Idempotency-Keys: the writes made under one, and the outcomes kept under them (idempotency.ts). */
   readonly idempotency: IdempotencyStore;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
