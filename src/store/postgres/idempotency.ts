@@ -13,7 +13,7 @@ import {
 } from '../idempotency.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
 import { commitImportUnder } from './imports.js';
-import { FIND, NOW_MS, underKey } from './keys.js';
+import { FIND, NOW_ONCE, underKey } from './keys.js';
 import { putWrite } from './plant-writes.js';
 import type { Query, Transaction } from './query.js';
 import { PostgresWebhooks } from './webhooks.js';
@@ -28,11 +28,11 @@ import { PostgresWebhooks } from './webhooks.js';
 // The longest expired first, found on the expiry index; rows locked by a claim taking an expired key over
 // are left for the next sweep (SKIP LOCKED), so the sweep never waits for a write, nor a write long for it.
 const SWEEP = `DELETE FROM idempotency_keys WHERE (owner, key) IN
-    (SELECT owner, key FROM idempotency_keys WHERE expires_at <= ${NOW_MS} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-  AND expires_at <= ${NOW_MS}`;
+    (SELECT owner, key FROM idempotency_keys WHERE expires_at <= ${NOW_ONCE} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+  AND expires_at <= ${NOW_ONCE}`;
 
-// On the expiry index (an index-only scan once vacuumed): no table row is read.
-const COUNT = `SELECT count(*)::text AS n FROM idempotency_keys WHERE expires_at > ${NOW_MS}`;
+// On the expiry index (an index-only scan once vacuumed).
+const COUNT = `SELECT count(*)::text AS n FROM idempotency_keys WHERE expires_at > ${NOW_ONCE}`;
 
 export class PostgresIdempotency implements IdempotencyStore {
   constructor(

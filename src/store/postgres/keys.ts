@@ -23,7 +23,14 @@ import { named, type Query } from './query.js';
  */
 
 /** The database's clock in epoch ms: expiry must mean the same to every instance, whatever their clocks. */
-export const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+/**
+ * The same, taken once for a statement that looks for a range of expiries: clock_timestamp() is volatile,
+ * so compared row by row it is a filter, and the expiry index cannot serve it (a count read the whole
+ * table); read once by a subquery, it is a constant the index's range is bounded by.
+ */
+export const NOW_ONCE = `(SELECT ${NOW_MS})`;
 
 // Claimed in key order: two instances' runs that share keys take their locks in the same order. The
 // outcome is NULL only until the claiming transaction keeps it, which nobody else sees.
