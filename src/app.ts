@@ -90,7 +90,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // A header that must come once (Idempotency-Key), sent twice: 400 naming it, not one value joined by Node.
   refuseRepeatedHeaders(app);
   let openApi: object | undefined;
-  // Idempotency-Key on every POST: the answers kept in the store, the keys running now in this process.
+  // Idempotency-Key on every POST: the outcomes kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
   await app.register(plantRoutes, { plants: store.plants, idempotency, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {

@@ -1,17 +1,29 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { IdempotencyStore, KeyClaim, KeptAnswer, StoredAnswer } from '../store/idempotency.js';
+import {
+  EARLIER_ANSWER,
+  sweepExpired,
+  type AnyOutcome,
+  type IdempotencyStore,
+  type KeyClaim,
+  type KeyedKind,
+  type KeyedWrite,
+  type Outcomes,
+} from '../store/idempotency.js';
 import { HttpError } from './errors.js';
 
 /**
- * Idempotency-Key on every POST (docs/idempotency.md). The first request with a key runs, and its answer
- * is kept with its write, in one transaction (store/idempotency.ts); a later request with the same key
- * and the same request (method, path and query, the headers that change what a POST does, the body)
- * gets that answer again, with `Idempotent-Replayed: true`, and nothing is written again. The same key
- * with another request is 422; while the first is still running, 409. Keys are the owner's (the token's,
- * the JWT subject's). A request refused before its write (validation, auth, limits, an unavailable store)
- * keeps nothing. A POST without the header pays for one header lookup and nothing else.
+ * Idempotency-Key on every POST (docs/idempotency.md), the HTTP side of it; the store's side, and the
+ * words (key, claim, outcome, replay), are store/idempotency.ts. The first request with a key runs: its
+ * write is made under a claim on the key, and the write's outcome is kept with it, in one transaction;
+ * the route answers from the outcome. A later request with the same key and the same request (method,
+ * path and query, the headers that change what a POST does, the body: its fingerprint) is a replay: the
+ * route answers from the same outcome by the same function, so the same bytes, with
+ * `Idempotent-Replayed: true`, and nothing is written again. The same key with another request is 422;
+ * while the first is still running, 409. Keys are the owner's (the token's, the JWT subject's). A
+ * request refused before its write (validation, auth, limits, an unavailable store) keeps nothing. A POST
+ * without the header pays for one header lookup and nothing else.
  */
 
 /** The draft's sf-string (`"…"`, with `\"` and `\\`) or Stripe's bare form; 1 to 255 printable ASCII characters either way. */
@@ -34,7 +46,7 @@ export function stillRunning(key: string): string {
   return `a request with Idempotency-Key ${JSON.stringify(key)} is still running: retry once it has been answered`;
 }
 export function usedForAnother(key: string): string {
-  return `Idempotency-Key ${JSON.stringify(key)} was used for another request (another method, path, query, If-Match, If-None-Match or body): send a new key with a new request`;
+  return `Idempotency-Key ${JSON.stringify(key)} was used for another request (another method, path, query, If-Match, If-None-Match, Prefer or body): send a new key with a new request`;
 }
 
 /** The key a valid header holds: a quoted string unquoted, a bare one as it is. */
@@ -53,33 +65,20 @@ export function noteKeyedBody(request: FastifyRequest, body: Buffer): void {
 /** The fingerprint's start: what a POST is besides its body. */
 function fingerprintHash(request: FastifyRequest): Hash {
   const { headers } = request;
-  return createHash('sha256').update(
+  const hash = createHash('sha256').update(
     `${request.method}\n${request.url}\n${headers['content-type'] ?? ''}\n${headers['if-match'] ?? ''}\n${headers['if-none-match'] ?? ''}\n`,
   );
-}
-
-/** The answer a JSON body is kept with, for an error status of the route's own (412, 404…), as the error handler writes it. */
-export function errorAnswer(status: number, message: string): StoredAnswer {
-  return { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify({ error: status, message }) };
-}
-
-/** What Fastify sends a JSON answer as. */
-export const JSON_TYPE = 'application/json; charset=utf-8';
-
-/**
- * A JSON answer of the route, its body serialized by the route's own serializer for that status: the
- * bytes the route sends without a key. (A body with slots, numbers the write makes, is written by hand.)
- */
-export function jsonAnswer(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): StoredAnswer {
-  const serialize = reply.getSerializationFunction(String(status));
-  if (serialize === undefined) throw new Error(`${reply.request.method} ${reply.request.url}: no ${status} answer in the route's schema`);
-  return { status, headers: { 'content-type': JSON_TYPE, ...headers }, body: serialize(body) };
+  // Prefer (handling=strict refuses what lenient ignores) only when sent: the fingerprints of requests
+  // without it stay those an earlier release kept.
+  const prefer = headers.prefer;
+  return prefer === undefined ? hash : hash.update(`prefer:${String(prefer)}\n`);
 }
 
 /** The answer header of a replay, as the OpenAPI document shows it on every POST's success. */
 export const REPLAYED_HEADER = {
   'Idempotent-Replayed': {
-    description: '`true` on the answer kept for the Idempotency-Key, sent again: nothing was done again (any status may come so)',
+    description:
+      '`true` on the answer to a request made before with this Idempotency-Key, sent again: nothing was done again (any status may come so)',
     schema: { type: 'string' },
   },
 };
@@ -97,13 +96,24 @@ export interface IdempotencyObserver {
   conflict(reason: 'running' | 'another-request'): void;
 }
 
-/** A streamed body's fingerprint, updated as it arrives, and the claim it completes at the end. */
-export interface StreamedClaim {
-  update: (chunk: Buffer) => void;
-  claim: () => KeyClaim;
+/**
+ * A route's answer to a write's outcome: sets the reply's status and headers and sends its body (by the
+ * route's own serializer), or throws the HttpError of the refusal the write decided (the error handler's
+ * shape). One function per route, for the answer without a key, the first answer with one and every
+ * replay alike, so that they are the same bytes. It may read the request too (a replay's is the same
+ * request: the fingerprint says so).
+ */
+export type Answer<K extends KeyedKind> = (outcome: Outcomes[K]) => FastifyReply;
+
+/** A write whose body streams (an import): read for its fingerprint alone (`drain`), or staged and committed under the key (`write`). */
+export interface StreamedWrite<K extends KeyedKind> {
+  kind: K;
+  drain: (update: (chunk: Buffer) => void) => Promise<void>;
+  /** Feeds each chunk to `update` as it reads it, then commits by `underKey` (once the fingerprint is whole). */
+  write: (update: (chunk: Buffer) => void, underKey: (write: Extract<KeyedWrite, { kind: K }>) => Promise<AnyOutcome>) => Promise<AnyOutcome>;
 }
 
-/** The keys of one app: which run now (409) in this process, and how their answers are kept and sent. */
+/** The keys of one app: which run now (409) in this process, and how their writes are made and answered. */
 export class Idempotency {
   private readonly running = new Set<string>();
 
@@ -114,42 +124,44 @@ export class Idempotency {
   ) {}
 
   /**
-   * A POST whose request is whole (a JSON body, or none) under its key: `write` makes the write keeping
-   * its answer, or finds the earlier answer instead (in its transaction); 422 when that was another
-   * request's. With `findFirst`, the earlier answer is looked for before `write` is called: for a write
-   * whose own checks (a URL's DNS) must not run again for a retry. `write` may refuse: a 400 keeps nothing.
+   * A POST whose request is whole (a JSON body, or none) under its key: the store makes the write and
+   * keeps its outcome, or finds the earlier outcome instead (in its transaction); 422 when that was
+   * another request's; then `answer`. A write given as a function (its own checks, a URL's DNS, must not
+   * run again for a retry) is made only once no outcome was found under the key; it may refuse (a 400,
+   * which keeps nothing).
    */
-  async run(
+  async run<W extends KeyedWrite>(
     request: FastifyRequest,
     reply: FastifyReply,
     header: string,
-    write: (claim: KeyClaim) => Promise<KeptAnswer>,
-    { findFirst = false } = {},
+    write: W | (() => Promise<W>),
+    answer: Answer<W['kind']>,
   ): Promise<FastifyReply> {
     const { owner, key, release } = this.hold(request, header);
     try {
       const fingerprint = fingerprintHash(request)
         .update(bodies.get(request) ?? '')
         .digest('base64url');
-      const earlier = findFirst ? await this.store.find(owner, key) : undefined;
-      const kept = earlier ?? (await write({ owner, key, fingerprint, ttlMs: this.ttlMs }));
-      return this.send(reply, kept, fingerprint, key);
+      const claim: KeyClaim = { owner, key, fingerprint, ttlMs: this.ttlMs };
+      const earlier = typeof write === 'function' ? await this.store.find(owner, key) : undefined;
+      const kept = earlier ?? (await this.store.write(claim, typeof write === 'function' ? await write() : write));
+      return this.answer(reply, kept, fingerprint, key, answer);
     } finally {
       release();
     }
   }
 
   /**
-   * A POST whose body streams (an import): the earlier answer once the body has been read through for its
-   * fingerprint, or 422; else `write`, which feeds the body to `update` as it reads it and takes the claim
-   * at the end. `drain` reads a body that only needs its fingerprint (the earlier answer's request).
+   * A POST whose body streams (an import): the earlier outcome once the body has been read through for
+   * its fingerprint (`drain`), or 422; else `write`, which reads and stages the body and commits under
+   * the key at the end.
    */
-  async runStreamed(
+  async runStreamed<K extends KeyedKind>(
     request: FastifyRequest,
     reply: FastifyReply,
     header: string,
-    drain: (update: (chunk: Buffer) => void) => Promise<void>,
-    write: (streamed: StreamedClaim) => Promise<KeptAnswer>,
+    { drain, write }: StreamedWrite<K>,
+    answer: Answer<K>,
   ): Promise<FastifyReply> {
     const { owner, key, release } = this.hold(request, header);
     try {
@@ -159,8 +171,8 @@ export class Idempotency {
       const update = (chunk: Buffer) => void hash.update(chunk);
       const earlier = await this.store.find(owner, key);
       if (earlier) await drain(update);
-      const kept = earlier ?? (await write({ update, claim: () => ({ owner, key, fingerprint: finish(), ttlMs: this.ttlMs }) }));
-      return this.send(reply, kept, finish(), key);
+      const kept = earlier ?? (await write(update, (made) => this.store.write({ owner, key, fingerprint: finish(), ttlMs: this.ttlMs }, made)));
+      return this.answer(reply, kept, finish(), key, answer);
     } finally {
       release();
     }
@@ -181,36 +193,55 @@ export class Idempotency {
     return { owner, key, release: () => this.running.delete(id) };
   }
 
-  private send(reply: FastifyReply, kept: KeptAnswer, fingerprint: string, key: string): FastifyReply {
+  /** The route's answer to the outcome under the key, marked when replayed; 422 when it is another request's. */
+  private answer<K extends KeyedKind>(reply: FastifyReply, kept: AnyOutcome, fingerprint: string, key: string, answer: Answer<K>): FastifyReply {
     if (kept.fingerprint !== fingerprint) {
       this.observer?.conflict('another-request');
       throw new HttpError(422, usedForAnother(key));
     }
-    if (kept.earlier) {
+    if (kept.replayed) {
       this.observer?.replayed();
       reply.header('idempotent-replayed', 'true');
     }
-    // JSON text with a JSON type is sent as it is: the same bytes as the first time.
-    return reply.code(kept.status).headers(kept.headers).send(kept.body);
+    if (kept.kind === EARLIER_ANSWER) return sendEarlierAnswer(reply, kept.outcome);
+    // The same request (the fingerprint), so the same route's write: its kind's outcome.
+    return answer(kept.outcome as Outcomes[K]);
   }
 }
 
 /**
- * Deletes the answers whose IDEMPOTENCY_KEY_TTL has passed, at start and then every tenth of it (at most
+ * An answer kept by a release before outcomes (store/idempotency.ts: EarlierAnswer), sent as it was kept:
+ * JSON text with a JSON type is sent as it is, the same bytes as the first time. Gone once the last of
+ * them has expired (IDEMPOTENCY_KEY_TTL after the upgrade, 30 days at most).
+ */
+function sendEarlierAnswer(reply: FastifyReply, kept: unknown): FastifyReply {
+  const { status, headers, body } = kept as { status: number; headers: Record<string, string>; body: string };
+  return reply.code(status).headers(headers).send(body);
+}
+
+/**
+ * Deletes the outcomes whose IDEMPOTENCY_KEY_TTL has passed, at start and then every tenth of it (at most
  * every 10 minutes, at least every second), in the background of the server process (a retry finds none
- * past its time to live either way: expired answers are never replayed). Answers a function that stops it.
+ * past its time to live either way: expired outcomes are never replayed). A batch at a time
+ * (store/idempotency.ts: sweepExpired), so that writes wait for no more than one batch; a sweep still
+ * running when the next is due is not doubled. Answers a function that stops it.
  */
 export function sweepExpiredKeys(
   store: Pick<IdempotencyStore, 'deleteExpired'>,
   ttlMs: number,
   log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
 ): () => void {
+  let sweeping = false;
   const sweep = async () => {
+    if (sweeping) return;
+    sweeping = true;
     try {
-      const deleted = await store.deleteExpired();
-      if (deleted > 0) log.debug({ deleted }, 'idempotency: expired keys deleted');
+      const { deleted, batches } = await sweepExpired(store);
+      if (deleted > 0) log.debug({ deleted, batches }, 'idempotency: expired keys deleted');
     } catch (error) {
       log.warn({ err: error }, 'idempotency: could not delete expired keys');
+    } finally {
+      sweeping = false;
     }
   };
   void sweep();

@@ -79,7 +79,7 @@ export class Metrics {
     });
     this.replays = new Counter({
       name: 'plant_store_idempotency_replays_total',
-      help: 'POSTs answered with the answer kept under their Idempotency-Key (Idempotent-Replayed: true), nothing done again',
+      help: 'POSTs answered again from the outcome kept under their Idempotency-Key (Idempotent-Replayed: true), nothing done again',
       registers,
     });
     this.keyConflicts = new Counter({
@@ -111,9 +111,9 @@ export class Metrics {
     conflict: (reason) => this.keyConflicts.inc({ reason }),
   };
 
-  /** Adds `plant_store_idempotency_keys`, read from the store at every scrape: the answers kept now, shared by every instance. */
+  /** Adds `plant_store_idempotency_keys`, read from the store at every scrape: the outcomes kept now, shared by every instance. */
   watchIdempotencyKeys(count: () => Promise<number>): void {
-    this.storeGauge('plant_store_idempotency_keys', 'Answers kept under Idempotency-Keys now (not expired), as the database holds them', () =>
+    this.storeGauge('plant_store_idempotency_keys', 'Outcomes kept under Idempotency-Keys now (not expired), as the database holds them', () =>
       withTimeout(count(), BACKLOG_TIMEOUT_MS),
     );
   }

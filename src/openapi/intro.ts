@@ -49,7 +49,7 @@ Every POST takes an \`Idempotency-Key\` header: a key of yours (a UUID), 1 to 25
 bare or as a quoted string. Send the same key when you retry a request whose answer you did not get: the
 first request with a key runs, and a retry gets its answer again, status, headers and body, with
 \`Idempotent-Replayed: true\`, without anything being done twice (no second endpoint, no second rotation).
-The answer is kept for \`IDEMPOTENCY_KEY_TTL\` (24 hours) and belongs to your token. The same key with
+What the request did is kept for \`IDEMPOTENCY_KEY_TTL\` (24 hours) and belongs to your token. The same key with
 another request (method, path, query or body) is answered 422; while the first request still runs, 409.
 A request refused before it ran (400, 401, 403, 413, 415, 429, 503) keeps nothing: correct it and send it
 again with the same key.

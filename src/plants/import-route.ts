@@ -4,12 +4,12 @@ import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { addWarning, handlingOf, ignoredWarnings, WARNING_HEADERS } from '../http/unknown-fields.js';
+import { handlingOf, WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Handling } from '../http/preferences.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
+import { answerImport } from './answers.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants, importPlantsKept, type ImportFormat } from './import.js';
-import { drainBody, IMPORT_ANSWERS } from './keyed.js';
+import { importPlants, readRows, stageImport, type ImportFormat } from './import.js';
 import { ImportHeaders, ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
@@ -47,6 +47,12 @@ function formatOf(contentType: string | undefined): ImportFormat {
 /** Whether the body stopped because the client closed the connection (Node's `aborted` reset), not for a reason of ours. */
 function clientWentAway(body: IncomingMessage, error: unknown): boolean {
   return body.readableAborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+}
+
+/** A create-only import's conflict as the outcome it is (answerImport answers it 409). */
+function conflictOutcome(error: unknown): { conflict: string } {
+  if (error instanceof ImportConflictError) return { conflict: String(error.existing) };
+  throw error;
 }
 
 /**
@@ -121,17 +127,22 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       try {
         if (key !== undefined) {
           // The body's fingerprint is made as it streams (no copy of it is held), complete at the commit.
+          const { createOnly } = options;
           return await idempotency.runStreamed(
             request,
             reply,
             key,
-            (update) => drainBody(body, bodyLimit, update),
-            ({ update, claim }) => importPlantsKept(plants, body, { ...options, onBytes: update }, () => ({ ...claim(), answers: IMPORT_ANSWERS })),
+            {
+              kind: 'import',
+              // A replay reads the rows through too, for its fingerprint and their unknown fields' warnings.
+              drain: (update) => readRows(body, { ...options, onBytes: update }),
+              write: (update, underKey) =>
+                stageImport(plants, body, { ...options, onBytes: update }, (session) => underKey({ kind: 'import', session, createOnly })),
+            },
+            (imported) => answerImport(reply, imported, unknownFields.ignored),
           );
         }
-        const result = await importPlants(plants, body, options);
-        for (const text of ignoredWarnings([...unknownFields.ignored.keys()], unknownFields.ignored)) addWarning(reply, text);
-        return await reply.send(result);
+        return answerImport(reply, await importPlants(plants, body, options).catch(conflictOutcome), unknownFields.ignored);
       } catch (error) {
         if (clientWentAway(request.raw, error)) {
           // The client's doing, not a fault: a line at info, no stack. Nothing was stored (all or nothing).
@@ -143,7 +154,6 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         reply.header('connection', 'close');
         if (error instanceof ImportRowError) throw new HttpError(400, error.message);
         if (error instanceof ImportTooLargeError) throw new HttpError(413, error.message);
-        if (error instanceof ImportConflictError) throw new HttpError(409, error.message);
         throw error;
       }
     },

@@ -5,7 +5,6 @@ import { validatorCompiler } from '../http/validation.js';
 import { describeRowProblems } from '../http/validation-messages.js';
 import { unknownFields, unknownFieldsProblem } from '../http/unknown-fields.js';
 import type { ImportResult, PlantImport, PlantStore } from '../store/store.js';
-import type { KeepAnswer, KeptAnswer } from '../store/idempotency.js';
 import type { StoredPlant } from '../model/plant.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
 import { csvColumns, csvId, fromCsvCell } from './csv-cells.js';
@@ -193,25 +192,14 @@ export interface ImportOptions {
  * store); nothing is stored in either case.
  */
 export function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<ImportResult> {
-  return stageAll(plants, source, options, (session) => session.commit({ createOnly: options.createOnly }));
+  return stageImport(plants, source, options, (session) => session.commit({ createOnly: options.createOnly }));
 }
 
 /**
- * importPlants under an Idempotency-Key: its answer, kept with it (store/idempotency.ts; a create-only
- * conflict keeps its answer too), or the one the key has already, with nothing stored. `keep` is asked
- * for once the whole body has been read (its fingerprint is complete then).
+ * Stages every row of `source`, then `commit`s the import (PlantImport.commit; or its commit under an
+ * Idempotency-Key: http/idempotency.ts); whatever happens, nothing staged is left behind.
  */
-export function importPlantsKept(
-  plants: PlantStore,
-  source: AsyncIterable<Buffer | string>,
-  options: ImportOptions,
-  keep: () => KeepAnswer<'import'>,
-): Promise<KeptAnswer> {
-  return stageAll(plants, source, options, (session) => session.commitKept({ createOnly: options.createOnly }, keep()));
-}
-
-/** Stages every row of `source`, then `commit`s; whatever happens, nothing staged is left behind. */
-async function stageAll<T>(
+export async function stageImport<T>(
   plants: PlantStore,
   source: AsyncIterable<Buffer | string>,
   options: ImportOptions,
@@ -231,4 +219,14 @@ async function stageAll<T>(
   } finally {
     await session.abort();
   }
+}
+
+/**
+ * Reads the rows of `source` through as an import would, every row checked, and stores nothing: the body
+ * of a request whose Idempotency-Key has an outcome already, read for its fingerprint (`onBytes`) and for
+ * its rows' unknown fields (counted into `unknownFields` as the first time), the body limit enforced.
+ */
+export async function readRows(source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<void> {
+  const rows = ROWS[options.format](text(source, options.limit, options.onBytes), options.maxRowBytes, rowCheck(options.unknownFields));
+  for await (const _row of rows);
 }

@@ -2,10 +2,10 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { keyedCreate } from './keyed.js';
-import { addWarning, WARNING_HEADERS } from '../http/unknown-fields.js';
+import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
+import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
-import type { IfMatch, PageKey, PlantStore } from '../store/store.js';
+import type { PageKey, PlantStore } from '../store/store.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate } from './export.js';
 import { prefersExactCount } from '../http/preferences.js';
@@ -33,28 +33,6 @@ import { StoredPlant } from '../model/plant.js';
  * handler; handlers validate nothing themselves and call the store. Every write answers the plant's
  * new ETag; If-Match makes a write conditional, settled by the database.
  */
-
-function notFound(id: PlantId): HttpError {
-  return new HttpError(404, `no plant with id ${id}`);
-}
-
-function exists(id: PlantId): HttpError {
-  return new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
-}
-
-function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
-  return new HttpError(
-    412,
-    condition === '*'
-      ? `no plant with id ${id} (If-Match: *)`
-      : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
-  );
-}
-
-/** The warning of a POST that replaced a plant rather than creating it. */
-function replacedWarning(id: PlantId): string {
-  return `replaced the stored plant ${id}`;
-}
 
 function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
   return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
@@ -137,13 +115,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
       const plant = tag === undefined ? { id, name } : { id, name, tag };
       const options = { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition };
       const key = request.headers['idempotency-key'];
-      if (key !== undefined) return keyedCreate(idempotency, { request, reply, key }, plant, options, { exists, preconditionFailed });
-      const result = await plants.put(plant, options);
-      if (result.outcome === 'exists') throw exists(id);
-      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
-      // Rule 1 keeps the 200 of a POST that replaced a plant; the answer says so (If-None-Match: * only creates).
-      if (result.outcome === 'replaced') addWarning(reply, replacedWarning(id));
-      return reply.code(200).header('etag', etag(result.version)).send({ name, tag });
+      if (key !== undefined) {
+        return idempotency.run(request, reply, key, { kind: 'put', plant, options }, (put) => answerPut(reply, put, plant, condition));
+      }
+      return answerPut(reply, await plants.put(plant, options), plant, condition);
     },
   );
 

@@ -1,145 +1,155 @@
 import type { PlantId } from '../model/plant-id.js';
 import type { StoredPlant } from '../model/plant.js';
+import type { ImportResult, PlantImport, PutOptions, PutResult } from './plant-store.js';
 import type { NewEndpointRecord } from './webhook-store.js';
 
 /**
- * Answers kept for Idempotency-Keys. A POST sent with a key is written together with its answer, in the
- * write's own transaction, so that a crash can never keep the one without the other: a retry with the
- * same key then gets the answer again instead of the write being made twice. The answer depends on what
- * the write found (created or replaced, the new version…), which is known only inside the transaction,
- * and SQLite's transactions run on the writer thread: so the caller gives, with the write, the answer
- * for each outcome the write can have, as data (a recipe), and the store fills in the values the write
- * made (`slot`). Keys belong to an owner (a token's id, a JWT's subject) and expire after a time to live.
+ * Idempotency-Keys as the store keeps them, in four words. A POST sent with a **key** makes its write
+ * under a **claim** on the key (whose key, which request, for how long), and the write's transaction keeps,
+ * under the key, the request's fingerprint and the write's **outcome**: what it did, as data (created or
+ * replaced and the version, the endpoint made with its secret, the import's counts, the refusal it
+ * decided), never an HTTP answer; each route renders its answer from the outcome (http/idempotency.ts).
+ * A later write under a key that has an unexpired outcome is not made: that outcome comes back instead,
+ * a **replay**. The check is the write's own, in its transaction, so two requests with one key, even from
+ * two processes, never both make the write: a crash keeps the write and its outcome, or neither.
  */
 
-/** An HTTP answer as kept: its status, the headers that matter (lower-case names), its body. */
-export interface StoredAnswer {
-  status: number;
-  headers: Readonly<Record<string, string>>;
-  body: string;
-}
-
-/** An answer kept under a key, with the fingerprint of the request that made it. */
-export interface KeptAnswer extends StoredAnswer {
-  fingerprint: string;
-  /** Kept by an earlier request with the key (found, not made by this call): this call's write was not made. */
-  earlier: boolean;
-}
-
-/**
- * A put's result and options as PlantStore.put has them (store.ts, which imports this module: said here
- * again, by their shape, rather than imported back).
- */
-type PutResult = { outcome: 'created' | 'replaced'; version: number } | { outcome: 'exists' | 'precondition-failed' };
-interface PutOptions {
-  createOnly?: boolean | undefined;
-  ifMatch?: '*' | readonly number[] | undefined;
-}
-
-/** The outcomes each keyed write can have, by which its answer is chosen. */
-export interface Outcomes {
-  put: PutResult['outcome'];
-  import: 'imported' | 'conflict';
-  createEndpoint: 'created';
-  rotateSecret: 'rotated' | 'not-found';
-  replay: 'requeued' | 'not-found';
-}
-
-/** What a write did, for its answer: the outcome's name and the values the answer's slots take. */
-export interface Outcome {
-  name: string;
-  values?: Readonly<Record<string, string | number>>;
-}
-
-/**
- * The answer to keep with a write, by the outcome it will have. Texts may hold slots (`slot('version')`).
- * An outcome the write cannot have may be left out (a put without a condition is never refused); one it
- * has without an answer is a bug, which fails the write.
- */
-export type AnswerRecipe<W extends keyof Outcomes> = { readonly [O in Outcomes[W]]?: StoredAnswer };
-
-/** A write's claim on a key: whose, which, for what request, and for how long its answer is kept. */
+/** A write's claim on a key: whose, which, for what request, and for how long its outcome is kept. */
 export interface KeyClaim {
   /** The token's id or the JWT's subject (Principal.tokenId): keys of different owners never meet. */
   owner: string;
   key: string;
   /** Of the request (method, path, body…): a later request with the key must have the same one. */
   fingerprint: string;
-  /** IDEMPOTENCY_KEY_TTL: the answer is kept this long after the commit, by the database's clock. */
+  /** IDEMPOTENCY_KEY_TTL: the outcome is kept this long after the commit, by the database's clock. */
   ttlMs: number;
 }
 
-export interface KeepAnswer<W extends keyof Outcomes> extends KeyClaim {
-  answers: AnswerRecipe<W>;
+/**
+ * The writes that can be made under a key, each as data: the same write the store makes without a key
+ * (PlantStore.put, the import's commit, the WebhookStore's), by the same code.
+ */
+export type KeyedWrite =
+  | { kind: 'put'; plant: StoredPlant; options: PutOptions }
+  /** The commit of an import this store started (PlantStore.startImport), its rows staged. */
+  | { kind: 'import'; session: PlantImport; createOnly: boolean }
+  | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
+  | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
+  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined };
+
+export type KeyedKind = KeyedWrite['kind'];
+
+/**
+ * What each write did, as kept under its key (JSON): everything its answer is made from, the first time
+ * and on every replay. Ids are decimal text (JSON holds no int64).
+ */
+export interface Outcomes {
+  put: PutResult;
+  /** The counts, or (create-only) the first id that existed already: nothing was imported. */
+  import: ImportResult | { conflict: string };
+  /** The endpoint made, with its secret. */
+  createEndpoint: NewEndpointRecord;
+  rotateSecret: { secret: string } | 'not-found';
+  replay: { requeued: number } | 'not-found';
 }
 
-/** A KeepAnswer of any write, as a store passes it on. */
-export interface AnyKeepAnswer extends KeyClaim {
-  answers: { readonly [outcome: string]: StoredAnswer | undefined };
+/** A write's outcome under its key, or the earlier one found there instead (`replayed`: this write was not made). */
+export interface KeyedOutcome<K extends KeyedKind> {
+  kind: K;
+  outcome: Outcomes[K];
+  fingerprint: string;
+  replayed: boolean;
 }
 
 /**
- * Where a value of the write goes in a kept answer's text. U+0000 marks it: JSON text and header values
- * never hold that character raw, so a slot cannot be mistaken for anything a client sent.
+ * An outcome kept by a release before outcomes were: the HTTP answer it kept, moved under this kind by
+ * the migration `idempotency_outcomes` as it was (`{status, headers, body}`, which the store does not
+ * read), and replayed as kept until it expires (http/idempotency.ts). None is made any more.
  */
-export function slot(name: string): string {
-  return `\u0000${name}\u0000`;
+export interface EarlierAnswer {
+  kind: typeof EARLIER_ANSWER;
+  outcome: unknown;
+  fingerprint: string;
+  replayed: true;
 }
 
-/** The answer for what the write did, its slots filled. A missing answer or value is a bug of the caller: it throws. */
-export function renderAnswer(recipe: { readonly [outcome: string]: StoredAnswer | undefined }, outcome: Outcome): StoredAnswer {
-  const template = recipe[outcome.name];
-  if (template === undefined) throw new Error(`no answer was given for the outcome "${outcome.name}"`);
-  // Split at the marks, a slot's name is every other part.
-  const fill = (text: string) =>
-    text
-      .split('\u0000')
-      .map((part, i) => {
-        if (i % 2 === 0) return part;
-        const value = outcome.values?.[part];
-        if (value === undefined) throw new Error(`the outcome "${outcome.name}" has no value "${part}"`);
-        return String(value);
-      })
-      .join('');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(template.headers)) headers[name] = fill(value);
-  return { status: template.status, headers, body: fill(template.body) };
-}
+export const EARLIER_ANSWER = 'answer';
 
-/** The outcome of each keyed write, from its result (the same for every store). */
+/** What a key holds: an outcome, or an earlier release's answer. */
+export type AnyOutcome = KeyedOutcome<KeyedKind> | EarlierAnswer;
+
+/** The outcome of each write from the store's result and the write (the same for every store). */
 export const outcomeOf = {
-  put: (result: PutResult): Outcome =>
-    result.outcome === 'created' || result.outcome === 'replaced'
-      ? { name: result.outcome, values: { version: result.version } }
-      : { name: result.outcome },
-  import: (result: { created: number; replaced: number } | { conflict: PlantId }): Outcome =>
-    'conflict' in result ? { name: 'conflict', values: { id: String(result.conflict) } } : { name: 'imported', values: { ...result } },
-  createEndpoint: (): Outcome => ({ name: 'created' }),
-  rotateSecret: (found: boolean): Outcome => ({ name: found ? 'rotated' : 'not-found' }),
-  replay: (requeued: number | null | undefined): Outcome =>
-    requeued === null || requeued === undefined ? { name: 'not-found' } : { name: 'requeued', values: { requeued } },
+  put: (result: PutResult): Outcomes['put'] => result,
+  import: (result: ImportResult | { conflict: PlantId }): Outcomes['import'] =>
+    'conflict' in result ? { conflict: String(result.conflict) } : { created: result.created, replaced: result.replaced },
+  createEndpoint: (endpoint: NewEndpointRecord): Outcomes['createEndpoint'] => endpoint,
+  rotateSecret: (secret: string, rotated: boolean): Outcomes['rotateSecret'] => (rotated ? { secret } : 'not-found'),
+  replay: (requeued: number | null | undefined): Outcomes['replay'] => (requeued === null || requeued === undefined ? 'not-found' : { requeued }),
 };
 
+/** An outcome as the idempotency_keys table holds it (its columns: KEY_COLUMNS). */
+export interface KeyRow {
+  fingerprint: string;
+  kind: string;
+  outcome: string;
+}
+
+export const KEY_COLUMNS = 'fingerprint, kind, outcome';
+
+/** A row found under a key: the outcome an earlier request kept there. */
+export function replayOf(row: KeyRow): AnyOutcome {
+  return { kind: row.kind as KeyedKind, outcome: JSON.parse(row.outcome) as Outcomes[KeyedKind], fingerprint: row.fingerprint, replayed: true };
+}
+
+/** The outcome as the table keeps it. */
+export function outcomeText(outcome: Outcomes[KeyedKind]): string {
+  return JSON.stringify(outcome);
+}
+
+/** The outcome a write made now, under its claim. */
+export function madeUnder<K extends KeyedKind>(claim: KeyClaim, kind: K, outcome: Outcomes[K]): KeyedOutcome<K> {
+  return { kind, outcome, fingerprint: claim.fingerprint, replayed: false };
+}
+
 /**
- * The kept answers, and the POST writes that can keep one: each the same write as without a key, made
- * only if no unexpired answer is kept under the key already; then that answer (`earlier`) comes back
- * instead, and nothing is written. That check is the write's own, in its transaction: two requests with
- * one key, even from two processes, never both make the write.
+ * The outcomes kept under keys, and the one way to make a write under a key. `write` makes the write,
+ * as without a key, and keeps its outcome under the claim's key, in the write's transaction: unless the
+ * key has an unexpired outcome already, which comes back instead (`replayed`), and nothing is written.
  */
 export interface IdempotencyStore {
-  /** The unexpired answer kept under this owner's key. */
-  find(owner: string, key: string): Promise<KeptAnswer | undefined>;
-  put(plant: StoredPlant, options: PutOptions, keep: KeepAnswer<'put'>): Promise<KeptAnswer>;
-  createEndpoint(endpoint: NewEndpointRecord, keep: KeepAnswer<'createEndpoint'>): Promise<KeptAnswer>;
-  rotateSecret(id: string, secret: string, previousUntil: number, keep: KeepAnswer<'rotateSecret'>): Promise<KeptAnswer>;
-  replay(endpointId: string, since: number, until: number | undefined, keep: KeepAnswer<'replay'>): Promise<KeptAnswer>;
-  /** Deletes the answers whose time to live has passed; answers how many. */
-  deleteExpired(): Promise<number>;
-  /** How many unexpired answers are kept (metrics). */
+  write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer>;
+  /** The unexpired outcome kept under this owner's key. */
+  find(owner: string, key: string): Promise<AnyOutcome | undefined>;
+  /**
+   * Deletes at most `limit` outcomes whose time to live has passed, the longest expired first; answers how
+   * many. Bounded, so that writes never wait long behind it (sweepExpired deletes them all, a batch at a time).
+   */
+  deleteExpired(limit: number): Promise<number>;
+  /** How many unexpired outcomes are kept (the gauge plant_store_idempotency_keys): cheap however many there are. */
   count(): Promise<number>;
 }
 
-/** A kept answer's headers as the database keeps them (JSON text), back as an object. */
-export function parseHeaders(text: string): Record<string, string> {
-  return JSON.parse(text) as Record<string, string>;
+/**
+ * Outcomes deleted by one statement of a sweep at most: about 2 ms of SQLite's writer thread (measured
+ * with a million rows), so a write queued behind a batch waits that long at most.
+ */
+export const SWEEP_BATCH = 500;
+
+/**
+ * Deletes every expired outcome, `batch` at a time, each batch its own transaction, and between batches
+ * lets the writes queued meanwhile go first (setImmediate: the batchers send what waits before the next
+ * batch is asked for). Answers how many were deleted, in how many batches.
+ */
+export async function sweepExpired(
+  keys: Pick<IdempotencyStore, 'deleteExpired'>,
+  batch = SWEEP_BATCH,
+): Promise<{ deleted: number; batches: number }> {
+  let deleted = 0;
+  for (let batches = 1; ; batches++) {
+    const n = await keys.deleteExpired(batch);
+    deleted += n;
+    if (n < batch) return { deleted, batches };
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -1,12 +1,12 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { errorAnswer, JSON_TYPE, jsonAnswer, KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { slot } from '../store/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
-import { newEndpoint, registerEndpoint, storedEndpoint, type EndpointRules } from './endpoints.js';
+import { answerCreated, answerReplayed, answerRotated, notFound } from './answers.js';
+import { newEndpoint, type EndpointRules } from './endpoints.js';
 import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
@@ -34,10 +34,6 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
   idempotency: Idempotency;
-}
-
-function notFound(id: string): HttpError {
-  return new HttpError(404, `no webhook endpoint with id ${id}`);
 }
 
 /** The OpenAPI document's example of these routes' 404. */
@@ -82,27 +78,16 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
+      // The URL is checked (its DNS) only when the request runs: a retry of one that ran gets its answer.
+      const endpoint = () => newEndpoint(request.body, rules).catch(asBadUrl(request));
       const key = request.headers['idempotency-key'];
       if (key !== undefined) {
-        // The URL is checked only when the request runs: a retry of one that ran gets its answer.
-        return idempotency.run(
-          request,
-          reply,
-          key,
-          async (claim) => {
-            const record = await newEndpoint(request.body, rules).catch(asBadUrl(request));
-            const { secret, id } = record;
-            const created = jsonAnswer(reply, 201, { ...endpointView(storedEndpoint(record)), secret }, { location: `/webhooks/${id}` });
-            return idempotency.store.createEndpoint(record, { ...claim, answers: { created } });
-          },
-          { findFirst: true },
-        );
+        const write = async () => ({ kind: 'createEndpoint' as const, endpoint: await endpoint() });
+        return idempotency.run(request, reply, key, write, (created) => answerCreated(reply, created));
       }
-      const { endpoint, secret } = await registerEndpoint(webhooks, request.body, rules).catch(asBadUrl(request));
-      return reply
-        .code(201)
-        .header('location', `/webhooks/${endpoint.id}`)
-        .send({ ...endpointView(endpoint), secret });
+      const created = await endpoint();
+      await webhooks.createEndpoint(created);
+      return answerCreated(reply, created);
     },
   );
 
@@ -219,16 +204,16 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
+      const { id } = request.params;
       const secret = newSecret();
+      const previousUntil = Date.now() + ROTATION_OVERLAP_MS;
       const key = request.headers['idempotency-key'];
       if (key !== undefined) {
-        const answers = { rotated: jsonAnswer(reply, 200, { secret }), 'not-found': errorAnswer(404, notFound(request.params.id).message) };
-        return idempotency.run(request, reply, key, (claim) =>
-          idempotency.store.rotateSecret(request.params.id, secret, Date.now() + ROTATION_OVERLAP_MS, { ...claim, answers }),
-        );
+        const write = { kind: 'rotateSecret' as const, id, secret, previousUntil };
+        return idempotency.run(request, reply, key, write, (rotated) => answerRotated(reply, rotated, id));
       }
-      if (!(await webhooks.rotateSecret(request.params.id, secret, Date.now() + ROTATION_OVERLAP_MS))) throw notFound(request.params.id);
-      return reply.send({ secret });
+      const rotated = await webhooks.rotateSecret(id, secret, previousUntil);
+      return answerRotated(reply, rotated ? { secret } : 'not-found', id);
     },
   );
 
@@ -280,17 +265,14 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       const since = Date.parse(request.body.since);
       const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
       if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
+      const { id } = request.params;
       const key = request.headers['idempotency-key'];
       if (key !== undefined) {
-        const answers = {
-          requeued: { status: 202, headers: { 'content-type': JSON_TYPE }, body: `{"requeued":${slot('requeued')}}` },
-          'not-found': errorAnswer(404, notFound(request.params.id).message),
-        };
-        return idempotency.run(request, reply, key, (claim) => idempotency.store.replay(request.params.id, since, until, { ...claim, answers }));
+        const write = { kind: 'replay' as const, endpointId: id, since, until };
+        return idempotency.run(request, reply, key, write, (replayed) => answerReplayed(reply, replayed, id));
       }
-      const requeued = await webhooks.replay(request.params.id, since, until);
-      if (requeued === undefined) throw notFound(request.params.id);
-      return reply.code(202).send({ requeued });
+      const requeued = await webhooks.replay(id, since, until);
+      return answerReplayed(reply, requeued === undefined ? 'not-found' : { requeued }, id);
     },
   );
 

@@ -168,8 +168,8 @@ describe('Idempotency-Key on POST /plants', () => {
     assert.equal(after1s.headers['idempotent-replayed'], undefined);
     assert.notEqual(after1s.headers.etag, first.headers.etag, 'written again');
     await waitUntil(async () => (await t.store.idempotency.count()) === 0, 30_000, 'the second answer to expire');
-    assert.equal(await t.store.idempotency.deleteExpired(), 1, 'the sweep deletes the expired answer');
-    assert.equal(await t.store.idempotency.deleteExpired(), 0);
+    assert.equal(await t.store.idempotency.deleteExpired(10), 1, 'the sweep deletes the expired answer');
+    assert.equal(await t.store.idempotency.deleteExpired(10), 0);
     assert.equal(await t.store.idempotency.count(), 0);
   });
 
@@ -178,7 +178,7 @@ describe('Idempotency-Key on POST /plants', () => {
     await post(t, { id: 1, name: 'a' }, 'swept');
     const store = t.store.idempotency;
     let deleted = 0;
-    const counting = { deleteExpired: () => store.deleteExpired().then((n) => (deleted += n)) };
+    const counting = { deleteExpired: (limit: number) => store.deleteExpired(limit).then((n) => ((deleted += n), n)) };
     const stop = sweepExpiredKeys(counting, 1000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
     after(stop);
     await waitUntil(() => deleted === 1, 30_000, 'the sweep to delete the expired answer');

@@ -1,138 +1,178 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FEED_START } from '../../src/store/event-store.js';
-import { slot, type AnswerRecipe, type KeyClaim, type StoredAnswer } from '../../src/store/idempotency.js';
-import type { Store } from '../../src/store/store.js';
+import { sweepExpired, type KeyClaim, type KeyedWrite } from '../../src/store/idempotency.js';
+import type { PutOptions, Store } from '../../src/store/store.js';
+import type { StoredPlant } from '../../src/model/plant.js';
 import { newId } from '../../src/model/ids.js';
 import { withStore } from './webhook-contract.js';
 
 /**
- * Answers kept for Idempotency-Keys (store/idempotency.ts), the same on every store: kept with the write
- * in its transaction, the write made once per key (however many callers at once), the earlier answer
- * back instead, keys per owner, expiry and the sweep, and a keyed import's conflict kept with nothing else.
+ * Idempotency-Keys as the store keeps them (store/idempotency.ts), the same on every store: each write made
+ * under a claim keeps its outcome (data, no HTTP) in its transaction, made once per key however many
+ * callers at once, the earlier outcome back instead; keys per owner; expiry, and the sweep in bounded
+ * batches that writes pass between; a keyed import's conflict kept with nothing else.
  */
-
-const json = (status: number, body: string, headers: Record<string, string> = {}): StoredAnswer => ({
-  status,
-  headers: { 'content-type': 'application/json', ...headers },
-  body,
-});
-
-const PUT_ANSWERS: AnswerRecipe<'put'> = {
-  created: json(200, '{"made":"created"}', { etag: `"${slot('version')}"` }),
-  replaced: json(200, '{"made":"replaced"}', { etag: `"${slot('version')}"` }),
-  exists: json(412, '{"error":412}'),
-  'precondition-failed': json(412, '{"error":412,"message":"if-match"}'),
-};
 
 function claim(key: string, overrides: Partial<KeyClaim> = {}): KeyClaim {
   return { owner: 'token-a', key, fingerprint: `fp-${key}`, ttlMs: 60_000, ...overrides };
+}
+
+function put(plant: StoredPlant, options: PutOptions = {}): Extract<KeyedWrite, { kind: 'put' }> {
+  return { kind: 'put', plant, options };
 }
 
 async function events(store: Store): Promise<number> {
   return (await store.events.read({ after: FEED_START, limit: 1000 })).length;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function idempotencyContract(name: string, open: () => Promise<Store>): void {
   describe(`idempotency store contract: ${name}`, () => {
-    it('keeps the answer of the outcome with the write, its values filled in, and finds it', () =>
+    it('keeps the outcome of the write with it, and finds it', () =>
       withStore(open, async (store) => {
-        const kept = await store.idempotency.put({ id: 1, name: 'a' }, {}, { ...claim('k'), answers: PUT_ANSWERS });
+        const made = await store.idempotency.write(claim('k'), put({ id: 1, name: 'a' }));
         const version = (await store.plants.get(1))!.version;
-        assert.deepEqual(kept, { ...json(200, '{"made":"created"}', { etag: `"${version}"` }), fingerprint: 'fp-k', earlier: false });
-        assert.deepEqual(await store.idempotency.find('token-a', 'k'), { ...kept, earlier: true });
+        assert.deepEqual(made, { kind: 'put', outcome: { outcome: 'created', version }, fingerprint: 'fp-k', replayed: false });
+        assert.deepEqual(await store.idempotency.find('token-a', 'k'), { ...made, replayed: true });
         assert.equal(await store.idempotency.find('token-b', 'k'), undefined, 'keys are per owner');
         assert.equal(await store.idempotency.find('token-a', 'other'), undefined);
         assert.equal(await store.idempotency.count(), 1);
       }));
 
-    it('makes no write for a key that has an answer: the earlier answer comes back, whatever the request', () =>
+    it('makes no write for a key that has an outcome: the earlier outcome comes back, whatever the request', () =>
       withStore(open, async (store) => {
-        const first = await store.idempotency.put({ id: 1, name: 'a' }, {}, { ...claim('k'), answers: PUT_ANSWERS });
-        const again = await store.idempotency.put({ id: 1, name: 'changed' }, {}, { ...claim('k', { fingerprint: 'other' }), answers: PUT_ANSWERS });
-        assert.deepEqual(again, { ...first, earlier: true });
+        const first = await store.idempotency.write(claim('k'), put({ id: 1, name: 'a' }));
+        const again = await store.idempotency.write(claim('k', { fingerprint: 'other' }), put({ id: 1, name: 'changed' }));
+        assert.deepEqual(again, { ...first, replayed: true });
         assert.equal((await store.plants.get(1))!.plant.name, 'a');
         assert.equal(await events(store), 1);
         // Another owner's key of the same name is its own.
-        const theirs = await store.idempotency.put({ id: 1, name: 'b' }, {}, { ...claim('k', { owner: 'token-b' }), answers: PUT_ANSWERS });
-        assert.equal(theirs.earlier, false);
-        assert.equal(theirs.body, '{"made":"replaced"}');
+        const theirs = await store.idempotency.write(claim('k', { owner: 'token-b' }), put({ id: 1, name: 'b' }));
+        assert.equal(theirs.replayed, false);
+        assert.equal((theirs.outcome as { outcome: string }).outcome, 'replaced');
       }));
 
     it('writes once when many callers with one key arrive together', () =>
       withStore(open, async (store) => {
-        const kept = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => store.idempotency.put({ id: 7, name: `n${i}` }, {}, { ...claim('herd'), answers: PUT_ANSWERS })),
-        );
-        assert.equal(kept.filter((k) => !k.earlier).length, 1);
-        assert.equal(new Set(kept.map((k) => k.headers.etag)).size, 1);
+        const made = await Promise.all(Array.from({ length: 10 }, (_, i) => store.idempotency.write(claim('herd'), put({ id: 7, name: `n${i}` }))));
+        assert.equal(made.filter((m) => !m.replayed).length, 1);
+        assert.equal(new Set(made.map((m) => JSON.stringify(m.outcome))).size, 1);
         assert.equal(await events(store), 1);
       }));
 
-    it("keeps the answer a write decided without writing (412), and a webhook write's", () =>
+    it("keeps the outcome a write decided without writing (412), and each webhook write's: the endpoint with its secret, the rotation, the replay", () =>
       withStore(open, async (store) => {
         await store.plants.put({ id: 1, name: 'there' });
-        const refused = await store.idempotency.put({ id: 1, name: 'x' }, { createOnly: true }, { ...claim('c'), answers: PUT_ANSWERS });
-        assert.deepEqual([refused.status, refused.body], [412, '{"error":412}']);
+        const refused = await store.idempotency.write(claim('c'), put({ id: 1, name: 'x' }, { createOnly: true }));
+        assert.deepEqual(refused.outcome, { outcome: 'exists' });
+        const failed = await store.idempotency.write(claim('m'), put({ id: 1, name: 'x' }, { ifMatch: [999_999] }));
+        assert.deepEqual(failed.outcome, { outcome: 'precondition-failed' });
+        assert.equal((await store.plants.get(1))!.plant.name, 'there');
         const id = newId('ep');
         const endpoint = { id, url: 'https://hooks.example/x', events: ['plant.created' as const], secret: 'whsec_x', createdAt: Date.now() };
-        const created = await store.idempotency.createEndpoint(endpoint, { ...claim('e'), answers: { created: json(201, `{"id":"${id}"}`) } });
-        assert.equal(created.status, 201);
-        const twice = await store.idempotency.createEndpoint(
-          { ...endpoint, id: newId('ep') },
-          { ...claim('e'), answers: { created: json(201, '{}') } },
-        );
-        assert.deepEqual([twice.earlier, twice.body], [true, `{"id":"${id}"}`]);
+        const created = await store.idempotency.write(claim('e'), { kind: 'createEndpoint', endpoint });
+        assert.deepEqual(created, { kind: 'createEndpoint', outcome: endpoint, fingerprint: 'fp-e', replayed: false });
+        const twice = await store.idempotency.write(claim('e'), {
+          kind: 'createEndpoint',
+          endpoint: { ...endpoint, id: newId('ep'), secret: 'whsec_z' },
+        });
+        assert.deepEqual(twice, { ...created, replayed: true });
         assert.equal((await store.webhooks.listEndpoints({ limit: 10 })).length, 1);
-        const rotate = { rotated: json(200, 'rotated'), 'not-found': json(404, 'gone') };
-        assert.equal((await store.idempotency.rotateSecret(id, 'whsec_y', 0, { ...claim('r'), answers: rotate })).body, 'rotated');
-        assert.equal((await store.idempotency.rotateSecret('ep_none', 'whsec_y', 0, { ...claim('r2'), answers: rotate })).status, 404);
-        const replay = { requeued: json(202, `{"requeued":${slot('requeued')}}`), 'not-found': json(404, 'gone') };
-        assert.equal((await store.idempotency.replay(id, 0, undefined, { ...claim('p'), answers: replay })).body, '{"requeued":0}');
+        const rotate = (key: string, endpointId: string) =>
+          store.idempotency.write(claim(key), { kind: 'rotateSecret', id: endpointId, secret: `whsec_${key}`, previousUntil: 0 });
+        assert.deepEqual((await rotate('r', id)).outcome, { secret: 'whsec_r' });
+        assert.deepEqual((await rotate('r', id)).outcome, { secret: 'whsec_r' }, 'the first rotation, not a second');
+        assert.equal((await rotate('r2', 'ep_none')).outcome, 'not-found');
+        const replay = (key: string, endpointId: string) =>
+          store.idempotency.write(claim(key), { kind: 'replay', endpointId, since: 0, until: undefined });
+        assert.deepEqual((await replay('p', id)).outcome, { requeued: 0 });
+        assert.equal((await replay('p2', 'ep_none')).outcome, 'not-found');
       }));
 
-    it('forgets an answer past its time to live: the write is made again; the sweep deletes it', () =>
+    it('forgets an outcome past its time to live: the write is made again; the count leaves it out; the sweep deletes it', () =>
       withStore(open, async (store) => {
-        await store.idempotency.put({ id: 1, name: 'a' }, {}, { ...claim('short', { ttlMs: 1 }), answers: PUT_ANSWERS });
-        await store.idempotency.put({ id: 2, name: 'b' }, {}, { ...claim('long'), answers: PUT_ANSWERS });
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
+        await store.idempotency.write(claim('long'), put({ id: 2, name: 'b' }));
+        await sleep(20);
         assert.equal(await store.idempotency.find('token-a', 'short'), undefined);
         assert.equal(await store.idempotency.count(), 1);
-        const again = await store.idempotency.put({ id: 1, name: 'a' }, {}, { ...claim('short', { ttlMs: 1 }), answers: PUT_ANSWERS });
-        assert.deepEqual([again.earlier, again.body], [false, '{"made":"replaced"}']);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        assert.equal(await store.idempotency.deleteExpired(), 1);
-        assert.equal(await store.idempotency.deleteExpired(), 0);
+        const again = await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
+        assert.deepEqual([again.replayed, (again.outcome as { outcome: string }).outcome], [false, 'replaced']);
+        await sleep(20);
+        const taken = await store.idempotency.write(claim('short', { ttlMs: 60_000, fingerprint: 'new' }), put({ id: 1, name: 'c' }));
+        assert.deepEqual([taken.replayed, taken.fingerprint], [false, 'new'], 'an expired key is taken over');
+        assert.equal(await store.idempotency.count(), 2);
+        await store.idempotency.write(claim('third', { ttlMs: 1 }), put({ id: 3, name: 'c' }));
+        await sleep(20);
+        assert.equal(await store.idempotency.count(), 2);
+        assert.equal(await store.idempotency.deleteExpired(10), 1);
+        assert.equal(await store.idempotency.deleteExpired(10), 0);
+        assert.equal(await store.idempotency.count(), 2);
         assert.ok(await store.idempotency.find('token-a', 'long'));
       }));
 
-    it('keeps a keyed import with its answer; a create-only conflict keeps its answer and nothing else; an answered key stores nothing', () =>
+    it('sweeps every expired outcome in bounded batches, keeps the others, and lets a write through while it sweeps', () =>
       withStore(open, async (store) => {
-        const answers = {
-          imported: json(200, `{"created":${slot('created')},"replaced":${slot('replaced')}}`),
-          conflict: json(409, `{"id":${slot('id')}}`),
+        const expired = 1000;
+        for (let start = 0; start < expired; start += 100) {
+          await Promise.all(
+            Array.from({ length: 100 }, (_, i) => store.idempotency.write(claim(`e${start + i}`, { ttlMs: 1 }), put({ id: start + i, name: 'x' }))),
+          );
+        }
+        for (let i = 0; i < 3; i++) await store.idempotency.write(claim(`kept${i}`), put({ id: 5000 + i, name: 'kept' }));
+        await sleep(20);
+        assert.equal(await store.idempotency.count(), 3);
+        const batches: number[] = [];
+        const counted = { deleteExpired: (limit: number) => store.idempotency.deleteExpired(limit).then((n) => (batches.push(n), n)) };
+        let swept = false;
+        const sweep = sweepExpired(counted, 10).then((result) => ((swept = true), result));
+        await store.plants.put({ id: 9999, name: 'written during the sweep' });
+        assert.equal(swept, false, 'the write did not wait for the whole sweep');
+        assert.deepEqual(await sweep, { deleted: expired, batches: batches.length });
+        assert.ok(batches.length > expired / 10, `${batches.length} batches`);
+        assert.ok(
+          batches.every((n) => n <= 10),
+          'none deleted more than its limit',
+        );
+        assert.equal(await store.idempotency.count(), 3);
+        for (let i = 0; i < 3; i++) assert.ok(await store.idempotency.find('token-a', `kept${i}`));
+        assert.deepEqual(await sweepExpired(store.idempotency, 10), { deleted: 0, batches: 1 });
+        assert.equal((await store.plants.get(9999))!.plant.name, 'written during the sweep');
+      }));
+
+    it('keeps a keyed import with its outcome; a create-only conflict keeps its outcome and nothing else; an answered key stores nothing', () =>
+      withStore(open, async (store) => {
+        const imported = async (key: string, rows: StoredPlant[], createOnly = false) => {
+          const session = await store.plants.startImport();
+          try {
+            await session.add(rows);
+            return await store.idempotency.write(claim(key), { kind: 'import', session, createOnly });
+          } finally {
+            await session.abort();
+          }
         };
-        const first = await store.plants.startImport();
-        await first.add([{ id: 1, name: 'a' }]);
-        assert.equal((await first.commitKept({ createOnly: false }, { ...claim('i'), answers })).body, '{"created":1,"replaced":0}');
-        await first.abort();
-        const again = await store.plants.startImport();
-        await again.add([{ id: 2, name: 'b' }]);
-        const earlier = await again.commitKept({ createOnly: false }, { ...claim('i'), answers });
-        await again.abort();
-        assert.deepEqual([earlier.earlier, earlier.body], [true, '{"created":1,"replaced":0}']);
+        const first = await imported('i', [{ id: 1, name: 'a' }]);
+        assert.deepEqual(first, { kind: 'import', outcome: { created: 1, replaced: 0 }, fingerprint: 'fp-i', replayed: false });
+        assert.deepEqual(await imported('i', [{ id: 2, name: 'b' }]), { ...first, replayed: true });
         assert.equal(await store.plants.get(2), undefined, 'the staged rows dropped');
-        const conflict = await store.plants.startImport();
-        await conflict.add([
-          { id: 3, name: 'c' },
-          { id: 1, name: 'exists' },
-        ]);
-        const refused = await conflict.commitKept({ createOnly: true }, { ...claim('c'), answers });
-        await conflict.abort();
-        assert.deepEqual([refused.status, refused.body], [409, '{"id":1}']);
+        const big = 2n ** 62n + 1n;
+        const refused = await imported(
+          'c',
+          [
+            { id: 3, name: 'c' },
+            { id: 1, name: 'exists' },
+          ],
+          true,
+        );
+        assert.deepEqual(refused.outcome, { conflict: '1' });
         assert.equal(await store.plants.get(3), undefined);
         assert.equal((await store.plants.get(1))!.plant.name, 'a');
-        assert.equal((await store.idempotency.find('token-a', 'c'))?.status, 409);
+        assert.deepEqual((await store.idempotency.find('token-a', 'c'))?.outcome, { conflict: '1' });
+        // An int64 id beyond 2^53 is kept exactly (as decimal text).
+        await store.plants.put({ id: big, name: 'big' });
+        assert.deepEqual((await imported('big', [{ id: big, name: 'again' }], true)).outcome, { conflict: String(big) });
         // The store still takes writes and imports (nothing left half done).
         const last = await store.plants.startImport();
         await last.add([{ id: 2, name: 'b' }]);

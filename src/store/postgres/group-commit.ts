@@ -4,9 +4,7 @@ import type { Query, QueryBy, Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { BatchCounts, CommitObserver } from '../store.js';
-import type { KeepAnswer } from '../idempotency.js';
-import type { StoredPlant } from '../../model/plant.js';
-import { applyKeptPlainPuts, isKeptPlainPut } from './kept-puts.js';
+import { applyKeyedPuts, isKeyedPut, isKeyedRunPut, type KeyedPut } from './keyed-puts.js';
 import { ALONE, COMMIT_STATEMENT, type FeedContext } from './feed.js';
 
 /**
@@ -30,7 +28,7 @@ interface Pending {
 }
 
 /** A run of plain puts of distinct ids (one statement; or, all under distinct Idempotency-Keys, four), or one other write. */
-type Segment = { puts: Pending[]; kept: boolean } | { one: Pending };
+type Segment = { puts: Pending[]; keyed: boolean } | { one: Pending };
 
 export interface BatchSettings {
   /** Batches being committed at once, at most. */
@@ -58,25 +56,25 @@ function isRetryable(error: unknown): boolean {
 function segments(batch: Pending[]): Segment[] {
   const result: Segment[] = [];
   let puts: Pending[] = [];
-  let kept = false;
+  let keyedRun = false;
   let ids = new Set<string>();
   let keys = new Set<string>();
   const close = () => {
-    if (puts.length > 0) result.push({ puts, kept });
+    if (puts.length > 0) result.push({ puts, keyed: keyedRun });
     puts = [];
     ids = new Set();
     keys = new Set();
   };
   for (const pending of batch) {
     const { write } = pending;
-    const keyed = isKeptPlainPut(write);
+    const keyed = isKeyedRunPut(write);
     if (keyed || isPlainPut(write)) {
-      if (keyed !== kept) close();
-      kept = keyed;
+      if (keyed !== keyedRun) close();
+      keyedRun = keyed;
       // The same plant twice in one upsert is not allowed (and each write must see the one before); so
-      // for a key, whose second use must find the first's answer.
+      // for a key, whose second use must find the first's outcome.
       const id = String(write.plant.id);
-      const key = keyed ? `${write.keep.owner}\u0000${write.keep.key}` : '';
+      const key = keyed ? `${write.claim.owner}\u0000${write.claim.key}` : '';
       if (ids.has(id) || keys.has(key)) close();
       ids.add(id);
       if (keyed) keys.add(key);
@@ -93,10 +91,15 @@ function segments(batch: Pending[]): Segment[] {
 /** Runs a segment; with a tracer, each write's messages keep its request's traceparent. */
 function apply(query: Query, segment: Segment, feed: FeedContext, tracer: BatchTracer | undefined): Promise<Applied> {
   const traceOf = (pending: Pending) => (tracer && pending.caller ? tracer.traceparent(pending.caller) : undefined);
-  if (!('puts' in segment)) return applyOne(query, segment.one.write, feed, traceOf(segment.one));
+  if (!('puts' in segment)) {
+    const { write } = segment.one;
+    const trace = traceOf(segment.one);
+    if (isKeyedPut(write)) return applyKeyedPuts(query, [write], feed, trace === undefined ? undefined : [trace]);
+    return applyOne(query, write, feed, trace);
+  }
   const puts = segment.puts.map((p) => p.write as Extract<PlantWrite, { kind: 'put' }>);
   const traces = tracer ? segment.puts.map((p) => traceOf(p) ?? null) : undefined;
-  if (segment.kept) return applyKeptPlainPuts(query, puts as Array<{ plant: StoredPlant; keep: KeepAnswer<'put'> }>, feed, traces);
+  if (segment.keyed) return applyKeyedPuts(query, puts as KeyedPut[], feed, traces);
   return applyPlainPuts(
     query,
     puts.map((put) => put.plant),
@@ -159,7 +162,7 @@ export class PostgresWriteBatcher {
     const started = performance.now();
     const first = parts[0]!;
     // One statement needs no transaction of its own: it is one.
-    const alone = parts.length === 1 && ('puts' in first ? !first.kept : !needsTransaction(first.one.write));
+    const alone = parts.length === 1 && ('puts' in first ? !first.keyed : !needsTransaction(first.one.write));
     for (let attempt = 1; ; attempt++) {
       try {
         const applied = alone

@@ -1,66 +1,91 @@
-import type { StoredPlant } from '../../model/plant.js';
-import { outcomeOf, type AnyKeepAnswer, type IdempotencyStore, type KeepAnswer, type KeptAnswer, type Outcome } from '../idempotency.js';
-import { claimKey, FIND, keepAnswer, kept, NOW_MS, type KeptRow } from './kept-answers.js';
-import type { PutOptions } from '../store.js';
-import type { NewEndpointRecord } from '../webhook-store.js';
+import {
+  outcomeOf,
+  replayOf,
+  type AnyOutcome,
+  type EarlierAnswer,
+  type IdempotencyStore,
+  type KeyClaim,
+  type KeyedKind,
+  type KeyedOutcome,
+  type KeyedWrite,
+  type KeyRow,
+  type Outcomes,
+} from '../idempotency.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
+import { commitImportUnder } from './imports.js';
+import { FIND, NOW_ONCE, underKey } from './keys.js';
+import { putWrite } from './plant-writes.js';
 import type { Query, Transaction } from './query.js';
 import { PostgresWebhooks } from './webhooks.js';
 
 /**
- * Answers kept for Idempotency-Keys on PostgreSQL, shared by every instance. A keyed write claims its key
- * first, in its own transaction: it inserts the key's row (or takes over an expired one). A claim of the
- * same key by another transaction, on any instance, waits on the primary key until that one commits, and
- * then finds its answer: the write is not made, and the earlier answer comes back. The write follows, then
- * its answer goes into the row; all of it commits together, or none of it (store/idempotency.ts).
+ * Idempotency-Keys on PostgreSQL, shared by every instance: each keyed write made by the same code as
+ * without a key, under its key's claim, in its transaction (postgres/keys.ts says how a claim settles
+ * races between instances): puts in the group commit's batches, the webhook writes in a transaction of
+ * their own, an import in its own (postgres/imports.ts).
  */
+
+// The longest expired first, found on the expiry index; rows locked by a claim taking an expired key over
+// are left for the next sweep (SKIP LOCKED), so the sweep never waits for a write, nor a write long for it.
+const SWEEP = `DELETE FROM idempotency_keys WHERE (owner, key) IN
+    (SELECT owner, key FROM idempotency_keys WHERE expires_at <= ${NOW_ONCE} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+  AND expires_at <= ${NOW_ONCE}`;
+
+// On the expiry index (an index-only scan once vacuumed).
+const COUNT = `SELECT count(*)::text AS n FROM idempotency_keys WHERE expires_at > ${NOW_ONCE}`;
 
 export class PostgresIdempotency implements IdempotencyStore {
   constructor(
     private readonly query: Query,
     private readonly transaction: Transaction,
-    /** Plant writes go through the group commit, their claim and answer in the batch's transaction. */
+    /** Puts go through the group commit, their claims and outcomes in the batch's transaction. */
     private readonly writes: PostgresWriteBatcher,
   ) {}
 
-  async find(owner: string, key: string): Promise<KeptAnswer | undefined> {
-    const { rows } = await this.query<KeptRow>(FIND, [owner, key]);
-    return rows[0] && kept(rows[0]);
+  write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer> {
+    // Each answers the outcome of the write's kind, or the one an earlier request kept.
+    return this.made(claim, write);
   }
 
-  put(plant: StoredPlant, options: PutOptions, keep: KeepAnswer<'put'>): Promise<KeptAnswer> {
-    return this.writes.write({ kind: 'put', plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch, keep }) as Promise<KeptAnswer>;
+  private made(claim: KeyClaim, write: KeyedWrite): Promise<AnyOutcome> {
+    switch (write.kind) {
+      case 'put':
+        return this.writes.write(putWrite(write.plant, write.options, claim)) as Promise<AnyOutcome>;
+      case 'import':
+        return commitImportUnder(write.session, claim, write.createOnly);
+      case 'createEndpoint':
+        return this.webhookWrite(claim, 'createEndpoint', async (webhooks) => {
+          await webhooks.createEndpoint(write.endpoint);
+          return outcomeOf.createEndpoint(write.endpoint);
+        });
+      case 'rotateSecret':
+        return this.webhookWrite(claim, 'rotateSecret', async (webhooks) =>
+          outcomeOf.rotateSecret(write.secret, await webhooks.rotateSecret(write.id, write.secret, write.previousUntil)),
+        );
+      case 'replay':
+        return this.webhookWrite(claim, 'replay', async (webhooks) =>
+          outcomeOf.replay(await webhooks.replay(write.endpointId, write.since, write.until)),
+        );
+    }
   }
 
   /** A webhook write, as without a key (the same statements, on the transaction's connection), under the key's claim. */
-  private webhookWrite<T>(keep: AnyKeepAnswer, write: (webhooks: PostgresWebhooks) => Promise<T>, outcome: (result: T) => Outcome) {
-    return this.transaction(async (query) => {
-      const earlier = await claimKey(query, keep);
-      if (earlier) return earlier;
-      const result = await write(new PostgresWebhooks(query));
-      return keepAnswer(query, keep, outcome(result));
-    });
+  private webhookWrite<K extends KeyedKind>(claim: KeyClaim, kind: K, write: (webhooks: PostgresWebhooks) => Promise<Outcomes[K]>) {
+    return this.transaction((query) => underKey(query, claim, kind, () => write(new PostgresWebhooks(query))));
   }
 
-  createEndpoint(endpoint: NewEndpointRecord, keep: KeepAnswer<'createEndpoint'>): Promise<KeptAnswer> {
-    return this.webhookWrite(keep, (webhooks) => webhooks.createEndpoint(endpoint), outcomeOf.createEndpoint);
+  async find(owner: string, key: string): Promise<AnyOutcome | undefined> {
+    const { rows } = await this.query<KeyRow>(FIND, [[owner], [key]]);
+    return rows[0] && replayOf(rows[0]);
   }
 
-  rotateSecret(id: string, secret: string, previousUntil: number, keep: KeepAnswer<'rotateSecret'>): Promise<KeptAnswer> {
-    return this.webhookWrite(keep, (webhooks) => webhooks.rotateSecret(id, secret, previousUntil), outcomeOf.rotateSecret);
-  }
-
-  replay(endpointId: string, since: number, until: number | undefined, keep: KeepAnswer<'replay'>): Promise<KeptAnswer> {
-    return this.webhookWrite(keep, (webhooks) => webhooks.replay(endpointId, since, until), outcomeOf.replay);
-  }
-
-  async deleteExpired(): Promise<number> {
-    const { rowCount } = await this.query(`DELETE FROM idempotency_keys WHERE expires_at <= ${NOW_MS}`, []);
+  async deleteExpired(limit: number): Promise<number> {
+    const { rowCount } = await this.query(SWEEP, [limit]);
     return rowCount ?? 0;
   }
 
   async count(): Promise<number> {
-    const { rows } = await this.query<{ n: string }>(`SELECT count(*)::text AS n FROM idempotency_keys WHERE expires_at > ${NOW_MS}`, []);
+    const { rows } = await this.query<{ n: string }>(COUNT, []);
     return Number(rows[0]!.n);
   }
 }

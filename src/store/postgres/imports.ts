@@ -8,8 +8,9 @@ import { toPlant, type PlantRow } from '../rows.js';
 import { ImportConflictError, type ImportResult, type PlantImport } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
 import { toPlantId, type PlantId } from '../../model/plant-id.js';
-import { outcomeOf, type KeptAnswer } from '../idempotency.js';
-import { claimKey, keepAnswer } from './kept-answers.js';
+import { outcomeOf, type AnyOutcome, type KeyClaim } from '../idempotency.js';
+import { underKey } from './keys.js';
+import type { Query } from './query.js';
 
 /** The import's transaction may idle this long between chunks (a slow upload), and statements take as long as they need. */
 const IMPORT_SESSION = `SET LOCAL idle_in_transaction_session_timeout = '10min'; SET LOCAL statement_timeout = 0`;
@@ -53,6 +54,16 @@ interface Merged {
   result: ImportResult;
   total: number;
   announced: Announced;
+}
+
+/** How each import this store started commits under an Idempotency-Key (postgres/idempotency.ts), by its session. */
+const keyedCommits = new WeakMap<PlantImport, (claim: KeyClaim, createOnly: boolean) => Promise<AnyOutcome>>();
+
+/** Commits an import this store started, under a claim on a key, on the import's own connection and transaction. */
+export function commitImportUnder(session: PlantImport, claim: KeyClaim, createOnly: boolean): Promise<AnyOutcome> {
+  const commit = keyedCommits.get(session);
+  if (commit === undefined) throw new Error('the import was not started by this store');
+  return commit(claim, createOnly);
 }
 
 export interface ImportListeners {
@@ -196,7 +207,7 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
     return merged(total, replaced, announced);
   };
 
-  return {
+  const session: PlantImport = {
     async add(rows: StoredPlant[]) {
       // One statement may not touch a row twice: the last row of an id wins within the chunk, as across chunks.
       const last = new Map<string, StoredPlant>();
@@ -217,23 +228,24 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
       }
       return committed(merged);
     },
-    async commitKept({ createOnly }, keep): Promise<KeptAnswer> {
-      const query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => run<R>(text, values);
-      // Claimed before the merge: a second import with the key waits here for this one, then finds its answer.
-      const earlier = await claimKey(query, keep);
-      if (earlier) {
-        await finish('ROLLBACK');
-        return earlier;
-      }
-      const merged = await merge(createOnly);
-      const answer = await keepAnswer(query, keep, outcomeOf.import('conflict' in merged ? merged : merged.result));
-      // A conflict keeps its answer and nothing else: the staged rows go with the commit (ON COMMIT DROP).
-      if ('conflict' in merged) await finish('COMMIT');
-      else await committed(merged);
-      return answer;
-    },
     async abort() {
       if (!done) await finish('ROLLBACK').catch(() => undefined);
     },
   };
+  // The same commit under a key, claimed before the merge: a second import with the key waits on the
+  // claim for this one, then finds its outcome.
+  keyedCommits.set(session, async (claim, createOnly) => {
+    const query: Query = (text, values) => run(text, values);
+    const made: { merged?: Merged | { conflict: PlantId } } = {};
+    const outcome = await underKey(query, claim, 'import', async () => {
+      const merged = (made.merged = await merge(createOnly));
+      return outcomeOf.import('conflict' in merged ? merged : merged.result);
+    });
+    if (made.merged === undefined) await finish('ROLLBACK');
+    // A conflict keeps its outcome and nothing else: the staged rows go with the commit (ON COMMIT DROP).
+    else if ('conflict' in made.merged) await finish('COMMIT');
+    else await committed(made.merged);
+    return outcome;
+  });
+  return session;
 }

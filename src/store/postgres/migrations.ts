@@ -271,4 +271,20 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 `,
   },
+  {
+    version: 9,
+    name: 'idempotency_outcomes',
+    sql: `
+-- A key keeps the write's outcome (what it did, as JSON: store/idempotency.ts) instead of its HTTP answer:
+-- each route renders its answer from the outcome, the first time and on every replay. The answers kept
+-- by the release before stay, until they expire, as outcomes of the kind 'answer' holding them as they
+-- were ({"status":…,"headers":{…},"body":"…"}), and are replayed as kept. The outcome is NULL only in
+-- the transaction that claimed the key, until it keeps it there; nobody else sees that.
+ALTER TABLE idempotency_keys
+  ADD COLUMN kind text,     -- the write: put, import, createEndpoint, rotateSecret, replay (or answer)
+  ADD COLUMN outcome text;  -- what it did, as JSON
+UPDATE idempotency_keys SET kind = 'answer', outcome = json_build_object('status', status, 'headers', headers::json, 'body', body)::text;
+ALTER TABLE idempotency_keys DROP COLUMN status, DROP COLUMN headers, DROP COLUMN body, ALTER COLUMN kind SET NOT NULL;
+`,
+  },
 ]);

@@ -4,10 +4,9 @@ import { newEventId } from '../../model/events.js';
 import { COMMIT_CTE, eventsCte, KEY_COLUMN, keyCte, type FeedContext } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
-import type { DeleteResult, IfMatch, PatchResult, PlantChanges, PutResult } from '../store.js';
+import type { DeleteResult, IfMatch, PatchResult, PlantChanges, PutOptions, PutResult } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
-import { outcomeOf, type KeepAnswer, type KeptAnswer } from '../idempotency.js';
-import { claimKey, keepAnswer } from './kept-answers.js';
+import type { AnyOutcome, KeyClaim } from '../idempotency.js';
 
 /**
  * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
@@ -18,8 +17,8 @@ import { claimKey, keepAnswer } from './kept-answers.js';
  */
 
 export type PlantWrite =
-  /** With `keep` (an Idempotency-Key), its answer is kept in the same transaction and is its result. */
-  | { kind: 'put'; plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined; keep?: KeepAnswer<'put'> | undefined }
+  /** With a `claim` on an Idempotency-Key, made by keyed-puts.ts: its outcome is kept in the same transaction and is its result. */
+  | { kind: 'put'; plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined; claim?: KeyClaim | undefined }
   | { kind: 'patch'; id: PlantId; changes: PlantChanges; ifMatch: IfMatch | undefined }
   | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined };
 
@@ -29,7 +28,7 @@ export interface PlantWriteResults {
   delete: DeleteResult;
 }
 
-export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']] | KeptAnswer;
+export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']] | AnyOutcome;
 
 /**
  * What a statement did: each write's result, in the order given, how many messages it queued for
@@ -48,14 +47,24 @@ interface Counts {
   event_key: string;
 }
 
-/** A plain put (no condition) replaces or creates whatever is there: many of them go in one statement. */
-export function isPlainPut(write: PlantWrite): write is Extract<PlantWrite, { kind: 'put' }> {
-  return write.kind === 'put' && !write.createOnly && write.ifMatch === undefined && write.keep === undefined;
+/** A put as the group commit takes it (with an Idempotency-Key too: postgres/idempotency.ts). */
+export function putWrite(plant: StoredPlant, options: PutOptions, claim?: KeyClaim): PlantWrite {
+  return { kind: 'put', plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch, claim };
 }
 
-/** A write that takes more than one statement (a patch; a keyed put: its claim, the put, its answer), so it needs a transaction even alone. */
+/** A put without a condition replaces or creates whatever is there: many of them go in one statement. */
+export function isUnconditionalPut(write: PlantWrite): write is Extract<PlantWrite, { kind: 'put' }> {
+  return write.kind === 'put' && !write.createOnly && write.ifMatch === undefined;
+}
+
+/** A plain put: unconditional, without a key. */
+export function isPlainPut(write: PlantWrite): write is Extract<PlantWrite, { kind: 'put' }> {
+  return isUnconditionalPut(write) && write.claim === undefined;
+}
+
+/** A write that takes more than one statement (a patch; a keyed put: its claim, the put, its outcome), so it needs a transaction even alone. */
 export function needsTransaction(write: PlantWrite): boolean {
-  return write.kind === 'patch' || (write.kind === 'put' && write.keep !== undefined);
+  return write.kind === 'patch' || (write.kind === 'put' && write.claim !== undefined);
 }
 
 /** Counts the messages of a write's outbox CTE (named q) queued for delivery. */
@@ -151,8 +160,8 @@ export async function applyPlainPuts(
 export function applyOne(query: Query, write: PlantWrite, feed: FeedContext, traceparent?: string): Promise<Applied> {
   switch (write.kind) {
     case 'put':
-      if (write.keep !== undefined) return applyKeptPut(query, write, write.keep, feed, traceparent);
-      return isPlainPut(write)
+      // A keyed put comes here without its claim (keyed-puts.ts made it).
+      return isUnconditionalPut(write)
         ? applyPlainPuts(query, [write.plant], feed, traceparent === undefined ? undefined : [traceparent])
         : applyConditionalPut(query, write, feed, traceparent);
     case 'patch':
@@ -160,25 +169,6 @@ export function applyOne(query: Query, write: PlantWrite, feed: FeedContext, tra
     case 'delete':
       return applyDelete(query, write, feed, traceparent);
   }
-}
-
-/**
- * A put under an Idempotency-Key (inside the batch's transaction): the key claimed first; when an earlier
- * request keeps an answer under it, no put is made and that answer is the result; else the put, as
- * without a key, and its answer kept.
- */
-async function applyKeptPut(
-  query: Query,
-  write: Extract<PlantWrite, { kind: 'put' }>,
-  keep: KeepAnswer<'put'>,
-  feed: FeedContext,
-  traceparent: string | undefined,
-): Promise<Applied> {
-  const earlier = await claimKey(query, keep);
-  if (earlier) return { results: [earlier], queued: 0, events: 0, eventKey: feed.key };
-  const done = await applyOne(query, { ...write, keep: undefined }, feed, traceparent);
-  const answer = await keepAnswer(query, keep, outcomeOf.put(done.results[0] as PutResult));
-  return { ...done, results: [answer] };
 }
 
 /** No traceparent (tracing off): NULL in the SQL, no parameter. */
@@ -215,7 +205,8 @@ async function applyConditionalPut(
       int8(plant.id),
       ifMatchParam(ifMatch),
     ]);
-    return { results: [{ outcome: rows[0]!.found ? 'exists' : 'precondition-failed' }], queued: 0, events: 0, eventKey: feed.key };
+    const refused: PutResult = { outcome: rows[0]!.found ? 'exists' : 'precondition-failed' };
+    return { results: [refused], queued: 0, events: 0, eventKey: feed.key };
   }
   const at = Date.now();
   const values = [int8(plant.id), plant.name, plant.tag ?? null, newEventId(), at];

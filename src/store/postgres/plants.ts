@@ -3,6 +3,7 @@ import { toPlantId, type PlantId } from '../../model/plant-id.js';
 import { openExport } from './exports.js';
 import { postgresImport, type ImportListeners } from './imports.js';
 import type { PostgresWriteBatcher } from './group-commit.js';
+import { putWrite } from './plant-writes.js';
 import type { PlantLookups } from './gathered-reads.js';
 import type { PlantReads } from './query.js';
 import { toPlant } from '../rows.js';
@@ -62,7 +63,7 @@ export class PostgresPlants implements PlantStore {
   }
 
   put(plant: StoredPlant, options: PutOptions = {}): Promise<PutResult> {
-    return this.writes.write({ kind: 'put', plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch }) as Promise<PutResult>;
+    return this.writes.write(putWrite(plant, options)) as Promise<PutResult>;
   }
 
   patch(id: PlantId, changes: PlantChanges, options: ConditionalOptions = {}): Promise<PatchResult> {

@@ -1,66 +1,70 @@
-import type { StoredPlant } from '../../model/plant.js';
-import { parseHeaders, type IdempotencyStore, type KeepAnswer, type KeptAnswer } from '../idempotency.js';
-import type { PutOptions } from '../store.js';
-import type { NewEndpointRecord } from '../webhook-store.js';
+import {
+  replayOf,
+  type AnyOutcome,
+  type EarlierAnswer,
+  type IdempotencyStore,
+  type KeyClaim,
+  type KeyedOutcome,
+  type KeyedWrite,
+  type KeyRow,
+} from '../idempotency.js';
 import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
+import { commitImportUnder } from './imports.js';
+import { putOp } from './plants.js';
+import { FIND_KEY, KEPT_SQL } from './writer/idempotency.js';
+import type { KeyedOp } from './writer/protocol.js';
 import type { WriteThread } from './writer/thread.js';
 
 /**
- * Answers kept for Idempotency-Keys on SQLite: found on the main thread's connection; every keyed write,
- * with its look for an earlier answer, made by the writer thread in its batch (writer/idempotency.ts).
+ * Idempotency-Keys on SQLite: outcomes found on the main thread's connection; every keyed write, with its
+ * look for an earlier outcome, made by the writer thread in its batch (writer/idempotency.ts), as the
+ * same message the write is without a key.
  */
 export class SqliteIdempotency implements IdempotencyStore {
   private readonly found;
-  private readonly live;
+  private readonly kept;
 
   constructor(
     db: Connection,
     private readonly writer: WriteThread,
   ) {
-    this.found = prepare<[string, string, number], { fingerprint: string; status: number; headers: string; body: string }>(
-      db,
-      'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE owner = ? AND key = ? AND expires_at > ?',
-    );
-    this.live = prepare<[number], number>(db, 'SELECT count(*) FROM idempotency_keys WHERE expires_at > ?').pluck();
+    this.found = prepare<[string, string, number], KeyRow>(db, FIND_KEY);
+    this.kept = prepare<[number], number>(db, KEPT_SQL).pluck();
   }
 
-  find(owner: string, key: string): Promise<KeptAnswer | undefined> {
+  write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer> {
+    // The writer thread answers the outcome of the write's kind, or the one an earlier request kept.
+    if (write.kind === 'import') return commitImportUnder(write.session, claim, write.createOnly);
+    return this.writer.write({ kind: 'keyed', claim, write: writerOp(write) });
+  }
+
+  find(owner: string, key: string): Promise<AnyOutcome | undefined> {
     return guard(() => {
       const row = this.found.get(owner, key, Date.now());
-      return row && { fingerprint: row.fingerprint, status: row.status, headers: parseHeaders(row.headers), body: row.body, earlier: true };
+      return row && replayOf(row);
     });
   }
 
-  put(plant: StoredPlant, options: PutOptions, keep: KeepAnswer<'put'>): Promise<KeptAnswer> {
-    const op = {
-      kind: 'put' as const,
-      id: plant.id,
-      name: plant.name,
-      tag: plant.tag ?? null,
-      createOnly: options.createOnly === true,
-      ifMatch: options.ifMatch,
-    };
-    return this.writer.write({ kind: 'keyed', op, keep });
-  }
-
-  createEndpoint(endpoint: NewEndpointRecord, keep: KeepAnswer<'createEndpoint'>): Promise<KeptAnswer> {
-    return this.writer.write({ kind: 'keyed', op: { kind: 'createEndpoint', endpoint }, keep });
-  }
-
-  rotateSecret(id: string, secret: string, previousUntil: number, keep: KeepAnswer<'rotateSecret'>): Promise<KeptAnswer> {
-    return this.writer.write({ kind: 'keyed', op: { kind: 'rotateSecret', id, secret, previousUntil }, keep });
-  }
-
-  replay(endpointId: string, since: number, until: number | undefined, keep: KeepAnswer<'replay'>): Promise<KeptAnswer> {
-    return this.writer.write({ kind: 'keyed', op: { kind: 'replay', endpointId, since, until, now: Date.now() }, keep });
-  }
-
-  deleteExpired(): Promise<number> {
-    return this.writer.write({ kind: 'deleteExpiredKeys' });
+  deleteExpired(limit: number): Promise<number> {
+    return this.writer.write({ kind: 'deleteExpiredKeys', limit });
   }
 
   count(): Promise<number> {
-    return guard(() => this.live.get(Date.now())!);
+    return guard(() => this.kept.get(Date.now()) ?? 0);
+  }
+}
+
+/** A keyed write as the writer thread's message for it without a key. */
+function writerOp(write: Exclude<KeyedWrite, { kind: 'import' }>): KeyedOp {
+  switch (write.kind) {
+    case 'put':
+      return putOp(write.plant, write.options);
+    case 'createEndpoint':
+      return { kind: 'createEndpoint', endpoint: write.endpoint };
+    case 'rotateSecret':
+      return { kind: 'rotateSecret', id: write.id, secret: write.secret, previousUntil: write.previousUntil };
+    case 'replay':
+      return { kind: 'replay', endpointId: write.endpointId, since: write.since, until: write.until, now: Date.now() };
   }
 }

@@ -178,4 +178,31 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 `,
   },
+  {
+    version: 9,
+    name: 'idempotency_outcomes',
+    sql: `
+-- A key keeps the write's outcome (what it did, as JSON: store/idempotency.ts) instead of its HTTP answer:
+-- each route renders its answer from the outcome, the first time and on every replay. The answers kept
+-- by the release before stay, until they expire, as outcomes of the kind 'answer' holding them as they
+-- were ({"status":…,"headers":{…},"body":"…"}), and are replayed as kept. How many rows the table holds
+-- is counted in counters as the writer thread keeps and sweeps them (a gauge reads it).
+CREATE TABLE idempotency_outcomes (
+  owner       TEXT NOT NULL,     -- the token's id, or jwt:<iss>:<sub>: keys of different owners never meet
+  key         TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,     -- of the request (method, path, body…): a retry must be the same request
+  kind        TEXT NOT NULL,     -- the write: put, import, createEndpoint, rotateSecret, replay (or answer)
+  outcome     TEXT NOT NULL,     -- what it did, as JSON
+  expires_at  INTEGER NOT NULL,  -- epoch ms: IDEMPOTENCY_KEY_TTL after the commit
+  PRIMARY KEY (owner, key)
+) WITHOUT ROWID;
+INSERT INTO idempotency_outcomes (owner, key, fingerprint, kind, outcome, expires_at)
+  SELECT owner, key, fingerprint, 'answer', json_object('status', status, 'headers', json(headers), 'body', body), expires_at
+  FROM idempotency_keys;
+DROP TABLE idempotency_keys;
+ALTER TABLE idempotency_outcomes RENAME TO idempotency_keys;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+INSERT INTO counters (name, value) VALUES ('idempotency_keys', (SELECT count(*) FROM idempotency_keys));
+`,
+  },
 ]);

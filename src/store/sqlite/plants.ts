@@ -38,10 +38,16 @@ import {
 import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';
+import type { WriteOf } from './writer/protocol.js';
 import type { BatchTracer } from '../batcher.js';
 
 /** A plant by id, with its version (also the read prototype's, bench/read-prototype.ts). */
 export const GET_SQL = 'SELECT id, name, tag, version FROM plants WHERE id = ?';
+
+/** A put as the writer thread makes it (with an Idempotency-Key too: sqlite/idempotency.ts). */
+export function putOp(plant: StoredPlant, options: PutOptions): WriteOf<'put'> {
+  return { kind: 'put', id: plant.id, name: plant.name, tag: plant.tag ?? null, createOnly: options.createOnly === true, ifMatch: options.ifMatch };
+}
 
 /**
  * Plants on SQLite: reads on the main thread's connection (those of one turn run together), every write
@@ -141,14 +147,7 @@ export class SqlitePlants implements PlantStore {
   }
 
   put(plant: StoredPlant, options: PutOptions = {}): Promise<PutResult> {
-    return this.writer.write({
-      kind: 'put',
-      id: plant.id,
-      name: plant.name,
-      tag: plant.tag ?? null,
-      createOnly: options.createOnly === true,
-      ifMatch: options.ifMatch,
-    });
+    return this.writer.write(putOp(plant, options));
   }
 
   patch(id: PlantId, changes: PlantChanges, options: ConditionalOptions = {}): Promise<PatchResult> {

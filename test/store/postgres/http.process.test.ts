@@ -29,8 +29,10 @@ const SUITES = [
   'http/rate-limit-refusals.test.js',
   // A JWT's principal: its Idempotency-Key answers kept apart from another's of the same name.
   'auth/jwt-principals.test.js',
-  // Idempotency-Keys: their answers kept in PostgreSQL's transactions (the webhook POSTs' too).
+  // Idempotency-Keys: their outcomes kept in PostgreSQL's transactions (the webhook POSTs' too), the answers' bytes.
   'http/idempotency.test.js',
+  'http/idempotency-answers.test.js',
+  'http/idempotency-upgrade.test.js',
   'webhooks/keyed.test.js',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.js',

@@ -1,26 +1,40 @@
-import { outcomeOf, parseHeaders, renderAnswer, type KeptAnswer, type Outcome } from '../../idempotency.js';
+import {
+  KEY_COLUMNS,
+  madeUnder,
+  outcomeOf,
+  outcomeText,
+  replayOf,
+  type KeyClaim,
+  type KeyedKind,
+  type KeyedOutcome,
+  type KeyRow,
+} from '../../idempotency.js';
 import { prepare, type Connection } from '../connection.js';
 import type { KeyedOp, WriteKind, WriteOf, WriteResults } from './protocol.js';
 
 /**
- * Answers kept for Idempotency-Keys, in the writer thread: a keyed write looks for an unexpired answer
- * under its key first, and makes its write only when there is none, then keeps its answer, all in the
- * batch's transaction (store/idempotency.ts). This thread is the store's only writer, so the look and the
- * write cannot be raced by this process; another process (the CLI, a worker of WEB_CONCURRENCY) writes
- * only after this transaction commits or before it began (the write lock is taken at BEGIN).
+ * Writes under Idempotency-Keys in the writer thread (store/idempotency.ts): a keyed write looks for an
+ * unexpired outcome under its key first, and makes its write, as without a key, only when there is none;
+ * then keeps its outcome under the key, all in the batch's transaction. This thread is the store's only
+ * writer, so the look and the write cannot be raced by this process; another process (the CLI, a worker of
+ * WEB_CONCURRENCY) writes only after this transaction commits or before it began (the write lock is taken
+ * at BEGIN).
  */
 
-interface KeptRow {
-  fingerprint: string;
-  status: number;
-  headers: string;
-  body: string;
-}
+/** The unexpired outcome under an owner's key, at a time (epoch ms): the one look, of this thread and the main thread. */
+export const FIND_KEY = `SELECT ${KEY_COLUMNS} FROM idempotency_keys WHERE owner = ? AND key = ? AND expires_at > ?`;
+
+/**
+ * How many outcomes are kept, expired or not: counted by this thread as it keeps and sweeps them (in
+ * counters, so that nobody counts a million rows for a gauge); the main thread takes the expired away.
+ */
+export const KEPT_SQL = `SELECT (SELECT value FROM counters WHERE name = 'idempotency_keys')
+  - (SELECT count(*) FROM idempotency_keys WHERE expires_at <= ?)`;
 
 interface Needs {
   /** Applies one write as the batch does, without a key. */
   apply<K extends WriteKind>(op: WriteOf<K>): WriteResults[K];
-  /** Drops a staged import that will not be committed (its key has an answer already). */
+  /** Drops a staged import that will not be committed (its key has an outcome already). */
   dropImport(importId: number): void;
   /** The batch's time (epoch ms). */
   now(): number;
@@ -28,47 +42,74 @@ interface Needs {
 
 type Ops = { [K in 'keyed' | 'deleteExpiredKeys']: (op: WriteOf<K>) => WriteResults[K] };
 
-/** What the write did, for its answer. */
-function outcome(op: KeyedOp, result: WriteResults[KeyedOp['kind']]): Outcome {
+/** What the write did, from what this thread's write answered. */
+function made(claim: KeyClaim, op: KeyedOp, result: WriteResults[KeyedOp['kind']]): KeyedOutcome<KeyedKind> {
   switch (op.kind) {
     case 'put':
-      return outcomeOf.put(result as WriteResults['put']);
+      return madeUnder(claim, 'put', outcomeOf.put(result as WriteResults['put']));
     case 'importCommit':
-      return outcomeOf.import(result as WriteResults['importCommit']);
+      return madeUnder(claim, 'import', outcomeOf.import(result as WriteResults['importCommit']));
     case 'createEndpoint':
-      return outcomeOf.createEndpoint();
+      return madeUnder(claim, 'createEndpoint', outcomeOf.createEndpoint(op.endpoint));
     case 'rotateSecret':
-      return outcomeOf.rotateSecret(result as boolean);
+      return madeUnder(claim, 'rotateSecret', outcomeOf.rotateSecret(op.secret, result as boolean));
     case 'replay':
-      return outcomeOf.replay(result as number | null);
+      return madeUnder(claim, 'replay', outcomeOf.replay(result as number | null));
   }
 }
 
-export function sqliteKeptAnswers(db: Connection, needs: Needs): Ops {
-  const find = prepare<[string, string, number], KeptRow>(
+/**
+ * The keyed writes and the sweep, and the count of kept outcomes: changed in memory through a batch and
+ * written back by `save`, in the batch's transaction (a failed batch `forget`s it).
+ */
+export function sqliteKeyWrites(db: Connection, needs: Needs): { ops: Ops; save(): void; forget(): void } {
+  const find = prepare<[string, string, number], KeyRow>(db, FIND_KEY);
+  const insert = prepare<[string, string, string, string, string, number]>(
     db,
-    'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE owner = ? AND key = ? AND expires_at > ?',
+    'INSERT INTO idempotency_keys (owner, key, fingerprint, kind, outcome, expires_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, key) DO NOTHING',
   );
-  // REPLACE: an expired answer not swept yet gives way.
-  const keep = prepare<[string, string, string, number, string, string, number]>(
+  // An expired outcome not swept yet gives way.
+  const takeOver = prepare<[string, string, string, number, string, string]>(
     db,
-    'INSERT OR REPLACE INTO idempotency_keys (owner, key, fingerprint, status, headers, body, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'UPDATE idempotency_keys SET fingerprint = ?, kind = ?, outcome = ?, expires_at = ? WHERE owner = ? AND key = ?',
   );
-  const sweep = prepare<[number]>(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?');
+  // The longest expired first, found on the expiry index; by the primary key (the table has no rowid).
+  const sweep = prepare<[number, number]>(
+    db,
+    `DELETE FROM idempotency_keys WHERE (owner, key) IN
+       (SELECT owner, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+  );
+  const count = prepare<[number]>(db, "UPDATE counters SET value = value + ? WHERE name = 'idempotency_keys'");
+  /** Outcomes kept (+) and swept (−) by this batch so far. */
+  let added = 0;
   return {
-    keyed({ op, keep: claim }): KeptAnswer {
-      const now = needs.now();
-      const found = find.get(claim.owner, claim.key, now);
-      if (found !== undefined) {
-        if (op.kind === 'importCommit') needs.dropImport(op.importId);
-        return { fingerprint: found.fingerprint, status: found.status, headers: parseHeaders(found.headers), body: found.body, earlier: true };
-      }
-      const answer = renderAnswer(claim.answers, outcome(op, needs.apply(op)));
-      keep.run(claim.owner, claim.key, claim.fingerprint, answer.status, JSON.stringify(answer.headers), answer.body, now + claim.ttlMs);
-      return { ...answer, fingerprint: claim.fingerprint, earlier: false };
+    ops: {
+      keyed({ claim, write }) {
+        const now = needs.now();
+        const found = find.get(claim.owner, claim.key, now);
+        if (found !== undefined) {
+          if (write.kind === 'importCommit') needs.dropImport(write.importId);
+          return replayOf(found);
+        }
+        const result = made(claim, write, needs.apply(write));
+        const text = outcomeText(result.outcome);
+        const expires = now + claim.ttlMs;
+        if (insert.run(claim.owner, claim.key, claim.fingerprint, result.kind, text, expires).changes === 1) added++;
+        else takeOver.run(claim.fingerprint, result.kind, text, expires, claim.owner, claim.key);
+        return result;
+      },
+      deleteExpiredKeys({ limit }) {
+        const deleted = sweep.run(needs.now(), limit).changes;
+        added -= deleted;
+        return deleted;
+      },
     },
-    deleteExpiredKeys() {
-      return sweep.run(needs.now()).changes;
+    save() {
+      if (added !== 0) count.run(added);
+      added = 0;
+    },
+    forget() {
+      added = 0;
     },
   };
 }

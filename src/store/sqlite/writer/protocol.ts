@@ -3,7 +3,7 @@ import type { ClassifiedError } from '../errors.js';
 import type { DeleteResult, IfMatch, ImportResult, PatchResult, PutResult } from '../../store.js';
 import type { StoredPlant } from '../../../model/plant.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
-import type { AnyKeepAnswer, KeptAnswer } from '../../idempotency.js';
+import type { KeyClaim, AnyOutcome } from '../../idempotency.js';
 
 /**
  * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
@@ -28,10 +28,10 @@ export type WriteOp =
   | { kind: 'deleteExpiredEvents'; before: number; limit: number }
   | { kind: 'indexSearch' }
   | { kind: 'rebuildSearch' }
-  | { kind: 'keyed'; op: KeyedOp; keep: AnyKeepAnswer }
-  | { kind: 'deleteExpiredKeys' };
+  | { kind: 'keyed'; claim: KeyClaim; write: KeyedOp }
+  | { kind: 'deleteExpiredKeys'; limit: number };
 
-/** The writes a POST makes, which can keep their answer under an Idempotency-Key (store/idempotency.ts). */
+/** The writes that can be made under an Idempotency-Key (store/idempotency.ts), as this thread makes them without one. */
 export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay'>;
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
@@ -68,9 +68,9 @@ export interface WriteResults {
   indexSearch: number;
   /** Plants in the index rebuilt. */
   rebuildSearch: number;
-  /** The answer kept with the write, or the one an earlier request kept under the key (and no write made). */
-  keyed: KeptAnswer;
-  /** Kept answers deleted, their time to live past. */
+  /** The write's outcome, kept under its key; or the one an earlier request kept there (and no write made). */
+  keyed: AnyOutcome;
+  /** Outcomes deleted, their time to live past (at most the limit). */
   deleteExpiredKeys: number;
 }
 

@@ -201,7 +201,7 @@ export class WriteThread {
 /** A write as sent with tracing on: a plant write carries its request's traceparent (the messages it queues keep it). */
 function traced({ op, caller }: Pending, tracer: BatchTracer): WriteOp {
   if (caller === undefined) return op;
-  if (op.kind === 'keyed' && op.op.kind === 'put') return { ...op, op: { ...op.op, traceparent: tracer.traceparent(caller) } };
+  if (op.kind === 'keyed' && op.write.kind === 'put') return { ...op, write: { ...op.write, traceparent: tracer.traceparent(caller) } };
   if (op.kind !== 'put' && op.kind !== 'patch' && op.kind !== 'delete') return op;
   return { ...op, traceparent: tracer.traceparent(caller) };
 }

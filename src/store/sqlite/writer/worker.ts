@@ -3,7 +3,7 @@ import type { PlantChange } from '../../../model/events.js';
 import { configureConnection, openConnection } from '../connection.js';
 import { classifySqliteError } from '../errors.js';
 import { sqliteEventWrites } from './feed.js';
-import { sqliteKeptAnswers } from './idempotency.js';
+import { sqliteKeyWrites } from './idempotency.js';
 import { sqliteSearchIndexer } from './search-index.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plant-writes.js';
@@ -110,6 +110,12 @@ function flushChanges(): void {
   changes = [];
 }
 
+const keys = sqliteKeyWrites(db, {
+  apply: (op) => applyOne(op) as never,
+  dropImport: (importId) => imports.ops.importAbort({ kind: 'importAbort', importId }),
+  now: () => now,
+});
+
 const imports = sqliteImports(db, {
   nextVersion: (count) => versions.next(count),
   // The changes made before the import in this batch come first in the feed.
@@ -144,11 +150,7 @@ const apply: { [K in WriteKind]: (op: WriteOf<K>) => WriteResults[K] } = {
     return search.behind();
   },
   rebuildSearch: () => search.rebuild(),
-  ...sqliteKeptAnswers(db, {
-    apply: (op) => applyOne(op) as never,
-    dropImport: (importId) => imports.ops.importAbort({ kind: 'importAbort', importId }),
-    now: () => now,
-  }),
+  ...keys.ops,
 };
 
 function applyOne(op: WriteOp): WriteResults[WriteKind] {
@@ -165,6 +167,7 @@ const commitBatch = db.transaction((ops: WriteOp[]) => {
   const results = ops.map(applyOne);
   flushChanges();
   versions.save();
+  keys.save();
   return { results, queued, recorded };
 });
 
@@ -191,6 +194,7 @@ port.on('message', (message: WriteOp[] | 'close') => {
   } catch (error) {
     // A failed batch leaves its import stages as they were before it (TEMP tables roll back too).
     versions.forget();
+    keys.forget();
     reply = { ok: false, error: classifySqliteError(error) };
   }
   port.postMessage(reply);

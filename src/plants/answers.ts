@@ -1,0 +1,64 @@
+import type { FastifyReply } from 'fastify';
+import { etag } from '../http/conditional.js';
+import { HttpError } from '../http/errors.js';
+import { addWarning, ignoredWarnings } from '../http/unknown-fields.js';
+import { toPlantId, type PlantId } from '../model/plant-id.js';
+import type { StoredPlant } from '../model/plant.js';
+import type { Outcomes } from '../store/idempotency.js';
+import { ImportConflictError, type IfMatch } from '../store/store.js';
+
+/**
+ * What the plant routes answer: their refusals, and the answers of the POSTs to what their write did.
+ * A POST answers from its write's outcome with one function, without an Idempotency-Key, with one the
+ * first time and on every replay of it (http/idempotency.ts), so that all three are the same bytes.
+ */
+
+export function notFound(id: PlantId): HttpError {
+  return new HttpError(404, `no plant with id ${id}`);
+}
+
+export function exists(id: PlantId): HttpError {
+  return new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+}
+
+export function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
+  return new HttpError(
+    412,
+    condition === '*'
+      ? `no plant with id ${id} (If-Match: *)`
+      : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
+  );
+}
+
+/** The 409 of a create-only import that found an id stored already (the outcome's id, as decimal text). */
+function importConflict(id: PlantId | string): HttpError {
+  return new HttpError(409, new ImportConflictError(typeof id === 'string' ? toPlantId(id) : id).message);
+}
+
+/** The warning of a POST that replaced a plant rather than creating it. */
+function replacedWarning(id: PlantId): string {
+  return `replaced the stored plant ${id}`;
+}
+
+/**
+ * POST /plants: 200 with the plant's name and tag and its new ETag, or the 412 the put found
+ * (If-None-Match: * of a plant that exists; If-Match not holding). `condition`: the request's If-Match.
+ */
+export function answerPut(reply: FastifyReply, put: Outcomes['put'], plant: StoredPlant, condition: IfMatch | undefined): FastifyReply {
+  if (put.outcome === 'exists') throw exists(plant.id);
+  if (put.outcome === 'precondition-failed') throw preconditionFailed(plant.id, condition!);
+  // Rule 1 keeps the 200 of a POST that replaced a plant; the answer says so (If-None-Match: * only creates).
+  if (put.outcome === 'replaced') addWarning(reply, replacedWarning(plant.id));
+  return reply.code(200).header('etag', etag(put.version)).send({ name: plant.name, tag: plant.tag });
+}
+
+/**
+ * POST /plants/import: 200 with the counts, with a Warning per unknown field of its rows (`ignored`: each
+ * field and the rows it was in, counted as the rows were read), or the 409 of a create-only import that
+ * found an id stored already.
+ */
+export function answerImport(reply: FastifyReply, imported: Outcomes['import'], ignored: ReadonlyMap<string, number>): FastifyReply {
+  if ('conflict' in imported) throw importConflict(imported.conflict);
+  for (const text of ignoredWarnings([...ignored.keys()], ignored)) addWarning(reply, text);
+  return reply.send(imported);
+}

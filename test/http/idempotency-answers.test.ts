@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { testApp, TOKEN, type TestApp } from '../helpers.js';
+
+/**
+ * The bytes of every keyed POST's answers, on either store (test/store/postgres/http.process.test.ts runs
+ * this file again on PostgreSQL): each route answers from its write's outcome with one function
+ * (http/idempotency.ts), so the first answer with a key and every replay of it are the same status,
+ * headers and body, byte for byte, and the same as the answer without a key, but for what the write
+ * itself makes anew each time (a version, an id, a secret).
+ */
+
+/** Headers that belong to the moment or the connection, not to the answer. */
+const MOMENT = new Set(['date', 'x-request-id', 'connection', 'keep-alive', 'idempotent-replayed']);
+
+function answerOf(response: LightMyRequestResponse): { status: number; headers: Record<string, unknown>; body: string } {
+  const headers = Object.fromEntries(Object.entries(response.headers).filter(([name]) => !MOMENT.has(name) && !name.startsWith('ratelimit')));
+  return { status: response.statusCode, headers, body: response.payload };
+}
+
+interface Request {
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+function send(t: TestApp, { path, body, headers = {} }: Request, key?: string) {
+  return t.app.inject({
+    method: 'POST',
+    url: path,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    },
+    payload: body,
+  });
+}
+
+/**
+ * The request with a key, again with it, and (unless told not to) without one: the first two the same
+ * bytes, the replay marked and the first not; answers what each answered.
+ */
+async function keyedTwice(t: TestApp, request: Request, key: string) {
+  const first = await send(t, request, key);
+  const replay = await send(t, request, key);
+  assert.equal(first.headers['idempotent-replayed'], undefined);
+  assert.equal(replay.headers['idempotent-replayed'], 'true');
+  assert.deepEqual(answerOf(replay), answerOf(first), `${request.path}: the replay is the first answer, byte for byte`);
+  return answerOf(first);
+}
+
+/** The answer with what a write makes anew blanked: a version (ETag), an endpoint's id, secret and time, the length they make. */
+function blanked(answer: ReturnType<typeof answerOf>) {
+  const blank = (text: string) =>
+    text
+      .replace(/^"\d+"$/, '"…"')
+      .replace(/ep_[0-9A-Z]+/g, 'ep_…')
+      .replace(/whsec_[A-Za-z0-9+/=]+/g, 'whsec_…')
+      .replace(/"createdAt":"[^"]+"/g, '"createdAt":"…"');
+  const headers = Object.fromEntries(
+    Object.entries(answer.headers).map(([name, value]) => [name, name === 'content-length' ? '…' : blank(String(value))]),
+  );
+  return { ...answer, headers, body: blank(answer.body) };
+}
+
+const URL = 'https://93.184.215.14/answers-hook';
+
+describe('the answers of keyed POSTs, byte for byte', () => {
+  it('POST /plants: created and replaced (200, ETag), and the 412s of If-None-Match: * and If-Match', async () => {
+    const t = await testApp(after);
+    const created = await keyedTwice(t, { path: '/plants', body: '{"id":1,"name":"Fern","tag":"green"}' }, 'created');
+    assert.equal(created.status, 200);
+    assert.equal(created.body, '{"name":"Fern","tag":"green"}');
+    const plain = answerOf(await send(t, { path: '/plants', body: '{"id":2,"name":"Fern","tag":"green"}' }));
+    assert.deepEqual(blanked(plain), blanked(created), 'the answer without a key');
+    const replaced = await keyedTwice(t, { path: '/plants', body: '{"id":2,"name":"Moss"}' }, 'replaced');
+    assert.deepEqual(blanked(replaced), blanked(answerOf(await send(t, { path: '/plants', body: '{"id":1,"name":"Moss"}' }))));
+    assert.notEqual(replaced.headers.etag, created.headers.etag);
+    const conditions: Array<[string, Record<string, string>]> = [
+      ['exists', { 'if-none-match': '*' }],
+      ['if-match', { 'if-match': '"999999"' }],
+      ['both', { 'if-match': '"999999"', 'if-none-match': '*' }],
+    ];
+    for (const [name, headers] of conditions) {
+      const request = { path: '/plants', body: '{"id":1,"name":"Ivy"}', headers };
+      const refused = await keyedTwice(t, request, name);
+      assert.equal(refused.status, 412, refused.body);
+      assert.deepEqual(answerOf(await send(t, request)), refused, `${name}: the 412 without a key`);
+    }
+  });
+
+  it('POST /plants/import: the counts (200) and the 409 of a create-only import', async () => {
+    const t = await testApp(after);
+    const ndjson = (ids: number[]) => ids.map((id) => `{"id":${id},"name":"p${id}"}`).join('\n');
+    const imported = await keyedTwice(t, { path: '/plants/import', body: ndjson([1, 2]), headers: { 'content-type': 'application/x-ndjson' } }, 'i');
+    assert.deepEqual([imported.status, imported.body], [200, '{"created":2,"replaced":0}']);
+    const plain = await send(t, { path: '/plants/import', body: ndjson([3, 4]), headers: { 'content-type': 'application/x-ndjson' } });
+    assert.deepEqual(answerOf(plain), imported);
+    const conflict = { path: '/plants/import?mode=create-only', body: ndjson([5, 1]), headers: { 'content-type': 'application/x-ndjson' } };
+    const refused = await keyedTwice(t, conflict, 'c');
+    assert.deepEqual(
+      [refused.status, JSON.parse(refused.body)],
+      [409, { error: 409, message: 'a plant with id 1 exists already (mode=create-only): nothing was imported' }],
+    );
+    assert.deepEqual(answerOf(await send(t, conflict)), refused);
+  });
+
+  it('POST /webhooks (201, Location), rotate-secret (200; 404) and replay (202; 404)', async () => {
+    const t = await testApp(after);
+    const registration = { path: '/webhooks', body: JSON.stringify({ url: URL, description: 'answers' }) };
+    const created = await keyedTwice(t, registration, 'register');
+    assert.equal(created.status, 201);
+    const id = (JSON.parse(created.body) as { id: string }).id;
+    assert.equal(created.headers.location, `/webhooks/${id}`);
+    assert.match(created.body, /"secret":"whsec_/);
+    assert.deepEqual(blanked(answerOf(await send(t, registration))), blanked(created));
+    const rotation = { path: `/webhooks/${id}/rotate-secret` };
+    const rotated = await keyedTwice(t, rotation, 'rotate');
+    assert.equal(rotated.status, 200);
+    assert.deepEqual(blanked(answerOf(await send(t, rotation))), blanked(rotated));
+    const replay = { path: `/webhooks/${id}/replay`, body: '{"since":"2026-01-01T00:00:00Z"}' };
+    const requeued = await keyedTwice(t, replay, 'replay');
+    assert.deepEqual([requeued.status, requeued.body], [202, '{"requeued":0}']);
+    assert.deepEqual(answerOf(await send(t, replay)), requeued);
+    for (const missing of [{ path: '/webhooks/ep_gone/rotate-secret' }, { path: '/webhooks/ep_gone/replay', body: replay.body }]) {
+      const refused = await keyedTwice(t, missing, missing.path);
+      assert.deepEqual([refused.status, JSON.parse(refused.body)], [404, { error: 404, message: 'no webhook endpoint with id ep_gone' }]);
+      assert.deepEqual(answerOf(await send(t, missing)), refused);
+    }
+  });
+});
