@@ -224,9 +224,30 @@ export async function stageImport<T>(
 /**
  * Reads the rows of `source` through as an import would, every row checked, and stores nothing: the body
  * of a request whose Idempotency-Key has an outcome already, read for its fingerprint (`onBytes`) and for
- * its rows' unknown fields (counted into `unknownFields` as the first time), the body limit enforced.
+ * its rows' unknown fields (counted into `unknownFields` as the first time), the body limit enforced. A row
+ * refused means a body unlike the first one (whose rows all passed): the rest is read for the fingerprint
+ * all the same, which then differs (422).
  */
 export async function readRows(source: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<void> {
-  const rows = ROWS[options.format](text(source, options.limit, options.onBytes), options.maxRowBytes, rowCheck(options.unknownFields));
-  for await (const _row of rows);
+  const chunks = source[Symbol.asyncIterator]();
+  // The parser stopping early (return) leaves the rest of the body to read here.
+  const kept = {
+    [Symbol.asyncIterator]: () => ({ next: () => chunks.next(), return: () => Promise.resolve({ done: true as const, value: undefined }) }),
+  };
+  let bytes = 0;
+  const onBytes = (chunk: Buffer) => {
+    bytes += chunk.length;
+    options.onBytes?.(chunk);
+  };
+  try {
+    for await (const _row of ROWS[options.format](text(kept, options.limit, onBytes), options.maxRowBytes, rowCheck(options.unknownFields)));
+  } catch (error) {
+    if (!(error instanceof ImportRowError)) throw error;
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) {
+      const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      bytes += chunk.length;
+      if (bytes > options.limit) throw new ImportTooLargeError(options.limit);
+      options.onBytes?.(chunk);
+    }
+  }
 }

@@ -186,6 +186,18 @@ describe('unknown fields of an import', async () => {
     assert.deepEqual(warnings(csv), []);
   });
 
+  it('a replay of a keyed import carries the same Warnings, its rows read through again', async () => {
+    const body = '{"id":50,"name":"a","tga":"x"}\n{"id":51,"name":"b","tga":"y"}\n';
+    const first = await ndjson(body, { 'idempotency-key': 'import-warnings' });
+    const replay = await ndjson(body, { 'idempotency-key': 'import-warnings' });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(warnings(first), ['299 - "unknown field \\"tga\\" was ignored in 2 rows"']);
+    assert.deepEqual(warnings(replay), warnings(first));
+    assert.equal(replay.payload, first.payload);
+    const other = await ndjson('not json at all\n', { 'idempotency-key': 'import-warnings' });
+    assertError(other, 422, 'import-warnings');
+  });
+
   it('strict: the first row with one is refused, naming its line and fields, and nothing is stored', async () => {
     const res = await ndjson('{"id":70,"name":"a"}\n{"id":71,"name":"b","tga":"y","colour":1}\n', { prefer: 'handling=strict' });
     assertError(res, 400, 'line 2: the row has unknown fields "tga" and "colour"');
@@ -205,6 +217,26 @@ describe('a POST that replaced a plant', async () => {
     assert.equal(replaced.statusCode, 200);
     assert.equal(replaced.payload, '{"name":"Monstera deliciosa"}');
     assert.deepEqual(warnings(replaced), ['299 - "replaced the stored plant 1"']);
+  });
+
+  it('a replay of a keyed POST that replaced a plant says so again, the same bytes', async () => {
+    const headers = { 'idempotency-key': 'replaced-key' };
+    const first = await t.call('POST', '/plants', { body: { id: 1, name: 'keyed', tga: 'x' }, headers });
+    const replay = await t.call('POST', '/plants', { body: { id: 1, name: 'keyed', tga: 'x' }, headers });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(warnings(first), [ignored('tga'), '299 - "replaced the stored plant 1"']);
+    assert.deepEqual(warnings(replay), warnings(first));
+  });
+
+  it('a strict retry of a lenient keyed POST is refused before its key is looked at (400); the lenient retry still replays', async () => {
+    const headers = { 'idempotency-key': 'lenient-then-strict' };
+    const first = await t.call('POST', '/plants', { body: { id: 3, name: 'x', tga: 1 }, headers });
+    assert.equal(first.statusCode, 200);
+    const strict = await t.call('POST', '/plants', { body: { id: 3, name: 'x', tga: 1 }, headers: { ...headers, prefer: 'handling=strict' } });
+    assertError(strict, 400, 'body has an unknown field "tga"');
+    const again = await t.call('POST', '/plants', { body: { id: 3, name: 'x', tga: 1 }, headers });
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.payload, first.payload);
   });
 
   it('beside an unknown field’s, after it', async () => {
