@@ -210,7 +210,7 @@ describe('plants import: files, standard input and formats, without a stack trac
       const result = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: url }, input });
       assert.equal(result.code, 0, `${format}: ${result.stderr}`);
       assert.deepEqual(JSON.parse(result.stdout), JSON.parse(counts));
-      assert.match(result.stderr, new RegExp(`from ${format}:`));
+      assert.match(result.stderr, new RegExp(`from ${format} into `));
     }
     const exported = await cli(url, 'plants', 'export', '--format', 'csv');
     assert.equal(exported.stdout, 'id,name,tag\r\n1,Fern II,green\r\n2,Moss,\r\n3,Ivy,\r\n4,"Palm, tall",\r\n');
