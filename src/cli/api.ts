@@ -168,6 +168,9 @@ export class Api {
     try {
       answer = await this.client.request(method, path, options);
     } catch (error) {
+      // The client rejects only when there is no answer to give: none came, or a 2xx said JSON and was not.
+      if (error instanceof SyntaxError)
+        throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
       throw new Error(`cannot reach the service at ${this.where}: ${networkReason(error)}`, { cause: error });
     }
     const { data, error, response } = answer;

@@ -91,14 +91,21 @@ export async function importFile(target: ApiTarget, { file, format: stated, crea
   const api = await Api.connect(target);
   let sent = 0;
   let shown = Date.now();
+  /** A file that fails while it is sent: its own error, not the connection's. */
+  let unreadable: unknown;
   const counted = (async function* () {
-    for await (const chunk of bytes) {
-      sent += chunk.length;
-      if (Date.now() - shown >= PROGRESS_MS) {
-        shown = Date.now();
-        say(`plant-store: ${(sent / 2 ** 20).toFixed(1)} MiB sent…`);
+    try {
+      for await (const chunk of bytes) {
+        sent += chunk.length;
+        if (Date.now() - shown >= PROGRESS_MS) {
+          shown = Date.now();
+          say(`plant-store: ${(sent / 2 ** 20).toFixed(1)} MiB sent…`);
+        }
+        yield chunk;
       }
-      yield chunk;
+    } catch (error) {
+      unreadable = error;
+      throw error;
     }
   })();
   const answer = await api
@@ -113,7 +120,7 @@ export async function importFile(target: ApiTarget, { file, format: stated, crea
     .catch((error: unknown) => {
       // Refused (a bad row, an id that exists with create-only, too large): all or nothing, as on the store.
       if (error instanceof ApiError) throw new Error(`nothing imported: ${error.message}`);
-      throw error;
+      throw unreadable ?? error;
     });
   const result = answer.data as { created: number; replaced: number };
   say(

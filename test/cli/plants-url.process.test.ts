@@ -214,6 +214,7 @@ describe('what the CLI sends, and what it makes of answers (a stand-in service)'
         body: '{"name":"Fern"}',
       };
     if (method === 'POST' && path.startsWith('/plants/import')) return { status: 200, headers: JSON_TYPE, body: '{"created":1,"replaced":0}' };
+    if (path === '/plants/200') return { status: 200, headers: JSON_TYPE, body: '{"id":200,"name":' };
     if (path === '/plants/502') return { status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>Bad gateway</body></html>' };
     if (path === '/plants/503') return { status: 503, headers: JSON_TYPE, body: '{"error":503,"message":"the store is unavailable"}' };
     if (path === '/plants/429')
@@ -253,10 +254,14 @@ describe('what the CLI sends, and what it makes of answers (a stand-in service)'
     );
   });
 
-  test("an answer that is not the service's (a proxy's page), 5xx and 429: one line each", async () => {
+  test("an answer that is not the service's (a proxy's page, broken JSON), 5xx and 429: one line each", async () => {
     assertFails(await plants(['get', '502']), `${url} answered 502 Bad Gateway, not as the plant store does: is it the service's address?`);
     assertFails(await plants(['get', '503']), `the service at ${url} answered 503: the store is unavailable`);
     assertFails(await plants(['get', '429']), 'too many requests (retry after 7 s)');
     assertFails(await plants(['get', '404']), 'no plant with id 404');
+    assertFails(
+      await plants(['get', '200']),
+      /^plant-store: the service at http:\/\/127\.0\.0\.1:\d+ sent an answer marked JSON that does not parse: /,
+    );
   });
 });
