@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
 import { npm } from './npm.js';
-import { baseEnv, request, waitUntil } from './process.js';
+import { baseEnv, request, run, waitUntil } from './process.js';
 
 /**
  * The service as it is deployed (docs/production.md): `npm pack` at the root, the tarball installed with
@@ -59,7 +59,7 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
     packed = result.files.map((file) => file.path).sort();
   });
 
-  it('packs the compiled service, the command, the docs and the manifest: no TypeScript source, test or client', () => {
+  it('packs the compiled service, the command, the docs and the manifest: no TypeScript source, test or client package', () => {
     for (const file of ['package.json', 'README.md', 'bin/plant-store.js', 'dist/src/server.js', 'dist/src/cli/main.js'])
       assert.ok(packed.includes(file), `${file} is packed`);
     // The web console, built and bundled (its UI library and the client inside): nothing to build on the server.
@@ -68,6 +68,8 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
       packed.some((file) => /^dist\/console\/assets\/console-[\w-]+\.js$/.test(file)),
       'its script is packed',
     );
+    // The typed client, bundled (openapi-fetch inside): the CLI reaches a service with it (--url).
+    assert.ok(packed.includes('dist/client/index.js'), "the CLI's client is packed");
     // Loaded by path at run time, not imported: the SQLite writer thread and the backup's copy process.
     for (const file of ['dist/src/store/sqlite/writer/worker.js', 'dist/src/store/sqlite/backup/copy-process.js'])
       assert.ok(packed.includes(file), `${file} is packed`);
@@ -79,6 +81,7 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
           file.startsWith('bin/') ||
           file.startsWith('docs/') ||
           file.startsWith('dist/console/') ||
+          file === 'dist/client/index.js' ||
           /^dist\/src\/.*\.js$/.test(file)
         ),
     );
@@ -118,6 +121,13 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
     assert.equal(read.text, '{"id":9007199254740993,"name":"Monstera","tag":"tropical"}');
     const page = await request(`${url!}/console`);
     assert.equal(page.status, 200, 'the console is served from the installed package');
+    // The installed command reaches the service through its API, with the client it ships.
+    const listed = await run([join(app, 'node_modules', 'plant-store', 'bin', 'plant-store.js'), 'plants', 'list', '--url', url!], {
+      cwd: dir,
+      env: { PLANT_STORE_TOKEN: token },
+    });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout, '{"id":9007199254740993,"name":"Monstera","tag":"tropical"}\n');
 
     server.signal('SIGTERM');
     await server.exited;

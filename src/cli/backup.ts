@@ -6,6 +6,7 @@ import { backupSqlite } from '../store/sqlite/backup/backup.js';
 import { restoreSqlite } from '../store/sqlite/backup/restore.js';
 import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations.js';
 import type { Command } from './command.js';
+import { say } from './output.js';
 
 /** The SQLite store's file; PostgreSQL keeps its own tools (docs/backups.md). */
 function storePath(command: string): string {
@@ -38,8 +39,8 @@ export const backupCommand: Command = {
       const store = storePath('backup');
       if (!force && existsSync(resolve(file))) throw new Error(`${resolve(file)} exists already: name a new file, or add --force to replace it`);
       const result = await backupSqlite(store, file, { replace: force });
-      process.stderr.write(
-        `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s\n`,
+      say(
+        `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s`,
       );
     },
   },
@@ -62,9 +63,7 @@ export const restoreCommand: Command = {
       const result = restoreSqlite(file, store);
       const older = result.schemaVersion < SQLITE_MIGRATIONS.length ? ` (the server migrates it to ${SQLITE_MIGRATIONS.length} when it starts)` : '';
       const kept = result.keptAt ? `; the replaced store is kept at ${result.keptAt}` : '';
-      process.stderr.write(
-        `restored ${store} from ${resolve(file)}: ${result.plants} plants, schema version ${result.schemaVersion}${older}${kept}\n`,
-      );
+      say(`restored ${store} from ${resolve(file)}: ${result.plants} plants, schema version ${result.schemaVersion}${older}${kept}`);
       return Promise.resolve();
     },
   },

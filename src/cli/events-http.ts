@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
+import { print } from './output.js';
 
 /**
  * `events tail --url`: the change feed of a running service over HTTP, for a machine that cannot reach its
@@ -129,6 +130,6 @@ async function readStream(
       else if (field === 'id' && !value.includes('\0')) id = value;
       else if (field === 'retry' && /^\d+$/.test(value)) tell.retry(Number(value));
     }
-    if (out !== '' && !process.stdout.write(out)) await once(process.stdout, 'drain', { signal });
+    if (out !== '' && !print(out)) await once(process.stdout, 'drain', { signal });
   }
 }

@@ -5,9 +5,11 @@ import { eventJson } from '../events/frames.js';
 import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
+import { apiTarget, URL_OPTION } from './api.js';
 import { UsageError, type Command } from './command.js';
 import { withStore } from './common.js';
 import { tailHttp } from './events-http.js';
+import { print, say } from './output.js';
 
 /** Events read at a time. */
 const PAGE = 1000;
@@ -24,12 +26,12 @@ export const eventsCommand: Command = {
       summary: 'print the change feed as NDJSON, then each event as it commits, until stopped',
       details:
         'Every event after ID (without it, from now), one JSON object per line as GET /events lists it, then each new one as it commits, until Ctrl-C. ' +
-        'It resumes by itself when the store comes back after an outage. With --url it follows a running service instead (GET /events as a stream, ' +
+        'It resumes by itself when the store comes back after an outage. With --url (or PLANT_STORE_URL) it follows a running service instead (GET /events as a stream, ' +
         'the token, with events:read, in the environment variable PLANT_STORE_TOKEN), reconnecting with Last-Event-ID.',
       options: {
         after: { type: 'string', value: 'ID', help: 'start after this event id (msg_ and 26 characters)' },
         type: { type: 'string', value: 'TYPE', multiple: true, choices: EVENT_TYPES, help: `only events of this type, of ${EVENT_TYPES.join(', ')}` },
-        url: { type: 'string', value: 'URL', help: "the service's http(s) URL, to follow it rather than the store" },
+        url: URL_OPTION,
       },
       async run(given) {
         const after = given.string('after');
@@ -38,18 +40,15 @@ export const eventsCommand: Command = {
         }
         const names = given.strings('type');
         const types = names === undefined ? undefined : new Set(names as EventType[]);
-        const url = given.string('url');
+        const target = apiTarget(given, 'with events:read');
         // Ctrl-C, SIGTERM or a closed pipe (| head) end the tail, as success.
         const stop = new AbortController();
         const end = () => stop.abort();
         process.once('SIGINT', end).once('SIGTERM', end);
         process.stdout.on('error', end);
         try {
-          if (url !== undefined) {
-            const token = process.env.PLANT_STORE_TOKEN;
-            if (!token) throw new UsageError('--url needs the token (with events:read) in the environment variable PLANT_STORE_TOKEN');
-            if (!/^https?:\/\//.test(url)) throw new UsageError(`--url must be the service's http(s) URL, got "${url}"`);
-            await tailHttp({ url, token, after, types, signal: stop.signal });
+          if (target !== undefined) {
+            await tailHttp({ ...target, after, types, signal: stop.signal });
           } else {
             await withStore((store, config) => tail(store.events, { after, types, pollMs: config.eventsPollMs, signal: stop.signal }));
           }
@@ -79,21 +78,21 @@ async function tail(
         const from = await start(events, options.after);
         cursor = from.position;
         // Where it starts, for a later `--after` should nothing be printed before it is stopped.
-        process.stderr.write(`plant-store: following the events after ${from.id}\n`);
+        say(`plant-store: following the events after ${from.id}`);
       }
       // Every type is read (and the others skipped here), so that the place moves on past them.
       const page = await events.read({ after: cursor, limit: PAGE });
-      if (failing) process.stderr.write('plant-store: reading events again\n');
+      if (failing) say('plant-store: reading events again');
       failing = false;
       let lines = '';
       for (const event of page) if (types === undefined || types.has(event.type)) lines += `${eventJson(event)}\n`;
-      if (lines !== '' && !process.stdout.write(lines)) await once(process.stdout, 'drain', { signal });
+      if (lines !== '' && !print(lines)) await once(process.stdout, 'drain', { signal });
       if (page.length > 0) cursor = page.at(-1)!.position;
       if (page.length === PAGE) wait = 0;
     } catch (error) {
       if (signal.aborted) return;
       if (!(error instanceof StoreUnavailableError)) throw error;
-      if (!failing) process.stderr.write(`plant-store: cannot read events (${error.message}); trying again every ${RETRY_MS / 1000} s\n`);
+      if (!failing) say(`plant-store: cannot read events (${error.message}); trying again every ${RETRY_MS / 1000} s`);
       failing = true;
       wait = RETRY_MS;
     }

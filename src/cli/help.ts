@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
+import { TOKEN_VARIABLE, URL_VARIABLE } from './api.js';
 import { isAction, synopsis, type Action, type Command } from './command.js';
 
 /**
@@ -51,6 +52,17 @@ function storeLine(): string {
   }
 }
 
+/** Which service --url would default to, and whether there is a token to send it: for the actions that can reach one. */
+function serviceLine(): string {
+  const url = process.env[URL_VARIABLE];
+  const token = `the token in ${TOKEN_VARIABLE} (${process.env[TOKEN_VARIABLE] ? 'set' : 'not set now'})`;
+  if (!url) return `Through a service: --url URL, or ${URL_VARIABLE} (not set now); ${token}.`;
+  return `Through a service: ${URL_VARIABLE}=${redactUrl(url)}, where these commands go (not to the store) unless --url names another; ${token}.`;
+}
+
+/** Whether an action can work through a running service (it declares the --url option). */
+const reachesService = (action: Action) => action.options?.url !== undefined;
+
 function actionRows(command: Command): Array<[string, string]> {
   if (isAction(command.actions)) return [[`${command.name} ${synopsis(command.actions)}`.trim(), command.actions.summary]];
   return Object.entries(command.actions).map(([name, action]) => [`${command.name} ${name} ${synopsis(action)}`.trim(), action.summary]);
@@ -61,6 +73,8 @@ export function toolHelp(commands: readonly Command[]): string {
 
 The plant store's server (serve), and its tokens, plants and webhooks from the command line: the commands
 work on the store DATABASE_URL names, the server's (a SQLite file by default, relative to the current directory).
+The plant commands and events tail can work through a running service instead, from anywhere: --url URL (or
+${URL_VARIABLE}), with the token in ${TOKEN_VARIABLE}.
 
 Commands:
 ${columns(commands.flatMap(actionRows))}
@@ -85,7 +99,9 @@ ${command.summary}
 Commands:
 ${columns(actionRows(command).map(([left, right]) => [`plant-store ${left}`, right]))}
 
-"plant-store ${command.name} <command> --help" shows a command's options.${command.usesStore ? `\n${storeLine()}` : ''}
+"plant-store ${command.name} <command> --help" shows a command's options.${command.usesStore ? `\n${storeLine()}` : ''}${
+    Object.values(command.actions).some(reachesService) ? `\n${serviceLine()}` : ''
+  }
 `;
 }
 
@@ -102,5 +118,5 @@ ${wrap(`${action.summary[0]!.toUpperCase()}${action.summary.slice(1)}.${action.d
 ${args.length > 0 ? `\nArguments:\n${columns(args)}\n` : ''}
 Options:
 ${columns([...options, ['-h, --help', 'show this help']])}
-${command.usesStore ? `\n${storeLine()}\n` : ''}`;
+${command.usesStore ? `\n${storeLine()}\n` : ''}${reachesService(action) ? `${serviceLine()}\n` : ''}`;
 }

@@ -5,6 +5,7 @@ import { eventsCommand } from './events.js';
 import { closest, isAction, parseAction, UsageError, type Action, type Command } from './command.js';
 import { actionHelp, commandHelp, toolHelp } from './help.js';
 import { migrateCommand } from './migrate.js';
+import { say } from './output.js';
 import { plantsCommand } from './plants.js';
 import { reindexCommand } from './reindex.js';
 import { serveCommand } from './serve.js';
@@ -97,11 +98,12 @@ export async function main(argv: string[], serve: () => Promise<void>): Promise<
   } catch (error) {
     if (error instanceof UsageError) {
       const where = path === '' ? '' : `${path}: `;
-      process.stderr.write(`plant-store: ${where}${error.message}${path === '' ? '' : `; see "plant-store ${path} --help"`}\n`);
+      say(`plant-store: ${where}${error.message}${path === '' ? '' : `; see "plant-store ${path} --help"`}`);
       return 1;
     }
     const prefix = error instanceof ConfigError ? 'bad configuration: ' : '';
-    process.stderr.write(`plant-store: ${prefix}${oneLine(error)}\n`);
+    // The message may quote stored text or the service's answer: on a terminal, its controls are escaped.
+    say(`plant-store: ${prefix}${oneLine(error)}`);
     return 1;
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from './command.js';
 import { withStore } from './common.js';
+import { say } from './output.js';
 
 /** `plant-store migrate`: the one command that may create a store (a SQLite file and its folder) besides the server. */
 export const migrateCommand: Command = {
@@ -11,9 +12,14 @@ export const migrateCommand: Command = {
     details:
       'Brings the store DATABASE_URL names up to the current schema, creating it (a SQLite file, and its folder) if it does not exist yet. Running it again changes nothing. The server does the same when it starts.',
     run: async () => {
-      const { kind, warnings } = await withStore((store) => Promise.resolve({ kind: store.kind, warnings: store.warnings }), { create: true });
-      for (const warning of warnings) process.stderr.write(`plant-store: warning: ${warning}\n`);
-      process.stderr.write(`the ${kind} store's schema is up to date\n`);
+      const { kind, warnings, where } = await withStore(
+        (store, _config, where) => Promise.resolve({ kind: store.kind, warnings: store.warnings, where }),
+        {
+          create: true,
+        },
+      );
+      for (const warning of warnings) say(`plant-store: warning: ${warning}`);
+      say(`the schema of the ${kind} store ${where} is up to date`);
     },
   },
 };

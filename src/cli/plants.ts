@@ -1,28 +1,100 @@
-import { once } from 'node:events';
-import { exportStream } from '../plants/export.js';
-import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
-import { IMPORT_FORMATS, importPlants, type ImportFormat } from '../plants/import.js';
-import { PLANT_SORTS, type PlantSort } from '../store/store.js';
-import { count } from '../words.js';
-import { UsageError, type Command } from './command.js';
-import { printJson, withStore } from './common.js';
-import { openSource, sniff } from './import-source.js';
+import { IMPORT_FORMATS } from '../plants/import.js';
+import { PLANT_SORTS } from '../store/store.js';
+import { apiTarget, TOKEN_VARIABLE, URL_OPTION, URL_VARIABLE } from './api.js';
+import type { Command, OptionSpec } from './command.js';
+import { exportInput, importInput, listInput, newPlant, plantId } from './plant-args.js';
+import { LIST_FORMATS } from './plant-output.js';
+import * as http from './plants-http.js';
+import * as local from './plants-store.js';
 
-/** The progress line goes out at most this often. */
-const PROGRESS_MS = 1000;
+/**
+ * `plant-store plants create|get|list|delete|import|export`: on the store DATABASE_URL names (an operator on
+ * the server's machine), or through a running service's API with --url or PLANT_STORE_URL (from anywhere,
+ * with a token). Both ways do the same: the same code as the HTTP routes on the store, the API itself over HTTP.
+ */
 
-/** `plant-store plants import|export`: the same code as POST /plants/import and GET /plants exports. */
+const READS = 'with plants:read';
+const WRITES = 'with plants:write';
+
+const FILTERS: Record<string, OptionSpec> = {
+  q: { type: 'string', value: 'TEXT', help: 'only the plants whose name contains TEXT, in any case (as GET /plants?q=)' },
+  tag: { type: 'string', value: 'TAG', multiple: true, help: 'only the plants with this tag; given several times, with any of them' },
+  sort: { type: 'string', value: 'ORDER', choices: PLANT_SORTS, help: 'id (the default), -id, name or -name; ties on name by id' },
+};
+
+const BOTH_WAYS =
+  `Without --url it works on the store DATABASE_URL names; with --url URL (or ${URL_VARIABLE}=URL in the environment) it goes through ` +
+  `that service's API instead, with the token in ${TOKEN_VARIABLE}, and opens no store.`;
+
 export const plantsCommand: Command = {
   name: 'plants',
-  summary: 'Plants in bulk: import a whole catalogue, all or nothing, or export it, as the API does.',
+  summary: 'Plants: create, read, list and delete them, import a whole catalogue or export it; on the store, or through a service with --url.',
   usesStore: true,
   actions: {
+    create: {
+      summary: 'store a plant (as POST /plants: a plant with that id is replaced); prints it as JSON',
+      details:
+        'The plant is checked by the same rules as POST /plants (a name of 1 to 256 characters, a tag of at most 64), then stored; ' +
+        `stderr says whether it was created or replaced, and where. Through --url it is sent with Prefer: handling=strict. ${BOTH_WAYS}`,
+      options: {
+        id: { type: 'string', value: 'ID', required: true, help: 'its id, an integer (int64: up to 9223372036854775807, exact)' },
+        name: { type: 'string', value: 'NAME', required: true, help: 'its name' },
+        tag: { type: 'string', value: 'TAG', help: 'its tag (none without it)' },
+        url: URL_OPTION,
+      },
+      async run(given) {
+        const plant = newPlant(given);
+        const target = apiTarget(given, WRITES);
+        return target ? http.create(target, plant) : local.create(plant);
+      },
+    },
+    get: {
+      summary: 'print one plant as JSON',
+      details: BOTH_WAYS,
+      args: [{ name: 'ID', required: true, help: 'the id of the plant' }],
+      options: { url: URL_OPTION },
+      async run(given) {
+        const id = plantId(given.args[0]!, 'ID');
+        const target = apiTarget(given, READS);
+        return target ? http.get(target, id) : local.get(id);
+      },
+    },
+    list: {
+      summary: 'list the plants the filters select, in id order unless --sort says another: NDJSON, or a table on a terminal',
+      details:
+        'Every plant the filters select, unless --limit caps how many: through --url it follows the pages (Link rel="next") to the end. ' +
+        'To a pipe or a file it prints NDJSON, one plant per line as exports write it, ids exact; on a terminal, a table (--format chooses either). ' +
+        BOTH_WAYS,
+      options: {
+        ...FILTERS,
+        limit: { type: 'string', value: 'N', help: 'at most N plants (default: all of them)' },
+        format: { type: 'string', value: 'FORMAT', choices: LIST_FORMATS, help: 'ndjson or table (default: table on a terminal, ndjson otherwise)' },
+        url: URL_OPTION,
+      },
+      async run(given) {
+        const input = listInput(given);
+        const target = apiTarget(given, READS);
+        return target ? http.list(target, input) : local.list(input);
+      },
+    },
+    delete: {
+      summary: 'delete a plant',
+      details: BOTH_WAYS,
+      args: [{ name: 'ID', required: true, help: 'the id of the plant' }],
+      options: { url: URL_OPTION },
+      async run(given) {
+        const id = plantId(given.args[0]!, 'ID');
+        const target = apiTarget(given, WRITES);
+        return target ? http.remove(target, id) : local.remove(id);
+      },
+    },
     import: {
       summary: 'import plants, all or nothing; prints {"created","replaced"}',
       details:
         'NDJSON (one NewPlant per line), a JSON array of NewPlants, or CSV as exports write it (header id,name,tag).\n' +
         'The format is read from the input unless --format says it: "[" starts a JSON array, "{" NDJSON, anything else CSV.\n' +
-        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored.',
+        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored.\n' +
+        `Through --url the input is streamed to POST /plants/import as it is read, with Prefer: handling=strict. ${BOTH_WAYS}`,
       args: [{ name: 'FILE|-', required: true, help: 'the file to read, or - for standard input' }],
       options: {
         format: { type: 'string', value: 'FORMAT', choices: IMPORT_FORMATS, help: 'ndjson, json or csv (default: read from the input)' },
@@ -32,55 +104,26 @@ export const plantsCommand: Command = {
           choices: ['replace', 'create-only'],
           help: 'replace (the default): plants that exist are replaced; create-only: nothing is stored if any exists',
         },
+        url: URL_OPTION,
       },
       async run(given) {
-        const file = given.args[0]!;
-        const stated = given.string('format') as ImportFormat | undefined;
-        // Open the file first: a missing one is one line, and no store is opened for nothing.
-        const source = await openSource(file);
-        const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
-        let shown = Date.now();
-        const result = await withStore((store, config) =>
-          importPlants(store.plants, bytes, {
-            format,
-            createOnly: given.string('mode') === 'create-only',
-            limit: config.importBodyLimit,
-            maxRowBytes: config.importMaxRowBytes,
-            progress: (rows) => {
-              if (Date.now() - shown < PROGRESS_MS) return;
-              shown = Date.now();
-              process.stderr.write(`plant-store: ${count(rows, 'row')} read…\n`);
-            },
-          }),
-        ).catch((error: unknown) => {
-          // A bad row is the input's fault: say where, as HTTP does (exit 1, nothing stored).
-          if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
-          throw error;
-        });
-        const total = count(result.created + result.replaced, 'plant');
-        process.stderr.write(`imported ${total} from ${format}: ${result.created} created, ${result.replaced} replaced\n`);
-        printJson(result);
+        const input = importInput(given);
+        const target = apiTarget(given, WRITES);
+        return target ? http.importFile(target, input) : local.importFile(input);
       },
     },
     export: {
       summary: 'every plant the filters select, in id order unless --sort says another, to stdout',
+      details: `NDJSON (one plant per line, ids exact) or CSV (RFC 4180, header id,name,tag), streamed from one snapshot. ${BOTH_WAYS}`,
       options: {
         format: { type: 'string', value: 'FORMAT', choices: ['ndjson', 'csv'], help: 'ndjson (the default) or csv' },
-        q: { type: 'string', value: 'TEXT', help: 'only the plants whose name contains TEXT, in any case (as GET /plants?q=)' },
-        tag: { type: 'string', value: 'TAG', multiple: true, help: 'only the plants with this tag; repeated, with any of them' },
-        sort: { type: 'string', value: 'ORDER', choices: PLANT_SORTS, help: 'id (the default), -id, name or -name; ties on name by id' },
+        ...FILTERS,
+        url: URL_OPTION,
       },
       async run(given) {
-        const format = (given.string('format') ?? 'ndjson') as 'ndjson' | 'csv';
-        const q = given.string('q');
-        if (q === '') throw new UsageError('--q must not be empty');
-        const sort = (given.string('sort') ?? 'id') as PlantSort;
-        await withStore(async (store) => {
-          const stream = exportStream(await store.plants.export({ q, tags: given.strings('tag'), sort }), format);
-          for await (const chunk of stream) {
-            if (!process.stdout.write(chunk as string)) await once(process.stdout, 'drain');
-          }
-        });
+        const input = exportInput(given);
+        const target = apiTarget(given, READS);
+        return target ? http.exportPlants(target, input) : local.exportPlants(input);
       },
     },
   },

@@ -2,7 +2,8 @@ import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../model/scopes.js';
 import { createToken } from '../auth/tokens.js';
 import { isTokenName, TOKEN_NAME_MAX } from '../model/token-name.js';
 import { usage, UsageError, type Command } from './command.js';
-import { printJson, printTable, withStore } from './common.js';
+import { withStore } from './common.js';
+import { printJson, printTable, say } from './output.js';
 
 /** `plant-store token create|list|revoke`: the service's bearer tokens, kept in the store as hashes. */
 export const tokenCommand: Command = {
@@ -35,8 +36,11 @@ export const tokenCommand: Command = {
         const requested = given.strings('scope');
         const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...DEFAULT_TOKEN_SCOPES];
         if (scopes.length === 0) throw new UsageError('--scope must name at least one scope');
-        const { secret, record } = await withStore((store) => createToken(store.tokens, name, scopes));
-        process.stderr.write(`created token ${record.id} "${record.name}" with ${record.scopes.join(' ')}; it is shown only this once\n`);
+        const { secret, record, where } = await withStore(async (store, _config, where) => ({
+          ...(await createToken(store.tokens, name, scopes)),
+          where,
+        }));
+        say(`created token ${record.id} "${record.name}" with ${record.scopes.join(' ')} in ${where}; it is shown only this once`);
         process.stdout.write(`${secret}\n`);
       },
     },
@@ -57,9 +61,9 @@ export const tokenCommand: Command = {
       args: [{ name: 'ID_OR_NAME', required: true, help: 'the id or the name of an active token (token list shows both)' }],
       async run(given) {
         const target = given.args[0]!;
-        const revoked = await withStore((store) => store.tokens.revoke(target));
-        if (!revoked) throw new Error(`no active token with id or name "${target}"`);
-        process.stderr.write(`revoked token "${target}"\n`);
+        const { revoked, where } = await withStore(async (store, _config, where) => ({ revoked: await store.tokens.revoke(target), where }));
+        if (!revoked) throw new Error(`no active token with id or name "${target}" in ${where}`);
+        say(`revoked token "${target}" in ${where}`);
       },
     },
   },

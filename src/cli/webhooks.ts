@@ -4,7 +4,8 @@ import { ALLOW_PRIVATE_NETWORKS_HINT, WebhookUrlError } from '../webhooks/networ
 import { deliveryView, endpointView } from '../webhooks/views.js';
 import { MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { UsageError, type Command } from './command.js';
-import { printJson, printTable, withStore } from './common.js';
+import { withStore } from './common.js';
+import { printJson, printTable, say } from './output.js';
 
 function events(names: string[] | undefined): EventType[] | undefined {
   if (names === undefined) return undefined;
@@ -31,16 +32,17 @@ export const webhookCommand: Command = {
       async run(given) {
         const input = { url: given.args[0]!, events: events(given.strings('event')), description: given.string('description') };
         // The same rules as POST /webhooks, the network guard included (WEBHOOK_ALLOW_PRIVATE_NETWORKS).
-        const { endpoint, secret } = await withStore((store, config) =>
-          registerEndpoint(store.webhooks, input, { allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
-        ).catch((error: unknown) => {
+        const { endpoint, secret, where } = await withStore(async (store, config, where) => ({
+          ...(await registerEndpoint(store.webhooks, input, { allowPrivateNetworks: config.webhookAllowPrivateNetworks })),
+          where,
+        })).catch((error: unknown) => {
           if (!(error instanceof WebhookUrlError)) throw error;
           // The operator at the CLI is told the address and rule, which an HTTP answer keeps for the log.
           const { address, rule } = error.refused ?? {};
           const refused = rule === undefined ? '' : `${address ? ` (${address}: ${rule})` : ` (${rule})`}; ${ALLOW_PRIVATE_NETWORKS_HINT}`;
           throw new UsageError(`URL ${error.message}${refused}`);
         });
-        process.stderr.write(`registered webhook endpoint ${endpoint.id}; its secret is shown only this once\n`);
+        say(`registered webhook endpoint ${endpoint.id} in ${where}; its secret is shown only this once`);
         printJson({ ...endpointView(endpoint), secret });
       },
     },
@@ -66,8 +68,9 @@ export const webhookCommand: Command = {
       args: [{ name: 'ID', required: true, help: 'the id of the endpoint (webhook list shows it)' }],
       async run(given) {
         const id = given.args[0]!;
-        if (!(await withStore((store) => store.webhooks.deleteEndpoint(id)))) throw new Error(`no webhook endpoint with id "${id}"`);
-        process.stderr.write(`removed webhook endpoint ${id}\n`);
+        const { removed, where } = await withStore(async (store, _config, where) => ({ removed: await store.webhooks.deleteEndpoint(id), where }));
+        if (!removed) throw new Error(`no webhook endpoint with id "${id}" in ${where}`);
+        say(`removed webhook endpoint ${id} from ${where}`);
       },
     },
     deliveries: {

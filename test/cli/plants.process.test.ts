@@ -6,7 +6,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { tempDir } from '../helpers.js';
 import { cli, CLI_JS, request, run, startServer } from '../process.js';
 
-/** `plant-store plants import|export` against the database of a running server, through the same code as HTTP. */
+/** `plant-store plants …` against the database of a running server, through the same code as HTTP. */
 
 const TOKEN = 'cli-plants-token-0123456789abcdefg';
 
@@ -84,5 +84,52 @@ describe('plants import and export from the CLI', async () => {
         .map((l) => /"id":(\d+)/.exec(l)![1]),
       ['9223372036854775807', '50', '2', '1'],
     );
+  });
+
+  test('create, get, list and delete on the store: the rules of POST /plants, every plant listed unless --limit, a table on request', async () => {
+    const created = await cli(databaseUrl, 'plants', 'create', '--id', '300', '--name', 'Zebra plant', '--tag', 'green');
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(created.stdout, '{\n  "id": 300,\n  "name": "Zebra plant",\n  "tag": "green"\n}\n');
+    assert.equal(
+      (await request(`${server.url}/plants/300`, { token: TOKEN })).text,
+      '{"id":300,"name":"Zebra plant","tag":"green"}',
+      'the server sees it',
+    );
+    for (const [args, message] of [
+      [['--id', '301', '--name', ''], 'plant-store: nothing stored: name must not be empty\n'],
+      [['--id', '301', '--name', 'x', '--tag', 't'.repeat(65)], 'plant-store: nothing stored: tag must be at most 64 characters long\n'],
+      [
+        ['--id', '9223372036854775808', '--name', 'x'],
+        /--id must be an integer from -9223372036854775808 to 9223372036854775807, got "9223372036854775808"/,
+      ],
+      [['--id', '1.5', '--name', 'x'], /--id must be an integer/],
+      [['--name', 'x'], /--id ID is required/],
+    ] as Array<[string[], string | RegExp]>) {
+      const refused = await cli(databaseUrl, 'plants', 'create', ...args);
+      assert.equal(refused.code, 1, args.join(' '));
+      if (typeof message === 'string') assert.equal(refused.stderr, message);
+      else assert.match(refused.stderr, message);
+    }
+    assert.equal((await request(`${server.url}/plants/301`, { token: TOKEN })).status, 404, 'nothing stored');
+
+    // Every plant, in the order asked for, as an export's lines; --limit caps them; the filters are the export's.
+    const all = await cli(databaseUrl, 'plants', 'list');
+    assert.equal(all.stdout, (await cli(databaseUrl, 'plants', 'export')).stdout);
+    const byName = await cli(databaseUrl, 'plants', 'list', '--sort', '-name', '--limit', '2');
+    assert.equal(byName.stdout, '{"id":50,"name":"piped"}\n{"id":300,"name":"Zebra plant","tag":"green"}\n');
+    const tagged = await cli(databaseUrl, 'plants', 'list', '--tag', 'green', '--q', 'ZEBRA', '--format', 'table');
+    assert.equal(tagged.stdout, 'ID   NAME         TAG\n300  Zebra plant  green\n');
+    assert.match((await cli(databaseUrl, 'plants', 'list', '--limit', 'all')).stderr, /--limit must be a whole number, 1 or more, got "all"/);
+
+    const got = await cli(databaseUrl, 'plants', 'get', '9223372036854775807');
+    assert.equal(got.stdout, '{\n  "id": 9223372036854775807,\n  "name": "Max"\n}\n');
+    assert.match((await cli(databaseUrl, 'plants', 'get', 'x')).stderr, /ID must be an integer/);
+    const deleted = await cli(databaseUrl, 'plants', 'delete', '300');
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(deleted.stdout, '');
+    assert.equal((await request(`${server.url}/plants/300`, { token: TOKEN })).status, 404, 'the server sees it gone');
+    const again = await cli(databaseUrl, 'plants', 'delete', '300');
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^plant-store: no plant with id 300 in /);
   });
 });

@@ -67,6 +67,10 @@ describe('help and version', async () => {
       'webhook list',
       'webhook remove',
       'webhook deliveries',
+      'plants create',
+      'plants get',
+      'plants list',
+      'plants delete',
       'plants import',
       'plants export',
       'events tail',
@@ -161,6 +165,8 @@ describe('store commands refuse a store that does not exist, naming where they l
       ['webhook', 'list'],
       ['webhook', 'deliveries', 'ep_x'],
       ['plants', 'export'],
+      ['plants', 'list'],
+      ['plants', 'create', '--id', '1', '--name', 'Fern'],
     ]) {
       const result = await run([CLI_JS, ...args], { cwd: dir, env: {} });
       assertOneLine(result, /no store at \S+\/data\/plant-store\.db \(DATABASE_URL=file:\.\/data\/plant-store\.db, the default, relative to /);
@@ -204,7 +210,7 @@ describe('plants import: files, standard input and formats, without a stack trac
       const result = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: url }, input });
       assert.equal(result.code, 0, `${format}: ${result.stderr}`);
       assert.deepEqual(JSON.parse(result.stdout), JSON.parse(counts));
-      assert.match(result.stderr, new RegExp(`from ${format}:`));
+      assert.match(result.stderr, new RegExp(`from ${format} into `));
     }
     const exported = await cli(url, 'plants', 'export', '--format', 'csv');
     assert.equal(exported.stdout, 'id,name,tag\r\n1,Fern II,green\r\n2,Moss,\r\n3,Ivy,\r\n4,"Palm, tall",\r\n');
@@ -220,7 +226,7 @@ describe('plants import: files, standard input and formats, without a stack trac
 
   test('counts in words: 1 plant, 2 plants', async () => {
     const one = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: url }, input: '{"id":10,"name":"one"}' });
-    assert.match(one.stderr, /imported 1 plant from ndjson: 1 created, 0 replaced/);
+    assert.equal(one.stderr, `imported 1 plant from ndjson into ${join(dir, 'p.db')}: 1 created, 0 replaced\n`);
     const two = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: url }, input: '{"id":11,"name":"a"}\n{"id":12,"name":"b"}' });
     assert.match(two.stderr, /imported 2 plants from ndjson/);
   });

@@ -1,0 +1,198 @@
+import { fileURLToPath } from 'node:url';
+import { redactUrl } from '../store/database-url.js';
+import { UsageError, type Given, type OptionSpec } from './command.js';
+import { say } from './output.js';
+
+/**
+ * The CLI's API client: what a command needs to work through a running service rather than on the store.
+ * The service is named by --url or PLANT_STORE_URL, the token by PLANT_STORE_TOKEN; the calls go through
+ * the typed client (@plant-store/client, int64 ids exact both ways), and every way a call can fail comes
+ * out as one line in words: the service's own message for a refusal, the address for a service that
+ * cannot be reached. Any resource's commands use it the same way: an `--url` option (URL_OPTION), then
+ * `apiTarget(given)` (undefined: work on the store), `connect(target)`, and `call`.
+ */
+
+/** The environment variable that names the service when --url does not. */
+export const URL_VARIABLE = 'PLANT_STORE_URL';
+/** The environment variable that holds the bearer token for the service. */
+export const TOKEN_VARIABLE = 'PLANT_STORE_TOKEN';
+
+/** The option every command that can reach a service declares. */
+export const URL_OPTION: OptionSpec = {
+  type: 'string',
+  value: 'URL',
+  help: `a running service's http(s) URL: work through its API, with the token in ${TOKEN_VARIABLE}, rather than on the store (default: ${URL_VARIABLE})`,
+};
+
+/** The service a command reaches, and the token it sends. */
+export interface ApiTarget {
+  /** The base URL, without a trailing slash: http://host:8080, or https://host/prefix behind a proxy. */
+  url: string;
+  token: string;
+}
+
+/**
+ * The service the command is to reach: --url, else PLANT_STORE_URL (empty counts as unset); undefined when
+ * neither is given, and the command works on the store. A URL that cannot be one, or a missing token, is a
+ * mistake of use naming the option or variable to fix. `needs` says what the token must allow, for that message.
+ */
+export function apiTarget(given: Given, needs: string): ApiTarget | undefined {
+  const option = given.string('url');
+  const from = option !== undefined ? '--url' : URL_VARIABLE;
+  const text = option ?? (process.env[URL_VARIABLE] || undefined);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${from} must be the service's http(s) URL, such as http://127.0.0.1:8080, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${from} must be an http or https URL, got "${redactUrl(text)}"`);
+  if (url.username !== '' || url.password !== '') throw new UsageError(`${from} must not hold credentials: the token goes in ${TOKEN_VARIABLE}`);
+  if (url.search !== '' || url.hash !== '')
+    throw new UsageError(`${from} must be the service's address alone, without a query or fragment, got "${text}"`);
+  const token = process.env[TOKEN_VARIABLE];
+  if (!token) throw new UsageError(`${from} needs a token: set the environment variable ${TOKEN_VARIABLE} to a token of the service (${needs})`);
+  return { url: url.href.replace(/\/+$/, ''), token };
+}
+
+/** The service's Error shape, which the client gives for every non-2xx answer. */
+interface ErrorBody {
+  error: number;
+  message: string;
+}
+
+/** What the CLI passes to a call: openapi-fetch's options, as the typed client takes them. */
+export interface CallOptions {
+  params?: { path?: Record<string, unknown>; query?: Record<string, unknown> };
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** A body sent as it is (a stream), not as JSON. */
+  bodySerializer?: (body: unknown) => unknown;
+  /** 'stream': a 2xx answer's body as a ReadableStream (exports). */
+  parseAs?: 'stream';
+  /** A streamed request body needs it (fetch). */
+  duplex?: 'half';
+}
+
+/** The paths the CLI calls; test/cli/api-types.test.ts holds them, and their types, to the served document's. */
+export type ApiPath = '/plants' | '/plants/{id}' | '/plants/import';
+
+type Method = 'get' | 'post' | 'delete';
+
+/**
+ * The part of @plant-store/client the CLI uses: `request`, by method and path named at run time. Its generic
+ * typed calls need the package's generated types, which do not exist yet when the service is compiled (they
+ * are made from the compiled service); so the CLI types its calls itself, and test/cli/api-types.test.ts holds
+ * those types (paths, parameters, answers) to the package's.
+ */
+export interface ClientModule {
+  createClient(options: { baseUrl: string; headers: Record<string, string> }): {
+    request(method: Method, path: ApiPath, options?: CallOptions): Promise<{ data?: unknown; error?: ErrorBody; response: Response }>;
+  };
+}
+
+/** The client package, bundled by the build (scripts/client-bundle.mjs) beside the compiled service, and shipped with it. */
+const CLIENT_BUNDLE = new URL('../../client/index.js', import.meta.url);
+
+async function loadClient(): Promise<ClientModule> {
+  try {
+    return (await import(CLIENT_BUNDLE.href)) as ClientModule;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(`the API client is not built (${fileURLToPath(CLIENT_BUNDLE)} is missing): run npm run build`, { cause: error });
+  }
+}
+
+/** Why a request got no answer, in words, from the code fetch's error carries in its cause. */
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host (DNS)',
+  EAI_AGAIN: 'the host name could not be resolved now (DNS)',
+  ECONNRESET: 'the connection was reset',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  ETIMEDOUT: 'the connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  UND_ERR_SOCKET: 'the connection closed before the answer',
+  EPROTO: 'the TLS handshake failed',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the TLS handshake failed',
+};
+
+/** The innermost cause of a fetch failure, as a short reason. */
+function networkReason(error: unknown): string {
+  let cause: unknown = error;
+  while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const reason = code === undefined ? undefined : NETWORK_REASONS[code];
+  if (reason !== undefined) return `${reason} (${code})`;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** The texts of an answer's `Warning: 299 - "…"` headers (RFC 7234's form, as the service writes them). */
+function warnings(response: Response): string[] {
+  const header = response.headers.get('warning');
+  if (header === null) return [];
+  return [...header.matchAll(/\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!.replace(/\\(.)/g, '$1'));
+}
+
+/** An answer of the service that is not a 2xx, as one line: its message, with what to do where the status says it. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A connection to one service: every call gets its answer's data, or throws one line saying why not. */
+export class Api {
+  private constructor(
+    private readonly client: ReturnType<ClientModule['createClient']>,
+    readonly target: ApiTarget,
+  ) {}
+
+  static async connect(target: ApiTarget): Promise<Api> {
+    const client = await loadClient();
+    return new Api(client.createClient({ baseUrl: target.url, headers: { authorization: `Bearer ${target.token}` } }), target);
+  }
+
+  /** The service's address as messages show it. */
+  get where(): string {
+    return this.target.url;
+  }
+
+  async call(method: Method, path: ApiPath, options: CallOptions = {}): Promise<{ data: unknown; response: Response }> {
+    let answer: Awaited<ReturnType<ReturnType<ClientModule['createClient']>['request']>>;
+    try {
+      answer = await this.client.request(method, path, options);
+    } catch (error) {
+      // The client rejects only when there is no answer to give: none came, or a 2xx said JSON and was not.
+      if (error instanceof SyntaxError)
+        throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
+      throw new Error(`cannot reach the service at ${this.where}: ${networkReason(error)}`, { cause: error });
+    }
+    const { data, error, response } = answer;
+    // The service says what it did beside the answer (an unknown field ignored, a plant replaced): told, not lost.
+    for (const warning of warnings(response)) say(`plant-store: warning: ${warning}`);
+    if (error === undefined) return { data, response };
+    throw new ApiError(response.status, refusal(error, response, this.where));
+  }
+}
+
+/** A refusal in words: the service's message, and for some statuses what to do about it. */
+function refusal(error: ErrorBody, response: Response, where: string): string {
+  const { status } = response;
+  // Not the service's Error JSON: a proxy's page, or another program at that address.
+  if (!/^application\/(?:[^\s;/]+\+)?json/i.test(response.headers.get('content-type') ?? '')) {
+    return `${where} answered ${status} ${response.statusText}`.trimEnd() + `, not as the plant store does: is it the service's address?`;
+  }
+  if (status === 401) return `${error.message} (the token in ${TOKEN_VARIABLE}, at ${where})`;
+  if (status === 429) {
+    const after = response.headers.get('retry-after');
+    return `${error.message}${after === null ? '' : ` (retry after ${after} s)`}`;
+  }
+  if (status >= 500) return `the service at ${where} answered ${status}: ${error.message}`;
+  return error.message;
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { createToken } from '../../src/auth/tokens.js';
+import { FEED_START_ID } from '../../src/store/event-store.js';
+import { registerEndpoint } from '../../src/webhooks/endpoints.js';
+import { openSqlite, tempDir } from '../helpers.js';
+import { baseEnv, CLI_JS, run, waitUntil, type Ran } from '../process.js';
+
+/**
+ * Stored text that anyone with plants:write (or a webhook's or token's maker) chose, printed by every command
+ * that shows it: on a terminal its control characters come escaped, to a pipe or a file its exact bytes.
+ * The CLI's output goes to pipes here; a module loaded first (--import) makes the CLI take its stdout and
+ * stderr for terminals, as a shell's would be.
+ */
+
+const AS_TERMINAL = ['--import', 'data:text/javascript,process.stdout.isTTY=true;process.stderr.isTTY=true'];
+/** Erase the line, back to its start, red, a C1 CSI (U+009B), a bell and DEL. */
+const HOSTILE = 'Fern\u001b[2K\rOK \u001b[31mred\u009b1m\u0007\u007f';
+
+/** Controls other than the line ends a command writes itself (LF, CRLF). */
+function controls(text: string): string[] {
+  return [...text.replaceAll('\r\n', '\n').matchAll(/(?!\n)\p{Cc}/gu)].map((m) => m[0]);
+}
+
+describe('stored text on a terminal and to a pipe', async () => {
+  const dir = tempDir(after);
+  const databaseUrl = `file:${join(dir, 'plants.db')}`;
+  // The store as clients left it: a plant, a token, a webhook endpoint and a failed delivery, each with control characters.
+  const store = openSqlite(dir);
+  await store.plants.put({ id: 1, name: HOSTILE, tag: '\u001b[0m' });
+  await createToken(store.tokens, HOSTILE, ['plants:read']);
+  const { endpoint } = await registerEndpoint(
+    store.webhooks,
+    { url: 'http://127.0.0.1:9/hook', description: HOSTILE, events: ['plant.created'] },
+    { allowPrivateNetworks: true },
+  );
+  await store.plants.put({ id: 2, name: 'queued' });
+  const [due] = await store.webhooks.claimDue(10, 60_000);
+  assert.ok(due, 'a message for the endpoint');
+  await store.webhooks.recordAttempts(
+    [{ seq: due.seq, endpointId: endpoint.id, at: Date.now(), status: 500, error: HOSTILE, outcome: 'retry', nextAttemptAt: Date.now() + 60_000 }],
+    86_400_000,
+  );
+  await store.close();
+
+  const cli = (terminal: boolean, ...args: string[]): Promise<Ran> =>
+    run([...(terminal ? AS_TERMINAL : []), CLI_JS, ...args], { env: { DATABASE_URL: databaseUrl } });
+
+  const commands: string[][] = [
+    ['plants', 'export', '--format', 'csv'],
+    ['plants', 'export'],
+    ['plants', 'list'],
+    ['plants', 'list', '--format', 'ndjson'],
+    ['plants', 'get', '1'],
+    ['token', 'list'],
+    ['token', 'list', '--json'],
+    ['webhook', 'list', '--json'],
+    ['webhook', 'deliveries', endpoint.id],
+    ['webhook', 'deliveries', endpoint.id, '--json'],
+  ];
+
+  test('on a terminal every command shows the controls escaped (\\x1b, \\r, \\u009b), and nothing else changes', async () => {
+    for (const args of commands) {
+      const shown = await cli(true, ...args);
+      assert.equal(shown.code, 0, `${args.join(' ')}: ${shown.stderr}`);
+      assert.deepEqual(controls(shown.stdout), [], `${args.join(' ')}: ${JSON.stringify(shown.stdout)}`);
+      // The text is there, in a visible form: \x1b or JSON's \u001b, and \u009b for the C1 CSI.
+      assert.match(shown.stdout, /(\\x1b|\\u001b)\[2K\\rOK /, args.join(' '));
+      assert.match(shown.stdout, /\\u009b1m/, args.join(' '));
+    }
+    const table = await cli(true, 'plants', 'list');
+    const name = 'Fern\\x1b[2K\\rOK \\x1b[31mred\\u009b1m\\x07\\x7f';
+    assert.equal(table.stdout, `ID  ${'NAME'.padEnd(name.length)}  TAG\n1   ${name}  \\x1b[0m\n2   queued\n`);
+  });
+
+  test('to a pipe the exact bytes, as stored', async () => {
+    for (const args of commands) {
+      const exact = await cli(false, ...args);
+      assert.equal(exact.code, 0, `${args.join(' ')}: ${exact.stderr}`);
+      // JSON escapes C0 itself (\u001b, \r), but C1 and DEL go as they are; text formats carry every byte.
+      assert.ok(exact.stdout.includes('\u009b1m'), args.join(' '));
+    }
+    const csv = await cli(false, 'plants', 'export', '--format', 'csv');
+    assert.equal(csv.stdout, `id,name,tag\r\n1,"${HOSTILE}",\u001b[0m\r\n2,queued,\r\n`);
+  });
+
+  test('messages on stderr that quote stored or given text are escaped on a terminal', async () => {
+    const refused = await cli(true, 'token', 'revoke', 'no\u001b[2Kone');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^plant-store: no active token with id or name "no\\x1b\[2Kone" in /);
+    assert.deepEqual(controls(refused.stderr), []);
+  });
+
+  test('events tail on a terminal: the events escaped, as they commit', async () => {
+    const child = spawn(process.execPath, [...AS_TERMINAL, CLI_JS, 'events', 'tail', '--after', FEED_START_ID], {
+      env: baseEnv({ DATABASE_URL: databaseUrl }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    after(() => void (child.exitCode === null && child.kill('SIGKILL')));
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    await waitUntil(() => stdout.split('\n').length > 2, 10_000, 'the events');
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('close', resolve));
+    assert.deepEqual(controls(stdout), []);
+    assert.match(stdout, /"name":"Fern\\u001b\[2K\\rOK \\u001b\[31mred\\u009b1m\\u0007\\x7f"/);
+  });
+});
