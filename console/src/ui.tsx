@@ -121,6 +121,11 @@ export function Hidden({ children }: { children: ComponentChildren }) {
   return <span class="visually-hidden">{children}</span>;
 }
 
+/** A count and its noun: "1 plant", "3 plants". */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 /** A time from the API (ISO 8601), in the reader's own zone and words. */
 export function when(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '—';
