@@ -55,7 +55,7 @@ describe('the client package: event types and the event-stream reader', () => {
     while (all.filter(isPlantEvent).length < 3) {
       const { value, done } = await stream.read();
       assert.equal(done, false, 'the stream ended early');
-      all.push(...reader.push(value!));
+      all.push(...reader.push(value));
     }
     // The stream opens with its own `start` event; then the plants' events.
     assert.equal(all[0]!.type, 'start');
