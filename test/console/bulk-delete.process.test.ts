@@ -72,9 +72,9 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     const failures = page.getByRole('alert').filter({ hasText: 'plants were not deleted' });
     assert.equal(await failures.getByRole('paragraph').innerText(), '3 plants were not deleted:');
     assert.deepEqual(await failures.getByRole('listitem').allInnerTexts(), [
-      'Bravo (plant 2): changed by someone else since it was shown, so it was left as it is.',
-      'Charlie (plant 3): deleted by someone else meanwhile.',
-      'Delta (plant 4): changed by someone else since it was shown, so it was left as it is.',
+      'Bravo (plant 2): changed meanwhile (by someone else, since it was shown), so it was left as it is.',
+      'Charlie (plant 3): gone meanwhile (deleted by someone else).',
+      'Delta (plant 4): changed meanwhile (by someone else, since it was shown), so it was left as it is.',
     ]);
 
     // Each DELETE went with If-Match: the version of its plant when it was selected.
@@ -150,7 +150,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     await page
       .getByRole('alert')
       .getByRole('listitem')
-      .filter({ hasText: 'Fern (plant 1): changed by someone else since it was shown, so it was left as it is.' })
+      .filter({ hasText: 'Fern (plant 1): changed meanwhile (by someone else, since it was shown), so it was left as it is.' })
       .waitFor();
     assert.deepEqual((await t.call('GET', '/plants/1')).json(), { id: 1, name: 'Fern', tag: 'changed' });
     assert.equal((await t.call('GET', '/plants/2')).statusCode, 404);

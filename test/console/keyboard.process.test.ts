@@ -18,7 +18,7 @@ function focused(page: Page): Promise<string> {
 
 describe('the console: keyboard shortcuts', { skip, timeout: 180_000 }, () => {
   it('/ focuses Search, n opens New plant, Esc closes a dialog, ? lists the shortcuts; none fires while typing in a field', async () => {
-    const { t, page, errors } = await openConsole(after);
+    const { t, page, origin, requests, errors } = await openConsole(after);
     await addPlants(t, [{ id: 1, name: 'Fern' }]);
     await signIn(page);
     await eventually(async () => (await shownIds(page)).join() === '1', 'the plant');
@@ -95,6 +95,7 @@ describe('the console: keyboard shortcuts', { skip, timeout: 180_000 }, () => {
     await help.waitFor();
     await page.keyboard.press('Escape');
     await help.waitFor({ state: 'detached' });
+    for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
     assert.deepEqual(errors(), []);
   });
 

@@ -25,8 +25,8 @@ export interface Failure {
   reason: string;
 }
 
-const CHANGED = 'changed by someone else since it was shown, so it was left as it is';
-const GONE = 'deleted by someone else meanwhile';
+const CHANGED = 'changed meanwhile (by someone else, since it was shown), so it was left as it is';
+const GONE = 'gone meanwhile (deleted by someone else)';
 
 /** Selects a plant: starts reading its version (never rejects: a failure is its answer). */
 export function select(client: Client, plant: StoredPlant): Selected {
