@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -30,6 +31,18 @@ export default tseslint.config(
         },
       ],
       'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    // The web console's components: Preact's hooks follow React's rules, and the plugin knows hooks by their
+    // names (useState, useEffect, use…), whichever library they come from. The two rules of hooks: called
+    // in the same order on every render, and effects that name everything they use.
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   {

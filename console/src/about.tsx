@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import { explain, unreachable } from './api.js';
 import type { Session } from './session.js';
 import { Message } from './ui.js';
@@ -10,7 +10,7 @@ export function About({ session }: { session: Session }) {
   const [ready, setReady] = useState('…');
   const [problem, setProblem] = useState('');
 
-  const check = async () => {
+  const check = useCallback(async () => {
     setReady('…');
     try {
       const readiness = await client.GET('/readyz');
@@ -22,8 +22,8 @@ export function About({ session }: { session: Session }) {
       setReady('unknown');
       setProblem(unreachable(error));
     }
-  };
-  useEffect(() => void check(), []);
+  }, [client]);
+  useEffect(() => void check(), [check]);
 
   return (
     <section aria-labelledby="about-service">

@@ -7,10 +7,9 @@ export type StoredPlant = components['schemas']['StoredPlant'];
 export type TokenInfo = components['schemas']['TokenInfo'];
 export type Scope = TokenInfo['scopes'][number];
 export type Endpoint = components['schemas']['WebhookEndpoint'];
-export type EventType = Endpoint['events'][number];
 export type Id = number | bigint;
-
-export const EVENT_TYPES: readonly EventType[] = ['plant.created', 'plant.updated', 'plant.deleted'];
+/** The event types, from the one list (the service's, copied into the client package by its build). */
+export { EVENT_TYPES, type EventType } from '@plant-store/client';
 
 /**
  * The service's root, from the page's own address: /console → the origin, /prefix/console → /prefix, so

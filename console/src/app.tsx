@@ -1,28 +1,17 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { About } from './about.js';
 import { hasScope } from './api.js';
 import { Changes } from './changes.js';
 import { ChangeFeed, type Change, type FeedState } from './feed.js';
 import { Plants } from './plants/plants.js';
+import { DEFAULT_VIEW, parseRoute, routeHash, SECTIONS, type PlantsView, type Route } from './route.js';
 import { forgetToken, savedToken, signIn, type Session } from './session.js';
+import { ShortcutsHelp, useShortcuts } from './shortcuts.js';
 import { SignIn } from './sign-in.js';
 import { Message } from './ui.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
-/** The console: the sign-in form, or the sections (chosen by the address's #fragment, so Back works). */
-
-const SECTIONS = [
-  ['plants', 'Plants'],
-  ['changes', 'Changes'],
-  ['webhooks', 'Webhooks'],
-  ['about', 'About'],
-] as const;
-type Section = (typeof SECTIONS)[number][0];
-
-function sectionOf(hash: string): Section {
-  const name = hash.replace(/^#\/?/, '');
-  return SECTIONS.find(([id]) => id === name)?.[0] ?? 'plants';
-}
+/** The console: the sign-in form, or the sections (the view named by the address's #fragment: route.ts). */
 
 /** The most events the Changes view keeps (the oldest go first). */
 const CHANGES_KEPT = 1000;
@@ -32,19 +21,23 @@ export function App() {
   const [restoring, setRestoring] = useState(() => savedToken() !== null);
   const [notice, setNotice] = useState('');
 
-  const signOut = (why = '') => {
+  // The same functions on every render: they use only the state's setters.
+  const signOut = useCallback((why = '') => {
     forgetToken();
     setSession(null);
     setNotice(why);
-  };
-  const refused = (message: string) => signOut(`Signed out: the service no longer accepts this token (${message}).`);
-  const start = async (token: string): Promise<string> => {
-    const result = await signIn(token, refused);
-    if (typeof result === 'string') return result;
-    setNotice('');
-    setSession(result);
-    return '';
-  };
+  }, []);
+  const start = useCallback(
+    async (token: string): Promise<string> => {
+      const refused = (message: string) => signOut(`Signed out: the service no longer accepts this token (${message}).`);
+      const result = await signIn(token, refused);
+      if (typeof result === 'string') return result;
+      setNotice('');
+      setSession(result);
+      return '';
+    },
+    [signOut],
+  );
 
   // A reload of the tab keeps the session: the token is checked again, as it may have been revoked meanwhile.
   useEffect(() => {
@@ -54,7 +47,7 @@ export function App() {
       if (problem !== '') signOut(problem);
       setRestoring(false);
     });
-  }, []);
+  }, [start, signOut]);
 
   if (session === null) {
     return (
@@ -67,19 +60,47 @@ export function App() {
   return <Signed session={session} onSignOut={() => signOut()} />;
 }
 
+/**
+ * The route the address names. An address that names a view in other words than the console's own (a bad
+ * value, a default spelt out) is rewritten in place to the view shown, with no new entry in the history.
+ */
+function useRoute(): Route {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const onHash = () => setHash(location.hash);
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  const route = useMemo(() => parseRoute(hash), [hash]);
+  useEffect(() => {
+    const shown = routeHash(route);
+    // No fragment at all is left as it is: it names the default view already.
+    if (location.hash !== '' && location.hash !== shown) history.replaceState(history.state, '', shown);
+  }, [route]);
+  return route;
+}
+
+/**
+ * Changes the plants view: a new entry in the tab's history. Made from the address as it is now, not as the
+ * last render saw it: a sort chosen just before a search is kept.
+ */
+function changePlants(change: Partial<PlantsView>): void {
+  location.hash = routeHash({ section: 'plants', plants: { ...parseRoute(location.hash).plants, ...change } });
+}
+
 function Signed({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
-  const [section, setSection] = useState(() => sectionOf(location.hash));
+  const route = useRoute();
+  const { section } = route;
+  // The Plants link returns to the plants view last shown (its search, tags, order, page size).
+  const lastPlants = useRef<PlantsView>(DEFAULT_VIEW);
+  if (section === 'plants') lastPlants.current = route.plants;
+  const [help, setHelp] = useState(false);
+  useShortcuts({ '?': () => setHelp(true) });
   const [changes, setChanges] = useState<Change[]>([]);
   // Every event received, counted (the list above stops growing at CHANGES_KEPT): the plants table reloads on it.
   const [received, setReceived] = useState(0);
   const [feed, setFeed] = useState<FeedState>({ kind: 'stopped', reason: 'this token lacks the scope events:read' });
   const live = hasScope(session.info, 'events:read');
-
-  useEffect(() => {
-    const onHash = () => setSection(sectionOf(location.hash));
-    addEventListener('hashchange', onHash);
-    return () => removeEventListener('hashchange', onHash);
-  }, []);
 
   // One stream for the whole console: the plants table reloads on it, the Changes view lists it.
   useEffect(() => {
@@ -112,7 +133,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
           <ul>
             {SECTIONS.map(([id, name]) => (
               <li key={id}>
-                <a href={`#${id}`} aria-current={id === section ? 'page' : undefined}>
+                <a href={routeHash({ section: id, plants: lastPlants.current })} aria-current={id === section ? 'page' : undefined}>
                   {name}
                 </a>
               </li>
@@ -122,17 +143,21 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
         <p class="live" role="status">
           {feedWords(feed)}
         </p>
+        <button type="button" class="quiet" aria-keyshortcuts="?" onClick={() => setHelp(true)}>
+          Shortcuts
+        </button>
         <button type="button" class="quiet" onClick={onSignOut}>
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{title}</h1>
-        {section === 'plants' && <Plants session={session} received={received} />}
+        {section === 'plants' && <Plants session={session} received={received} view={route.plants} onView={changePlants} />}
         {section === 'changes' && <Changes session={session} changes={changes} feed={feed} />}
         {section === 'webhooks' && <Webhooks session={session} />}
         {section === 'about' && <About session={session} />}
       </main>
+      {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
     </>
   );
 }

@@ -1,5 +1,6 @@
+import { EventStreamReader, type ServerSentEvent } from '@plant-store/client';
 import { parseJson } from '@plant-store/client/json';
-import type { Client, EventType, Id } from './api.js';
+import { EVENT_TYPES, type Client, type EventType, type Id } from './api.js';
 
 /**
  * The change feed, followed live: GET /events as Server-Sent Events, read with fetch's streaming body so
@@ -29,13 +30,6 @@ interface EventBody {
   type: EventType;
   timestamp: string;
   data: { id: Id; name?: string; tag?: string };
-}
-
-/** A frame of the stream being read (WHATWG HTML, "Server-sent events", the parsing rules). */
-interface Frame {
-  id: string | undefined;
-  event: string;
-  data: string[];
 }
 
 const RETRY_MAX_MS = 30_000;
@@ -106,49 +100,26 @@ export class ChangeFeed {
     return 'the stream ended';
   }
 
+  /** Reads the stream to its end (the one Server-Sent Events reader, the client package's), handing on each plant event. */
   private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    let frame: Frame = { id: undefined, event: '', data: [] };
+    const stream = body.getReader();
+    const reader = new EventStreamReader(this.lastId);
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await stream.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      for (let end = buffer.search(/[\r\n]/); end !== -1; end = buffer.search(/[\r\n]/)) {
-        // A CR at the very end may be the first half of CRLF: wait for the next chunk.
-        if (buffer[end] === '\r' && end === buffer.length - 1) break;
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1));
-        if (line === '') {
-          this.dispatch(frame);
-          frame = { id: undefined, event: '', data: [] };
-        } else {
-          this.field(frame, line);
-        }
-      }
+      for (const event of reader.push(value)) this.dispatch(event);
+      // The id to resume after: the last event ID as dispatched events set it ('' clears it: none sent).
+      this.lastId = reader.lastEventId === '' ? undefined : reader.lastEventId;
+      if (reader.retry !== undefined) this.retryMs = reader.retry;
     }
   }
 
-  private field(frame: Frame, line: string): void {
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const name = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (name === 'id') frame.id = value;
-    else if (name === 'event') frame.event = value;
-    else if (name === 'data') frame.data.push(value);
-    else if (name === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value);
-  }
-
-  /** A whole frame: its id becomes the one to resume after; a plant event goes to onChange. */
-  private dispatch(frame: Frame): void {
-    if (frame.id !== undefined) this.lastId = frame.id;
-    if (!frame.event.startsWith('plant.') || frame.data.length === 0 || frame.id === undefined) return;
-    const body = parseJson(frame.data.join('\n')) as EventBody;
+  /** A plant event goes to onChange, its id the last event ID (the service gives every event one). */
+  private dispatch(event: ServerSentEvent): void {
+    if (!(EVENT_TYPES as readonly string[]).includes(event.type)) return;
+    const body = parseJson(event.data) as EventBody;
     this.onChange({
-      id: frame.id,
+      id: event.lastEventId,
       type: body.type,
       timestamp: body.timestamp,
       plantId: body.data.id,

@@ -1,5 +1,5 @@
 import type { ErrorBody } from '@plant-store/client';
-import { useState } from 'preact/hooks';
+import { useCallback, useRef, useState } from 'preact/hooks';
 import { explain, nextLink, unreachable } from './api.js';
 
 /** One page of a list as the typed client answers it: the items, or the service's error; and the response (its Link header). */
@@ -9,14 +9,17 @@ type PageAnswer<T> = { data: T[]; error?: undefined; response: Response } | { da
  * A list the service hands out in pages linked by `after` (rel="next"): load() reads the first page, in place
  * of the list; load(more) reads the next one and adds it. A refusal or a service that did not answer becomes
  * `problem` (kept, with its setter, for the view's other requests to use too); a page read well clears it.
+ * `load` is the same function on every render (an effect may name it), and asks with the latest fetchPage.
  */
 export function useAfterPages<T>(fetchPage: (after: string | undefined) => Promise<PageAnswer<T>>) {
   const [list, setList] = useState<T[] | null>(null);
   const [more, setMore] = useState<string | undefined>(undefined);
   const [problem, setProblem] = useState('');
-  const load = async (after?: string) => {
+  const latest = useRef(fetchPage);
+  latest.current = fetchPage;
+  const load = useCallback(async (after?: string) => {
     try {
-      const { data, error, response } = await fetchPage(after);
+      const { data, error, response } = await latest.current(after);
       if (error !== undefined) return setProblem(explain(error));
       setProblem('');
       setList((before) => (after === undefined ? data : [...(before ?? []), ...data]));
@@ -24,6 +27,6 @@ export function useAfterPages<T>(fetchPage: (after: string | undefined) => Promi
     } catch (error) {
       setProblem(unreachable(error));
     }
-  };
+  }, []);
   return { list, more, problem, setProblem, load };
 }

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef } from 'preact/hooks';
 
 /** Small pieces every view uses: a modal dialog, messages that screen readers announce, a labelled field, a form's Save and Cancel. */
 
@@ -10,7 +10,9 @@ import { useEffect, useId, useRef } from 'preact/hooks';
 export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
-  useEffect(() => {
+  // Modal in the same task that puts it in the page (a layout effect), not a frame later (an effect): a key
+  // pressed right after the click that opened it (Escape) must find it open.
+  useLayoutEffect(() => {
     const dialog = ref.current!;
     dialog.showModal();
     return () => dialog.close();
@@ -119,6 +121,11 @@ export function TableBox({ label, children }: { label: string; children: Compone
 /** Text for screen readers only: completes a short visible label ("Edit" → "Edit plant 7"). */
 export function Hidden({ children }: { children: ComponentChildren }) {
   return <span class="visually-hidden">{children}</span>;
+}
+
+/** A count and its noun: "1 plant", "3 plants". */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** A time from the API (ISO 8601), in the reader's own zone and words. */

@@ -1,14 +1,15 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EVENT_TYPES, type EventType } from '../model/events.js';
+import { EVENT_TYPES, type EventType } from '../model/event-types.js';
+import { EventStreamReader } from '../net/event-stream.js';
 import { print } from './output.js';
 
 /**
  * `events tail --url`: the change feed of a running service over HTTP, for a machine that cannot reach its
- * database. It follows GET /events as Server-Sent Events (the WHATWG rules: fields by line, a blank line
- * dispatches, `id:` sets the last event id, `retry:` the reconnection delay) and prints each event's data
- * line, which is the event as JSON. When the connection drops, or the service answers 5xx (a restart, a
- * deploy), it waits and reconnects with Last-Event-ID, so it misses nothing and prints nothing twice.
+ * database. It follows GET /events as Server-Sent Events, read by the WHATWG rules (src/net/event-stream.ts,
+ * the reader the console uses too), and prints each plant event's data line, which is the event as JSON.
+ * When the connection drops, or the service answers 5xx (a restart, a deploy), it waits and reconnects with
+ * Last-Event-ID (the stream's `retry:` hint its wait), so it misses nothing and prints nothing twice.
  */
 
 interface HttpTail {
@@ -73,8 +74,9 @@ export async function tailHttp(options: HttpTail): Promise<void> {
       if (response.status !== 200 || response.body === null) throw new Refused(`GET /events: ${response.status}: ${await errorMessage(response)}`);
       if (lost) process.stderr.write('plant-store: reconnected\n');
       lost = false;
-      await readStream(response.body, signal, {
-        id: (id) => (lastId = id),
+      await readStream(response.body, signal, lastId, {
+        // An empty id clears the last event ID: no Last-Event-ID is sent then, as an EventSource does.
+        id: (id) => (lastId = id === '' ? undefined : id),
         retry: (ms) => (retryMs = ms),
       });
       throw new Error('the service ended the stream');
@@ -94,42 +96,20 @@ export async function tailHttp(options: HttpTail): Promise<void> {
   }
 }
 
-/** Reads one stream to its end, printing the data of each plant event and telling its ids and retry hints. */
+/** Reads one stream to its end (by the one reader, src/net/event-stream.ts), printing the data of each plant event and telling its ids and retry hints. */
 async function readStream(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal,
+  lastId: string | undefined,
   tell: { id: (id: string) => void; retry: (ms: number) => void },
 ): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let type = '';
-  let data: string[] = [];
-  /** The last event id as the frames so far set it: it counts once its frame has been dispatched whole. */
-  let id: string | undefined;
+  const reader = new EventStreamReader(lastId);
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    // The last piece may be a line still arriving; a \r at the very end may be the first half of \r\n.
-    const cr = buffer.endsWith('\r');
-    const lines = (cr ? buffer.slice(0, -1) : buffer).split(/\r\n|\r|\n/);
-    buffer = lines.pop()! + (cr ? '\r' : '');
     let out = '';
-    for (const line of lines) {
-      if (line === '') {
-        if (data.length > 0 && PLANT_EVENTS.has(type)) out += `${data.join('\n')}\n`;
-        if (id !== undefined) tell.id(id);
-        type = '';
-        data = [];
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
-      if (field === 'event') type = value;
-      else if (field === 'data') data.push(value);
-      else if (field === 'id' && !value.includes('\0')) id = value;
-      else if (field === 'retry' && /^\d+$/.test(value)) tell.retry(Number(value));
-    }
+    for (const event of reader.push(chunk)) if (PLANT_EVENTS.has(event.type)) out += `${event.data}\n`;
+    // An id counts once its event was dispatched whole: the reader sets lastEventId only then.
+    tell.id(reader.lastEventId);
+    if (reader.retry !== undefined) tell.retry(reader.retry);
     if (out !== '' && !print(out)) await once(process.stdout, 'drain', { signal });
   }
 }

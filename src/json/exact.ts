@@ -1,7 +1,7 @@
 /**
  * JSON with exact 64-bit integers, both ways: the service's request bodies and the CLI's output, and, as
  * `@plant-store/client/json`, the client's answers and request bodies (the client's build copies this file
- * into the package: scripts/client-json.mjs). It lives in the service so that the service's package depends
+ * into the package: scripts/client-sources.mjs). It lives in the service so that the service's package depends
  * on nothing unpublished. No dependency and no Node-only API: it runs in browsers too. An integer a double cannot hold exactly (beyond ±(2^53 − 1)) is a bigint; every
  * other number is a number, as JSON.parse gives it.
  */

@@ -2,9 +2,7 @@ import type { PlantId } from './plant-id.js';
 import type { StoredPlant } from './plant.js';
 import { newId } from './ids.js';
 
-/** What webhooks announce: every change to a plant. */
-export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from './event-types.js';
 
 /**
  * A change as the store commits it: the plant as stored (created, updated), or its id (deleted); with

@@ -121,7 +121,16 @@ test(
 
     // The modules came from the page's origin as files, unbundled; the calls went to the service.
     const fromPage = requests.filter((url) => url.startsWith(pageOrigin)).map((url) => url.slice(pageOrigin.length));
-    assert.deepEqual(fromPage.sort(), ['/', '/client/content.js', '/client/index.js', '/client/json.js', '/main.js', '/openapi-fetch/index.mjs']);
+    assert.deepEqual(fromPage.sort(), [
+      '/',
+      '/client/content.js',
+      '/client/event-stream.js',
+      '/client/event-types.js',
+      '/client/index.js',
+      '/client/json.js',
+      '/main.js',
+      '/openapi-fetch/index.mjs',
+    ]);
     for (const url of requests) assert.ok(url.startsWith(pageOrigin) || url.startsWith(service.url), `a request left both origins: ${url}`);
     assert.ok(requests.includes(`${service.url}/plants/9223372036854775807`), requests.join('\n'));
   },

@@ -62,18 +62,19 @@ export interface PageWindow {
   document: { cookie: string; documentElement: { scrollWidth: number; clientWidth: number } };
 }
 
-/** The text of each row of the table (its cells joined by " | "), header row left out. */
+/** The text of each row of the table (its cells joined by " | "), header row and the plants' selection boxes left out. */
 export async function rows(page: Page, table = page.getByRole('table')): Promise<string[]> {
   return table.locator('tbody tr').evaluateAll((trs) =>
     trs.map((tr) =>
-      Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children)
+      Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null; className: string }> }).children)
+        .filter((td) => td.className !== 'select')
         .map((td) => (td.textContent ?? '').trim())
         .join(' | '),
     ),
   );
 }
 
-/** The ids (first column) of the plants table's rows. */
+/** The ids (the Id column) of the plants table's rows. */
 export async function shownIds(page: Page): Promise<string[]> {
   return (await rows(page)).map((row) => row.split(' | ')[0]!);
 }

@@ -118,7 +118,7 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
     );
   });
 
-  it('has no serious or critical axe-core violation in any view, wide or 375 px, and fits 375 px without sideways scrolling', async (context) => {
+  it('has no serious or critical axe-core violation in any view or dialog, light and dark, wide or 375 px, and fits 375 px without sideways scrolling', async (context) => {
     const diagnostic = (text: string) => context.diagnostic(text);
     const { t, page, errors } = await openConsole(after, { config: { webhookAllowPrivateNetworks: true } });
     await addPlants(t, [
@@ -129,31 +129,52 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
       (await t.call('POST', '/webhooks', { body: { url: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' } })).statusCode,
       201,
     );
-    for (const width of [1280, 375]) {
+    for (const [width, scheme] of [
+      [1280, 'light'],
+      [375, 'light'],
+      [1280, 'dark'],
+      [375, 'dark'],
+    ] as const) {
+      const at = `${width}, ${scheme}`;
+      await page.emulateMedia({ colorScheme: scheme });
       await page.setViewportSize({ width, height: 800 });
       await page.goto(`${page.url().split('#')[0]}#plants`);
       if (await page.getByLabel('Token').isVisible()) {
-        await assertAccessible(page, `sign-in at ${width}`, diagnostic);
-        assert.ok(await fitsWidth(page), `sign-in fits ${width}`);
+        await assertAccessible(page, `sign-in at ${at}`, diagnostic);
+        assert.ok(await fitsWidth(page), `sign-in fits ${at}`);
         await signIn(page);
       }
       await page.getByRole('table').waitFor();
       for (const view of ['Plants', 'Changes', 'Webhooks', 'About']) {
         await page.getByRole('link', { name: view }).click();
         await page.getByRole('heading', { level: 1, name: view }).waitFor();
-        if (view === 'Changes') await addPlants(t, [{ id: 100 + width, name: 'A change' }]);
+        if (view === 'Changes') await addPlants(t, [{ id: 100 + width + scheme.length, name: 'A change' }]);
         if (view === 'Changes') await page.getByRole('table').waitFor();
         if (view === 'Webhooks') await page.getByRole('heading', { name: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' }).waitFor();
         if (view === 'Webhooks') await page.getByRole('button', { name: 'Deliveries' }).click();
-        await assertAccessible(page, `${view} at ${width}`, diagnostic);
-        assert.ok(await fitsWidth(page), `${view} fits ${width}`);
+        await assertAccessible(page, `${view} at ${at}`, diagnostic);
+        assert.ok(await fitsWidth(page), `${view} fits ${at}`);
       }
       await page.getByRole('link', { name: 'Plants' }).click();
       await page.getByRole('button', { name: 'New plant' }).click();
-      await assertAccessible(page, `New plant at ${width}`, diagnostic);
+      await assertAccessible(page, `New plant at ${at}`, diagnostic);
       await page.keyboard.press('Escape');
       await page.getByRole('button', { name: 'Delete plant 1', exact: true }).click();
-      await assertAccessible(page, `Delete at ${width}`, diagnostic);
+      await assertAccessible(page, `Delete at ${at}`, diagnostic);
+      await page.keyboard.press('Escape');
+      // A row selected (its own colours), sorted by a header, the bulk delete's dialog, the shortcuts' list.
+      await page.getByRole('columnheader', { name: 'Name' }).getByRole('button').click();
+      await page.getByRole('checkbox', { name: 'Select Boston Fern' }).check();
+      await assertAccessible(page, `Plants with a row selected, sorted by name, at ${at}`, diagnostic);
+      assert.ok(await fitsWidth(page), `Plants with a row selected fits ${at}`);
+      await page.getByRole('button', { name: 'Delete selected' }).click();
+      await page.getByRole('dialog', { name: 'Delete 1 plant?' }).waitFor();
+      await assertAccessible(page, `Delete selected at ${at}`, diagnostic);
+      await page.keyboard.press('Escape');
+      await page.getByRole('checkbox', { name: 'Select Boston Fern' }).uncheck();
+      await page.keyboard.press('?');
+      await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+      await assertAccessible(page, `Keyboard shortcuts at ${at}`, diagnostic);
       await page.keyboard.press('Escape');
     }
     assert.deepEqual(errors(), []);

@@ -133,10 +133,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     });
     await signIn(page);
     const edit = async (id: number) => {
-      await page
-        .getByRole('row', { name: new RegExp(`^${id} `) })
-        .getByRole('button', { name: 'Edit' })
-        .click();
+      await page.getByRole('button', { name: `Edit plant ${id}`, exact: true }).click();
       const dialog = page.getByRole('dialog', { name: `Edit plant ${id}` });
       await eventually(async () => (await dialog.getByLabel('Name').inputValue()) !== '', 'the stored plant in the form');
       assert.equal(await dialog.getByLabel('Id').getAttribute('readonly'), '');

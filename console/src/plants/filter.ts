@@ -1,12 +1,7 @@
-/** What the plants table shows: found by name (q) and tags, in an order. The export takes the same. */
+import type { PlantsView } from '../route.js';
 
-export type Sort = 'id' | '-id' | 'name' | '-name';
-
-export interface Filter {
-  q: string;
-  tags: string[];
-  sort: Sort;
-}
+/** What the plants table shows, and the export saves: found by name (q) and tags, in an order. */
+export type Filter = Pick<PlantsView, 'q' | 'tags' | 'sort'>;
 
 /** The filter as the API's query parameters (an empty search or tag list is no filter). */
 export function filterQuery({ q, tags, sort }: Filter) {

@@ -23,6 +23,13 @@ function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
   return { name: plant.name, tag: plant.tag ?? '' };
 }
 
+/** The plant as stored now (GET /plants/{id}), for its ETag and for the comparison. */
+async function readStored(client: Client, plantId: Id): Promise<Stored | string> {
+  const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: plantId } } });
+  if (error !== undefined) return response.status === 404 ? null : explain(error);
+  return { version: versionOf(data), etag: response.headers.get('etag') ?? '*' };
+}
+
 export function PlantForm({
   client,
   plant,
@@ -43,21 +50,15 @@ export function PlantForm({
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(editing);
 
-  /** The plant as stored now (GET /plants/{id}), for its ETag and for the comparison. */
-  const readStored = async (plantId: Id): Promise<Stored | string> => {
-    const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: plantId } } });
-    if (error !== undefined) return response.status === 404 ? null : explain(error);
-    return { version: versionOf(data), etag: response.headers.get('etag') ?? '*' };
-  };
-
   // An edit starts from the plant as stored now: the table's row may be older than its ETag.
+  const editedId = plant?.id;
   useEffect(() => {
-    if (!editing) return;
-    void readStored(plant.id)
+    if (editedId === undefined) return;
+    void readStored(client, editedId)
       .then(
         (stored) => {
           if (typeof stored === 'string') setProblem(stored);
-          else if (stored === null) setProblem(`Plant ${String(plant.id)} was deleted meanwhile; Save creates it again.`);
+          else if (stored === null) setProblem(`Plant ${String(editedId)} was deleted meanwhile; Save creates it again.`);
           else {
             setName(stored.version.name);
             setTag(stored.version.tag);
@@ -67,7 +68,7 @@ export function PlantForm({
         (error: unknown) => setProblem(unreachable(error)),
       )
       .finally(() => setBusy(false));
-  }, []);
+  }, [client, editedId]);
 
   /** Sends `mine`: over the version `over` names (an ETag), or only if no plant has the id (null). */
   const send = async (mine: Version, over: string | null) => {
@@ -83,7 +84,7 @@ export function PlantForm({
       if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
       if (response.status === 412 && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
       if (response.status === 412) {
-        const stored = await readStored(plantId);
+        const stored = await readStored(client, plantId);
         if (typeof stored === 'string') return setProblem(stored);
         return setConflict({ mine, stored });
       }

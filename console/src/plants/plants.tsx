@@ -1,51 +1,73 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { explain, hasScope, lacking, nextLink, unreachable, type StoredPlant } from '../api.js';
+import { PAGE_SIZES, routeHash, type PageSize, type PlantsView } from '../route.js';
 import type { Session } from '../session.js';
-import { Hidden, Message, TableBox } from '../ui.js';
+import { useShortcuts } from '../shortcuts.js';
+import { counted, Message } from '../ui.js';
+import { DeleteSelected, Failures, select, type Failure, type Selected } from './bulk-delete.js';
 import { DeletePlant } from './delete.js';
-import { filterQuery, type Filter, type Sort } from './filter.js';
+import { filterQuery } from './filter.js';
+import { Filters } from './filters.js';
 import { PlantForm } from './form.js';
+import { PlantTable } from './table.js';
 import { Export, Import } from './transfer.js';
 
 /**
  * The plants: a table of one page (id, name, tag), found by name (the API's q) and tag, in an order, paged by
- * the Link headers the API sends; new plants, edits and deletes in dialogs; import and export. It reloads
- * its page as the change feed reports writes (`received` counts them), so others' plants appear by themselves.
+ * the Link headers the API sends; new plants, edits and deletes in dialogs, and deletes of the plants
+ * selected; import and export. The view (search, tags, order, page size) is the address's (`view`, changed
+ * with `onView`: route.ts); the page within it is not, nor the selection. It reloads its page as the change feed reports writes
+ * (`received` counts them), so others' plants appear by themselves. Keys: `/` focuses Search, `n` opens New plant.
  */
 
-const SORTS: ReadonlyArray<[Sort, string]> = [
-  ['id', 'Id, ascending'],
-  ['-id', 'Id, descending'],
-  ['name', 'Name, A to Z'],
-  ['-name', 'Name, Z to A'],
-];
-const PAGE_SIZES = [25, 50, 100, 250];
+type Editing =
+  | { kind: 'new' }
+  | { kind: 'edit'; plant: StoredPlant }
+  | { kind: 'delete'; plant: StoredPlant }
+  | { kind: 'delete-selected'; selected: Selected[] }
+  | null;
 
-type Editing = { kind: 'new' } | { kind: 'edit'; plant: StoredPlant } | { kind: 'delete'; plant: StoredPlant } | null;
+interface Page {
+  plants: StoredPlant[];
+  next: string | undefined;
+  total: string | null;
+}
 
-export function Plants({ session, received }: { session: Session; received: number }) {
+export function Plants({
+  session,
+  received,
+  view,
+  onView,
+}: {
+  session: Session;
+  received: number;
+  view: PlantsView;
+  onView: (change: Partial<PlantsView>) => void;
+}) {
   const { client, info } = session;
-  const [search, setSearch] = useState('');
-  const [tagText, setTagText] = useState('');
-  const [filter, setFilter] = useState<Filter>({ q: '', tags: [], sort: 'id' });
-  const [limit, setLimit] = useState(25);
-  // The cursors of the pages before this one, and this one's (undefined: the first page).
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const [page, setPage] = useState<{ plants: StoredPlant[]; next: string | undefined; total: string | null } | null>(null);
+  // The cursors of the pages before this one, and this one's (undefined: the first page). A new view starts at its first.
+  const [paging, setPaging] = useState<{ view: PlantsView; cursors: Array<string | undefined> }>({ view, cursors: [undefined] });
+  const cursors = paging.view === view ? paging.cursors : [undefined];
+  const setCursors = (next: Array<string | undefined>) => setPaging({ view, cursors: next });
+  const cursor = cursors[cursors.length - 1];
+  const [page, setPage] = useState<Page | null>(null);
   const [problem, setProblem] = useState('');
   const [editing, setEditing] = useState<Editing>(null);
   const [done, setDone] = useState('');
+  const [failures, setFailures] = useState<Failure[]>([]);
+  // The plants selected for "Delete selected", by id; cleared when the page shown is another.
+  const [selected, setSelected] = useState<ReadonlyMap<string, Selected>>(new Map());
   const loads = useRef(0);
+  const searchField = useRef<HTMLInputElement>(null);
   const canRead = hasScope(info, 'plants:read');
   const canWrite = hasScope(info, 'plants:write');
-  const cursor = cursors[cursors.length - 1];
 
-  const load = async () => {
+  const load = useCallback(async () => {
     if (!canRead) return;
     const mine = ++loads.current;
     try {
       const { data, error, response } = await client.GET('/plants', {
-        params: { query: { ...filterQuery(filter), limit, ...(cursor !== undefined && { cursor }) }, header: { prefer: 'count=exact' } },
+        params: { query: { ...filterQuery(view), limit: view.limit, ...(cursor !== undefined && { cursor }) }, header: { prefer: 'count=exact' } },
       });
       // An older load answering late must not overwrite a newer one.
       if (mine !== loads.current) return;
@@ -58,12 +80,13 @@ export function Plants({ session, received }: { session: Session; received: numb
     } catch (error) {
       if (mine === loads.current) setProblem(unreachable(error));
     }
-  };
+  }, [client, canRead, view, cursor]);
 
-  // The load of the latest render: a reload timed earlier must ask for the filter and page shown by then.
+  // The load of the latest render: a reload timed earlier must ask for the view and page shown by then.
   const latestLoad = useRef(load);
   latestLoad.current = load;
-  useEffect(() => void load(), [filter, limit, cursor]);
+  useEffect(() => void load(), [load]);
+  useEffect(() => setSelected(new Map()), [view, cursor]);
   // Writes reported by the feed: reload the page once they pause for a moment, not once per event.
   useEffect(() => {
     if (received === 0) return;
@@ -71,74 +94,75 @@ export function Plants({ session, received }: { session: Session; received: numb
     return () => clearTimeout(timer);
   }, [received]);
 
+  useShortcuts({
+    '/': () => searchField.current?.focus(),
+    n: () => {
+      if (canWrite) setEditing({ kind: 'new' });
+    },
+  });
+
   if (!canRead) return <p class="unavailable">{lacking('plants:read', 'Reading plants')}</p>;
 
-  // From the filter as it is now, not as this render saw it: a sort chosen just before a search is kept.
-  const apply = (next: Partial<Filter>) => {
-    setFilter((current) => ({ ...current, ...next }));
-    setCursors([undefined]);
+  // Search again with the same view (no new address): the first page, read anew.
+  const search = (change: Partial<PlantsView>) => {
+    if (routeHash({ section: 'plants', plants: { ...view, ...change } }) !== routeHash({ section: 'plants', plants: view })) onView(change);
+    else if (cursors.length > 1) setCursors([undefined]);
+    else void load();
   };
   const finish = (message: string) => {
     setEditing(null);
+    setFailures([]);
     setDone(message);
     void load();
+  };
+  const choose = (plants: StoredPlant[], on: boolean) => {
+    const next = new Map(selected);
+    for (const plant of plants) {
+      const id = String(plant.id);
+      if (!on) next.delete(id);
+      else if (!next.has(id)) next.set(id, select(client, plant));
+    }
+    setSelected(next);
   };
 
   return (
     <>
-      <form
-        role="search"
-        class="filters"
-        onSubmit={(event) => {
-          event.preventDefault();
-          const tags = tagText
-            .split(',')
-            .map((tag) => tag.trim())
-            .filter((tag) => tag !== '');
-          apply({ q: search.trim(), tags });
-        }}
-      >
-        <div class="field">
-          <label for="plant-search">Search</label>
-          <input id="plant-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} aria-describedby="search-hint" />
-          <small id="search-hint" class="hint">
-            Part of a name, in any case.
-          </small>
-        </div>
-        <div class="field">
-          <label for="plant-tags">With tag</label>
-          <input id="plant-tags" value={tagText} onInput={(e) => setTagText(e.currentTarget.value)} aria-describedby="tags-hint" />
-          <small id="tags-hint" class="hint">
-            One tag, or several separated by commas (any of them).
-          </small>
-        </div>
-        <button type="submit">Search</button>
-        <div class="field">
-          <label for="plant-sort">Sort by</label>
-          <select id="plant-sort" value={filter.sort} onChange={(e) => apply({ sort: e.currentTarget.value as Sort })}>
-            {SORTS.map(([value, words]) => (
-              <option key={value} value={value}>
-                {words}
-              </option>
-            ))}
-          </select>
-        </div>
-      </form>
+      <Filters view={view} onSearch={search} onSort={(sort) => onView({ sort })} searchRef={searchField} />
 
       <div class="actions">
-        <button type="button" disabled={!canWrite} onClick={() => setEditing({ kind: 'new' })}>
+        <button type="button" disabled={!canWrite} aria-keyshortcuts="n" onClick={() => setEditing({ kind: 'new' })}>
           New plant
         </button>
-        <Export client={client} filter={filter} />
+        <Export client={client} filter={view} />
+        {canWrite && (
+          <>
+            <button
+              type="button"
+              class="danger"
+              disabled={selected.size === 0}
+              onClick={() => setEditing({ kind: 'delete-selected', selected: [...selected.values()] })}
+            >
+              Delete selected
+            </button>
+            <span class="hint">
+              {selected.size === 0 ? 'Select plants to delete several at once.' : `${counted(selected.size, 'plant')} selected.`}
+            </span>
+          </>
+        )}
       </div>
       {!canWrite && <p class="unavailable">{lacking('plants:write', 'Adding, editing, deleting and importing plants')}</p>}
       <Message text={done} />
+      <Failures failures={failures} />
       <Message text={problem} error />
 
       {page !== null && (
         <PlantTable
           plants={page.plants}
+          sort={view.sort}
+          onSort={(sort) => onView({ sort })}
           canWrite={canWrite}
+          selected={new Set(selected.keys())}
+          onSelect={choose}
           onEdit={(plant) => setEditing({ kind: 'edit', plant })}
           onDelete={(plant) => setEditing({ kind: 'delete', plant })}
         />
@@ -153,15 +177,8 @@ export function Plants({ session, received }: { session: Session; received: numb
         <button type="button" disabled={page?.next === undefined} onClick={() => setCursors([...cursors, page?.next])}>
           Next page
         </button>
-        <label for="plant-limit">Per page</label>
-        <select
-          id="plant-limit"
-          value={limit}
-          onChange={(e) => {
-            setLimit(Number(e.currentTarget.value));
-            setCursors([undefined]);
-          }}
-        >
+        <label for="plant-limit">Page size</label>
+        <select id="plant-limit" value={view.limit} onChange={(e) => onView({ limit: Number(e.currentTarget.value) as PageSize })}>
           {PAGE_SIZES.map((size) => (
             <option key={size} value={size}>
               {size}
@@ -175,44 +192,20 @@ export function Plants({ session, received }: { session: Session; received: numb
       {editing?.kind === 'new' && <PlantForm client={client} onClose={() => setEditing(null)} onSaved={finish} />}
       {editing?.kind === 'edit' && <PlantForm client={client} plant={editing.plant} onClose={() => setEditing(null)} onSaved={finish} />}
       {editing?.kind === 'delete' && <DeletePlant client={client} plant={editing.plant} onClose={() => setEditing(null)} onDeleted={finish} />}
+      {editing?.kind === 'delete-selected' && (
+        <DeleteSelected
+          client={client}
+          selected={editing.selected}
+          onClose={() => setEditing(null)}
+          onDone={(deleted, failed) => {
+            finish(
+              failed.length === 0 ? `Deleted ${counted(deleted, 'plant')}.` : `Deleted ${deleted} of ${counted(editing.selected.length, 'plant')}.`,
+            );
+            setFailures(failed);
+            setSelected(new Map());
+          }}
+        />
+      )}
     </>
-  );
-}
-
-function PlantTable(props: { plants: StoredPlant[]; canWrite: boolean; onEdit: (p: StoredPlant) => void; onDelete: (p: StoredPlant) => void }) {
-  if (props.plants.length === 0) return <p>No plants found.</p>;
-  return (
-    <TableBox label="Plants table">
-      <table>
-        <caption class="visually-hidden">Plants</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Name</th>
-            <th scope="col">Tag</th>
-            {props.canWrite && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {props.plants.map((plant) => (
-            <tr key={String(plant.id)}>
-              <td class="id">{String(plant.id)}</td>
-              <td>{plant.name}</td>
-              <td>{plant.tag ?? ''}</td>
-              {props.canWrite && (
-                <td class="row-actions">
-                  <button type="button" class="quiet" onClick={() => props.onEdit(plant)}>
-                    Edit<Hidden> plant {String(plant.id)}</Hidden>
-                  </button>
-                  <button type="button" class="quiet danger" onClick={() => props.onDelete(plant)}>
-                    Delete<Hidden> plant {String(plant.id)}</Hidden>
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableBox>
   );
 }

@@ -30,7 +30,7 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
     void load();
     const timer = setInterval(() => void load(), REFRESH_MS);
     return () => clearInterval(timer);
-  }, [status]);
+  }, [status, load]);
 
   return (
     <section class="deliveries" aria-label={`Deliveries of ${endpoint.url}`}>

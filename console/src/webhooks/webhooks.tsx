@@ -30,7 +30,7 @@ export function Webhooks({ session }: { session: Session }) {
   const allowed = hasScope(info, 'webhooks:manage');
   useEffect(() => {
     if (allowed) void load();
-  }, []);
+  }, [allowed, load]);
 
   if (!allowed) return <p class="unavailable">{lacking('webhooks:manage', 'Managing webhooks')}</p>;
 

@@ -12,11 +12,18 @@ import type { HttpMethod, PlantStoreClient } from './types.js';
  * - answers that are not JSON (text/csv, NDJSON…) come as text instead of failing to parse;
  * - `error` is the Error shape for every non-2xx answer, even one the service did not write.
  * Everything else is generated: a new operation in the document needs no change here.
+ *
+ * It also hands out what a program following the change feed needs: EventStreamReader, Server-Sent Events
+ * read by the WHATWG rules (GET /events with `Accept: text/event-stream`), and EVENT_TYPES, the event types.
+ * Both are copies of the service's own modules (src/net/event-stream.ts, src/model/event-types.ts), made by
+ * the build, as json.ts is.
  */
 
 export type { CallOptions, CallResult, HttpMethod, PathsWithMethod, PlantStoreClient } from './types.js';
 export type { ErrorBody } from './content.js';
 export type { components, operations, paths, webhooks } from './openapi-types.js';
+export { EventStreamReader, type ServerSentEvent } from './event-stream.js';
+export { EVENT_TYPES, type EventType } from './event-types.js';
 
 /** What the client gives and takes for every `format: int64` value: a number when safe, a bigint beyond 2^53. */
 export type Int64 = number | bigint;

@@ -1,0 +1,110 @@
+/**
+ * The view in the address: the section after the `#`, and for the plants its search, tags, order and page
+ * size as a query after it: `#plants?q=fern&tag=shade&tag=tropical&sort=-name&limit=50`. So a reload keeps
+ * the view, a link opens the same view (after signing in), and Back returns to the view before: each change
+ * of the view is a new entry in the tab's history. The token is never here (it stays in sessionStorage).
+ * In the fragment, not the path's query: the page is one document at /console, and a fragment never reaches
+ * the service, its logs or a proxy's.
+ *
+ * Pure functions of text, no DOM: the unit tests run them in Node (test/console/route.test.ts).
+ */
+
+export const SECTIONS = [
+  ['plants', 'Plants'],
+  ['changes', 'Changes'],
+  ['webhooks', 'Webhooks'],
+  ['about', 'About'],
+] as const;
+export type Section = (typeof SECTIONS)[number][0];
+
+/** The orders the API's `sort` takes: by id or name, `-` for descending. */
+export type Sort = 'id' | '-id' | 'name' | '-name';
+export const SORTS: ReadonlyArray<readonly [Sort, string]> = [
+  ['id', 'Id, ascending'],
+  ['-id', 'Id, descending'],
+  ['name', 'Name, A to Z'],
+  ['-name', 'Name, Z to A'],
+];
+
+export const PAGE_SIZES = [10, 25, 50, 100] as const;
+export type PageSize = (typeof PAGE_SIZES)[number];
+
+/** What the plants table shows: found by name (q) and tags (any of them), in an order, so many a page. */
+export interface PlantsView {
+  q: string;
+  tags: string[];
+  sort: Sort;
+  limit: PageSize;
+}
+
+export const DEFAULT_VIEW: PlantsView = { q: '', tags: [], sort: 'id', limit: 25 };
+
+export interface Route {
+  section: Section;
+  /** The plants view the address names (the default one when it names none, or another section). */
+  plants: PlantsView;
+}
+
+/** Tags as a person types them: separated by commas, trimmed, empty ones and repeats dropped. */
+export function splitTags(texts: readonly string[]): string[] {
+  const tags = texts.flatMap((text) => text.split(',')).map((tag) => tag.trim());
+  return [...new Set(tags.filter((tag) => tag !== ''))];
+}
+
+function sortOf(text: string | null): Sort {
+  return SORTS.find(([sort]) => sort === text)?.[0] ?? DEFAULT_VIEW.sort;
+}
+
+function pageSizeOf(text: string | null): PageSize {
+  return PAGE_SIZES.find((size) => String(size) === text) ?? DEFAULT_VIEW.limit;
+}
+
+/**
+ * The route a fragment names (`location.hash`, with or without its `#`). Whatever it holds gives a route:
+ * an unknown section is the plants; an unknown order or page size, the default; unknown parameters are
+ * ignored; a bad %-escape is read as it is written.
+ */
+export function parseRoute(hash: string): Route {
+  const text = hash.replace(/^#\/?/, '');
+  const mark = text.indexOf('?');
+  const name = mark === -1 ? text : text.slice(0, mark);
+  const section = SECTIONS.find(([id]) => id === name)?.[0] ?? 'plants';
+  if (section !== 'plants' || mark === -1) return { section, plants: DEFAULT_VIEW };
+  const query = new URLSearchParams(text.slice(mark + 1));
+  return {
+    section,
+    plants: {
+      q: (query.get('q') ?? '').trim(),
+      tags: splitTags(query.getAll('tag')),
+      sort: sortOf(query.get('sort')),
+      limit: pageSizeOf(query.get('limit')),
+    },
+  };
+}
+
+/** The fragment of a route, `#` included: the plants view's query in a fixed order, its defaults left out. */
+export function routeHash(route: Route): string {
+  if (route.section !== 'plants') return `#${route.section}`;
+  const { q, tags, sort, limit } = route.plants;
+  const query = new URLSearchParams();
+  if (q !== '') query.set('q', q);
+  for (const tag of tags) query.append('tag', tag);
+  if (sort !== DEFAULT_VIEW.sort) query.set('sort', sort);
+  if (limit !== DEFAULT_VIEW.limit) query.set('limit', String(limit));
+  const search = query.toString();
+  return search === '' ? '#plants' : `#plants?${search}`;
+}
+
+/** The columns the table sorts by when their header is clicked. */
+export type SortColumn = 'id' | 'name';
+
+/** A column header's aria-sort under an order. */
+export function sortState(sort: Sort, column: SortColumn): 'ascending' | 'descending' | 'none' {
+  if (sort === column) return 'ascending';
+  return sort === `-${column}` ? 'descending' : 'none';
+}
+
+/** The order after a click on a column's header: ascending by it, or descending when it was ascending already. */
+export function clickedSort(sort: Sort, column: SortColumn): Sort {
+  return sort === column ? `-${column}` : column;
+}

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSkip } from '../chromium.js';
+import { TOKEN } from '../helpers.js';
+import { addPlants, eventually, openConsole, shownIds, signIn } from './harness.js';
+
+const skip = browserSkip;
+if (skip) process.stderr.write(`\n*** SKIPPING the console's sorting and address browser tests: ${skip} ***\n\n`);
+
+/** The aria-sort of the Id and Name column headers. */
+async function ariaSort(page: Page): Promise<[string | null, string | null]> {
+  return [
+    await page.getByRole('columnheader', { name: 'Id' }).getAttribute('aria-sort'),
+    await page.getByRole('columnheader', { name: 'Name' }).getAttribute('aria-sort'),
+  ];
+}
+
+/** What the plants view's controls show: Search, With tag, Sort by, Page size. */
+async function controls(page: Page): Promise<string[]> {
+  return [
+    await page.getByRole('searchbox', { name: 'Search' }).inputValue(),
+    await page.getByLabel('With tag').inputValue(),
+    await page.getByLabel('Sort by').inputValue(),
+    await page.getByLabel('Page size').inputValue(),
+  ];
+}
+
+/** The address's fragment. */
+const hashOf = (page: Page) => new URL(page.url()).hash;
+
+/** Waits until the table shows these ids, in this order. */
+const showing = (page: Page, ids: string, what = ids) => eventually(async () => (await shownIds(page)).join() === ids, what);
+
+describe('the console: sorting by the headers, and the view in the address', { skip, timeout: 180_000 }, () => {
+  it('sorts by a click on the Id or Name header, ascending then descending, each header telling its order by aria-sort', async () => {
+    const { t, page, origin, requests, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 1, name: 'Monstera' },
+      { id: 2, name: 'Aloe' },
+      { id: 3, name: 'Zebra plant' },
+      { id: 4, name: 'Boston fern' },
+    ]);
+    await signIn(page);
+    await showing(page, '1,2,3,4');
+    // The default order, by id ascending, is said too.
+    assert.deepEqual(await ariaSort(page), ['ascending', 'none']);
+    assert.equal(await page.getByRole('columnheader', { name: 'Tag' }).getAttribute('aria-sort'), null);
+
+    const header = (name: 'Id' | 'Name') => page.getByRole('columnheader', { name }).getByRole('button', { name, exact: true });
+    await header('Name').click();
+    await showing(page, '2,4,1,3', 'by name, A to Z');
+    assert.deepEqual(await ariaSort(page), ['none', 'ascending']);
+    assert.equal(await page.getByLabel('Sort by').inputValue(), 'name', 'Sort by shows the same order');
+    await header('Name').click();
+    await showing(page, '3,1,4,2', 'by name, Z to A');
+    assert.deepEqual(await ariaSort(page), ['none', 'descending']);
+    await header('Id').click();
+    await showing(page, '1,2,3,4', 'by id, ascending');
+    assert.deepEqual(await ariaSort(page), ['ascending', 'none']);
+    await header('Id').click();
+    await showing(page, '4,3,2,1', 'by id, descending');
+    assert.deepEqual(await ariaSort(page), ['descending', 'none']);
+    assert.equal(await page.getByLabel('Sort by').inputValue(), '-id');
+    // Sort by sets the same order, and the headers say so.
+    await page.getByLabel('Sort by').selectOption({ label: 'Name, Z to A' });
+    await showing(page, '3,1,4,2');
+    assert.deepEqual(await ariaSort(page), ['none', 'descending']);
+    await header('Name').click();
+    await showing(page, '2,4,1,3');
+    assert.deepEqual(await ariaSort(page), ['none', 'ascending']);
+
+    for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
+    assert.deepEqual(errors(), []);
+  });
+
+  it('keeps search, tags, order and page size in the address: a reload, a link in another tab and Back all show the same view', async () => {
+    const { t, page, origin, requests, errors } = await openConsole(after);
+    await addPlants(t, [
+      ...Array.from({ length: 14 }, (_, i) => ({ id: i + 1, name: `Fern ${String(i + 1).padStart(2, '0')}`, tag: i % 2 === 0 ? 'shade' : 'sun' })),
+      { id: 100, name: 'Ivy', tag: 'shade' },
+    ]);
+    await signIn(page);
+    await eventually(async () => (await shownIds(page)).length === 15, 'every plant');
+    assert.deepEqual(await page.getByLabel('Page size').locator('option').allInnerTexts(), ['10', '25', '50', '100']);
+    assert.equal(await page.getByLabel('Page size').inputValue(), '25');
+
+    // A search with two tags, an order by a header, a page size: each a step in the address.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('fern');
+    await page.getByLabel('With tag').fill('shade, sun');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the search in the address');
+    await page.getByRole('columnheader', { name: 'Name' }).getByRole('button').click();
+    await page.getByRole('columnheader', { name: 'Name' }).getByRole('button').click();
+    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name', 'the order in the address');
+    await page.getByLabel('Page size').selectOption('10');
+    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name&limit=10', 'the page size in the address');
+    const firstTen = Array.from({ length: 10 }, (_, i) => String(14 - i)).join();
+    await showing(page, firstTen, 'ferns 14 to 5, ten a page');
+    const view = ['fern', 'shade, sun', '-name', '10'];
+    assert.deepEqual(await controls(page), view);
+
+    // A reload keeps the view (and the sign-in, in this tab's sessionStorage).
+    await page.reload();
+    await showing(page, firstTen, 'the same view after a reload');
+    assert.deepEqual(await controls(page), view);
+    assert.deepEqual(await ariaSort(page), ['none', 'descending']);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await showing(page, '4,3,2,1', 'the next page of the view');
+
+    // The address opened in another tab: sign in there (a tab of its own), and the same view.
+    const other = await page.context().newPage();
+    after(() => other.close());
+    await other.goto(page.url());
+    await other.getByLabel('Token').waitFor();
+    await signIn(other);
+    await showing(other, firstTen, 'the same view in another tab');
+    assert.deepEqual(await controls(other), view);
+
+    // Back: each earlier view in turn, its controls and rows; Forward again.
+    const back = async (hash: string, ids: string, shown: string[]) => {
+      await page.goBack();
+      await eventually(async () => hashOf(page) === hash, hash);
+      await showing(page, ids, `${hash}: ${ids}`);
+      assert.deepEqual(await controls(page), shown, hash);
+    };
+    const ferns = (ids: number[]) => ids.map(String).join();
+    await back('#plants?q=fern&tag=shade&tag=sun&sort=-name', ferns([14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]), [
+      'fern',
+      'shade, sun',
+      '-name',
+      '25',
+    ]);
+    await back('#plants?q=fern&tag=shade&tag=sun&sort=name', ferns([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]), [
+      'fern',
+      'shade, sun',
+      'name',
+      '25',
+    ]);
+    await back('#plants?q=fern&tag=shade&tag=sun', ferns([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]), ['fern', 'shade, sun', 'id', '25']);
+    await page.goBack();
+    await eventually(async () => (await shownIds(page)).length === 15, 'every plant again');
+    assert.deepEqual(await controls(page), ['', '', 'id', '25']);
+    await page.goForward();
+    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'Forward');
+    await eventually(async () => (await shownIds(page)).length === 14, 'the ferns again');
+
+    // The sections keep the plants view: Changes, then Plants, returns to it.
+    await page.getByRole('link', { name: 'Changes' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Changes' }).waitFor();
+    await page.getByRole('link', { name: 'Plants' }).click();
+    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the plants view kept');
+
+    for (const url of [...requests, page.url(), other.url()]) {
+      assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
+      assert.ok(!url.includes(TOKEN), `the token in a URL: ${url}`);
+    }
+    assert.deepEqual(errors(), []);
+  });
+
+  it('opens an address holding values it cannot read with the defaults, writes it back in its own words, and never fails', async () => {
+    const { t, page, origin, errors } = await openConsole(after, { path: '/console#plants?q=%zz&sort=sideways&limit=7&tag=,,&cursor=x' });
+    await addPlants(t, [{ id: 1, name: 'a %zz plant' }]);
+    await signIn(page);
+    await showing(page, '1');
+    assert.deepEqual(await controls(page), ['%zz', '', 'id', '25']);
+    assert.equal(hashOf(page), '#plants?q=%25zz');
+    for (const hash of ['#plants?limit=1000&sort=', '#nowhere?q=a', '#plants?q=%E0%A4%A&tag=%', '#plants?limit=-1&limit=50']) {
+      await page.goto(`${origin}/console${hash}`);
+      await page.getByRole('heading', { level: 1, name: 'Plants' }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Page 1/ })
+        .waitFor();
+    }
+    assert.equal(hashOf(page), '#plants');
+    assert.deepEqual(await controls(page), ['', '', 'id', '25']);
+    assert.deepEqual(errors(), []);
+  });
+});
