@@ -122,6 +122,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
   await app.register(tokenRoutes, {
     tokens: store.tokens,
+    idempotency,
     unlisted: [
       ...(settings.tokens.length > 0 ? (['static'] as const) : []),
       ...(settings.jwtJwksUrl !== '' || settings.jwtPublicKey !== '' || settings.jwtSecret !== '' ? (['jwt'] as const) : []),

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { TokenRecord, TokenStore } from '../store/store.js';
+import type { NewToken, TokenRecord, TokenStore } from '../store/store.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from '../model/principal.js';
 import { SCOPES, type Scope } from '../model/scopes.js';
@@ -23,10 +23,15 @@ export function generateTokenId(): string {
   return randomBytes(6).toString('hex');
 }
 
-export async function createToken(tokens: TokenStore, name: string, scopes: readonly Scope[]): Promise<{ secret: string; record: TokenRecord }> {
+/** A new token to store, and its secret (shown once, never stored). */
+export function newToken(name: string, scopes: readonly Scope[]): { secret: string; token: NewToken } {
   const secret = generateSecret();
-  const record = await tokens.create({ id: generateTokenId(), name, hash: hashToken(secret), scopes: [...scopes] });
-  return { secret, record };
+  return { secret, token: { id: generateTokenId(), name, hash: hashToken(secret), scopes: [...scopes] } };
+}
+
+export async function createToken(tokens: TokenStore, name: string, scopes: readonly Scope[]): Promise<{ secret: string; record: TokenRecord }> {
+  const { secret, token } = newToken(name, scopes);
+  return { secret, record: await tokens.create(token) };
 }
 
 /** What a token is found to be: whose it is, or why it is refused (a message for the client, never the token). */

@@ -1,6 +1,7 @@
 import type { PlantId } from '../model/plant-id.js';
 import type { StoredPlant } from '../model/plant.js';
 import type { ImportResult, PlantImport, PutOptions, PutResult } from './plant-store.js';
+import type { NewToken, TokenRecord } from './token-store.js';
 import type { NewEndpointRecord } from './webhook-store.js';
 
 /**
@@ -35,7 +36,9 @@ export type KeyedWrite =
   | { kind: 'import'; session: PlantImport; createOnly: boolean }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
   | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
-  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined };
+  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined }
+  /** A stored token; its secret is kept in the outcome (the answer shows it), never in the tokens table. */
+  | { kind: 'createToken'; token: NewToken; secret: string };
 
 export type KeyedKind = KeyedWrite['kind'];
 
@@ -51,6 +54,8 @@ export interface Outcomes {
   createEndpoint: NewEndpointRecord;
   rotateSecret: { secret: string } | 'not-found';
   replay: { requeued: number } | 'not-found';
+  /** The token made, with its secret; or the refusal of a name an active token has. */
+  createToken: { token: TokenRecord; secret: string } | 'name-taken';
 }
 
 /** A write's outcome under its key, or the earlier one found there instead (`replayed`: this write was not made). */
@@ -86,6 +91,7 @@ export const outcomeOf = {
   createEndpoint: (endpoint: NewEndpointRecord): Outcomes['createEndpoint'] => endpoint,
   rotateSecret: (secret: string, rotated: boolean): Outcomes['rotateSecret'] => (rotated ? { secret } : 'not-found'),
   replay: (requeued: number | null | undefined): Outcomes['replay'] => (requeued === null || requeued === undefined ? 'not-found' : { requeued }),
+  createToken: (token: TokenRecord | undefined, secret: string): Outcomes['createToken'] => (token === undefined ? 'name-taken' : { token, secret }),
 };
 
 /** An outcome as the idempotency_keys table holds it (its columns: KEY_COLUMNS). */

@@ -1,7 +1,7 @@
-import type { Scope } from '../model/scopes.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { PlantStore } from './plant-store.js';
+import type { TokenStore } from './token-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -46,9 +46,12 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// The plant store's words, declared in plant-store.ts (where store/idempotency.ts can import them without
-// a circle through this file), reach the rest of the service from here, with the Store they belong to.
+// The plant store's and the token store's words, declared in plant-store.ts and token-store.ts (where
+// store/idempotency.ts can import them without a circle through this file), reach the rest of the service
+// from here, with the Store they belong to.
 export { ImportConflictError, PLANT_SORTS } from './plant-store.js';
+export { DuplicateTokenNameError } from './token-store.js';
+export type { NewToken, TokenRecord, TokenStore } from './token-store.js';
 export type {
   ConditionalOptions,
   DeleteResult,
@@ -69,32 +72,6 @@ export type {
   PutResult,
   VersionedPlant,
 } from './plant-store.js';
-
-export interface TokenRecord {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export interface TokenStore {
-  /** Stores a token by the SHA-256 hash of its secret; the secret itself is never stored. */
-  create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord>;
-  /** The active (not revoked) token with this hash. */
-  findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined>;
-  /** The token with this id, active or revoked. */
-  get(id: string): Promise<TokenRecord | undefined>;
-  /** Every token, active and revoked, oldest first (ties by id). */
-  list(): Promise<TokenRecord[]>;
-  /**
-   * Revokes the active token with this id or name (the CLI's `token revoke`), or with this id only
-   * (`byId`: DELETE /tokens/{id}, where a name equal to another token's id must not match); false when there is none.
-   */
-  revoke(idOrName: string, options?: { byId?: boolean }): Promise<boolean>;
-  /** How many tokens were ever stored, revoked ones included. */
-  count(): Promise<number>;
-}
 
 /** Batches sent to the database and the items in them, since the store opened. */
 export interface BatchCounts {
@@ -148,13 +125,5 @@ export class StoreBusyError extends StoreUnavailableError {
   constructor(limit: number, what: 'writes' | 'exports' = 'writes') {
     super(what === 'writes' ? `${limit} writes are already waiting for the database (WRITE_QUEUE_LIMIT)` : `${limit} exports are already running`);
     this.name = 'StoreBusyError';
-  }
-}
-
-/** A token name that an active token already has. */
-export class DuplicateTokenNameError extends Error {
-  constructor(name: string) {
-    super(`an active token is already named "${name}"`);
-    this.name = 'DuplicateTokenNameError';
   }
 }

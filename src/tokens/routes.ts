@@ -1,8 +1,10 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { createToken } from '../auth/tokens.js';
+import type { FastifyReply } from 'fastify';
+import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { outcomeOf, type Outcomes } from '../store/idempotency.js';
 import { nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
 import { cannotGrant, lackedScopes, notFound, REVOKED_ALREADY_EXAMPLE, REVOKING_ITSELF_EXAMPLE, revokedAlready, revokingItself } from './rules.js';
@@ -15,6 +17,18 @@ export interface TokenRouteOptions {
    * `static` when PLANT_STORE_TOKENS holds any, `jwt` when a JWT key is configured. GET /tokens says so.
    */
   unlisted: ReadonlyArray<'static' | 'jwt'>;
+  /** Idempotency-Key on POST /tokens (http/idempotency.ts). */
+  idempotency: Idempotency;
+}
+
+/**
+ * POST /tokens's answer to what its write did, without an Idempotency-Key, with one and on every replay
+ * of it: 201 with the token and its secret, or the 409 of a name an active token has.
+ */
+function answerCreated(reply: FastifyReply, made: Outcomes['createToken'], name: string): FastifyReply {
+  if (made === 'name-taken') throw new HttpError(409, new DuplicateTokenNameError(name).message);
+  const created: CreatedToken = { ...tokenView(made.token), secret: made.secret };
+  return reply.code(201).header('location', `/tokens/${made.token.id}`).send(created);
 }
 
 /** A stored token as the API shows it: never its hash (the store's record has none; this keeps it so). */
@@ -35,7 +49,7 @@ const UNLISTED_HEADER = {
  * ones, listed, made and revoked with the `tokens:manage` scope (as the CLI's `token` commands do on the
  * store). A token makes only tokens within its own scopes (rules.ts), and revokes itself only when it says so.
  */
-export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted }, done) => {
+export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, idempotency }, done) => {
   const auth = 'tokens:manage' as const;
 
   app.get(
@@ -125,12 +139,15 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
       const { name, scopes } = request.body;
       const lacked = lackedScopes(request.principal!, scopes);
       if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked));
-      const { secret, record } = await createToken(tokens, name, scopes).catch((error: unknown) => {
-        if (error instanceof DuplicateTokenNameError) throw new HttpError(409, error.message);
+      const { secret, token } = newToken(name, scopes);
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined)
+        return idempotency.run(request, reply, key, { kind: 'createToken', token, secret }, (made) => answerCreated(reply, made, name));
+      const record = await tokens.create(token).catch((error: unknown) => {
+        if (error instanceof DuplicateTokenNameError) return undefined;
         throw error;
       });
-      const created: CreatedToken = { ...tokenView(record), secret };
-      return reply.code(201).header('location', `/tokens/${record.id}`).send(created);
+      return answerCreated(reply, outcomeOf.createToken(record, secret), name);
     },
   );
 

@@ -131,4 +131,31 @@ describe('the answers of keyed POSTs, byte for byte', () => {
       assert.deepEqual(answerOf(await send(t, missing)), refused);
     }
   });
+
+  it('POST /tokens (201, Location, the secret) and the 409 of a name taken', async () => {
+    const t = await testApp(after);
+    const made = await keyedTwice(t, { path: '/tokens', body: '{"name":"answers","scopes":["plants:read"]}' }, 'token');
+    assert.equal(made.status, 201);
+    const id = (JSON.parse(made.body) as { id: string }).id;
+    assert.equal(made.headers.location, `/tokens/${id}`);
+    // What each token makes anew: its id (in the body and the Location), its secret, its time; and the name, told apart here.
+    const blankToken = (answer: ReturnType<typeof answerOf>) => {
+      const blank = (text: string) =>
+        text
+          .replace(/[0-9a-f]{12}/g, 'id')
+          .replace(/ps_[A-Za-z0-9_-]+/g, 'ps_…')
+          .replace(/"createdAt":"[^"]+"/g, '"createdAt":"…"')
+          .replace(/answers-2/g, 'answers');
+      const headers = Object.fromEntries(
+        Object.entries(answer.headers).map(([name, value]) => [name, name === 'content-length' ? '…' : blank(String(value))]),
+      );
+      return { ...answer, headers, body: blank(answer.body) };
+    };
+    const plain = answerOf(await send(t, { path: '/tokens', body: '{"name":"answers-2","scopes":["plants:read"]}' }));
+    assert.deepEqual(blankToken(plain), blankToken(made), 'the answer without a key');
+    const taken = { path: '/tokens', body: '{"name":"answers","scopes":["plants:read"]}' };
+    const refused = await keyedTwice(t, taken, 'taken');
+    assert.deepEqual([refused.status, JSON.parse(refused.body)], [409, { error: 409, message: 'an active token is already named "answers"' }]);
+    assert.deepEqual(answerOf(await send(t, taken)), refused);
+  });
 });

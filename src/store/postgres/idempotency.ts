@@ -16,7 +16,9 @@ import { commitImportUnder } from './imports.js';
 import { FIND, NOW_ONCE, underKey } from './keys.js';
 import { putWrite } from './plant-writes.js';
 import type { Query, Transaction } from './query.js';
+import { PostgresTokens } from './tokens.js';
 import { PostgresWebhooks } from './webhooks.js';
+import { DuplicateTokenNameError } from '../token-store.js';
 
 /**
  * Idempotency-Keys on PostgreSQL, shared by every instance: each keyed write made by the same code as
@@ -65,6 +67,16 @@ export class PostgresIdempotency implements IdempotencyStore {
       case 'replay':
         return this.webhookWrite(claim, 'replay', async (webhooks) =>
           outcomeOf.replay(await webhooks.replay(write.endpointId, write.since, write.until)),
+        );
+      case 'createToken':
+        return this.transaction((query) =>
+          underKey(query, claim, 'createToken', async () => {
+            const token = await new PostgresTokens(query).create(write.token).catch((error: unknown) => {
+              if (error instanceof DuplicateTokenNameError) return undefined;
+              throw error;
+            });
+            return outcomeOf.createToken(token, write.secret);
+          }),
         );
     }
   }

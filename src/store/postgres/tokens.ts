@@ -1,8 +1,6 @@
-import pg from 'pg';
-import type { Scope } from '../../model/scopes.js';
 import { toToken, type TokenRow } from '../rows.js';
 import type { Query } from './query.js';
-import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
+import { DuplicateTokenNameError, type NewToken, type TokenRecord, type TokenStore } from '../store.js';
 
 /** A token as PostgreSQL gives it: times as Dates (timestamptz), the hash as bytes. */
 interface PostgresTokenRow extends Omit<TokenRow, 'created_at' | 'revoked_at'> {
@@ -15,9 +13,7 @@ function tokenOf(row: PostgresTokenRow): TokenRecord {
   return toToken({ ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null });
 }
 
-/** The partial unique index that lets only one active token carry a name (see migrations.ts, version 1). */
-const ACTIVE_NAME_INDEX = 'tokens_active_name';
-const UNIQUE_VIOLATION = '23505';
+// The partial unique index tokens_active_name (migrations.ts, version 1) lets only one active token carry a name.
 
 /** Bearer tokens on PostgreSQL, by the SHA-256 hash of their secret. */
 export class PostgresTokens implements TokenStore {
@@ -27,23 +23,16 @@ export class PostgresTokens implements TokenStore {
     private readonly lookup: Query = query,
   ) {}
 
-  async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
+  async create(token: NewToken): Promise<TokenRecord> {
     // The time comes from here, in milliseconds, so that the record answered equals the one listed later.
     const createdAt = new Date().toISOString();
-    try {
-      await this.query('INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)', [
-        token.id,
-        token.name,
-        token.hash,
-        token.scopes.join(' '),
-        createdAt,
-      ]);
-    } catch (error) {
-      if (error instanceof pg.DatabaseError && error.code === UNIQUE_VIOLATION && error.constraint === ACTIVE_NAME_INDEX) {
-        throw new DuplicateTokenNameError(token.name);
-      }
-      throw error;
-    }
+    // A name an active token has (the partial unique index tokens_active_name) inserts nothing, rather than
+    // failing the statement: a keyed create keeps that refusal in the same transaction (postgres/idempotency.ts).
+    const { rowCount } = await this.query(
+      `INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING`,
+      [token.id, token.name, token.hash, token.scopes.join(' '), createdAt],
+    );
+    if (rowCount === 0) throw new DuplicateTokenNameError(token.name);
     return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
   }
 

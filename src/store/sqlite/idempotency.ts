@@ -12,6 +12,7 @@ import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
 import { commitImportUnder } from './imports.js';
 import { putOp } from './plants.js';
+import { createTokenOp } from './tokens.js';
 import { FIND_KEY, KEPT_SQL } from './writer/idempotency.js';
 import type { KeyedOp } from './writer/protocol.js';
 import type { WriteThread } from './writer/thread.js';
@@ -66,5 +67,7 @@ function writerOp(write: Exclude<KeyedWrite, { kind: 'import' }>): KeyedOp {
       return { kind: 'rotateSecret', id: write.id, secret: write.secret, previousUntil: write.previousUntil };
     case 'replay':
       return { kind: 'replay', endpointId: write.endpointId, since: write.since, until: write.until, now: Date.now() };
+    case 'createToken':
+      return { ...createTokenOp(write.token), secret: write.secret };
   }
 }

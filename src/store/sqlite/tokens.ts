@@ -1,9 +1,14 @@
-import type { Scope } from '../../model/scopes.js';
 import { toToken, type TokenRow } from '../rows.js';
-import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store.js';
+import { DuplicateTokenNameError, type NewToken, type TokenRecord, type TokenStore } from '../store.js';
+import type { WriteOf } from './writer/protocol.js';
 import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
+
+/** The writer thread's message that stores a token, made now (its time of creation, in milliseconds). */
+export function createTokenOp(token: NewToken): WriteOf<'createToken'> {
+  return { kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt: new Date().toISOString() };
+}
 
 /** Tokens on SQLite: reads on the main thread's connection, writes through the writer thread. */
 export class SqliteTokens implements TokenStore {
@@ -22,9 +27,10 @@ export class SqliteTokens implements TokenStore {
     this.total = prepare<[], number>(db, 'SELECT count(*) FROM tokens').pluck();
   }
 
-  async create(token: { id: string; name: string; hash: Buffer; scopes: Scope[] }): Promise<TokenRecord> {
-    const createdAt = new Date().toISOString();
-    const outcome = await this.writer.write({ kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt });
+  async create(token: NewToken): Promise<TokenRecord> {
+    const op = createTokenOp(token);
+    const { createdAt } = op;
+    const outcome = await this.writer.write(op);
     if (outcome === 'duplicate-name') throw new DuplicateTokenNameError(token.name);
     return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
   }

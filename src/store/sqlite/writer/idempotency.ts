@@ -9,6 +9,7 @@ import {
   type KeyedOutcome,
   type KeyRow,
 } from '../../idempotency.js';
+import type { Scope } from '../../../model/scopes.js';
 import { prepare, type Connection } from '../connection.js';
 import type { KeyedOp, WriteKind, WriteOf, WriteResults } from './protocol.js';
 
@@ -55,6 +56,10 @@ function made(claim: KeyClaim, op: KeyedOp, result: WriteResults[KeyedOp['kind']
       return madeUnder(claim, 'rotateSecret', outcomeOf.rotateSecret(op.secret, result as boolean));
     case 'replay':
       return madeUnder(claim, 'replay', outcomeOf.replay(result as number | null));
+    case 'createToken': {
+      const token = { id: op.id, name: op.name, scopes: op.scopes.split(' ') as Scope[], createdAt: op.createdAt, revokedAt: null };
+      return madeUnder(claim, 'createToken', outcomeOf.createToken(result === 'created' ? token : undefined, op.secret ?? ''));
+    }
   }
 }
 

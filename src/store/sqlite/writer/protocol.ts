@@ -14,7 +14,8 @@ export type WriteOp =
   | { kind: 'importStage'; importId: number; rows: StagedRows }
   | { kind: 'importCommit'; importId: number; createOnly: boolean }
   | { kind: 'importAbort'; importId: number }
-  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string }
+  /** `secret`: only under an Idempotency-Key, for the outcome kept with it (the tokens table never holds it). */
+  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string; secret?: string }
   | { kind: 'revokeToken'; idOrName: string; byId: boolean; at: string }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
   | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
@@ -32,7 +33,7 @@ export type WriteOp =
   | { kind: 'deleteExpiredKeys'; limit: number };
 
 /** The writes that can be made under an Idempotency-Key (store/idempotency.ts), as this thread makes them without one. */
-export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay'>;
+export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay' | 'createToken'>;
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
 export type PlantWriteOp = (
