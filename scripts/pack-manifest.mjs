@@ -1,13 +1,16 @@
 // The tarball's dependencies and manifest: `node scripts/pack-manifest.mjs write` (the end of `prepack`) and
 // `node scripts/pack-manifest.mjs restore` (`postpack`).
 //
-// The tarball installs exactly the dependency tree the tests ran, package-lock.json's: package.json bundles
-// the runtime dependencies (`bundleDependencies: true`), so `npm pack` puts them in the tarball from
-// node_modules, at their lockfile paths, and `npm install <tarball>` takes them from there, resolving
-// nothing. (An npm-shrinkwrap.json in the tarball would not do: npm honours a dependency's shrinkwrap only
-// when the registry says it has one, never for a tarball file, and `overrides` never travel.) `write`
-// checks that node_modules holds that tree, package by package (path and version), before it is packed: a
-// node_modules older or newer than package-lock.json stops the pack (`npm ci` mends it).
+// The tarball installs exactly the dependency tree the tests ran, package-lock.json's: the packed
+// package.json bundles the runtime dependencies (`bundleDependencies`, every one of `dependencies`), so
+// `npm pack` puts them in the tarball from node_modules, at their lockfile paths, and `npm install <tarball>`
+// takes them from there, resolving nothing. (An npm-shrinkwrap.json in the tarball would not do: npm honours
+// a dependency's shrinkwrap only when the registry says it has one, never for a tarball file, and
+// `overrides` never travel.) The checkout's package.json does not say it: npm would then hold its own
+// dependencies for bundled ones, which `npm rebuild better-sqlite3` never selects by name (.ci/node24's
+// rebuild for Node 24). `write` checks that node_modules holds that tree, package by package (path and
+// version), before it is packed: a node_modules older or newer than package-lock.json stops the pack
+// (`npm ci` mends it).
 //
 // npm packs each bundled package's files as its package.json's `files` lists them (those it was published
 // with), leaving out what its install made, such as better-sqlite3's compiled build/, which the server's
@@ -16,8 +19,8 @@
 // removes that file (npm's cache of node_modules, which its next install writes again) so that npm reads
 // each package.json.
 //
-// `write` also takes `scripts.prepare` out of the packed package.json: in a checkout it builds everything
-// after `npm install` (scripts/prepare.mjs), a file the tarball does not contain, and npm names it in the
+// The packed package.json also goes without `scripts.prepare`: in a checkout it builds everything after
+// `npm install` (scripts/prepare.mjs), a file the tarball does not contain, and npm names it in the
 // install's warning about unreviewed install scripts although it never runs it for a tarball. The
 // checkout's package.json is kept in dist/pack/ and put back by `restore` (and by the next `write`, should
 // a pack have been killed between the two).
@@ -63,7 +66,7 @@ function restore() {
 function write() {
   const text = readFileSync(MANIFEST, 'utf8');
   const manifest = parseManifest(text);
-  if (manifest.bundleDependencies !== true) fail(`${MANIFEST} must bundle its dependencies ("bundleDependencies": true)`);
+  if (manifest.bundleDependencies !== undefined) fail(`${MANIFEST} names bundleDependencies: the pack adds them itself`);
   const lock = parseLockfile(readFileSync(LOCKFILE, 'utf8'));
   const root = lock.packages[''];
   if (lock.lockfileVersion < 2 || !root) fail(`${LOCKFILE} is not a lockfile of version 2 or later`);
@@ -73,7 +76,7 @@ function write() {
 
   const locked = tree(wanted, LOCKFILE, (path) => (path in lock.packages ? lock.packages[path] : undefined));
   const installed = tree(wanted, 'node_modules', (path) =>
-    existsSync(join(path, 'package.json')) ? /** @type {Package} */ (JSON.parse(readFileSync(join(path, 'package.json'), 'utf8'))) : undefined,
+    existsSync(join(path, 'package.json')) ? parseManifest(readFileSync(join(path, 'package.json'), 'utf8')) : undefined,
   );
   const differences = [...new Set([...locked.keys(), ...installed.keys()])]
     .filter((path) => locked.get(path) !== installed.get(path))
@@ -83,14 +86,13 @@ function write() {
 
   rmSync(HIDDEN_LOCKFILE, { force: true });
 
-  if (manifest.scripts?.prepare !== undefined) {
-    mkdirSync('dist/pack', { recursive: true });
-    writeFileSync(SAVED, text);
-    delete manifest.scripts.prepare;
-    // Whole or not at all (a rename): other processes read package.json while a pack runs.
-    writeFileSync(`${MANIFEST}.pack`, `${JSON.stringify(manifest, null, 2)}\n`);
-    renameSync(`${MANIFEST}.pack`, MANIFEST);
-  }
+  mkdirSync('dist/pack', { recursive: true });
+  writeFileSync(SAVED, text);
+  const scripts = Object.fromEntries(Object.entries(manifest.scripts ?? {}).filter(([name]) => name !== 'prepare'));
+  const packed = { ...manifest, scripts, bundleDependencies: Object.keys(wanted) };
+  // Whole or not at all (a rename): other processes read package.json while a pack runs.
+  writeFileSync(`${MANIFEST}.pack`, `${JSON.stringify(packed, null, 2)}\n`);
+  renameSync(`${MANIFEST}.pack`, MANIFEST);
   process.stderr.write(`pack-manifest: the tarball bundles ${installed.size} packages, as ${LOCKFILE} holds them\n`);
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
@@ -27,17 +27,36 @@ const SQLITE_BINARY = join('better-sqlite3', 'build', 'Release', 'better_sqlite3
 
 interface LockEntry {
   version?: string;
-  inBundle?: boolean;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 }
 
-/** The tree the tests ran and the tarball bundles, as package-lock.json records it: path → version. */
-function bundledInLockfile(): Map<string, string> {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
-  return new Map(
-    Object.entries(lock.packages)
-      .filter(([, entry]) => entry.inBundle)
-      .map(([path, entry]) => [path, entry.version ?? '?']),
-  );
+/**
+ * The tree the tests ran and the tarball bundles, read from package-lock.json: path → version of every
+ * package the root's `dependencies` reach (not the development tools, not the client workspace's own), a
+ * dependency of the package at P found as Node finds it (P/node_modules/NAME, then the folders above).
+ */
+function runtimeTreeInLockfile(): Map<string, string> {
+  const { packages } = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const found = new Map<string, string>();
+  const queue: string[] = [''];
+  for (let from = queue.shift(); from !== undefined; from = queue.shift()) {
+    const entry = packages[from]!;
+    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) {
+      let dir = from;
+      let path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      while (!(path in packages) && dir !== '') {
+        dir = dir.includes('/node_modules/') ? dir.slice(0, dir.lastIndexOf('/node_modules/')) : '';
+        path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      }
+      // Absent: an optional dependency of another platform, or an optional peer.
+      if (!(path in packages) || found.has(path)) continue;
+      found.set(path, packages[path]!.version ?? '?');
+      queue.push(path);
+    }
+  }
+  return found;
 }
 
 interface Manifest {
@@ -102,7 +121,7 @@ function serve(cwd: string, env: Record<string, string>) {
 describe('npm pack of the service, installed with --omit=dev into an empty folder', { timeout: 15 * 60_000 }, () => {
   const dir = tempDir(after);
   const app = join(dir, 'app');
-  const bundled = bundledInLockfile();
+  const bundled = runtimeTreeInLockfile();
   let tarball: string;
   let packed: string[];
   let manifestBefore: string;
@@ -199,7 +218,10 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
     assert.ok(!existsSync(join(app, 'node_modules', '.bin', 'tsc')), 'tsc is installed');
     assert.ok(existsSync(join(app, 'node_modules', '.bin', 'plant-store')), 'the plant-store command is installed');
     const binary = join(service, 'node_modules', SQLITE_BINARY);
-    if (NATIVE_FROM_CHECKOUT) copyFileSync(join(ROOT, 'node_modules', SQLITE_BINARY), binary);
+    if (NATIVE_FROM_CHECKOUT) {
+      mkdirSync(dirname(binary), { recursive: true });
+      copyFileSync(join(ROOT, 'node_modules', SQLITE_BINARY), binary);
+    }
     assert.ok(existsSync(binary), 'better-sqlite3 is built');
   });
 
