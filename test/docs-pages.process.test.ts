@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { chownSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -33,27 +33,42 @@ function block(text: string, marker: string): string {
 const pgSkip = postgresUnavailableReason();
 if (pgSkip) process.stderr.write(`\n*** SKIPPING the PostgreSQL page's steps: ${pgSkip} ***\n\n`);
 
+/** The page's steps, with the port given, as a script in `dir`: bash runs it there with `set -e`. */
+function postgresSteps(dir: string, port: string): { script: string; pgBin: string } {
+  const steps = block(page('postgresql.md'), 'postgres steps').replaceAll('5433', port);
+  writeFileSync(join(dir, 'steps.sh'), `set -e\n${steps}\n`);
+  const pgBin = /^PG=(\S+)/m.exec(steps)?.[1];
+  assert.ok(pgBin, steps);
+  return { script: join(dir, 'steps.sh'), pgBin };
+}
+
+/** `command` as the user postgres when `asPostgres`, else as this process's user. */
+function runAs(asPostgres: boolean, command: string[], cwd: string) {
+  const [file, args] = asPostgres ? ['runuser', ['-u', 'postgres', '--', ...command]] : [command[0]!, command.slice(1)];
+  return run(file, args, { cwd, env: baseEnv({}), timeout: 120_000 }).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`${command.join(' ')} failed: ${error.message}\n${error.stderr ?? ''}`);
+  });
+}
+
+/** Stops the cluster in `dir`/pg-data when the test file ends, as the user who runs it. */
+function stopAfter(dir: string, pgBin: string, asPostgres: boolean): void {
+  after(() => runAs(asPostgres, [join(pgBin, 'pg_ctl'), '-D', join(dir, 'pg-data'), '-m', 'fast', 'stop'], dir).catch(() => undefined));
+}
+
+const asRoot = process.getuid?.() === 0;
+
 describe("the PostgreSQL page's local cluster, step by step", { skip: pgSkip, timeout: 180_000 }, () => {
-  test('its commands make a cluster the service starts on, and its token command works as printed', async () => {
+  test(`its commands, run as ${asRoot ? 'root' : 'this user'}, make a cluster the service starts on, and its token command works as printed`, async () => {
     const text = page('postgresql.md');
     const port = String(await freePort());
+    // A folder as a checkout is: its owner's, that others may enter (not mkdtemp's 700).
     const dir = tempDir(after);
-    const steps = block(text, 'postgres steps').replaceAll('5433', port);
-    writeFileSync(join(dir, 'steps.sh'), `set -e\n${steps}\n`);
-    // PostgreSQL refuses to run as root: as the page says, root runs them as another user.
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
-      chownSync(dir, Number(uid.stdout), Number(gid.stdout));
-    }
-    const [command, args] = asRoot ? ['runuser', ['-u', 'postgres', '--', 'bash', 'steps.sh']] : ['bash', ['steps.sh']];
-    const pgBin = /^PG=(\S+)/m.exec(steps)?.[1];
-    assert.ok(pgBin, steps);
-    const pgCtlStop = [join(pgBin, 'pg_ctl'), '-D', join(dir, 'pg-data'), '-m', 'fast', 'stop'];
-    after(() => run(asRoot ? 'runuser' : pgCtlStop[0]!, asRoot ? ['-u', 'postgres', '--', ...pgCtlStop] : pgCtlStop.slice(1)).catch(() => undefined));
-    await run(command, args, { cwd: dir, env: baseEnv({}), timeout: 120_000 }).catch((error: Error & { stderr?: string }) => {
-      throw new Error(`the page's steps failed: ${error.message}\n${error.stderr ?? ''}`);
-    });
+    chmodSync(dir, 0o755);
+    const { script, pgBin } = postgresSteps(dir, port);
+    // As root, the steps run the server as postgres (PostgreSQL refuses root), which stops it too.
+    stopAfter(dir, pgBin, asRoot);
+    await runAs(false, ['bash', script], dir);
+    if (asRoot) assert.equal(statSync(join(dir, 'pg-data')).uid, Number((await run('id', ['-u', 'postgres'])).stdout));
 
     const service = block(text, 'postgres service').replaceAll('5433', port);
     const databaseUrl = /^DATABASE_URL='([^']+)' npm start$/.exec(service)?.[1];
@@ -71,6 +86,28 @@ describe("the PostgreSQL page's local cluster, step by step", { skip: pgSkip, ti
     assert.equal((await request(`${server.url}/plants/1`, { token: reader.stdout.trim() })).status, 200);
     await server.stop();
   });
+
+  test(
+    'its commands, run as a user other than root in a folder of theirs, make the same cluster',
+    { skip: !asRoot && 'run as root, the first test takes this path' },
+    async () => {
+      const port = String(await freePort());
+      const dir = tempDir(after);
+      const { script, pgBin } = postgresSteps(dir, port);
+      const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+      chownSync(dir, Number(uid.stdout), Number(gid.stdout));
+      chownSync(script, Number(uid.stdout), Number(gid.stdout));
+      stopAfter(dir, pgBin, true);
+      await runAs(true, ['bash', script], dir);
+      // The role and its database, over TCP with the password, as the service connects.
+      const { stdout } = await runAs(
+        false,
+        [join(pgBin, 'psql'), `postgres://plants:secret@127.0.0.1:${port}/plants`, '-Atc', 'SELECT current_user, current_database()'],
+        dir,
+      );
+      assert.equal(stdout.trim(), 'plants|plants');
+    },
+  );
 });
 
 describe("the webhooks page's receiver", { timeout: 120_000 }, () => {

@@ -9,12 +9,14 @@ export function npmEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))), ...env };
 }
 
+/** `npm ...args` in `cwd`: what it printed on stdout and on stderr (its warnings), or a rejection with npm's stderr. */
+export async function npmOutput(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)('npm', args, { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 }).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`npm ${args.join(' ')} failed in ${cwd}: ${error.message}\n${error.stderr ?? ''}`);
+  });
+}
+
 /** `npm ...args` in `cwd`; its stdout, or a rejection with npm's stderr. */
 export async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await promisify(execFile)('npm', args, { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 }).catch(
-    (error: Error & { stderr?: string }) => {
-      throw new Error(`npm ${args.join(' ')} failed in ${cwd}: ${error.message}\n${error.stderr ?? ''}`);
-    },
-  );
-  return stdout;
+  return (await npmOutput(args, cwd)).stdout;
 }

@@ -1,21 +1,96 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
-import { npm } from './npm.js';
+import { npm, npmOutput } from './npm.js';
 import { baseEnv, request, run, waitUntil } from './process.js';
 
 /**
  * The service as it is deployed (docs/production.md): `npm pack` at the root, the tarball installed with
  * `npm install --omit=dev` into an empty folder (no TypeScript, no build step), and `npx plant-store serve`
- * started there, serving a POST. The install takes minutes: better-sqlite3 is compiled for it, as on a
- * server; the other packages come from npm's cache when it has them (--prefer-offline).
+ * started there, serving a POST. The tarball bundles its runtime dependencies, package-lock.json's tree
+ * exactly, and the install must put exactly that tree in place, without a warning. The install takes
+ * minutes: better-sqlite3 is compiled for it, as on a server.
+ *
+ * PACKAGE_TEST_NATIVE_FROM_CHECKOUT=1 (CI's Node 24 leg, .ci/node24): the install runs with --ignore-scripts
+ * and the installed better-sqlite3 gets the binary that this checkout holds for the running Node (that leg
+ * has just built it), instead of compiling it a second time; everything else is checked the same way.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const NATIVE_FROM_CHECKOUT = process.env.PACKAGE_TEST_NATIVE_FROM_CHECKOUT === '1';
+const SQLITE_BINARY = join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+
+interface LockEntry {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+/**
+ * The tree the tests ran and the tarball bundles, read from package-lock.json: path → version of every
+ * package the root's `dependencies` reach (not the development tools, not the client workspace's own), a
+ * dependency of the package at P found as Node finds it (P/node_modules/NAME, then the folders above).
+ */
+function runtimeTreeInLockfile(): Map<string, string> {
+  const { packages } = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const found = new Map<string, string>();
+  const queue: string[] = [''];
+  for (let from = queue.shift(); from !== undefined; from = queue.shift()) {
+    const entry = packages[from]!;
+    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) {
+      let dir = from;
+      let path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      while (!(path in packages) && dir !== '') {
+        dir = dir.includes('/node_modules/') ? dir.slice(0, dir.lastIndexOf('/node_modules/')) : '';
+        path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      }
+      // Absent: an optional dependency of another platform, or an optional peer.
+      if (!(path in packages) || found.has(path)) continue;
+      found.set(path, packages[path]!.version ?? '?');
+      queue.push(path);
+    }
+  }
+  return found;
+}
+
+interface Manifest {
+  version: string;
+  engines?: { node?: string };
+  scripts?: Record<string, string>;
+}
+
+/** Every package in `dir`'s node_modules, nested ones included: its path from `dir` → its package.json. */
+function installed(dir: string): Map<string, Manifest> {
+  const found = new Map<string, Manifest>();
+  const visit = (modules: string) => {
+    if (!existsSync(modules)) return;
+    for (const name of readdirSync(modules)) {
+      if (name.startsWith('.')) continue;
+      const folders = name.startsWith('@') ? readdirSync(join(modules, name)).map((inner) => join(name, inner)) : [name];
+      for (const folder of folders) {
+        const path = join(modules, folder);
+        found.set(relative(dir, path), JSON.parse(readFileSync(join(path, 'package.json'), 'utf8')) as Manifest);
+        visit(join(path, 'node_modules'));
+      }
+    }
+  };
+  visit(join(dir, 'node_modules'));
+  return found;
+}
+
+/**
+ * npm checks no engines of a bundled package, so this does, as npm does for the others (EBADENGINE), with
+ * semver: itself in the runtime tree (better-sqlite3's installer needs it), loaded from the checkout.
+ */
+const semver = createRequire(import.meta.url)('semver') as {
+  satisfies(version: string, range: string, options: { includePrerelease: boolean }): boolean;
+};
 
 /** A server started by `npx plant-store serve`, in its own process group (npx runs node under it). */
 function serve(cwd: string, env: Record<string, string>) {
@@ -46,10 +121,13 @@ function serve(cwd: string, env: Record<string, string>) {
 describe('npm pack of the service, installed with --omit=dev into an empty folder', { timeout: 15 * 60_000 }, () => {
   const dir = tempDir(after);
   const app = join(dir, 'app');
+  const bundled = runtimeTreeInLockfile();
   let tarball: string;
   let packed: string[];
+  let manifestBefore: string;
 
   before(async () => {
+    manifestBefore = readFileSync(join(ROOT, 'package.json'), 'utf8');
     const [result] = JSON.parse(await npm(['pack', '--json', '--pack-destination', dir], ROOT)) as Array<{
       filename: string;
       files: Array<{ path: string }>;
@@ -59,7 +137,7 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
     packed = result.files.map((file) => file.path).sort();
   });
 
-  it('packs the compiled service, the command, the docs and the manifest: no TypeScript source, test or client package', () => {
+  it('packs the compiled service, the command, the docs, the manifest and the runtime dependencies: no TypeScript source, test or client', () => {
     for (const file of ['package.json', 'README.md', 'bin/plant-store.js', 'dist/src/server.js', 'dist/src/cli/main.js'])
       assert.ok(packed.includes(file), `${file} is packed`);
     // The web console, built and bundled (its UI library and the client inside): nothing to build on the server.
@@ -82,21 +160,72 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
           file.startsWith('docs/') ||
           file.startsWith('dist/console/') ||
           file === 'dist/client/index.js' ||
+          file.startsWith('node_modules/') ||
           /^dist\/src\/.*\.js$/.test(file)
         ),
     );
     assert.deepEqual(other, []);
   });
 
-  it('installs with npm install --omit=dev: no TypeScript, no build tool, nothing unpublished', async () => {
+  it('bundles exactly the runtime tree of package-lock.json, never a development tool, the client package or a build output', () => {
+    // A file's package: the deepest node_modules/NAME (or node_modules/@SCOPE/NAME) in its path.
+    const packages = new Set(
+      packed
+        .map((file) => /^((?:node_modules\/(?:@[^/]+\/)?[^/]+\/)*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1])
+        .filter((path) => path !== undefined),
+    );
+    assert.deepEqual([...packages].sort(), [...bundled.keys()].sort());
+    for (const tool of ['typescript', 'eslint', 'knip', 'openapi-typescript', 'openapi-fetch', '@plant-store/client'])
+      assert.ok(!packages.has(`node_modules/${tool}`), `${tool} is bundled`);
+    // better-sqlite3 is compiled where it is installed, for that machine's Node.
+    assert.ok(!packed.some((file) => file.startsWith('node_modules/better-sqlite3/build/')), 'a better-sqlite3 build is packed');
+  });
+
+  it('leaves the checkout as it was: package.json back, no scratch file left', () => {
+    assert.equal(readFileSync(join(ROOT, 'package.json'), 'utf8'), manifestBefore);
+    assert.ok(!existsSync(join(ROOT, 'dist', 'pack', 'package.json')));
+  });
+
+  it("installs with npm install --omit=dev: the lockfile's tree exactly, no warning, no TypeScript, no build tool", async () => {
     mkdirSync(app);
-    await npm(['install', '--omit=dev', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], app);
-    const installed = readdirSync(join(app, 'node_modules'));
-    assert.ok(installed.includes('plant-store'), installed.join(', '));
-    for (const tool of ['typescript', 'eslint', 'knip', 'openapi-typescript', '@plant-store'])
-      assert.ok(!installed.includes(tool), `${tool} is installed: ${installed.join(', ')}`);
+    const args = ['install', '--omit=dev', tarball, '--no-audit', '--no-fund'];
+    const { stderr } = await npmOutput(NATIVE_FROM_CHECKOUT ? [...args, '--ignore-scripts'] : args, app);
+    // No engine warning (EBADENGINE), no script the tarball lacks (`prepare`), nothing else either.
+    assert.deepEqual(
+      stderr.split('\n').filter((line) => /^npm warn/i.test(line)),
+      [],
+      stderr,
+    );
+    // The folder holds the service alone; its dependencies are inside it, at the lockfile's paths and versions.
+    assert.deepEqual(
+      readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')),
+      ['plant-store'],
+    );
+    const service = join(app, 'node_modules', 'plant-store');
+    const tree = installed(service);
+    const versions = new Map([...tree].map(([path, manifest]) => [path, manifest.version]));
+    assert.deepEqual(new Map([...versions].sort()), new Map([...bundled].sort()));
+    for (const [path, manifest] of tree) {
+      const range = manifest.engines?.node;
+      if (range !== undefined)
+        assert.ok(
+          semver.satisfies(process.version, range, { includePrerelease: true }),
+          `${path}@${manifest.version} wants Node ${range}, this is ${process.version}`,
+        );
+    }
+    const { scripts = {} } = JSON.parse(readFileSync(join(service, 'package.json'), 'utf8')) as Manifest;
+    assert.equal(scripts.prepare, undefined, 'the installed package.json names a prepare script');
+    // npm's own view of the tree agrees: every dependency met (npm ls fails otherwise).
+    await npm(['ls', '--all', '--omit=dev'], app);
+
     assert.ok(!existsSync(join(app, 'node_modules', '.bin', 'tsc')), 'tsc is installed');
     assert.ok(existsSync(join(app, 'node_modules', '.bin', 'plant-store')), 'the plant-store command is installed');
+    const binary = join(service, 'node_modules', SQLITE_BINARY);
+    if (NATIVE_FROM_CHECKOUT) {
+      mkdirSync(dirname(binary), { recursive: true });
+      copyFileSync(join(ROOT, 'node_modules', SQLITE_BINARY), binary);
+    }
+    assert.ok(existsSync(binary), 'better-sqlite3 is built');
   });
 
   it('serves with npx plant-store serve: the first token, a POST stored and read back, a clean stop on SIGTERM', async () => {

@@ -145,6 +145,15 @@ describe('the README', () => {
     assert.match(textOf('docs/spec/plant-store-spec.md'), /^# Plant Store Service Specification/);
   });
 
+  test('its first block gives the fast tier of the tests beside the whole suite, each with its time', () => {
+    const first = /^```sh\n([\s\S]*?)\n```$/m.exec(textOf('README.md'))![1]!;
+    const lines = first.split('\n');
+    const unit = lines.findIndex((line) => /^npm run test:unit +# .*: \d+–\d+ min$/.test(line));
+    const all = lines.findIndex((line) => /^npm test +# every test\b.*: \d+–\d+ min$/.test(line));
+    assert.ok(unit >= 0 && all >= 0, first);
+    assert.ok(unit < all, 'the fast tier comes first');
+  });
+
   test("the README is a short guide, and no user document names the project's internal work items", () => {
     assert.ok(textOf('README.md').split('\n').length <= 400, 'README.md: at most 400 lines');
     const internal = /\b(?:issue|item|round)\s+#?\d+|\b(?:first|second|third|fourth|fifth|sixth)\s+round\b|\bthe lead\b/i;

@@ -1,20 +1,23 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
+import { quality } from '../http/accept.js';
+import { HttpError, NoContent } from '../http/errors.js';
 import { PAGE_CSP } from '../http/security.js';
+import { VERSION } from '../version.js';
 
 /**
  * GET /console: the web console, a page and its assets built from console/ by `npm run build`
  * (scripts/build-console.mjs) into dist/console/, served from memory. Everything comes from the service
  * itself (the page's CSP allows nothing else); the assets' names carry a hash of their content, so they are
  * cached for a year and never revalidated, while the page is revalidated on every visit (ETag) and so
- * always names the current assets. GET / leads a browser here, or to /docs with the console off.
+ * always names the current assets. GET / leads a browser here, or to /docs with the console off, and
+ * tells any other client where the pages are.
  * Public, like /docs: the page holds no data; every API call it makes needs the token signed in with.
- * These routes have no schema: they are for browsers, not part of the JSON API (the OpenAPI document
- * leaves them out).
+ * The console's routes have no schema: they are for browsers, not part of the JSON API (the OpenAPI
+ * document leaves them out). GET / is in it, as it answers JSON too.
  */
 
 /** Where the build puts the console: dist/console, beside this module's dist/src. */
@@ -97,14 +100,66 @@ function serve(request: FastifyRequest, reply: FastifyReply, file: ServedFile, c
 
 const NOT_BUILT = 'the console is not built: run npm run build (it builds console/ into dist/console/)';
 
-/** GET / for a browser: to the console when it is on, else to the API reference. */
+/** What GET / tells a client that does not ask for HTML: the service's pages, relative to its root, and its version. */
+const ServiceIndex = Type.Object(
+  {
+    name: Type.Literal('plant-store'),
+    version: Type.String({ description: "The service's version", examples: ['1.0.0'] }),
+    docs: Type.Literal('/docs', { description: 'The API reference, for a browser' }),
+    openapi: Type.Literal('/openapi.json', { description: 'The OpenAPI document of the API' }),
+    console: Type.Optional(Type.Literal('/console', { description: 'The web console, for a browser; absent with CONSOLE=off' })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Whether the client asks for a page: it names text/html (a browser does), and rates it at least as high as
+ * JSON. An Accept of any type alone (curl sends that) is no such request.
+ */
+function wantsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  const html = quality(accept, 'text/html');
+  if (html === 0 || html < quality(accept, 'application/json')) return false;
+  return accept.split(',').some((range) => /^text\/(?:html|\*)$/i.test(range.split(';')[0]!.trim()));
+}
+
+/** GET /: a browser to the console when it is on, else to the API reference; any other client gets the index. */
 export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> = (app, { enabled }, done) => {
-  // Relative, so that it holds behind a proxy that serves the service under a prefix.
-  app.get('/', { config: { auth: 'public' } }, async (_request, reply) =>
-    reply
-      .code(302)
-      .header('location', enabled ? 'console' : 'docs')
-      .send(),
+  const index = { name: 'plant-store' as const, version: VERSION, docs: '/docs' as const, openapi: '/openapi.json' as const };
+  app.get(
+    '/',
+    {
+      config: { auth: 'public' },
+      schema: {
+        operationId: 'index',
+        tags: ['system'],
+        summary: "Where the service's pages are, and its version (a browser is sent to the console)",
+        response: { 200: ServiceIndex, 302: NoContent },
+        responseDescriptions: {
+          200: 'The index, for a client that does not ask for HTML (`curl`, a script): `{"name", "version", "docs", "openapi", "console"}`',
+          302: 'A browser (an `Accept` that names `text/html`) is sent to the console, or to `/docs` with `CONSOLE=off`',
+        },
+        responseHeaders: {
+          302: {
+            Location: {
+              description: '`console`, or `docs` with `CONSOLE=off`: relative, so that it holds behind a proxy prefix',
+              schema: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      // The answer depends on Accept: a cache must keep the page's redirect and the index apart.
+      reply.header('vary', 'Accept');
+      // Relative, so that it holds behind a proxy that serves the service under a prefix.
+      if (wantsHtml(request))
+        return reply
+          .code(302)
+          .header('location', enabled ? 'console' : 'docs')
+          .send();
+      return reply.send(enabled ? { ...index, console: '/console' as const } : index);
+    },
   );
   if (!enabled) return done();
 

@@ -6,6 +6,13 @@
 
 /** What Swagger UI's bundle defines (https://github.com/swagger-api/swagger-ui/blob/master/docs/customization/plugin-api.md). */
 declare const SwaggerUIBundle: (options: object) => unknown;
+/** The page's address (the browser's window.location). */
+declare const location: { readonly href: string };
+
+/** The part of an Immutable.js Map (Swagger UI's state) used here. */
+interface StateMap {
+  update(key: string, updater: (value: unknown) => unknown): StateMap;
+}
 
 interface SwaggerUiSystem {
   React: { createElement(this: void, type: unknown, props: object | null, ...children: unknown[]): unknown };
@@ -83,7 +90,42 @@ export function exactJsonResponses() {
   };
 }
 
-/** Starts Swagger UI with these options and the plugin above. */
-export function startSwaggerUi(options: object): void {
-  SwaggerUIBundle({ ...options, plugins: [exactJsonResponses] });
+/**
+ * Text of the document with its example address (`http://127.0.0.1:8080/`, openapi/intro.ts) replaced by
+ * the address the page was served from: the folder of `pageUrl`, so a proxy's prefix is kept too.
+ */
+export function atServedAddress(text: string, example: string, pageUrl: string): string {
+  return text.replaceAll(example, new URL('.', pageUrl).href);
+}
+
+/**
+ * A Swagger UI plugin: the document's description, the first thing the page shows, gives its examples
+ * (`curl http://…/plants`) at the address the page was served from (atServedAddress), whatever the host
+ * and port, so that they work as pasted. It wraps the `info` selector, keeping one answer per document.
+ */
+export function servedAddressExamples(example: string) {
+  let last: { info: StateMap; shown: StateMap } | undefined;
+  const shown = (info: StateMap) =>
+    info.update('description', (text) => (typeof text === 'string' ? atServedAddress(text, example, location.href) : text));
+  return {
+    statePlugins: {
+      spec: {
+        wrapSelectors: {
+          info:
+            (original: (...args: unknown[]) => StateMap | undefined) =>
+            (...args: unknown[]): StateMap | undefined => {
+              const info = original(...args);
+              if (info === undefined) return undefined;
+              if (last?.info !== info) last = { info, shown: shown(info) };
+              return last.shown;
+            },
+        },
+      },
+    },
+  };
+}
+
+/** Starts Swagger UI with these options and the plugins above; `example` is the address the document's examples use. */
+export function startSwaggerUi(options: object, example: string): void {
+  SwaggerUIBundle({ ...options, plugins: [exactJsonResponses, () => servedAddressExamples(example)] });
 }

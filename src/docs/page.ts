@@ -1,4 +1,4 @@
-import { exactJsonResponses, indentJson, startSwaggerUi } from './browser.js';
+import { atServedAddress, exactJsonResponses, indentJson, servedAddressExamples, startSwaggerUi } from './browser.js';
 
 /**
  * What the browser gets at /docs besides Swagger UI's own files: the page, the script that starts
@@ -28,11 +28,17 @@ const SWAGGER_UI_OPTIONS = {
   persistAuthorization: false,
 };
 
+/**
+ * The address the OpenAPI document's examples name (its description, openapi/intro.ts: the default HOST and
+ * PORT); the page shows its own address instead.
+ */
+export const EXAMPLE_ADDRESS = 'http://127.0.0.1:8080/';
+
 /** The functions of browser.ts as source text, then the call that starts Swagger UI; strict, and leaving no globals. */
 export const START_SCRIPT = `(() => {
 'use strict';
-${[indentJson, exactJsonResponses, startSwaggerUi].map(String).join('\n')}
-startSwaggerUi(${JSON.stringify(SWAGGER_UI_OPTIONS)});
+${[indentJson, exactJsonResponses, atServedAddress, servedAddressExamples, startSwaggerUi].map(String).join('\n')}
+startSwaggerUi(${JSON.stringify(SWAGGER_UI_OPTIONS)}, ${JSON.stringify(EXAMPLE_ADDRESS)});
 })();
 `;
 

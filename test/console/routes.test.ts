@@ -85,7 +85,7 @@ describe('GET /console: the web console, served by the service itself', async ()
   });
 
   it('is where GET / leads a browser (relative: right behind a proxy prefix too)', async () => {
-    const root = await t.call('GET', '/', { token: null });
+    const root = await t.call('GET', '/', { token: null, headers: { accept: 'text/html' } });
     assert.equal(root.statusCode, 302);
     assert.equal(root.headers.location, 'console');
   });
@@ -100,7 +100,7 @@ describe('CONSOLE=off', async () => {
   });
 
   it('leads GET / to the API reference instead', async () => {
-    const root = await t.call('GET', '/', { token: null });
+    const root = await t.call('GET', '/', { token: null, headers: { accept: 'text/html' } });
     assert.equal(root.statusCode, 302);
     assert.equal(root.headers.location, 'docs');
   });

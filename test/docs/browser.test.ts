@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { indentJson } from '../../src/docs/browser.js';
+import { atServedAddress, indentJson } from '../../src/docs/browser.js';
+import { EXAMPLE_ADDRESS } from '../../src/docs/page.js';
+import { API_DESCRIPTION } from '../../src/openapi/intro.js';
 import { FUZZING } from '../tier.js';
 
 describe("indentJson: the 'Try it out' console's display of a JSON answer", () => {
@@ -28,5 +30,28 @@ describe("indentJson: the 'Try it out' console's display of a JSON answer", () =
       ']',
     ];
     assert.equal(indentJson(sent), shown.join('\n'));
+  });
+});
+
+describe('atServedAddress: the examples of /docs at the address the page was served from', () => {
+  const example = EXAMPLE_ADDRESS;
+
+  it('puts the page’s origin (host and port) for every example address, and changes nothing else', () => {
+    const text = `curl -s ${example}plants -H "Authorization: Bearer $TOKEN"\nthen ${example}plants/1, not http://127.0.0.1:80800/`;
+    assert.equal(
+      atServedAddress(text, example, 'http://10.0.0.5:3000/docs'),
+      'curl -s http://10.0.0.5:3000/plants -H "Authorization: Bearer $TOKEN"\nthen http://10.0.0.5:3000/plants/1, not http://127.0.0.1:80800/',
+    );
+    assert.equal(atServedAddress(`${example}plants`, example, 'https://plants.example/docs#/plants/getPlant'), 'https://plants.example/plants');
+    assert.equal(atServedAddress(`${example}plants`, example, 'http://127.0.0.1:8080/docs?x=1'), `${example}plants`);
+  });
+
+  it('keeps the prefix a proxy serves the service under', () => {
+    assert.equal(atServedAddress(`${example}plants`, example, 'https://example.org/plant-store/docs'), 'https://example.org/plant-store/plants');
+  });
+
+  it('is the address the OpenAPI document’s description uses for every example', () => {
+    assert.ok(API_DESCRIPTION.includes(`${example}plants`));
+    for (const [address] of API_DESCRIPTION.matchAll(/https?:\/\/[^\s"'`)]+/g)) assert.ok(address.startsWith(example), address);
   });
 });

@@ -62,6 +62,9 @@ test(
     const info = await page.locator('.information-container .info').innerText();
     assert.match(info, /npx plant-store token create --name reporting --scope plants:read/);
     assert.match(info, /Authorization: Bearer <token>/);
+    // Its examples name the address the page came from (a port of the test's), never the default one.
+    assert.ok(info.includes(`curl -s ${origin}/plants -H`), info);
+    assert.doesNotMatch(info, /127\.0\.0\.1:8080/);
     // Header descriptions render whole (the ETag's "<version>" is not taken for HTML), and the error examples are real.
     const plantText = await getPlant.innerText();
     assert.match(plantText, /"<version>"/);

@@ -35,7 +35,7 @@ describe('every documented operation refuses callers without the right token', a
         .filter(({ op }) => op.security?.length === 0)
         .map(({ method, path }) => `${method} ${path}`)
         .sort(),
-      ['GET /healthz', 'GET /openapi.json', 'GET /readyz'],
+      ['GET /', 'GET /healthz', 'GET /openapi.json', 'GET /readyz'],
     );
   });
 

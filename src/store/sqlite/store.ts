@@ -3,6 +3,7 @@ import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
 import type { BatchCounts, CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
+import { accessProblem } from './access.js';
 import { guard, translate } from './errors.js';
 import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
@@ -119,7 +120,9 @@ export class SqliteStore implements Store {
       }
       return new SqliteStore(db, writer, path, options.tracing, warnings, options.scanWindow);
     } catch (error) {
-      throw translate(error);
+      // A permission refused: the folder or file, and the user who needs it (SQLite's code names neither).
+      const problem = accessProblem(path, error);
+      throw problem === undefined ? translate(error) : new Error(problem, { cause: error });
     }
   }
 
