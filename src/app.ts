@@ -1,25 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { installPipeline, serverOptions } from './app/pipeline.js';
+import { runWithApp } from './app/services.js';
 import { loadConfig, type Config } from './config/config.js';
+import { streamRoomWarnings } from './config/events.js';
 import { consoleRoutes } from './console/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
-import { streamRoomWarnings } from './config/events.js';
 import { FeedEventSchema } from './events/schema.js';
-import { requireRouteAuth } from './http/auth.js';
-import { installErrorHandling } from './http/errors.js';
-import { installRequestHooks } from './http/hooks.js';
 import { Idempotency } from './http/idempotency.js';
-import { installJsonParser } from './http/json.js';
-import { lazyRequestLogger } from './logging/logger.js';
-import { configureServer, transportOptions } from './http/transport.js';
-import { requireStrictQueries } from './http/strict-query.js';
-import { installUnknownFields } from './http/unknown-fields.js';
-import { refuseRepeatedHeaders } from './http/repeated-headers.js';
-import { validatorCompiler } from './http/validation.js';
-import { installRequestMetrics } from './metrics/hooks.js';
 import type { Metrics } from './metrics/registry.js';
 import { buildOpenApi } from './openapi/document.js';
 import { plantImportRoute } from './plants/import-route.js';
@@ -45,53 +36,23 @@ export interface AppOptions {
   tracing?: Tracing | undefined;
 }
 
-let instance = 0;
+/** An app, and what the process needs of it beside: told when the process stops serving (answers then say Connection: close). */
+export type App = FastifyInstance & { closing(): void };
 
-/** Request ids unique across restarts and instances: a random prefix per app, then a counter. */
-function requestIds(): () => string {
-  const prefix = `${process.pid.toString(36)}${(instance++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  let counter = 0;
-  return () => `${prefix}-${(++counter).toString(36)}`;
-}
-
-/** The whole API: the wiring first, then every route module, in one place. */
-export async function buildApp({ config, store, logger, metrics, tracing }: AppOptions): Promise<FastifyInstance> {
+/** The whole API: what every request passes through (app/pipeline.ts), then every route module, in one place. */
+export async function buildApp({ config, store, logger, metrics, tracing }: AppOptions): Promise<App> {
   const settings: Config = { ...loadConfig({}), ...config };
-  const app = Fastify({
-    ...transportOptions(settings),
-    ...(logger ? { loggerInstance: logger, childLoggerFactory: lazyRequestLogger } : { logger: false }),
-    bodyLimit: settings.bodyLimit,
-    genReqId: requestIds(),
-    requestIdHeader: false,
-    // One access line per request (http/hooks.ts) instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
-    routerOptions: { maxParamLength: 200 },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify(serverOptions(settings, logger)).withTypeProvider<TypeBoxTypeProvider>();
+  const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing });
 
-  // First, so that a request's span covers every hook, and before the routes, whose handlers it wraps.
-  if (tracing) tracing.installRequestSpans(app);
-  const deadlines = configureServer(app, settings);
-  installErrorHandling(app, settings.bodyLimit);
-  installJsonParser(app);
-  app.setValidatorCompiler(validatorCompiler);
-  installRequestHooks(app, settings, store, logger);
-  // Served on a listener of its own (metrics/server.ts), never by this app: no route, no auth rule here.
-  if (metrics) installRequestMetrics(app, metrics);
-
-  // The API, resource by resource. Every route says who may call it (config.auth).
-  const routes: RouteOptions[] = [];
-  requireRouteAuth(app, (route) => routes.push(route));
-  // Every operation refuses a query parameter it does not take (400 naming it).
-  requireStrictQueries(app);
-  // Every write's body fields it does not know: ignored and said (Warning), or refused (UNKNOWN_FIELDS, Prefer: handling).
-  installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
-  // A header that must come once (Idempotency-Key), sent twice: 400 naming it, not one value joined by Node.
-  refuseRepeatedHeaders(app);
-  let openApi: object | undefined;
   // Idempotency-Key on every POST: the outcomes kept in the store, the keys running now in this process.
   const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
+  // The change feed's one reader of the store, handing new events to every open stream of this app.
+  const feed = new Feed(store.events, store.tokens, feedSettings(settings), app.log, metrics?.feed);
+  for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
+  runWithApp(app, [...pipeline.services, { name: 'change feed', early: true, start: () => undefined, stop: () => feed.close() }]);
+
+  // The API, resource by resource. Every route says who may call it (config.auth).
   await app.register(plantRoutes, { plants: store.plants, idempotency, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
@@ -99,51 +60,50 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     bodyLimit: settings.importBodyLimit,
     maxRowBytes: settings.importMaxRowBytes,
     timeoutMs: settings.importTimeoutMs,
-    deadlines,
+    deadlines: pipeline.deadlines,
     unknownFields: settings.unknownFields === 'refuse' ? 'strict' : 'lenient',
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  const feed = new Feed(
-    store.events,
-    store.tokens,
-    {
-      maxStreams: settings.eventsMaxStreams,
-      perToken: settings.eventsMaxStreamsPerToken,
-      perAddress: settings.eventsMaxStreamsPerAddress,
-      heartbeatMs: settings.eventsHeartbeatMs,
-      retryMs: settings.eventsRetryMs,
-      pollMs: settings.eventsPollMs,
-      maxBacklogBytes: settings.eventsMaxBacklogBytes,
-    },
-    app.log,
-    metrics?.feed,
-  );
   await app.register(eventRoutes, { feed, events: store.events });
-  for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
-  await app.register(tokenRoutes, {
-    tokens: store.tokens,
-    idempotency,
-    unlisted: [
-      ...(settings.tokens.length > 0 ? (['static'] as const) : []),
-      ...(settings.jwtJwksUrl !== '' || settings.jwtPublicKey !== '' || settings.jwtSecret !== '' ? (['jwt'] as const) : []),
-    ],
-  });
+  await app.register(tokenRoutes, { tokens: store.tokens, idempotency, unlisted: unlistedTokens(settings) });
+  let openApi: object | undefined;
   const documented = {
     schemas: [
       ...namedSchemas,
       ...webhookSchemas,
-      ['Event', FeedEventSchema] as const,
-      ['TokenInfo', TokenInfo] as const,
-      ['Token', Token] as const,
-      ['NewToken', NewToken] as const,
-      ['CreatedToken', CreatedToken] as const,
+      ...([
+        ['Event', FeedEventSchema],
+        ['TokenInfo', TokenInfo],
+        ['Token', Token],
+        ['NewToken', NewToken],
+        ['CreatedToken', CreatedToken],
+      ] as const),
     ],
     webhooks: WEBHOOK_EVENTS,
     signing: SIGNING,
     bodyLimit: settings.bodyLimit,
   };
-  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(routes, documented)) });
+  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(pipeline.routes, documented)) });
   await app.register(docsRoutes);
   await app.register(consoleRoutes, { enabled: settings.console });
-  return app;
+  return Object.assign(app, { closing: () => pipeline.closing() });
+}
+
+/** The change feed's settings (EVENTS_*). */
+function feedSettings(settings: Config): ConstructorParameters<typeof Feed>[2] {
+  return {
+    maxStreams: settings.eventsMaxStreams,
+    perToken: settings.eventsMaxStreamsPerToken,
+    perAddress: settings.eventsMaxStreamsPerAddress,
+    heartbeatMs: settings.eventsHeartbeatMs,
+    retryMs: settings.eventsRetryMs,
+    pollMs: settings.eventsPollMs,
+    maxBacklogBytes: settings.eventsMaxBacklogBytes,
+  };
+}
+
+/** The tokens the service accepts that are not stored, and so not listed by GET /tokens: static ones, JWTs. */
+function unlistedTokens(settings: Config): Array<'static' | 'jwt'> {
+  const jwt = settings.jwtJwksUrl !== '' || settings.jwtPublicKey !== '' || settings.jwtSecret !== '';
+  return [...(settings.tokens.length > 0 ? (['static'] as const) : []), ...(jwt ? (['jwt'] as const) : [])];
 }

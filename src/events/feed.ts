@@ -46,6 +46,9 @@ export function gone(id: string): HttpError {
   );
 }
 
+/** How long a stopping server gives its streams to end cleanly before cutting them. */
+const STREAM_CLOSE_GRACE_MS = 1000;
+
 /**
  * The change feed of one process: it follows the store while streams are open and hands each new event
  * to every stream at once. One reader for all streams: it reads the store after the newest event it has
@@ -135,8 +138,12 @@ export class Feed implements StreamSource {
     }
   }
 
-  /** Ends every stream cleanly (the clients reconnect, elsewhere), and destroys those still open after `graceMs`. */
-  async close(graceMs: number): Promise<void> {
+  /**
+   * Ends every stream cleanly (the clients reconnect, elsewhere), and destroys those still open after
+   * `graceMs`. Streams never end by themselves: the app closing calls this before it waits for the requests
+   * in flight (app/services.ts), or they would hold it open.
+   */
+  async close(graceMs = STREAM_CLOSE_GRACE_MS): Promise<void> {
     this.stopping = true;
     this.stopTimers();
     this.credentials.stop();

@@ -16,8 +16,6 @@ import { EventsHeaders, EventsQuery, FEED_LIMIT_DEFAULT, FeedEventSchema } from 
  * the same order: commit order (see store/event-store.ts).
  */
 
-/** How long a stopping server gives its streams to end cleanly before cutting them. */
-const STREAM_CLOSE_GRACE_MS = 1000;
 const STREAM = 'text/event-stream';
 
 /** Whether the client asked for a stream: text/event-stream preferred to JSON by Accept (JSON on a tie). */
@@ -37,9 +35,6 @@ const STREAM_DOC = {
 };
 
 export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: EventStore }> = (app, { feed, events }, done) => {
-  // Streams never end by themselves: a stopping server ends them (the clients reconnect, to another instance).
-  app.addHook('preClose', async () => feed.close(STREAM_CLOSE_GRACE_MS));
-
   app.get(
     '/events',
     {

@@ -21,8 +21,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request for the key and decides on it. */
   hit(key: string): RateDecision | Promise<RateDecision>;
-  /** Decides whether one more request would be allowed, without counting it. */
-  peek(key: string): RateDecision | Promise<RateDecision>;
 }
 
 const WINDOW_MS = 60_000;
@@ -54,14 +52,6 @@ export class MemoryRateLimiter implements RateLimiter {
   ) {}
 
   hit(key: string): RateDecision {
-    return this.decide(key, true);
-  }
-
-  peek(key: string): RateDecision {
-    return this.decide(key, false);
-  }
-
-  private decide(key: string, count: boolean): RateDecision {
     const now = this.now();
     const window = Math.floor(now / WINDOW_MS);
     if (window !== this.window) {
@@ -74,17 +64,18 @@ export class MemoryRateLimiter implements RateLimiter {
     if (before === undefined) {
       const isToken = key.startsWith(TOKEN_PREFIX);
       if (!isToken && this.addresses >= MAX_ADDRESS_KEYS) bucket = OVERFLOW;
-      else if (!isToken && count) this.addresses++;
+      else if (!isToken) this.addresses++;
       before = this.counts.get(bucket) ?? 0;
     }
-    if (count) this.counts.set(bucket, before + 1);
-    return decision(this.limit, now, window, before, count);
+    this.counts.set(bucket, before + 1);
+    return decision(this.limit, now, window, before);
   }
 }
 
-function decision(limit: number, now: number, window: number, before: number, counted: boolean): RateDecision {
+/** The decision on one more request, `before` having been counted in the window already. */
+function decision(limit: number, now: number, window: number, before: number): RateDecision {
   const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
-  const remaining = Math.max(0, limit - before - (counted ? 1 : 0));
+  const remaining = Math.max(0, limit - before - 1);
   return { allowed: before + 1 <= limit, limit, remaining, resetSeconds };
 }
 
@@ -103,13 +94,7 @@ export class SharedRateLimiter implements RateLimiter {
     const now = this.now();
     const window = Math.floor(now / WINDOW_MS);
     const count = await this.counter.hit(key, window);
-    return decision(this.limit, now, window, count - 1, true);
-  }
-
-  async peek(key: string): Promise<RateDecision> {
-    const now = this.now();
-    const window = Math.floor(now / WINDOW_MS);
-    return decision(this.limit, now, window, await this.counter.peek(key, window), false);
+    return decision(this.limit, now, window, count - 1);
   }
 }
 

@@ -3,7 +3,6 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/config.js';
 import { RequestDeadlines } from './deadlines.js';
-import { closeAfterRefusedBodies } from './refused-body.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
@@ -103,6 +102,7 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
  * carried out (a POST committed) is never written. The property is not in Node's documentation; it is
  * set on every http.Server by its constructor and read when a client ends its side (checked in Node
  * 20.20 and 24.x: lib/_http_server.js, socketOnEnd). test/http/transport.test.ts pins the behaviour.
+ * Answers the request deadlines, whose timer the app starts and stops (app/pipeline.ts).
  */
 export function configureServer(app: FastifyInstance, settings: TransportSettings): RequestDeadlines {
   app.server.maxConnections = settings.maxConnections;
@@ -116,8 +116,5 @@ export function configureServer(app: FastifyInstance, settings: TransportSetting
     rememberAnswer(request, response);
     deadlines.track(request);
   });
-  closeAfterRefusedBodies(app);
-  app.addHook('onReady', (done) => (deadlines.start(), done()));
-  app.addHook('onClose', (_app, done) => (deadlines.stop(), done()));
   return deadlines;
 }

@@ -1,9 +1,10 @@
 /**
- * What the server process runs beside its HTTP listener: webhook deliveries, the change feed's sweep,
- * backups, the metrics listener, and the store and tracing beneath them. Each is started in turn and
- * stopped in the reverse order, so that nothing stops before what still uses it: the listener stops
- * first (no new work), deliveries before the store they read, the store before tracing exports its last
- * spans. A new background job is one more `start` call in server.ts.
+ * What a process runs beside its HTTP listener: webhook deliveries, the sweeps, backups, the metrics
+ * listener, and the store and tracing beneath them. Each is started in turn and stopped in the reverse
+ * order, so that nothing stops before what still uses it: the listener stops first (no new work),
+ * deliveries before the store they read, the store before tracing exports its last spans. The list is
+ * process/serving.ts (and process/primary.ts for the primary of several workers): a new background job
+ * is one more line there.
  */
 export interface Service {
   /** What the log calls it, should it fail to stop. */

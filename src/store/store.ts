@@ -108,8 +108,6 @@ export interface SearchIndex {
 export interface RateCounter {
   /** Counts one request and answers the key's count in the window, this one included. */
   hit(key: string, window: number): Promise<number>;
-  /** The key's count in the window, without counting. */
-  peek(key: string, window: number): Promise<number>;
 }
 
 /** The database cannot be reached or cannot write (down, disk full, read-only, timed out). */

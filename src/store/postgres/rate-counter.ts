@@ -20,11 +20,6 @@ export class PostgresRateCounter implements RateCounter {
     return rows[0]?.count ?? 1;
   }
 
-  async peek(key: string, window: number): Promise<number> {
-    const { rows } = await this.query<{ count: number }>('SELECT count FROM rate_limits WHERE key = $1 AND window_start = $2', [key, window]);
-    return rows[0]?.count ?? 0;
-  }
-
   /** Past windows are deleted once per window by each instance; a failure only leaves rows for the next sweep. */
   private sweep(window: number): void {
     if (window === this.swept) return;

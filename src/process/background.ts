@@ -1,0 +1,73 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { App } from '../app.js';
+import { startBackups, type ScheduleLog } from '../backups/schedule.js';
+import type { Config } from '../config/config.js';
+import { sweepExpiredEvents } from '../events/retention.js';
+import { sweepExpiredKeys } from '../http/idempotency.js';
+import { RequestPressure } from '../http/request-pressure.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { Store } from '../store/store.js';
+import type { Tracing } from '../tracing/sdk.js';
+import { Sender } from '../webhooks/delivery.js';
+import { Dispatcher } from '../webhooks/dispatcher.js';
+import type { Service } from './services.js';
+
+/** What a process runs in the background of its requests, each as a service (process/serving.ts starts them in order). */
+
+/** The longest a graceful stop waits for webhook deliveries in flight; the rest are sent again after their lease. */
+const DELIVERY_GRACE_MS = 3000;
+
+/**
+ * Webhook deliveries from the outbox in the store: the HTTP client they are sent with, the measure of how
+ * busy the request path is (deliveries give way to requests when they need all the CPU), and the loop
+ * that claims, sends and records; in the order they start.
+ */
+export function webhookDeliveries(
+  config: Config,
+  { store, app, metrics, tracing }: { store: Store; app: App; metrics?: Metrics | undefined; tracing?: Tracing | undefined },
+): Service[] {
+  const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
+  const pressure = new RequestPressure(app.server, store.writeBatches);
+  const dispatcher = new Dispatcher(
+    store.webhooks,
+    tracing ? tracing.traceDeliveries(sender) : sender,
+    {
+      concurrency: config.webhookConcurrency,
+      timeoutMs: config.webhookTimeoutMs,
+      retrySchedule: config.webhookRetrySchedule,
+      disableAfterHours: config.webhookDisableAfterHours,
+      retentionDays: config.webhookRetentionDays,
+    },
+    app.log,
+    pressure,
+  );
+  if (metrics) dispatcher.onAttempt(metrics.onDeliveryAttempt);
+  return [
+    { name: 'webhook sender', stop: () => sender.close() },
+    { name: 'request pressure', start: () => pressure.start(), stop: () => pressure.stop() },
+    { name: 'webhook deliveries', start: () => dispatcher.start(), stop: () => dispatcher.stop(DELIVERY_GRACE_MS) },
+  ];
+}
+
+/** A sweep that runs at start and then on a timer of its own, as a service (`sweep` answers a function that stops it). */
+function sweeper(name: string, sweep: () => () => void): Service {
+  let stop = (): void => undefined;
+  return { name, start: () => void (stop = sweep()), stop: () => stop() };
+}
+
+/** The events older than EVENTS_RETENTION_DAYS, deleted every hour. */
+export function retentionSweep(config: Config, store: Store, log: FastifyBaseLogger): Service {
+  return sweeper('events retention sweep', () => sweepExpiredEvents(store.events, config.eventsRetentionDays, log));
+}
+
+/** The Idempotency-Key outcomes past IDEMPOTENCY_KEY_TTL, deleted in bounded batches. */
+export function idempotencySweep(config: Config, store: Store, log: FastifyBaseLogger): Service {
+  return sweeper('idempotency keys sweep', () => sweepExpiredKeys(store.idempotency, config.idempotencyKeyTtlSeconds * 1000, log));
+}
+
+/** Scheduled backups (BACKUP_DIR set): a backup under way finishes before it stops. */
+export async function backupService(config: Config, log: ScheduleLog, registry: Registry | undefined): Promise<Service> {
+  const schedule = await startBackups(config, log, registry);
+  return { name: 'backups', stop: () => schedule?.stop() };
+}
