@@ -18,7 +18,7 @@ const names = existsSync(out) ? readdirSync(out, { recursive: true, encoding: 'u
 const stale = names.filter((name) => COMPILED.test(name) && !existsSync(join(src, name.replace(COMPILED, '.ts'))));
 for (const name of stale) {
   rmSync(join(out, name));
-  process.stdout.write(`prune-outputs: removed ${join(out, name)} (no ${join(src, name.replace(COMPILED, '.ts'))})\n`);
+  process.stderr.write(`prune-outputs: removed ${join(out, name)} (no ${join(src, name.replace(COMPILED, '.ts'))})\n`);
 }
 // The build information no longer tells what the folder holds (a source deleted, then put back unchanged,
 // would not be compiled again): the next build compiles the folder whole. Build information kept outside

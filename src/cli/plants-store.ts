@@ -70,9 +70,11 @@ export async function importFile({ file, format: stated, createOnly }: ImportInp
   // Open the file first: a missing one is one line, and no store is opened for nothing.
   const source = await openSource(file);
   const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
-  let shown = Date.now();
-  const { result, where } = await withStore(async (store, config, where) => ({
-    result: await importPlants(store.plants, bytes, {
+  let shown = 0;
+  const { result, where } = await withStore(async (store, config, where) => {
+    // Counted from when rows are read, not from when the store began to open (its migrations).
+    shown = Date.now();
+    const imported = await importPlants(store.plants, bytes, {
       format,
       createOnly,
       limit: config.importBodyLimit,
@@ -82,9 +84,9 @@ export async function importFile({ file, format: stated, createOnly }: ImportInp
         shown = Date.now();
         say(`plant-store: ${count(rows, 'row')} read…`);
       },
-    }),
-    where,
-  })).catch((error: unknown) => {
+    });
+    return { result: imported, where };
+  }).catch((error: unknown) => {
     // A bad row is the input's fault: say where, as HTTP does (exit 1, nothing stored).
     if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
     throw error;
