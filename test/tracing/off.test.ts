@@ -39,6 +39,7 @@ describe('tracing off', () => {
   it('loads nothing of OpenTelemetry: the server, the app and the store import it only dynamically, when on', () => {
     for (const entry of [
       'server.js',
+      'process/serving.js',
       'app.js',
       'store/open.js',
       'store/sqlite/store.js',
@@ -54,7 +55,7 @@ describe('tracing off', () => {
     }
     // And the walk does see them where they are imported statically.
     assert.ok(staticallyLoaded('tracing/sdk.js').packages.has('@opentelemetry/sdk-trace-base'));
-    assert.match(readFileSync(join(DIST_SRC, 'server.js'), 'utf8'), /await import\('\.\/tracing\/sdk\.js'\)/);
+    assert.match(readFileSync(join(DIST_SRC, 'process', 'serving.js'), 'utf8'), /await import\('\.\.\/tracing\/sdk\.js'\)/);
   });
 
   it('makes no span and sends nothing for an app built without it, whatever the request carries', async () => {
