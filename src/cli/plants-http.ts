@@ -14,10 +14,12 @@ import { plantPrinter } from './plant-output.js';
  * The plant commands through a running service's API (--url), with the typed client: nothing here opens a
  * store. What the service refuses comes out as its message. Writes that take plants send
  * `Prefer: handling=strict` (RFC 7240): a field the service does not know is refused rather than ignored,
- * since what the CLI sends is made by the CLI, or, for an import, a file that should say what it means.
+ * since what the CLI sends is made by the CLI, or, for an import, a file that should say what it means;
+ * `plants import --lenient` sends `Prefer: handling=lenient`, and the service's warnings say what it ignored.
  */
 
 const STRICT = { prefer: 'handling=strict' };
+const LENIENT = { prefer: 'handling=lenient' };
 
 /** GET /plants's query parameters, as the CLI sends them (test/cli/api-types.test.ts holds them to the document's). */
 export type ListQuery = {
@@ -85,7 +87,7 @@ export async function exportPlants(target: ApiTarget, { q, tags, sort, format }:
 }
 
 /** The file (or standard input) streamed to POST /plants/import as it is read, its format as its media type. */
-export async function importFile(target: ApiTarget, { file, format: stated, createOnly }: ImportInput): Promise<void> {
+export async function importFile(target: ApiTarget, { file, format: stated, createOnly, lenient }: ImportInput): Promise<void> {
   const source = await openSource(file);
   const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
   const api = await Api.connect(target);
@@ -115,7 +117,7 @@ export async function importFile(target: ApiTarget, { file, format: stated, crea
       // Sent as it is read: not held, and not made into JSON.
       bodySerializer: (body) => body,
       duplex: 'half',
-      headers: { ...STRICT, 'content-type': MEDIA_TYPES[format] },
+      headers: { ...(lenient ? LENIENT : STRICT), 'content-type': MEDIA_TYPES[format] },
     })
     .catch((error: unknown) => {
       // Refused (a bad row, an id that exists with create-only, too large): all or nothing, as on the store.
