@@ -4,7 +4,7 @@ import type { PlantId } from '../model/plant-id.js';
 import type { PlantSort } from '../store/store.js';
 import { LIST_LIMIT_MAX } from '../plants/schema.js';
 import { count } from '../words.js';
-import { Api, ApiError, type ApiTarget } from './api.js';
+import { Api, ApiError, nextPage, type ApiTarget } from './api.js';
 import { openSource, sniff } from './import-source.js';
 import { printJson, printStream, say } from './output.js';
 import { PROGRESS_MS, type ExportInput, type ImportInput, type ListInput, type NewPlantInput } from './plant-args.js';
@@ -56,12 +56,6 @@ export async function remove(target: ApiTarget, id: PlantId): Promise<void> {
   say(`deleted plant ${id} at ${api.where}`);
 }
 
-/** The cursor of a page's Link rel="next" (relative to wherever the service is: only the cursor is taken). */
-function nextCursor(link: string | null): string | undefined {
-  const next = link === null ? undefined : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1];
-  return next === undefined ? undefined : (new URL(next, 'http://service/').searchParams.get('cursor') ?? undefined);
-}
-
 /** Every plant the selection holds, page after page (Link rel="next"), printed as each page comes; at most `limit`. */
 export async function list(target: ApiTarget, { q, tags, sort, limit, format }: ListInput): Promise<void> {
   const api = await Api.connect(target);
@@ -74,7 +68,7 @@ export async function list(target: ApiTarget, { q, tags, sort, limit, format }: 
     const page = data as StoredPlant[];
     await printer.add(page);
     left -= page.length;
-    cursor = nextCursor(response.headers.get('link'));
+    cursor = nextPage(response.headers.get('link'), 'cursor');
   } while (cursor !== undefined && left > 0);
   printer.end();
 }
