@@ -147,7 +147,20 @@ function networkReason(error: unknown): string {
 function warnings(response: Response): string[] {
   const header = response.headers.get('warning');
   if (header === null) return [];
-  return [...header.matchAll(/\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!.replace(/\\(.)/g, '$1'));
+  return [...header.matchAll(/\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((match) => unescapeWarning(match[1]!));
+}
+
+/**
+ * A warning's text from its quoted-string: the backslashes of the quoting undone, then the characters past
+ * ASCII, which the service wrote as \uXXXX (a header is ASCII), made again, so that a field named "tgé" is
+ * said as the store-side import says it. A text's own backslash (doubled: \\) is left as it is.
+ */
+function unescapeWarning(quoted: string): string {
+  return quoted
+    .replace(/\\(.)/g, '$1')
+    .replace(/\\(\\|u([0-9a-fA-F]{4}))/g, (escape, _what: string, hex?: string) =>
+      hex !== undefined && parseInt(hex, 16) >= 0x7f ? String.fromCharCode(parseInt(hex, 16)) : escape,
+    );
 }
 
 /**

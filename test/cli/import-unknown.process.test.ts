@@ -59,6 +59,13 @@ async function unknownFieldsByTheRules(
   const array = await importing(['--lenient', '--format', 'json'], '[{"id":5,"name":"Palm","tga":"x"}]');
   assert.equal(array.code, 0, array.stderr);
   assert.match(array.stderr, /^plant-store: warning: unknown field "tga" was ignored in 1 row\nimported 1 plant from json into /);
+  // A field's name past ASCII (which a Warning header spells \u00e9) is said as it is, both ways.
+  const accented = await importing(['--lenient'], '{"id":7,"name":"Rose","tagé":"red","\\\\u":1,"🌱":2}\n');
+  assert.equal(accented.code, 0, accented.stderr);
+  assert.match(
+    accented.stderr,
+    /^plant-store: warning: unknown field "tagé" was ignored in 1 row\nplant-store: warning: unknown field "\\\\u" was ignored in 1 row\nplant-store: warning: unknown field "🌱" was ignored in 1 row\nimported 1 plant/,
+  );
   // Nothing unknown: nothing said, strict or not.
   const plain = await importing([], '{"id":6,"name":"Cactus","tag":"dry"}\n');
   assert.equal(plain.stderr, `imported 1 plant from ndjson into ${into}: 1 created, 0 replaced\n`);

@@ -286,6 +286,15 @@ describe('token create whose answer is lost: asked once more under the same Idem
     assert.equal(second, first, 'the same key asked again');
   });
 
+  test('list says only the kind of unlisted token the service accepts (static tokens alone here)', async () => {
+    const listed = await run([CLI_JS, 'token', 'list', '--url', server.url], { cwd: away, env: { PLANT_STORE_TOKEN: STATIC } });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(
+      listed.stderr,
+      `plant-store: not listed: static tokens (PLANT_STORE_TOKENS), which ${server.url} also accepts; they are not stored there, so they are neither listed nor revoked here\n`,
+    );
+  });
+
   test('every answer lost: asked twice, then one line says the token may have been made and how to see it; one token at most', async () => {
     const proxy = await lossyProxy(server.port, () => true);
     const created = await create(proxy.url, 'lost twice');
