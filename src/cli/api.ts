@@ -76,7 +76,7 @@ export interface CallOptions {
 }
 
 /** The paths the CLI calls; test/cli/api-types.test.ts holds them, and their types, to the served document's. */
-export type ApiPath = '/plants' | '/plants/{id}' | '/plants/import';
+export type ApiPath = '/plants' | '/plants/{id}' | '/plants/import' | '/tokens' | '/tokens/{id}';
 
 type Method = 'get' | 'post' | 'delete';
 
@@ -119,10 +119,24 @@ const NETWORK_REASONS: Record<string, string> = {
   ERR_SSL_WRONG_VERSION_NUMBER: 'the TLS handshake failed',
 };
 
-/** The innermost cause of a fetch failure, as a short reason. */
-function networkReason(error: unknown): string {
+/**
+ * The failures of a connection that was made and then lost before the answer came: the request may have
+ * been done, and only its answer lost. (A connection refused, a name that does not resolve, a failed TLS
+ * handshake: the request never reached the service, so nothing is lost and asking again at once would fail
+ * the same way.)
+ */
+const ANSWER_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** The innermost cause of a fetch failure. */
+function innermost(error: unknown): unknown {
   let cause: unknown = error;
   while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause;
+  return cause;
+}
+
+/** The innermost cause of a fetch failure, as a short reason. */
+function networkReason(error: unknown): string {
+  const cause = innermost(error);
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   const reason = code === undefined ? undefined : NETWORK_REASONS[code];
   if (reason !== undefined) return `${reason} (${code})`;
@@ -133,8 +147,33 @@ function networkReason(error: unknown): string {
 function warnings(response: Response): string[] {
   const header = response.headers.get('warning');
   if (header === null) return [];
-  return [...header.matchAll(/\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!.replace(/\\(.)/g, '$1'));
+  return [...header.matchAll(/\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/g)].map((match) => unescapeWarning(match[1]!));
 }
+
+/**
+ * A warning's text from its quoted-string: the backslashes of the quoting undone, then the characters past
+ * ASCII, which the service wrote as \uXXXX (a header is ASCII), made again, so that a field named "tgé" is
+ * said as the store-side import says it. A text's own backslash (doubled: \\) is left as it is.
+ */
+function unescapeWarning(quoted: string): string {
+  return quoted
+    .replace(/\\(.)/g, '$1')
+    .replace(/\\(\\|u([0-9a-fA-F]{4}))/g, (escape, _what: string, hex?: string) =>
+      hex !== undefined && parseInt(hex, 16) >= 0x7f ? String.fromCharCode(parseInt(hex, 16)) : escape,
+    );
+}
+
+/**
+ * The value of a query parameter (`cursor`, `after`) in a page's Link rel="next": only the parameter is
+ * taken, since the link is relative to wherever the service is (behind a proxy, a prefix).
+ */
+export function nextPage(link: string | null, parameter: string): string | undefined {
+  const next = link === null ? undefined : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1];
+  return next === undefined ? undefined : (new URL(next, 'http://service/').searchParams.get(parameter) ?? undefined);
+}
+
+/** How long a call whose answer was lost waits before it asks once more: a moment for the first request to end. */
+const RETRY_PAUSE_MS = 500;
 
 /** An answer of the service that is not a 2xx, as one line: its message, with what to do where the status says it. */
 export class ApiError extends Error {
@@ -145,6 +184,9 @@ export class ApiError extends Error {
     super(message);
   }
 }
+
+/** A request sent twice whose answer was lost both times: it may have been done. */
+export class AnswerLostError extends Error {}
 
 /** A connection to one service: every call gets its answer's data, or throws one line saying why not. */
 export class Api {
@@ -163,15 +205,29 @@ export class Api {
     return this.target.url;
   }
 
-  async call(method: Method, path: ApiPath, options: CallOptions = {}): Promise<{ data: unknown; response: Response }> {
+  /**
+   * One request, and its answer's data. `retry`: a request that is safe to send twice (a POST with an
+   * Idempotency-Key, a body that can be sent again) is sent once more, after a pause, when the connection
+   * was lost before its answer: the second gets the first one's answer if the first was done. The retry is
+   * said on stderr, naming `retry` (what makes it safe).
+   */
+  async call(method: Method, path: ApiPath, options: CallOptions = {}, retry?: string): Promise<{ data: unknown; response: Response }> {
     let answer: Awaited<ReturnType<ReturnType<ClientModule['createClient']>['request']>>;
-    try {
-      answer = await this.client.request(method, path, options);
-    } catch (error) {
-      // The client rejects only when there is no answer to give: none came, or a 2xx said JSON and was not.
-      if (error instanceof SyntaxError)
-        throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
-      throw new Error(`cannot reach the service at ${this.where}: ${networkReason(error)}`, { cause: error });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await this.client.request(method, path, options);
+        break;
+      } catch (error) {
+        // The client rejects only when there is no answer to give: none came, or a 2xx said JSON and was not.
+        if (error instanceof SyntaxError)
+          throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
+        const lost = ANSWER_LOST.has((innermost(error) as NodeJS.ErrnoException | undefined)?.code ?? '');
+        const failure = `the service at ${this.where}: ${networkReason(error)}`;
+        if (!lost || retry === undefined) throw new Error(`cannot reach ${failure}`, { cause: error });
+        if (attempt > 1) throw new AnswerLostError(`no answer from ${failure}, twice`, { cause: error });
+        say(`plant-store: no answer from ${failure}; asking once more, with the same ${retry}`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+      }
     }
     const { data, error, response } = answer;
     // The service says what it did beside the answer (an unknown field ignored, a plant replaced): told, not lost.

@@ -69,10 +69,17 @@ export interface ImportInput {
   /** As --format says it; read from the input when undefined. */
   format: ImportFormat | undefined;
   createOnly: boolean;
+  /** A row's fields NewPlant does not name are ignored, and said (--lenient), rather than refused. */
+  lenient: boolean;
 }
 
 export function importInput(given: Given): ImportInput {
-  return { file: given.args[0]!, format: given.string('format') as ImportFormat | undefined, createOnly: given.string('mode') === 'create-only' };
+  return {
+    file: given.args[0]!,
+    format: given.string('format') as ImportFormat | undefined,
+    createOnly: given.string('mode') === 'create-only',
+    lenient: given.flag('lenient'),
+  };
 }
 
 /** An import's progress line goes out at most this often. */

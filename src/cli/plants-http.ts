@@ -4,7 +4,7 @@ import type { PlantId } from '../model/plant-id.js';
 import type { PlantSort } from '../store/store.js';
 import { LIST_LIMIT_MAX } from '../plants/schema.js';
 import { count } from '../words.js';
-import { Api, ApiError, type ApiTarget } from './api.js';
+import { Api, ApiError, nextPage, type ApiTarget } from './api.js';
 import { openSource, sniff } from './import-source.js';
 import { printJson, printStream, say } from './output.js';
 import { PROGRESS_MS, type ExportInput, type ImportInput, type ListInput, type NewPlantInput } from './plant-args.js';
@@ -14,10 +14,12 @@ import { plantPrinter } from './plant-output.js';
  * The plant commands through a running service's API (--url), with the typed client: nothing here opens a
  * store. What the service refuses comes out as its message. Writes that take plants send
  * `Prefer: handling=strict` (RFC 7240): a field the service does not know is refused rather than ignored,
- * since what the CLI sends is made by the CLI, or, for an import, a file that should say what it means.
+ * since what the CLI sends is made by the CLI, or, for an import, a file that should say what it means;
+ * `plants import --lenient` sends `Prefer: handling=lenient`, and the service's warnings say what it ignored.
  */
 
 const STRICT = { prefer: 'handling=strict' };
+const LENIENT = { prefer: 'handling=lenient' };
 
 /** GET /plants's query parameters, as the CLI sends them (test/cli/api-types.test.ts holds them to the document's). */
 export type ListQuery = {
@@ -54,12 +56,6 @@ export async function remove(target: ApiTarget, id: PlantId): Promise<void> {
   say(`deleted plant ${id} at ${api.where}`);
 }
 
-/** The cursor of a page's Link rel="next" (relative to wherever the service is: only the cursor is taken). */
-function nextCursor(link: string | null): string | undefined {
-  const next = link === null ? undefined : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1];
-  return next === undefined ? undefined : (new URL(next, 'http://service/').searchParams.get('cursor') ?? undefined);
-}
-
 /** Every plant the selection holds, page after page (Link rel="next"), printed as each page comes; at most `limit`. */
 export async function list(target: ApiTarget, { q, tags, sort, limit, format }: ListInput): Promise<void> {
   const api = await Api.connect(target);
@@ -72,7 +68,7 @@ export async function list(target: ApiTarget, { q, tags, sort, limit, format }: 
     const page = data as StoredPlant[];
     await printer.add(page);
     left -= page.length;
-    cursor = nextCursor(response.headers.get('link'));
+    cursor = nextPage(response.headers.get('link'), 'cursor');
   } while (cursor !== undefined && left > 0);
   printer.end();
 }
@@ -85,7 +81,7 @@ export async function exportPlants(target: ApiTarget, { q, tags, sort, format }:
 }
 
 /** The file (or standard input) streamed to POST /plants/import as it is read, its format as its media type. */
-export async function importFile(target: ApiTarget, { file, format: stated, createOnly }: ImportInput): Promise<void> {
+export async function importFile(target: ApiTarget, { file, format: stated, createOnly, lenient }: ImportInput): Promise<void> {
   const source = await openSource(file);
   const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
   const api = await Api.connect(target);
@@ -115,7 +111,7 @@ export async function importFile(target: ApiTarget, { file, format: stated, crea
       // Sent as it is read: not held, and not made into JSON.
       bodySerializer: (body) => body,
       duplex: 'half',
-      headers: { ...STRICT, 'content-type': MEDIA_TYPES[format] },
+      headers: { ...(lenient ? LENIENT : STRICT), 'content-type': MEDIA_TYPES[format] },
     })
     .catch((error: unknown) => {
       // Refused (a bad row, an id that exists with create-only, too large): all or nothing, as on the store.

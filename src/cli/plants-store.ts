@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { validatorCompiler } from '../http/validation.js';
+import { ignoredWarnings } from '../http/unknown-fields.js';
 import { joinProblems, validationProblems } from '../http/validation-messages.js';
 import { exportStream } from '../plants/export.js';
 import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
@@ -66,17 +67,25 @@ export async function exportPlants({ q, tags, sort, format }: ExportInput): Prom
   await withStore(async (store) => printStream(exportStream(await store.plants.export({ q, tags, sort }), format)));
 }
 
-export async function importFile({ file, format: stated, createOnly }: ImportInput): Promise<void> {
+/**
+ * Strict by default, as through --url: a row with a field NewPlant does not name is refused, naming its line,
+ * and nothing is stored (a file should say what it means: a misspelt "tga" would lose every tag in silence).
+ * `lenient`: such fields are ignored, and each is said once with the number of rows it was in, in the
+ * service's words (the Warning headers of POST /plants/import).
+ */
+export async function importFile({ file, format: stated, createOnly, lenient }: ImportInput): Promise<void> {
   // Open the file first: a missing one is one line, and no store is opened for nothing.
   const source = await openSource(file);
   const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
   let shown = 0;
+  const unknownFields = { refuse: !lenient, ignored: new Map<string, number>() };
   const { result, where } = await withStore(async (store, config, where) => {
     // Counted from when rows are read, not from when the store began to open (its migrations).
     shown = Date.now();
     const imported = await importPlants(store.plants, bytes, {
       format,
       createOnly,
+      unknownFields,
       limit: config.importBodyLimit,
       maxRowBytes: config.importMaxRowBytes,
       progress: (rows) => {
@@ -91,6 +100,7 @@ export async function importFile({ file, format: stated, createOnly }: ImportInp
     if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
     throw error;
   });
+  for (const text of ignoredWarnings([...unknownFields.ignored.keys()], unknownFields.ignored)) say(`plant-store: warning: ${text}`);
   const total = count(result.created + result.replaced, 'plant');
   say(`imported ${total} from ${format} into ${where}: ${result.created} created, ${result.replaced} replaced`);
   printJson(result);

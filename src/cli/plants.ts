@@ -93,8 +93,10 @@ export const plantsCommand: Command = {
       details:
         'NDJSON (one NewPlant per line), a JSON array of NewPlants, or CSV as exports write it (header id,name,tag).\n' +
         'The format is read from the input unless --format says it: "[" starts a JSON array, "{" NDJSON, anything else CSV.\n' +
-        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored.\n' +
-        `Through --url the input is streamed to POST /plants/import as it is read, with Prefer: handling=strict. ${BOTH_WAYS}`,
+        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored. ' +
+        'So is a row with a field a plant does not have ({"id":1,"name":"Fern","tga":"shade"}: line 1: the row has an unknown field "tga"), ' +
+        'unless --lenient says to ignore such fields: each is then said on stderr once, with the number of rows it was in.\n' +
+        `Through --url the input is streamed to POST /plants/import as it is read, with Prefer: handling=strict (handling=lenient with --lenient). ${BOTH_WAYS}`,
       args: [{ name: 'FILE|-', required: true, help: 'the file to read, or - for standard input' }],
       options: {
         format: { type: 'string', value: 'FORMAT', choices: IMPORT_FORMATS, help: 'ndjson, json or csv (default: read from the input)' },
@@ -103,6 +105,10 @@ export const plantsCommand: Command = {
           value: 'MODE',
           choices: ['replace', 'create-only'],
           help: 'replace (the default): plants that exist are replaced; create-only: nothing is stored if any exists',
+        },
+        lenient: {
+          type: 'boolean',
+          help: 'ignore the fields of NDJSON or JSON rows that a plant does not have (a warning on stderr for each) rather than refuse the import',
         },
         url: URL_OPTION,
       },

@@ -4,7 +4,9 @@ import type { components, paths, PathsWithMethod } from '@plant-store/client';
 import type { ApiPath, ClientModule } from '../../src/cli/api.js';
 import type { NewPlantInput } from '../../src/cli/plant-args.js';
 import type { ImportQuery, ListQuery } from '../../src/cli/plants-http.js';
+import type { CreatedTokenAnswer, NewTokenBody, RevokeQuery, TokenListQuery } from '../../src/cli/tokens-http.js';
 import type { PlantId, StoredPlant } from '../../src/model/plant.js';
+import type { TokenRecord } from '../../src/store/store.js';
 
 /**
  * The CLI reaches a service through @plant-store/client, loaded at run time from the bundle the build makes:
@@ -19,9 +21,9 @@ type Fits<A, B> = [A] extends [B] ? ([keyof A] extends [keyof B] ? true : false)
 type Schemas = components['schemas'];
 
 // The CLI's calls exist in the document, with their methods.
-const gets: Array<PathsWithMethod<'get'>> = ['/plants', '/plants/{id}'] satisfies ApiPath[];
-const posts: Array<PathsWithMethod<'post'>> = ['/plants', '/plants/import'] satisfies ApiPath[];
-const deletes: Array<PathsWithMethod<'delete'>> = ['/plants/{id}'] satisfies ApiPath[];
+const gets: Array<PathsWithMethod<'get'>> = ['/plants', '/plants/{id}', '/tokens'] satisfies ApiPath[];
+const posts: Array<PathsWithMethod<'post'>> = ['/plants', '/plants/import', '/tokens'] satisfies ApiPath[];
+const deletes: Array<PathsWithMethod<'delete'>> = ['/plants/{id}', '/tokens/{id}'] satisfies ApiPath[];
 
 const checks: [
   // The parameters it sends are the operations' own.
@@ -29,17 +31,27 @@ const checks: [
   Fits<ImportQuery, NonNullable<paths['/plants/import']['post']['parameters']['query']>>,
   Fits<{ id: PlantId }, paths['/plants/{id}']['get']['parameters']['path']>,
   Fits<{ id: PlantId }, paths['/plants/{id}']['delete']['parameters']['path']>,
+  Fits<TokenListQuery, NonNullable<paths['/tokens']['get']['parameters']['query']>>,
+  Fits<RevokeQuery, NonNullable<paths['/tokens/{id}']['delete']['parameters']['query']>>,
+  Fits<{ id: string }, paths['/tokens/{id}']['delete']['parameters']['path']>,
+  Fits<{ 'idempotency-key': string }, NonNullable<paths['/tokens']['post']['parameters']['header']>>,
   // What it sends and reads is what the document says.
   Same<Schemas['NewPlant'], NewPlantInput>,
   Same<Schemas['StoredPlant'], StoredPlant>,
   Same<Schemas['Plant'], { name: string; tag?: string }>,
   Same<Schemas['ImportResult'], { created: number; replaced: number }>,
-] = [true, true, true, true, true, true, true, true];
+  Same<Schemas['NewToken'], NewTokenBody>,
+  Same<Schemas['Token'], TokenRecord>,
+  Same<Schemas['CreatedToken'], CreatedTokenAnswer>,
+  Same<NonNullable<paths['/tokens']['post']['requestBody']>['content']['application/json'], NewTokenBody>,
+  Same<paths['/tokens']['get']['responses'][200]['content']['application/json'], TokenRecord[]>,
+  Same<paths['/tokens']['post']['responses'][201]['content']['application/json'], CreatedTokenAnswer>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 test("the CLI's view of the API is the client package's: paths, parameters, answers; the bundle it loads is the client", async () => {
   assert.deepEqual(
     [gets, posts, deletes, checks.every(Boolean)],
-    [['/plants', '/plants/{id}'], ['/plants', '/plants/import'], ['/plants/{id}'], true],
+    [['/plants', '/plants/{id}', '/tokens'], ['/plants', '/plants/import', '/tokens'], ['/plants/{id}', '/tokens/{id}'], true],
   );
   // The bundle the CLI loads (scripts/client-bundle.mjs) beside the compiled service: the package's createClient.
   const bundle = (await import(new URL('../../client/index.js', import.meta.url).href)) as ClientModule;

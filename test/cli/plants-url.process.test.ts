@@ -243,6 +243,8 @@ describe('what the CLI sends, and what it makes of answers (a stand-in service)'
     assert.equal((await plants(['import', '-'], '{"id":1,"name":"x"}')).code, 0);
     assert.equal(received.at(-1)!.url, '/plants/import', 'replace, the default, sends no mode');
     assert.equal(received.at(-1)!.headers['content-type'], 'application/x-ndjson');
+    assert.equal((await plants(['import', '-', '--lenient'], '{"id":1,"name":"x","tga":"y"}')).code, 0);
+    assert.equal(received.at(-1)!.headers.prefer, 'handling=lenient', '--lenient asks for it');
   });
 
   test("the service's warnings are said on stderr, each on its line", async () => {

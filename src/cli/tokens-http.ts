@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '../model/scopes.js';
+import type { TokenRecord } from '../store/store.js';
+import { PAGE_LIMIT_MAX } from '../tokens/schema.js';
+import { andList } from '../words.js';
+import { AnswerLostError, Api, ApiError, nextPage, TOKEN_VARIABLE, type ApiTarget } from './api.js';
+import { say } from './output.js';
+import { printTokens } from './token-output.js';
+
+/**
+ * The token commands through a running service's API (--url): POST /tokens, GET /tokens, DELETE
+ * /tokens/{id}, with the token in PLANT_STORE_TOKEN (which needs tokens:manage, and grants only the scopes
+ * it holds itself). Nothing here opens a store; what the service refuses comes out as its message.
+ */
+
+/** GET /tokens's query parameters, as the CLI sends them (test/cli/api-types.test.ts holds them to the document's). */
+export type TokenListQuery = {
+  state?: 'active' | 'revoked';
+  limit?: number;
+  after?: string | undefined;
+};
+
+/** DELETE /tokens/{id}'s query parameters. */
+export type RevokeQuery = {
+  self?: boolean;
+};
+
+/** POST /tokens's body. */
+export interface NewTokenBody {
+  name: string;
+  scopes: Scope[];
+}
+
+/** POST /tokens's answer: the token, and its secret, this once. */
+export type CreatedTokenAnswer = TokenRecord & { secret: string };
+
+/** A name as a shell takes it in a command shown to be run: quoted unless it is plain. */
+function shellWord(text: string): string {
+  return /^[\w.,:@%+=/-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * POST /tokens with an Idempotency-Key of its own: should the connection be lost before the answer, the
+ * request is sent once more with the same key, and the service answers it with the first one's answer (the
+ * same token, the same secret) if the first was done, rather than make a second token.
+ */
+export async function create(target: ApiTarget, name: string, scopes: readonly Scope[]): Promise<void> {
+  const api = await Api.connect(target);
+  const body: NewTokenBody = { name, scopes: [...scopes] };
+  const answer = await api
+    .call('post', '/tokens', { body, headers: { 'idempotency-key': randomUUID() } }, 'Idempotency-Key')
+    .catch((error: unknown) => {
+      if (!(error instanceof AnswerLostError)) throw error;
+      throw new Error(
+        `${error.message}: the token may have been made, its secret lost; "plant-store token list --url ${api.where}" shows whether it was, and "plant-store token revoke ${shellWord(name)} --url ${api.where}" revokes it`,
+      );
+    });
+  const made = answer.data as CreatedTokenAnswer;
+  say(`created token ${made.id} "${made.name}" with ${made.scopes.join(' ')} at ${api.where}; it is shown only this once`);
+  process.stdout.write(`${made.secret}\n`);
+}
+
+/** Every token the query selects, page after page (Link rel="next"). */
+async function everyToken(api: Api, state?: TokenListQuery['state']): Promise<{ tokens: TokenRecord[]; unlisted: string | null }> {
+  const tokens: TokenRecord[] = [];
+  let unlisted: string | null = null;
+  let after: string | undefined;
+  do {
+    const query: TokenListQuery = { limit: PAGE_LIMIT_MAX, after, ...(state === undefined ? {} : { state }) };
+    const { data, response } = await api.call('get', '/tokens', { params: { query } });
+    tokens.push(...(data as TokenRecord[]));
+    unlisted ??= response.headers.get('unlisted-token-sources');
+    after = nextPage(response.headers.get('link'), 'after');
+  } while (after !== undefined);
+  return { tokens, unlisted };
+}
+
+/** The kinds of token Unlisted-Token-Sources names, in words. */
+const SOURCES: Record<string, string> = { static: 'static tokens (PLANT_STORE_TOKENS)', jwt: "JWTs (its identity provider's)" };
+
+export async function list(target: ApiTarget, json: boolean): Promise<void> {
+  const api = await Api.connect(target);
+  const { tokens, unlisted } = await everyToken(api);
+  printTokens(tokens, json);
+  const sources = (unlisted ?? '')
+    .split(',')
+    .map((source) => source.trim())
+    .filter((source) => source !== '');
+  if (sources.length > 0)
+    say(
+      `plant-store: not listed: ${andList(sources.map((source) => SOURCES[source] ?? source))}, which ${api.where} also accepts; they are not stored there, so they are neither listed nor revoked here`,
+    );
+}
+
+/**
+ * DELETE /tokens/{id}. The API revokes by id only, so a name is first looked up among the active tokens
+ * (GET /tokens?state=active): an active token's id, else an active token's exact name. The token the
+ * command itself is sent with is revoked only with `self` (?self=true), as the service asks.
+ */
+export async function revoke(target: ApiTarget, idOrName: string, self: boolean): Promise<void> {
+  const api = await Api.connect(target);
+  const { tokens } = await everyToken(api, 'active');
+  const found = tokens.find((token) => token.id === idOrName) ?? tokens.find((token) => token.name === idOrName);
+  const id = found?.id ?? idOrName;
+  const which = found === undefined ? `token ${id}` : `token ${id} "${found.name}"`;
+  const query: RevokeQuery = self ? { self: true } : {};
+  await api.call('delete', '/tokens/{id}', { params: { path: { id }, query } }).catch((error: unknown) => {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 409)
+      throw new Error(
+        `${which} is the token this command is sent with (${TOKEN_VARIABLE}): give --self to revoke it all the same; it then stops working within a second`,
+      );
+    // Neither an active token's id nor its name: the service says what it knows of the id (revoked already, since when).
+    if (error.status === 404 && found === undefined)
+      throw new Error(`no active token with id or name "${idOrName}" at ${api.where}: ${error.message}`);
+    throw error;
+  });
+  say(`revoked ${which} at ${api.where}; it is refused within a second`);
+}
