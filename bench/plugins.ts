@@ -20,12 +20,14 @@ import { validatorCompiler } from '../src/http/validation.js';
 import { buildOpenApi } from '../src/openapi/document.js';
 import { plantImportRoute } from '../src/plants/import-route.js';
 import { plantRoutes } from '../src/plants/routes.js';
+import { plantListRoute } from '../src/plants/list-route.js';
 import { namedSchemas } from '../src/plants/schema.js';
 import type { Store } from '../src/store/store.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { systemRoutes } from '../src/system/routes.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from '../src/webhooks/events-doc.js';
 import { webhookRoutes } from '../src/webhooks/routes.js';
+import { webhookDeliveryRoutes } from '../src/webhooks/delivery-routes.js';
 
 /**
  * npm run bench:plugins [-- --rounds=7 --requests=20000 --only=cors,rate-limit,overload,openapi]
@@ -283,6 +285,7 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
   else await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'Plant Store', version: '1.0.0' } } });
   const idempotency = new Idempotency(store.idempotency, 86_400_000);
   await app.register(plantRoutes, { plants: store.plants, idempotency });
+  await app.register(plantListRoute, { plants: store.plants });
   await app.register(plantImportRoute, {
     plants: store.plants,
     idempotency,
@@ -293,6 +296,7 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
     unknownFields: 'lenient',
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: false });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
   await app.register(systemRoutes, { store, openApi: () => ({}) });
   await app.ready();
   const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: 1024 * 1024 };

@@ -14,6 +14,7 @@ import { Idempotency } from './http/idempotency.js';
 import type { Metrics } from './metrics/registry.js';
 import { buildOpenApi } from './openapi/document.js';
 import { plantImportRoute } from './plants/import-route.js';
+import { plantListRoute } from './plants/list-route.js';
 import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
@@ -22,6 +23,7 @@ import { tokenRoutes } from './tokens/routes.js';
 import { CreatedToken, NewToken, Token, TokenInfo } from './tokens/schema.js';
 import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
@@ -53,7 +55,8 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   runWithApp(app, [...pipeline.services, { name: 'change feed', early: true, start: () => undefined, stop: () => feed.close() }]);
 
   // The API, resource by resource. Every route says who may call it (config.auth).
-  await app.register(plantRoutes, { plants: store.plants, idempotency, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
+  await app.register(plantRoutes, { plants: store.plants, idempotency });
+  await app.register(plantListRoute, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
     idempotency,
@@ -64,6 +67,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     unknownFields: settings.unknownFields === 'refuse' ? 'strict' : 'lenient',
   });
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
   await app.register(eventRoutes, { feed, events: store.events });
   await app.register(tokenRoutes, { tokens: store.tokens, idempotency, unlisted: unlistedTokens(settings) });
   let openApi: object | undefined;

@@ -1,11 +1,11 @@
-import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
+import { comparePositions, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
 import type { EventType } from '../model/events.js';
 import { preamble } from './frames.js';
 import { CATCH_UP_PAGE, EventStream, framesOf, type StreamSource } from './stream.js';
 import { CredentialWatch } from './credentials.js';
+import { StoreFollower } from './follower.js';
 import { StreamSlots, type SlotLimits, type StreamOwner } from './slots.js';
 import type { TokenStore } from '../store/store.js';
 
@@ -26,17 +26,6 @@ export interface FeedObserver {
   sent(events: number): void;
 }
 
-/** Events the feed reads from the store at a time. */
-const PAGE = 1000;
-/** The newest events the feed keeps in memory: a stream that resumes within them joins without reading the store. */
-const RECENT = 1024;
-/**
- * The least time between two reads of new events: under a write load every commit wakes the feed, and each
- * read costs one socket write per stream, so commits that land within this time of the last read are read
- * (and sent) together. It adds at most this much to an event's lag.
- */
-const COALESCE_MS = 10;
-
 /** The answer to a cursor the feed does not hold: the client must resynchronise. */
 export function gone(id: string): HttpError {
   return new HttpError(
@@ -50,13 +39,12 @@ export function gone(id: string): HttpError {
 const STREAM_CLOSE_GRACE_MS = 1000;
 
 /**
- * The change feed of one process: it follows the store while streams are open and hands each new event
- * to every stream at once. One reader for all streams: it reads the store after the newest event it has
- * seen when this process commits events (at once), and every EVENTS_POLL_MS for the commits of others
- * (other instances, the CLI, other worker processes). A batch of events becomes one chunk per type filter,
- * shared by every stream with that filter, so a thousand streams cost a thousand socket writes per batch
- * and no copies. It keeps the newest events in memory, so that a stream that resumes a little way back
- * (a reconnect) joins without reading the store.
+ * The change feed's streams of one process: it opens them (within their slots), ends those whose token is
+ * no longer good, and hands each new event to every stream at once. One reader follows the store for all
+ * of them while any is open (follower.ts), keeping the newest events, so that a stream that resumes a
+ * little way back (a reconnect) joins without reading the store. A batch of events becomes one chunk per
+ * type filter, shared by every stream with that filter, so a thousand streams cost a thousand socket
+ * writes per batch and no copies.
  */
 export class Feed implements StreamSource {
   /** Open streams, and who holds each. */
@@ -66,24 +54,9 @@ export class Feed implements StreamSource {
   private readonly slots: StreamSlots;
   /** Ends the streams whose token is revoked or expired. */
   private readonly credentials: CredentialWatch;
-  /** Following the store: resolved once `head` is known. */
-  private following: Promise<void> | undefined;
-  private ready = false;
-  /** Changes whenever the feed stops following: reads of an earlier epoch are dropped. */
-  private epoch = 0;
-  /** The newest event read (FEED_START: none), and its id. */
-  private head: FeedPosition = FEED_START;
-  private headId: string | undefined;
-  /** The newest events read, and the position they follow: they hold every event after `recentStart`. */
-  private recent: FeedEvent[] = [];
-  private recentStart: FeedPosition = FEED_START;
-  private reading = false;
-  private again = false;
-  private failing = false;
-  private timers: NodeJS.Timeout[] = [];
-  /** When the last read of new events started (performance.now()), and the read put off until COALESCE_MS after it. */
-  private lastPull = -Infinity;
-  private deferred: NodeJS.Timeout | undefined;
+  /** The one reader of the store, following it while streams are open (or being opened). */
+  private readonly follower: StoreFollower;
+  private heartbeats: NodeJS.Timeout | undefined;
   private stopping = false;
 
   constructor(
@@ -93,7 +66,7 @@ export class Feed implements StreamSource {
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     private readonly observer?: FeedObserver,
   ) {
-    store.onRecorded(this.wake);
+    this.follower = new StoreFollower(store, settings.pollMs, log, (page, before) => this.broadcast(page, before));
     this.slots = new StreamSlots(settings);
     this.credentials = new CredentialWatch(tokens, log);
   }
@@ -102,7 +75,7 @@ export class Feed implements StreamSource {
    * Where the event with this id stands in the feed; 410 when the store no longer holds it (or never did).
    */
   async position(id: string): Promise<FeedPosition> {
-    const known = this.recent.find((event) => event.id === id)?.position ?? (await this.store.find(id));
+    const known = this.follower.find(id) ?? (await this.store.find(id));
     if (known === undefined) throw gone(id);
     return known;
   }
@@ -119,12 +92,14 @@ export class Feed implements StreamSource {
     let opened = false;
     this.opening++;
     try {
-      await this.follow();
-      const cursor = after === undefined ? this.head : await this.position(after);
+      await this.follower.follow();
+      this.heartbeats ??= setInterval(() => this.heartbeat(), this.settings.heartbeatMs).unref();
+      const head = this.follower.head;
+      const cursor = after === undefined ? head.position : await this.position(after);
       if (this.stopping) throw new HttpError(503, 'the service is shutting down: reconnect', { 'retry-after': '1' });
       // Without a cursor the client learns where it starts (the newest event, or before the first), so that a
       // reconnect before any event comes resumes from there.
-      const start = preamble(this.settings.retryMs, after === undefined ? (this.headId ?? FEED_START_ID) : undefined);
+      const start = preamble(this.settings.retryMs, after === undefined ? (head.id ?? FEED_START_ID) : undefined);
       const stream = new EventStream(cursor, types && new Set(types), this, this.settings.maxBacklogBytes, start);
       this.streams.set(stream, owner);
       this.credentials.watch(stream, owner.principal);
@@ -145,7 +120,7 @@ export class Feed implements StreamSource {
    */
   async close(graceMs = STREAM_CLOSE_GRACE_MS): Promise<void> {
     this.stopping = true;
-    this.stopTimers();
+    this.stopFollowing();
     this.credentials.stop();
     if (this.streams.size === 0) return;
     const ended = [...this.streams.keys()].map((stream) => new Promise<void>((resolve) => stream.once('close', () => resolve())));
@@ -160,9 +135,8 @@ export class Feed implements StreamSource {
     return this.store.read({ after, limit: CATCH_UP_PAGE });
   }
 
-  join(stream: EventStream, cursor: FeedPosition): FeedEvent[] | undefined {
-    if (!this.ready || comparePositions(cursor, this.recentStart) < 0) return undefined;
-    return this.recent.filter((event) => comparePositions(event.position, cursor) > 0);
+  join(_stream: EventStream, cursor: FeedPosition): FeedEvent[] | undefined {
+    return this.follower.after(cursor);
   }
 
   closed(stream: EventStream): void {
@@ -179,104 +153,25 @@ export class Feed implements StreamSource {
     this.observer?.sent(count);
   }
 
-  /** Reads what is new: at once after this process's commits, and every EVENTS_POLL_MS. */
-  private readonly wake = (): void => {
-    if (!this.ready) return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    if (this.deferred !== undefined) return;
-    const wait = this.lastPull + COALESCE_MS - performance.now();
-    if (wait > 0) {
-      this.deferred = setTimeout(() => {
-        this.deferred = undefined;
-        this.wake();
-      }, wait);
-      return;
-    }
-    this.lastPull = performance.now();
-    void this.pull();
-  };
-
-  /** Starts following the store from its newest event, once, for every stream opened meanwhile. */
-  private follow(): Promise<void> {
-    this.following ??= (async () => {
-      const epoch = this.epoch;
-      const newest = await this.store.newest();
-      if (epoch !== this.epoch) return;
-      this.head = this.recentStart = newest?.position ?? FEED_START;
-      this.headId = newest?.id;
-      this.recent = [];
-      this.ready = true;
-      this.timers.push(setInterval(this.wake, this.settings.pollMs).unref(), setInterval(() => this.heartbeat(), this.settings.heartbeatMs).unref());
-      // Events committed while the newest was read.
-      this.wake();
-    })().catch((error: unknown) => {
-      this.following = undefined;
-      throw error;
-    });
-    return this.following;
-  }
-
-  /** No stream left: stop reading the store, and forget what was read (the next stream starts afresh). */
+  /** No stream left, none being opened: stop reading the store (the next stream starts afresh). */
   private unfollowIfIdle(): void {
-    if (this.streams.size > 0 || this.opening > 0 || this.following === undefined) return;
-    this.stopTimers();
-    this.epoch++;
-    this.following = undefined;
-    this.ready = false;
-    this.reading = false;
-    this.recent = [];
+    if (this.streams.size > 0 || this.opening > 0 || !this.follower.active) return;
+    this.stopFollowing();
   }
 
-  private stopTimers(): void {
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
-    clearTimeout(this.deferred);
-    this.deferred = undefined;
+  private stopFollowing(): void {
+    this.follower.stop();
+    clearInterval(this.heartbeats);
+    this.heartbeats = undefined;
   }
 
   private heartbeat(): void {
     for (const stream of this.streams.keys()) stream.check();
   }
 
-  private async pull(): Promise<void> {
-    const epoch = this.epoch;
-    this.reading = true;
-    this.again = false;
-    try {
-      for (;;) {
-        const page = await this.store.read({ after: this.head, limit: PAGE });
-        if (epoch !== this.epoch) return;
-        if (page.length > 0) this.broadcast(page);
-        if (page.length < PAGE) break;
-      }
-      if (this.failing) this.log.info('events: reading the store again');
-      this.failing = false;
-    } catch (error) {
-      // The store is unavailable: the next wake-up (at most EVENTS_POLL_MS away) tries again.
-      if (!this.failing) this.log.warn({ err: error }, 'events: cannot read new events from the store');
-      this.failing = true;
-    } finally {
-      if (epoch === this.epoch) {
-        this.reading = false;
-        // Commits told of while this read was under way: read again (after COALESCE_MS; a failing store waits for the poll).
-        if (this.again && !this.failing) this.wake();
-      }
-    }
-  }
-
-  /** New events, after `head`: remembered, and handed to every live stream. */
-  private broadcast(page: FeedEvent[]): void {
-    const before = this.head;
-    this.head = page.at(-1)!.position;
-    this.headId = page.at(-1)!.id;
-    this.recent.push(...page);
-    if (this.recent.length > RECENT) {
-      const dropped = this.recent.splice(0, this.recent.length - RECENT);
-      this.recentStart = dropped.at(-1)!.position;
-    }
+  /** New events, after `before`, handed to every live stream. */
+  private broadcast(page: FeedEvent[], before: FeedPosition): void {
+    const head = page.at(-1)!.position;
     const chunks = new Map<string, ReturnType<typeof framesOf>>();
     for (const stream of this.streams.keys()) {
       if (stream.live && comparePositions(stream.position, before) > 0) {
@@ -285,13 +180,13 @@ export class Feed implements StreamSource {
           page.filter((event) => comparePositions(event.position, stream.position) > 0),
           stream.types,
         );
-        stream.deliver(chunk, count, this.head);
+        stream.deliver(chunk, count, head);
         continue;
       }
       const key = stream.filterKey;
       let frames = chunks.get(key);
       if (frames === undefined) chunks.set(key, (frames = framesOf(page, stream.types)));
-      stream.deliver(frames.chunk, frames.count, this.head);
+      stream.deliver(frames.chunk, frames.count, head);
     }
   }
 }

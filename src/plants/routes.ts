@@ -1,21 +1,14 @@
-import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
 import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
-import { nextPageLink } from '../http/paging.js';
-import type { PageKey, PlantStore } from '../store/store.js';
-import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
-import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate } from './export.js';
-import { prefersExactCount } from '../http/preferences.js';
+import type { PlantStore } from '../store/store.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
   CreateHeaders,
   DeleteHeaders,
-  LIST_LIMIT_DEFAULT,
-  ListHeaders,
-  ListQuery,
   NewPlant,
   PatchHeaders,
   Plant,
@@ -28,7 +21,8 @@ import {
 import { StoredPlant } from '../model/plant.js';
 
 /**
- * The plant resource: POST /plants as the specification fixes it, and the rest of the resource. Each
+ * The plant resource: POST /plants as the specification fixes it, and a plant by its id (read, replace,
+ * merge-patch, delete); the list and exports are list-route.ts's, the bulk import import-route.ts's. Each
  * route's schema validates the request, serializes the answer, documents it (OpenAPI) and types the
  * handler; handlers validate nothing themselves and call the store. Every write answers the plant's
  * new ETag; If-Match makes a write conditional, settled by the database.
@@ -36,22 +30,6 @@ import { StoredPlant } from '../model/plant.js';
 
 function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
   return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
-}
-
-/**
- * Where a page starts: after the key of its cursor (made for this very list, else 400), or after the id
- * `after` names (sort=id only: in the other orders an id alone is no place in the list), or at the start.
- */
-function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope: CursorScope): PageKey | undefined {
-  if (after !== undefined && cursor !== undefined) {
-    throw new HttpError(400, 'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts');
-  }
-  if (cursor !== undefined) return decodeCursor(cursor, scope);
-  if (after === undefined) return undefined;
-  if (scope.sort !== 'id') {
-    throw new HttpError(400, `querystring.after applies to sort=id only, not sort=${scope.sort}: follow the cursor of the Link header instead`);
-  }
-  return { id: after };
 }
 
 /** A body may repeat the path's id, but not contradict it. */
@@ -76,23 +54,8 @@ const REPLACED_WARNING = {
     schema: { type: 'string' },
   },
 };
-const LIST_HEADERS = {
-  Link: {
-    description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
-    schema: { type: 'string' },
-  },
-  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)', schema: { type: 'string' } },
-  'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
-  'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
-};
 
-/** EXPORT_IDLE_TIMEOUT_MS: none, no limit (the benchmarks' bare routes). */
-export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; idempotency: Idempotency; exportIdleTimeoutMs?: number }> = (
-  app,
-  options,
-  done,
-) => {
-  const { plants, idempotency, exportIdleTimeoutMs } = options;
+export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; idempotency: Idempotency }> = (app, { plants, idempotency }, done) => {
   app.post(
     '/plants',
     {
@@ -119,58 +82,6 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
         return idempotency.run(request, reply, key, { kind: 'put', plant, options }, (put) => answerPut(reply, put, plant, condition));
       }
       return answerPut(reply, await plants.put(plant, options), plant, condition);
-    },
-  );
-
-  app.get(
-    '/plants',
-    {
-      config: { auth: 'plants:read' },
-      schema: {
-        operationId: 'listPlants',
-        tags: ['plants'],
-        summary:
-          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all',
-        querystring: ListQuery,
-        headers: ListHeaders,
-        response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed' },
-        errorExamples: { 400: 'querystring.limit must be at most 1000' },
-        responseHeaders: { 200: LIST_HEADERS },
-        responseMediaTypes: {
-          200: {
-            'application/x-ndjson': { schema: { type: 'string', description: 'One plant per line, `{"id":…,"name":…,"tag":…}`, ids exact' } },
-            'text/csv': {
-              schema: {
-                type: 'string',
-                description: "RFC 4180, CRLF, header id,name,tag; a cell starting with =, +, -, @, tab or CR is prefixed with '",
-              },
-            },
-          },
-        },
-      },
-    },
-    async (request, reply) => {
-      const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
-      const filter = { q, tags };
-      const chosen = negotiate(request.headers.accept, format);
-      const count = prefersExactCount(request.headers.prefer) && countable(q);
-      if (chosen !== 'json') {
-        const snapshot = await plants.export({ ...filter, sort });
-        if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
-        if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');
-        // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
-        const idle = exportIdleTimeoutMs === undefined ? undefined : idleLimit(exportIdleTimeoutMs, request.log);
-        const stream = exportStream(snapshot, chosen, idle) as unknown as StoredPlant[];
-        return reply.type(`${MEDIA_TYPES[chosen]}; charset=utf-8`).send(stream);
-      }
-      const after = startKey(request.query, { ...filter, sort });
-      const [page, total] = await Promise.all([plants.page({ limit, sort, after, ...filter }), count ? plants.count(filter) : undefined]);
-      if (page.next !== undefined) reply.header('link', nextPageLink(request, encodeCursor(page.next, { ...filter, sort }), 'cursor'));
-      if (total !== undefined) reply.header('x-total-count', String(total)).header('preference-applied', 'count=exact');
-      // The store made the page's JSON (the same bytes the 200 schema's serializer would write; the store
-      // contract tests compare them), and JSON text with a JSON type is sent as it is.
-      return reply.type('application/json; charset=utf-8').send(page.json as unknown as StoredPlant[]);
     },
   );
 

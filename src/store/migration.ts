@@ -15,14 +15,40 @@ export interface Migration {
 }
 
 /**
- * The migrations are modules (not .sql files read at run time), so that they travel with the compiled
- * code whatever the directory layout. Versions must run 1, 2, 3… without a gap.
+ * Every schema change, by name, in the order it was made, with the version it has on each store: the two
+ * stores number alike but where one needed a change the other did not (PostgreSQL's shared rate-limit
+ * counts, SQLite's search index kept after the writes), and a version once released is never renumbered
+ * (each database records the versions it has applied). docs/development.md shows this table; each store's
+ * list must follow it (checked below, and by test/store/migration.test.ts).
  */
-export function checked(kind: string, migrations: Migration[]): Migration[] {
+export const MIGRATION_TABLE: ReadonlyArray<{ name: string; sqlite?: number; postgres?: number; does: string }> = [
+  { name: 'plants_and_tokens', sqlite: 1, postgres: 1, does: 'plants, tokens and schema_migrations' },
+  { name: 'rate_limits', postgres: 2, does: 'rate-limit counts shared by the instances (SQLite counts in memory)' },
+  { name: 'webhooks', sqlite: 2, postgres: 3, does: 'webhook endpoints and their outbox' },
+  { name: 'plant_versions', sqlite: 3, postgres: 4, does: "each plant's version (its ETag), from one counter" },
+  { name: 'plant_search', sqlite: 4, postgres: 5, does: 'folded names and the trigram index that q reads' },
+  { name: 'webhook_trace_context', sqlite: 5, postgres: 6, does: "each outbox message's trace context" },
+  { name: 'change_feed', sqlite: 6, postgres: 7, does: 'the change feed: one event per plant change' },
+  { name: 'search_index_derived', sqlite: 7, does: 'the search index kept after the writes, its mark in the feed (PostgreSQL keeps it in them)' },
+  { name: 'idempotency_keys', sqlite: 8, postgres: 8, does: 'answers kept for Idempotency-Keys' },
+  { name: 'idempotency_outcomes', sqlite: 9, postgres: 9, does: 'outcomes kept instead, earlier answers moved under the kind answer' },
+];
+
+/**
+ * The migrations are modules (not .sql files read at run time), so that they travel with the compiled
+ * code whatever the directory layout. Versions must run 1, 2, 3… without a gap, each the version
+ * MIGRATION_TABLE gives its name on this store.
+ */
+export function checked(kind: 'sqlite' | 'postgres', migrations: Migration[]): Migration[] {
+  const table = MIGRATION_TABLE.filter((row) => row[kind] !== undefined);
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`${kind} migrations: expected version ${i + 1}, found ${m.version} (${m.name})`);
+    if (table[i]?.name !== m.name || table[i][kind] !== m.version)
+      throw new Error(`${kind} migration ${m.version} (${m.name}) is not the one MIGRATION_TABLE names for that version (store/migration.ts)`);
     if (kind === 'sqlite' && m.steps)
       throw new Error(`sqlite migration ${m.version} (${m.name}) has steps: SQLite applies each migration in one transaction`);
   });
+  if (table.length !== migrations.length)
+    throw new Error(`${kind} migrations: MIGRATION_TABLE names ${table.length}, the store has ${migrations.length}`);
   return migrations;
 }

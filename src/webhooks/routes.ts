@@ -5,13 +5,11 @@ import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '.
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
-import { answerCreated, answerReplayed, answerRotated, notFound } from './answers.js';
+import { answerCreated, answerRotated, notFound } from './answers.js';
 import { newEndpoint, type EndpointRules } from './endpoints.js';
 import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
-  Delivery,
-  DeliveryQuery,
   Endpoint,
   EndpointIdParams,
   EndpointListQuery,
@@ -21,12 +19,10 @@ import {
   PatchHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
-  ReplayRequest,
-  ReplayResult,
   RotatedSecret,
 } from './schema.js';
 import { newSecret } from './signing.js';
-import { deliveryView, endpointView } from './views.js';
+import { endpointView } from './views.js';
 
 /** How long the secret before a rotation keeps signing deliveries beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -36,13 +32,12 @@ export interface WebhookRouteOptions extends EndpointRules {
   idempotency: Idempotency;
 }
 
-/** The OpenAPI document's example of these routes' 404. */
-const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
-const UNTIL_BEFORE_SINCE = 'body.until must not be before body.since';
+/** The OpenAPI document's example of the webhook routes' 404. */
+export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
 
 /**
- * Webhook endpoints: register, list, read, change, delete, rotate the secret, see the deliveries log and
- * replay failed messages. All need the `webhooks:manage` scope. A URL must reach a public address unless
+ * Webhook endpoints: register, list, read, change, delete, rotate the secret (an endpoint's deliveries
+ * are delivery-routes.ts's). All need the `webhooks:manage` scope. A URL must reach a public address unless
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
 export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, idempotency, ...rules }, done) => {
@@ -214,65 +209,6 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       }
       const rotated = await webhooks.rotateSecret(id, secret, previousUntil);
       return answerRotated(reply, rotated ? { secret } : 'not-found', id);
-    },
-  );
-
-  app.get(
-    '/webhooks/:id/deliveries',
-    {
-      config: { auth },
-      schema: {
-        operationId: 'listWebhookDeliveries',
-        tags: ['webhooks'],
-        summary: 'An endpoint\'s messages, newest first, a page at a time (Link: rel="next" when more remain)',
-        params: EndpointIdParams,
-        querystring: DeliveryQuery,
-        response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
-        responseDescriptions: { 200: 'A page of messages' },
-        errorExamples: { 400: 'querystring.status must be one of pending, delivered, failed', 404: NOT_FOUND },
-      },
-    },
-    async (request, reply) => {
-      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
-      const page = await webhooks.listMessages(request.params.id, { status, limit: limit + 1, after });
-      if (page === undefined) throw notFound(request.params.id);
-      if (page.length > limit) {
-        page.length = limit;
-        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
-      }
-      return reply.send(page.map(deliveryView));
-    },
-  );
-
-  app.post(
-    '/webhooks/:id/replay',
-    {
-      config: { auth },
-      schema: {
-        operationId: 'replayWebhookMessages',
-        tags: ['webhooks'],
-        summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
-        params: EndpointIdParams,
-        body: ReplayRequest,
-        headers: KeyedBodyHeaders,
-        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
-        responseDescriptions: { 202: 'How many messages were queued again' },
-        responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
-        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
-      },
-    },
-    async (request, reply) => {
-      const since = Date.parse(request.body.since);
-      const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
-      if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
-      const { id } = request.params;
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined) {
-        const write = { kind: 'replay' as const, endpointId: id, since, until };
-        return idempotency.run(request, reply, key, write, (replayed) => answerReplayed(reply, replayed, id));
-      }
-      const requeued = await webhooks.replay(id, since, until);
-      return answerReplayed(reply, requeued === undefined ? 'not-found' : { requeued }, id);
     },
   );
 

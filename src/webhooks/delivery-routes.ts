@@ -1,0 +1,85 @@
+import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, HttpError } from '../http/errors.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { nextPageLink } from '../http/paging.js';
+import { WARNING_HEADERS } from '../http/unknown-fields.js';
+import type { WebhookStore } from '../store/webhook-store.js';
+import { answerReplayed, notFound } from './answers.js';
+import { NOT_FOUND } from './routes.js';
+import { Delivery, DeliveryQuery, EndpointIdParams, KeyedBodyHeaders, PAGE_LIMIT_DEFAULT, ReplayRequest, ReplayResult } from './schema.js';
+import { deliveryView } from './views.js';
+
+const UNTIL_BEFORE_SINCE = 'body.until must not be before body.since';
+
+/**
+ * An endpoint's deliveries: its messages and their attempts, newest first, and the failed ones of a time
+ * window sent again. `webhooks:manage`, as for the endpoints (routes.ts).
+ */
+export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: WebhookStore; idempotency: Idempotency }> = (
+  app,
+  { webhooks, idempotency },
+  done,
+) => {
+  const auth = 'webhooks:manage' as const;
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        tags: ['webhooks'],
+        summary: 'An endpoint\'s messages, newest first, a page at a time (Link: rel="next" when more remain)',
+        params: EndpointIdParams,
+        querystring: DeliveryQuery,
+        response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
+        responseDescriptions: { 200: 'A page of messages' },
+        errorExamples: { 400: 'querystring.status must be one of pending, delivered, failed', 404: NOT_FOUND },
+      },
+    },
+    async (request, reply) => {
+      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const page = await webhooks.listMessages(request.params.id, { status, limit: limit + 1, after });
+      if (page === undefined) throw notFound(request.params.id);
+      if (page.length > limit) {
+        page.length = limit;
+        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+      }
+      return reply.send(page.map(deliveryView));
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/replay',
+    {
+      config: { auth },
+      schema: {
+        operationId: 'replayWebhookMessages',
+        tags: ['webhooks'],
+        summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
+        params: EndpointIdParams,
+        body: ReplayRequest,
+        headers: KeyedBodyHeaders,
+        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
+        responseDescriptions: { 202: 'How many messages were queued again' },
+        responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
+        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
+      },
+    },
+    async (request, reply) => {
+      const since = Date.parse(request.body.since);
+      const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
+      if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
+      const { id } = request.params;
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) {
+        const write = { kind: 'replay' as const, endpointId: id, since, until };
+        return idempotency.run(request, reply, key, write, (replayed) => answerReplayed(reply, replayed, id));
+      }
+      const requeued = await webhooks.replay(id, since, until);
+      return answerReplayed(reply, requeued === undefined ? 'not-found' : { requeued }, id);
+    },
+  );
+
+  done();
+};
