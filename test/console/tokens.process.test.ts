@@ -146,4 +146,102 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     assert.equal(new Set(keys).size, 3, keys.join(', '));
     assertOnOrigin(under);
   });
+
+  it('revokes a token after asking (Cancel leaves it), shows it revoked and filters by state', async () => {
+    const under = await signedInWith(after, ['plants:read', 'tokens:manage']);
+    const { t, page, answers } = under;
+    const { secret, record } = await createToken(t.store.tokens, 'reporting', ['plants:read']);
+    await openTokens(page);
+    await eventually(async () => (await rowOf(page, 'reporting')) !== undefined, 'the row');
+
+    await page.getByRole('button', { name: 'Revoke reporting', exact: true }).click();
+    const ask = page.getByRole('dialog', { name: 'Revoke the token reporting?' });
+    await ask.getByText('stops working within a second').waitFor();
+    assert.equal(await ask.getByText('this is the token you are signed in with').count(), 0);
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    assert.equal((await t.call('GET', `/tokens/${record.id}`)).json().revokedAt, null, 'Cancel revokes nothing');
+    assert.ok(!answers.some((answer) => answer.startsWith('204 DELETE')));
+
+    await page.getByRole('button', { name: 'Revoke reporting', exact: true }).click();
+    await ask.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Revoked reporting.' }).waitFor();
+    assert.ok(answers.includes(`204 DELETE /tokens/${record.id}`), answers.join('\n'));
+    assert.ok(!under.requests.some((url) => url.includes('self=')), 'another token is revoked without self=true');
+    await eventually(async () => (await rowOf(page, 'reporting'))?.[4]?.startsWith('revoked at ') === true, 'the row revoked');
+    assert.equal(await page.getByRole('button', { name: 'Revoke reporting', exact: true }).count(), 0);
+    assert.notEqual((await t.call('GET', `/tokens/${record.id}`)).json().revokedAt, null);
+    await eventually(async () => (await t.call('GET', '/plants', { token: secret })).statusCode === 401, 'the revoked token refused');
+
+    // Shown with the active ones, or on its own.
+    const show = page.getByRole('combobox', { name: 'Show' });
+    await show.selectOption({ label: 'Revoked only' });
+    await eventually(async () => (await rows(page)).length === 1 && (await rowOf(page, 'reporting')) !== undefined, 'the revoked alone');
+    await show.selectOption({ label: 'Active only' });
+    await eventually(async () => (await rowOf(page, 'reporting')) === undefined && (await rowOf(page, 'admin')) !== undefined, 'the active alone');
+    await show.selectOption({ label: 'Active and revoked' });
+    await eventually(async () => (await rows(page)).length === 2, 'both');
+    assertOnOrigin(under);
+  });
+
+  it('revokes the token signed in with only when the question said so, with self=true, and signs out', async () => {
+    const under = await signedInWith(after, ['plants:read', 'events:read', 'tokens:manage']);
+    const { t, page, secret, id, requests } = under;
+    await openTokens(page);
+    await page.getByRole('button', { name: 'Revoke admin', exact: true }).click();
+    const ask = page.getByRole('dialog', { name: 'Revoke the token admin?' });
+    await ask.getByText('This is the token you are signed in with; you will be signed out.').waitFor();
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    assert.equal((await t.call('GET', `/tokens/${id}`)).json().revokedAt, null);
+
+    await page.getByRole('button', { name: 'Revoke admin', exact: true }).click();
+    await ask.getByRole('button', { name: 'Revoke and sign out' }).click();
+    await page.getByLabel('Token', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('status').first().innerText(), 'Signed out: you revoked the token you were signed in with (admin).');
+    assert.ok(
+      requests.some((url) => new URL(url).pathname === `/tokens/${id}` && new URL(url).search === '?self=true'),
+      requests.join('\n'),
+    );
+    assert.notEqual((await t.call('GET', `/tokens/${id}`)).json().revokedAt, null);
+    const kept = await page.evaluate(() => (globalThis as unknown as PageWindow).sessionStorage.length);
+    assert.equal(kept, 0, 'the token is forgotten');
+    await eventually(async () => (await t.call('GET', '/token', { token: secret })).statusCode === 401, 'the token refused');
+    // A reload stays signed out.
+    await page.reload();
+    await page.getByLabel('Token', { exact: true }).waitFor();
+    assertOnOrigin(under);
+  });
+
+  it('pages through more tokens than a page holds; the view is in the address (#tokens): reload, Back', async () => {
+    const under = await openConsole(after);
+    const { t, page } = under;
+    const names = Array.from({ length: 30 }, (_, i) => `token ${String(i + 1).padStart(2, '0')}`);
+    for (const name of names) await createToken(t.store.tokens, name, ['plants:read']);
+    await signIn(page, TOKEN);
+    await openTokens(page);
+    const shownNames = async () => (await rows(page)).map((row) => row.split(' | ')[1]);
+    await eventually(async () => (await rows(page)).length === 25, 'a page of 25');
+    assert.deepEqual(await shownNames(), names.slice(0, 25));
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await eventually(async () => (await rows(page)).length === 5, 'the second page');
+    assert.deepEqual(await shownNames(), names.slice(25));
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+    await page.getByText('Page 2').waitFor();
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await eventually(async () => (await rows(page)).length === 25, 'the first page again');
+    assert.equal(await page.getByRole('button', { name: 'Previous page' }).isDisabled(), true);
+
+    // In the address: a reload shows the Tokens view, Back the view before.
+    assert.match(page.url(), /\/console#tokens$/);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+    await page.getByRole('table').waitFor();
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Plants' }).waitFor();
+    await page.goForward();
+    await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Tokens' }).getAttribute('aria-current'), 'page');
+    assertOnOrigin(under);
+  });
 });
