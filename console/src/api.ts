@@ -7,6 +7,8 @@ export type StoredPlant = components['schemas']['StoredPlant'];
 export type TokenInfo = components['schemas']['TokenInfo'];
 export type Scope = TokenInfo['scopes'][number];
 export type Endpoint = components['schemas']['WebhookEndpoint'];
+/** A stored token as GET /tokens lists it (never its secret). */
+export type StoredToken = components['schemas']['Token'];
 export type Id = number | bigint;
 /** The event types, from the one list (the service's, copied into the client package by its build). */
 export { EVENT_TYPES, type EventType } from '@plant-store/client';

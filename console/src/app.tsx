@@ -9,6 +9,7 @@ import { forgetToken, savedToken, signIn, type Session } from './session.js';
 import { ShortcutsHelp, useShortcuts } from './shortcuts.js';
 import { SignIn } from './sign-in.js';
 import { Message } from './ui.js';
+import { Tokens } from './tokens/tokens.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
 /** The console: the sign-in form, or the sections (the view named by the address's #fragment: route.ts). */
@@ -20,9 +21,13 @@ export function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [restoring, setRestoring] = useState(() => savedToken() !== null);
   const [notice, setNotice] = useState('');
+  // The session signed in, for signOut to end (its setter's value is not at hand in a callback made once).
+  const current = useRef<Session | null>(null);
 
-  // The same functions on every render: they use only the state's setters.
+  // The same functions on every render: they use only the state's setters and the ref.
   const signOut = useCallback((why = '') => {
+    current.current?.end();
+    current.current = null;
     forgetToken();
     setSession(null);
     setNotice(why);
@@ -33,6 +38,7 @@ export function App() {
       const result = await signIn(token, refused);
       if (typeof result === 'string') return result;
       setNotice('');
+      current.current = result;
       setSession(result);
       return '';
     },
@@ -57,7 +63,7 @@ export function App() {
       </main>
     );
   }
-  return <Signed session={session} onSignOut={() => signOut()} />;
+  return <Signed session={session} onSignOut={signOut} />;
 }
 
 /**
@@ -88,7 +94,7 @@ function changePlants(change: Partial<PlantsView>): void {
   location.hash = routeHash({ section: 'plants', plants: { ...parseRoute(location.hash).plants, ...change } });
 }
 
-function Signed({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: string) => void }) {
   const route = useRoute();
   const { section } = route;
   // The Plants link returns to the plants view last shown (its search, tags, order, page size).
@@ -146,7 +152,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
         <button type="button" class="quiet" aria-keyshortcuts="?" onClick={() => setHelp(true)}>
           Shortcuts
         </button>
-        <button type="button" class="quiet" onClick={onSignOut}>
+        <button type="button" class="quiet" onClick={() => onSignOut()}>
           Sign out
         </button>
       </header>
@@ -155,6 +161,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: () => voi
         {section === 'plants' && <Plants session={session} received={received} view={route.plants} onView={changePlants} />}
         {section === 'changes' && <Changes session={session} changes={changes} feed={feed} />}
         {section === 'webhooks' && <Webhooks session={session} />}
+        {section === 'tokens' && <Tokens session={session} onSignOut={onSignOut} />}
         {section === 'about' && <About session={session} />}
       </main>
       {help && <ShortcutsHelp onClose={() => setHelp(false)} />}

@@ -13,6 +13,7 @@ export const SECTIONS = [
   ['plants', 'Plants'],
   ['changes', 'Changes'],
   ['webhooks', 'Webhooks'],
+  ['tokens', 'Tokens'],
   ['about', 'About'],
 ] as const;
 export type Section = (typeof SECTIONS)[number][0];

@@ -9,6 +9,11 @@ const KEY = 'plant-store.token';
 export interface Session {
   client: Client;
   info: TokenInfo;
+  /**
+   * Ends the session: a refusal answered later to one of its requests (one still on its way when the user
+   * signed out, or revoked this very token) no longer signs anyone out, not the session that follows either.
+   */
+  end: () => void;
 }
 
 export function savedToken(): string | null {
@@ -36,7 +41,13 @@ export async function signIn(token: string, onRefused: (message: string) => void
     }
     sessionStorage.setItem(KEY, token);
     signedIn = true;
-    return { client, info: data };
+    return {
+      client,
+      info: data,
+      end: () => {
+        signedIn = false;
+      },
+    };
   } catch (error) {
     return unreachable(error);
   }

@@ -72,6 +72,10 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
     await page.getByRole('link', { name: 'Changes' }).click();
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByText('No webhook endpoints yet.').waitFor();
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByText('No tokens yet.').waitFor();
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.keyboard.press('Escape');
     await page.getByRole('link', { name: 'About' }).click();
     await page.getByText(/^ready \(store: sqlite\)/).waitFor();
     await page.getByText('1.0.0', { exact: true }).waitFor();
@@ -118,7 +122,7 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
     );
   });
 
-  it('has no serious or critical axe-core violation in any view or dialog, light and dark, wide or 375 px, and fits 375 px without sideways scrolling', async (context) => {
+  it('has no serious or critical axe-core violation in any view (Plants, Changes, Webhooks, Tokens, About) or dialog, light and dark, wide or 375 px, and fits 375 px without sideways scrolling', async (context) => {
     const diagnostic = (text: string) => context.diagnostic(text);
     const { t, page, errors } = await openConsole(after, { config: { webhookAllowPrivateNetworks: true } });
     await addPlants(t, [
@@ -129,6 +133,10 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
       (await t.call('POST', '/webhooks', { body: { url: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' } })).statusCode,
       201,
     );
+    // A token active and one revoked, for the Tokens view's two states.
+    await t.tokenWith('plants:read');
+    const revoked = (await t.call('POST', '/tokens', { body: { name: 'retired', scopes: ['plants:read'] } })).json<{ id: string }>();
+    assert.equal((await t.call('DELETE', `/tokens/${revoked.id}`)).statusCode, 204);
     for (const [width, scheme] of [
       [1280, 'light'],
       [375, 'light'],
@@ -145,16 +153,32 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
         await signIn(page);
       }
       await page.getByRole('table').waitFor();
-      for (const view of ['Plants', 'Changes', 'Webhooks', 'About']) {
+      for (const view of ['Plants', 'Changes', 'Webhooks', 'Tokens', 'About']) {
         await page.getByRole('link', { name: view }).click();
         await page.getByRole('heading', { level: 1, name: view }).waitFor();
         if (view === 'Changes') await addPlants(t, [{ id: 100 + width + scheme.length, name: 'A change' }]);
         if (view === 'Changes') await page.getByRole('table').waitFor();
         if (view === 'Webhooks') await page.getByRole('heading', { name: 'http://127.0.0.1:9/plant-store/a/long/path/to/the/receiver' }).waitFor();
         if (view === 'Webhooks') await page.getByRole('button', { name: 'Deliveries' }).click();
+        if (view === 'Tokens') await page.getByRole('cell', { name: /^revoked at / }).waitFor();
         await assertAccessible(page, `${view} at ${at}`, diagnostic);
         assert.ok(await fitsWidth(page), `${view} fits ${at}`);
       }
+      // The Tokens view's dialogs: the form, a secret shown, a revocation asked.
+      await page.getByRole('link', { name: 'Tokens' }).click();
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const form = page.getByRole('dialog', { name: 'Create a token' });
+      await form.getByLabel('Name').fill(`axe ${at}`);
+      await form.getByRole('checkbox', { name: 'plants:read', exact: true }).check();
+      await assertAccessible(page, `Create a token at ${at}`, diagnostic);
+      await form.getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('dialog', { name: 'Token created' }).getByLabel('Secret').waitFor();
+      await assertAccessible(page, `Token created at ${at}`, diagnostic);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('button', { name: `Revoke axe ${at}`, exact: true }).click();
+      await page.getByRole('dialog', { name: `Revoke the token axe ${at}?` }).waitFor();
+      await assertAccessible(page, `Revoke a token at ${at}`, diagnostic);
+      await page.keyboard.press('Escape');
       await page.getByRole('link', { name: 'Plants' }).click();
       await page.getByRole('button', { name: 'New plant' }).click();
       await assertAccessible(page, `New plant at ${at}`, diagnostic);

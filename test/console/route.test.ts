@@ -40,7 +40,7 @@ describe('the console: the view in the address', () => {
     for (const hash of ['', '#', '#plants', '#/plants', 'plants', '#nowhere', '#Plants', '#plants/', '#?']) {
       assert.deepEqual(m.parseRoute(hash), plants({}), hash);
     }
-    for (const section of ['changes', 'webhooks', 'about']) {
+    for (const section of ['changes', 'webhooks', 'tokens', 'about']) {
       assert.deepEqual(m.parseRoute(`#${section}`), { section, plants: DEFAULT });
       // Another section's query names no plants view.
       assert.deepEqual(m.parseRoute(`#${section}?q=fern&limit=50`), { section, plants: DEFAULT });
@@ -132,7 +132,7 @@ describe('the console: the view in the address', () => {
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 16 }), (pieces) => {
         const route = m.parseRoute(pieces.join(''));
-        assert.ok(['plants', 'changes', 'webhooks', 'about'].includes(route.section));
+        assert.ok(['plants', 'changes', 'webhooks', 'tokens', 'about'].includes(route.section));
         assert.ok(m.SORTS.some(([sort]) => sort === route.plants.sort));
         assert.ok(m.PAGE_SIZES.includes(route.plants.limit));
         assert.equal(route.plants.q, route.plants.q.trim());

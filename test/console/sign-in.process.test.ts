@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { createToken } from '../../src/auth/tokens.js';
 import { browserSkip } from '../chromium.js';
 import { TOKEN } from '../helpers.js';
@@ -105,6 +105,40 @@ describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
       answers.filter((answer) => answer.startsWith('403')),
       [],
     );
+    assert.deepEqual(errors(), []);
+  });
+
+  it('a refusal answered late to a session signed out of signs no later session out', async () => {
+    const { t, page, errors } = await openConsole(after);
+    const { secret: first, record } = await createToken(t.store.tokens, 'first', ['plants:read']);
+    await signIn(page, first);
+    await page.getByText('No plants found.').waitFor();
+    // The first session's next search is held on its way, while the tab signs out and in with another token.
+    let held: Route | undefined;
+    await page.route(
+      (url) => url.pathname === '/plants',
+      (route) => {
+        if (held === undefined) held = route;
+        else void route.continue();
+      },
+    );
+    await page.getByRole('button', { name: 'Search' }).click();
+    await eventually(async () => held !== undefined, 'the search held');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, TOKEN);
+    // The first token revoked, the held search goes on: the service refuses it (401), to a session ended.
+    assert.equal(await t.store.tokens.revoke(record.id), true);
+    await eventually(async () => (await t.call('GET', '/plants', { token: first })).statusCode === 401, 'the first token refused');
+    const refused = page.waitForResponse((response) => response.status() === 401);
+    await held!.continue();
+    await refused;
+    // A round trip of the session signed in after it: the refusal has been read by then.
+    const searched = page.waitForResponse((response) => new URL(response.url()).pathname === '/plants' && response.status() === 200);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await searched;
+    await page.getByText('No plants found.').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Sign out' }).isVisible(), true, 'still signed in');
+    assert.deepEqual((await kept(page)).session, { 'plant-store.token': TOKEN });
     assert.deepEqual(errors(), []);
   });
 });

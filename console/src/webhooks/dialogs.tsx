@@ -1,5 +1,6 @@
-import { useId, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type EventType } from '../api.js';
+import { SecretShown } from '../secret.js';
 import { Dialog, Field, Message, SaveOrCancel } from '../ui.js';
 
 /** The webhook view's dialogs: a new endpoint, a secret shown once, and a question before a change that cannot be undone. */
@@ -71,38 +72,13 @@ export function AddEndpoint({
 }
 
 /** A signing secret, shown this once: the service never shows it again. */
-export function SecretShown({ url, secret, onClose }: { url: string; secret: string; onClose: () => void }) {
-  const [copied, setCopied] = useState('');
-  const field = useRef<HTMLInputElement>(null);
-  const id = useId();
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      field.current?.select();
-      setCopied('The browser did not allow copying: the secret is selected, copy it with your keyboard.');
-    }
-  };
+export function SigningSecret({ url, secret, onClose }: { url: string; secret: string; onClose: () => void }) {
   return (
-    <Dialog title="Signing secret" onClose={onClose}>
+    <SecretShown title="Signing secret" secret={secret} onClose={onClose}>
       <p>
         The secret of {url}. <strong>It is shown only now</strong>: copy it into the receiver's configuration before you close this.
       </p>
-      <div class="field">
-        <label for={id}>Secret</label>
-        <input id={id} ref={field} class="id" readOnly value={secret} onFocus={(e) => e.currentTarget.select()} />
-      </div>
-      <Message text={copied} />
-      <div class="actions">
-        <button type="button" onClick={() => void copy()}>
-          Copy
-        </button>
-        <button type="button" class="quiet" onClick={onClose}>
-          Done
-        </button>
-      </div>
-    </Dialog>
+    </SecretShown>
   );
 }
 

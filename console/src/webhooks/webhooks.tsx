@@ -4,7 +4,7 @@ import { useAfterPages } from '../pages.js';
 import type { Session } from '../session.js';
 import { Hidden, Message, when } from '../ui.js';
 import { Deliveries } from './deliveries.js';
-import { AddEndpoint, Confirm, SecretShown } from './dialogs.js';
+import { AddEndpoint, Confirm, SigningSecret } from './dialogs.js';
 
 /**
  * Webhook endpoints: each with its URL, event types and state (and why the service disabled it); add,
@@ -131,7 +131,7 @@ export function Webhooks({ session }: { session: Session }) {
           }}
         />
       )}
-      {dialog?.kind === 'secret' && <SecretShown url={dialog.endpoint.url} secret={dialog.secret} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'secret' && <SigningSecret url={dialog.endpoint.url} secret={dialog.secret} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'delete' && (
         <Confirm
           title="Delete this endpoint?"
