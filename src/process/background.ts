@@ -9,7 +9,7 @@ import { RequestPressure } from '../http/request-pressure.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Store } from '../store/store.js';
 import type { Tracing } from '../tracing/sdk.js';
-import { Sender } from '../webhooks/delivery.js';
+import { DeliveryThread } from '../webhooks/delivery-thread.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import type { Service } from './services.js';
 
@@ -19,16 +19,16 @@ import type { Service } from './services.js';
 const DELIVERY_GRACE_MS = 3000;
 
 /**
- * Webhook deliveries from the outbox in the store: the HTTP client they are sent with, the measure of how
- * busy the request path is (deliveries give way to requests when they need all the CPU), and the loop
- * that claims, sends and records; in the order they start.
+ * Webhook deliveries from the outbox in the store: the thread they are sent from (webhooks/delivery-thread.ts),
+ * the measure of how busy the request path is (deliveries give way to requests when they need all the CPU),
+ * and the loop that claims, sends and records; in the order they start.
  */
 export function webhookDeliveries(
   config: Config,
   { store, app, metrics, tracing }: { store: Store; app: App; metrics?: Metrics | undefined; tracing?: Tracing | undefined },
 ): Service[] {
-  const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
-  const pressure = new RequestPressure(app.server, store.writeBatches);
+  const sender = new DeliveryThread({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
+  const pressure = new RequestPressure(app.server);
   const dispatcher = new Dispatcher(
     store.webhooks,
     tracing ? tracing.traceDeliveries(sender) : sender,
