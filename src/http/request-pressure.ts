@@ -1,33 +1,42 @@
 import type { Server } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
-/** Saturated from this share of the main thread (event-loop utilization)… */
-const LOOP_HIGH = 0.9;
+/** Saturated from this share of the cores the process may use (all its threads together)… */
+const CPU_HIGH = 0.9;
 /** …until it falls below this (hysteresis: no flapping at the edge). */
+const CPU_LOW = 0.8;
+/** Saturated, too, from this share of the main thread (event-loop utilization)… */
+const LOOP_HIGH = 0.9;
+/** …until it falls below this. */
 const LOOP_LOW = 0.75;
 const WINDOW_MS = 100;
 
-/** One window's measure: the main thread's event-loop utilization (0–1). */
+/** One window's measure: the share of its cores the process used (0–1), and the main thread's event-loop utilization (0–1). */
 export interface Load {
+  cpu: number;
   loop: number;
 }
 
 /**
- * Whether the request path is at capacity: in the last window requests were served while the main
- * thread's event loop was nearly full (requests waited for it). Background work (webhook deliveries)
+ * Whether the request path is at capacity: in the last window requests were served while the process
+ * used nearly all the CPU it may (every thread: the main one, SQLite's writer, deliveries), or while the
+ * main thread, which serves every request, was nearly always busy. Background work (webhook deliveries)
  * yields while it is, so that it never takes throughput from requests, and catches up as soon as it is not.
  *
- * The main thread alone: it serves every request, and deliveries are sent from a thread of their own
- * (webhooks/delivery-thread.ts), so its busy share is the requests' (and what little of a delivery stays:
- * claiming and recording). On one core a delivery thread that takes the CPU keeps the main thread waiting
- * with requests in hand, which shows as a full loop; on two it runs beside. How many writes gather behind
- * each commit is no measure of it: at a fifth of the maximum rate a commit gathers a dozen, with the core
- * far from full, and deliveries gated by it fell seconds behind.
+ * The CPU, not how many writes wait for each commit: with group commit a commit gathers more writes the
+ * faster they come, whether or not the core has room (a dozen at a fifth of the maximum rate, when the
+ * core was half idle, which closed the gate and left deliveries seconds behind). A saturated process on one
+ * core shows about 92%, the rest the disk's waits, so CPU_HIGH is below that; deliveries at a fifth of the
+ * maximum rate take the process to about 87%.
  */
 export class RequestPressure {
   private requests = 0;
   private saturated = false;
   private loop: EventLoopUtilization = performance.eventLoopUtilization();
+  private cpu = process.cpuUsage();
+  private at = performance.now();
+  private readonly cores = availableParallelism();
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<() => void> = [];
 
@@ -64,16 +73,21 @@ export class RequestPressure {
   private measureLoad(): Load {
     const loop = performance.eventLoopUtilization(this.loop);
     this.loop = performance.eventLoopUtilization();
-    return { loop: loop.utilization };
+    const used = process.cpuUsage(this.cpu);
+    this.cpu = process.cpuUsage();
+    const now = performance.now();
+    const windowUs = (now - this.at) * 1000;
+    this.at = now;
+    return { cpu: (used.user + used.system) / (windowUs * this.cores), loop: loop.utilization };
   }
 
   /** Takes one window's measure and decides; run every WINDOW_MS once started. */
   sample(): void {
-    const { loop } = this.measure();
+    const { cpu, loop } = this.measure();
     const wasSaturated = this.saturated;
     if (this.requests === 0) this.saturated = false;
-    else if (loop >= LOOP_HIGH) this.saturated = true;
-    else if (loop < LOOP_LOW) this.saturated = false;
+    else if (cpu >= CPU_HIGH || loop >= LOOP_HIGH) this.saturated = true;
+    else if (cpu < CPU_LOW && loop < LOOP_LOW) this.saturated = false;
     this.requests = 0;
     if (wasSaturated && !this.saturated) for (const listener of this.listeners) listener();
   }

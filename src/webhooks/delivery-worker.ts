@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { DueMessage } from '../store/webhook-store.js';
 import { Sender, type AttemptOutcome } from './delivery.js';
@@ -26,7 +28,26 @@ export interface SendReply {
   outcome: AttemptOutcome;
 }
 
+/**
+ * The thread's scheduling priority, as low as a process may set it (nice 19): the kernel then gives it the
+ * CPU the request path leaves (the gaps while a commit waits for the disk, a core requests do not fill)
+ * and only a sliver of what requests want, so deliveries never slow requests and need no gate of their own
+ * to give way. Linux names a thread by its id in setpriority (os.setPriority takes it as a pid), found as
+ * /proc/thread-self's target, `<pid>/task/<tid>`. Elsewhere the thread keeps the process's priority.
+ */
+function lowerPriority(): boolean {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
+    if (!Number.isInteger(tid) || tid <= 0) return false;
+    setPriority(tid, 19);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const port = parentPort!;
+lowerPriority();
 const sender = new Sender(workerData as ThreadSenderOptions);
 let replies: SendReply[] = [];
 let inFlight = 0;

@@ -9,7 +9,7 @@ import { RequestPressure, type Load } from '../../src/http/request-pressure.js';
  */
 function gauge(): { window: (load: Partial<Load>, served: number) => boolean; reliefs: () => number } {
   const server = createServer();
-  const load: Load = { loop: 0 };
+  const load: Load = { cpu: 0, loop: 0 };
   const pressure = new RequestPressure(server, () => load);
   pressure.start();
   after(() => pressure.stop());
@@ -39,9 +39,15 @@ describe('request pressure', () => {
     assert.equal(reliefs(), 2);
   });
 
-  it('measures the main thread only: however busy the rest of the process, deliveries go on while its loop has room', () => {
-    const { window } = gauge();
-    for (const loop of [0.3, 0.6, 0.74, 0.89]) assert.equal(window({ loop }, 100), false, `a loop ${loop} full`);
-    assert.equal(window({ loop: 0.9 }, 100), true);
+  it('high while the process uses nearly all the CPU it may, whatever the main thread; relief once both fall', () => {
+    const { window, reliefs } = gauge();
+    assert.equal(window({ cpu: 0.87, loop: 0.5 }, 100), false, 'deliveries at a fifth of the maximum rate: room left');
+    assert.equal(window({ cpu: 0.92 }, 100), true, 'requests fill the core (its disk waits aside)');
+    assert.equal(window({ cpu: 0.85 }, 100), true, 'between the thresholds: unchanged');
+    assert.equal(window({ cpu: 0.7, loop: 0.8 }, 100), true, 'the CPU fell but the main thread is still between its thresholds');
+    assert.equal(window({ cpu: 0.7, loop: 0.5 }, 100), false);
+    assert.equal(reliefs(), 1);
   });
+
+
 });
