@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { BatchCounts } from '../store/store.js';
 
 /** Saturated from this share of the cores the process may use (all its threads together)… */
 const CPU_HIGH = 0.9;
@@ -10,12 +11,20 @@ const CPU_LOW = 0.8;
 const LOOP_HIGH = 0.9;
 /** …until it falls below this. */
 const LOOP_LOW = 0.75;
+/** Where the database is a server of its own: saturated, too, from this many writes per batch over a window… */
+const QUEUE_HIGH = 12;
+/** …until there are fewer than this. */
+const QUEUE_LOW = 6;
 const WINDOW_MS = 100;
 
-/** One window's measure: the share of its cores the process used (0–1), and the main thread's event-loop utilization (0–1). */
+/**
+ * One window's measure: the share of its cores the process used (0–1), the main thread's event-loop
+ * utilization (0–1), and (a database server's writes) the writes per batch sent to it.
+ */
 export interface Load {
   cpu: number;
   loop: number;
+  writesPerBatch?: number;
 }
 
 /**
@@ -29,6 +38,10 @@ export interface Load {
  * core was half idle, which closed the gate and left deliveries seconds behind). A saturated process on one
  * core shows about 92%, the rest the disk's waits, so CPU_HIGH is below that; deliveries at a fifth of the
  * maximum rate take the process to about 87%.
+ *
+ * Where the database is a server of its own (PostgreSQL), the writes' CPU is not the process's: there the
+ * process may idle while the database is what writes wait for, which shows as writes gathering behind
+ * each commit (a dozen or more a batch): given `writeBatches`, that counts too.
  */
 export class RequestPressure {
   private requests = 0;
@@ -40,8 +53,13 @@ export class RequestPressure {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<() => void> = [];
 
+  private batches = 0;
+  private writes = 0;
+
   constructor(
     private readonly server: Server,
+    /** The database server's write batches so far (Store.writeBatches), a live view; none where the writes are the process's own. */
+    private readonly writeBatches?: Readonly<BatchCounts>,
     /** The load of the last window; measured unless given (tests). */
     private readonly measure: () => Load = () => this.measureLoad(),
   ) {}
@@ -58,6 +76,8 @@ export class RequestPressure {
 
   start(): void {
     this.server.on('request', this.count);
+    this.batches = this.writeBatches?.batches ?? 0;
+    this.writes = this.writeBatches?.items ?? 0;
     this.timer = setInterval(() => this.sample(), WINDOW_MS).unref();
   }
 
@@ -78,16 +98,22 @@ export class RequestPressure {
     const now = performance.now();
     const windowUs = (now - this.at) * 1000;
     this.at = now;
-    return { cpu: (used.user + used.system) / (windowUs * this.cores), loop: loop.utilization };
+    const load: Load = { cpu: (used.user + used.system) / (windowUs * this.cores), loop: loop.utilization };
+    if (this.writeBatches === undefined) return load;
+    const { batches, items } = this.writeBatches;
+    load.writesPerBatch = batches > this.batches ? (items - this.writes) / (batches - this.batches) : 0;
+    this.batches = batches;
+    this.writes = items;
+    return load;
   }
 
   /** Takes one window's measure and decides; run every WINDOW_MS once started. */
   sample(): void {
-    const { cpu, loop } = this.measure();
+    const { cpu, loop, writesPerBatch = 0 } = this.measure();
     const wasSaturated = this.saturated;
     if (this.requests === 0) this.saturated = false;
-    else if (cpu >= CPU_HIGH || loop >= LOOP_HIGH) this.saturated = true;
-    else if (cpu < CPU_LOW && loop < LOOP_LOW) this.saturated = false;
+    else if (cpu >= CPU_HIGH || loop >= LOOP_HIGH || writesPerBatch >= QUEUE_HIGH) this.saturated = true;
+    else if (cpu < CPU_LOW && loop < LOOP_LOW && writesPerBatch < QUEUE_LOW) this.saturated = false;
     this.requests = 0;
     if (wasSaturated && !this.saturated) for (const listener of this.listeners) listener();
   }

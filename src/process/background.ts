@@ -33,7 +33,8 @@ export function webhookDeliveries(
   // only add its hand-offs to each delivery's CPU: about 150 µs a delivery against 105, measured in bench/RESULTS.md).
   const options = { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks };
   const sender = availableParallelism() > 1 ? new DeliveryThread(options) : new Sender(options);
-  const pressure = new RequestPressure(app.server);
+  // PostgreSQL writes in processes of its own, whose CPU this one cannot see: there its queue counts too.
+  const pressure = new RequestPressure(app.server, store.kind === 'postgres' ? store.writeBatches : undefined);
   const dispatcher = new Dispatcher(
     store.webhooks,
     tracing ? tracing.traceDeliveries(sender) : sender,

@@ -10,7 +10,7 @@ import { RequestPressure, type Load } from '../../src/http/request-pressure.js';
 function gauge(): { window: (load: Partial<Load>, served: number) => boolean; reliefs: () => number } {
   const server = createServer();
   const load: Load = { cpu: 0, loop: 0 };
-  const pressure = new RequestPressure(server, () => load);
+  const pressure = new RequestPressure(server, undefined, () => load);
   pressure.start();
   after(() => pressure.stop());
   let reliefs = 0;
@@ -27,6 +27,15 @@ function gauge(): { window: (load: Partial<Load>, served: number) => boolean; re
 }
 
 describe('request pressure', () => {
+  it("where the database is a server of its own: high while writes gather behind its commits, whatever the process's CPU", () => {
+    const { window, reliefs } = gauge();
+    assert.equal(window({ cpu: 0.4, loop: 0.3, writesPerBatch: 3 }, 10), false, 'a few writes a batch: the database keeps up');
+    assert.equal(window({ writesPerBatch: 30 }, 10), true, 'writes gather behind each commit: at capacity');
+    assert.equal(window({ writesPerBatch: 8 }, 10), true, 'between the thresholds: unchanged');
+    assert.equal(window({ writesPerBatch: 2 }, 10), false);
+    assert.equal(reliefs(), 1);
+  });
+
   it('high while requests are served with the event loop nearly full, with hysteresis; relief is announced', () => {
     const { window, reliefs } = gauge();
     assert.equal(window({ loop: 0.99 }, 0), false, 'no requests: background work is not in the way of any');
@@ -48,6 +57,4 @@ describe('request pressure', () => {
     assert.equal(window({ cpu: 0.7, loop: 0.5 }, 100), false);
     assert.equal(reliefs(), 1);
   });
-
-
 });
