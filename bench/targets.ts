@@ -14,7 +14,8 @@ interface TargetRow {
   figure: { text: string; met: boolean } | undefined;
 }
 
-const runsOf = (measurements: Measurement[], key: string, target = 'service') => measurements.filter((m) => m.scenario === key && m.target === target);
+const runsOf = (measurements: Measurement[], key: string, target = 'service') =>
+  measurements.filter((m) => m.scenario === key && m.target === target);
 
 /** The service's server CPU per request over another server's in one scenario (means of the runs). */
 function cpuRatio(measurements: Measurement[], key: string, of: string): number {
@@ -68,7 +69,10 @@ export function deliveryCpuTable(measurements: Measurement[], withHook: string, 
 
 /** Searches as people type them (open loop): each run's latency, per server. */
 export function typingTable(measurements: Measurement[], keys: Array<[key: string, title: string]>): string | undefined {
-  const lines = ['| search | server | req/s asked / served | p50 ms (per run) | p99 ms (per run) | server CPU µs/search |', '|---|---|---:|---:|---:|---:|'];
+  const lines = [
+    '| search | server | req/s asked / served | p50 ms (per run) | p99 ms (per run) | server CPU µs/search |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
   for (const [key, title] of keys) {
     for (const target of [...new Set(measurements.filter((m) => m.scenario === key).map((m) => m.target))]) {
       const runs = runsOf(measurements, key, target);
@@ -112,14 +116,34 @@ export function targetsTable(measurements: Measurement[], store: 'sqlite' | 'pos
     { measure: 'webhook lag p99 at half the maximum write rate, two cores', target: '< 1 s', figure: lagFigure(measurements, 'hookhalf2') },
     ...(store === 'sqlite'
       ? [
-          { measure: 'durable POST, 64 connections, share of the equal-work prototype', target: '≥ 0.85', figure: shareFigure(measurements, 'post64', 'equal-work', 0.85) },
-          { measure: 'POST at 8 connections, share of the equal-work prototype', target: '≥ 0.85', figure: shareFigure(measurements, 'post8', 'equal-work', 0.85) },
-          { measure: 'POST at 1 connection, share of the equal-work prototype', target: '≥ 0.85', figure: shareFigure(measurements, 'post1', 'equal-work', 0.85) },
-          { measure: 'GET by id (100k plants), share of the raw GET server', target: '≥ 0.7', figure: shareFigure(measurements, 'get100k', 'baseline', 0.7) },
+          {
+            measure: 'durable POST, 64 connections, share of the equal-work prototype',
+            target: '≥ 0.85',
+            figure: shareFigure(measurements, 'post64', 'equal-work', 0.85),
+          },
+          {
+            measure: 'POST at 8 connections, share of the equal-work prototype',
+            target: '≥ 0.85',
+            figure: shareFigure(measurements, 'post8', 'equal-work', 0.85),
+          },
+          {
+            measure: 'POST at 1 connection, share of the equal-work prototype',
+            target: '≥ 0.85',
+            figure: shareFigure(measurements, 'post1', 'equal-work', 0.85),
+          },
+          {
+            measure: 'GET by id (100k plants), share of the raw GET server',
+            target: '≥ 0.7',
+            figure: shareFigure(measurements, 'get100k', 'baseline', 0.7),
+          },
         ]
       : [
           { measure: 'POST, 64 connections, share of its prototype', target: '≥ 0.6', figure: shareFigure(measurements, 'post64', 'prototype', 0.6) },
-          { measure: 'GET by id (100k plants), share of the raw GET server', target: '≥ 0.6', figure: shareFigure(measurements, 'get100k', 'baseline', 0.6) },
+          {
+            measure: 'GET by id (100k plants), share of the raw GET server',
+            target: '≥ 0.6',
+            figure: shareFigure(measurements, 'get100k', 'baseline', 0.6),
+          },
         ]),
     { measure: '3-letter q, a page of 50, id order, 200k plants: p99', target: '≤ 30 ms', figure: p99Figure(measurements, 'typeid200k', 30) },
     { measure: '3-letter q, a page of 50, name order, 200k plants: p99', target: '≤ 30 ms', figure: p99Figure(measurements, 'typename200k', 30) },
