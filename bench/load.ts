@@ -321,9 +321,11 @@ async function runPaced(options: LoadOptions, rate: number): Promise<LoadResult>
       if (measuring) counts.errors++;
     },
   });
-  // Every millisecond, the requests that fell due since the last tick join the backlog.
+  // Every millisecond, the requests that fell due since the last tick join the backlog: request i is due at
+  // i / rate, so i + 1 of them are by then (counting i alone sent each request one interval late, and that
+  // interval was counted into its latency: 10 ms at 100 req/s, 2 ms at 500).
   const ticker = setInterval(() => {
-    const due = Math.floor(((performance.now() - started) * rate) / 1000);
+    const due = Math.floor(((performance.now() - started) * rate) / 1000) + 1;
     for (; scheduled < due; scheduled++) backlog.push(started + (scheduled * 1000) / rate);
     maxBacklog = Math.max(maxBacklog, backlog.length - backlogHead);
     pump();

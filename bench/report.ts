@@ -19,8 +19,8 @@ export interface Measurement extends LoadResult {
   feed?: StreamStats;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
+export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+export const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
 
 export interface Row {
   scenario: string;
@@ -176,11 +176,11 @@ export function feedTable(measurements: Measurement[], withStreams: string, with
 }
 
 /** Server CPU per request (µs), mean of the runs that have it: all threads, or what `pick` gives (its main thread). */
-const perRequest = (runs: Measurement[], pick: (m: Measurement) => number | undefined = (m) => m.serverCpu) =>
+export const perRequest = (runs: Measurement[], pick: (m: Measurement) => number | undefined = (m) => m.serverCpu) =>
   mean(runs.filter((m) => pick(m) !== undefined).map((m) => (pick(m)! / m.reqPerSec) * 1e6));
 
 /** The service's throughput over another server's in one scenario (means of the runs), with each run pair's ratio. */
-function share(measurements: Measurement[], key: string, of: string): { mean: number; pairs: number[] } | undefined {
+export function share(measurements: Measurement[], key: string, of: string): { mean: number; pairs: number[] } | undefined {
   const runs = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
   const [service, other] = [runs('service'), runs(of)];
   if (service.length === 0 || other.length === 0) return undefined;
@@ -249,90 +249,10 @@ export function underWritesTable(measurements: Measurement[], withWrites: string
 }
 
 /** Mean p99 with writes beside over mean p99 without, for one server. */
-function p99Ratio(measurements: Measurement[], withWrites: string, without: string, target = 'service'): number {
+export function p99Ratio(measurements: Measurement[], withWrites: string, without: string, target = 'service'): number {
   const p99 = (key: string) => measurements.filter((m) => m.scenario === key && m.target === target).map((m) => m.p99Ms);
   const [under, alone] = [p99(withWrites), p99(without)];
   return under.length === 0 || alone.length === 0 ? NaN : mean(under) / mean(alone);
-}
-
-/** A target of issue 29: what it measures, the figure of this run (undefined: not measured here), and whether it holds. */
-interface TargetRow {
-  measure: string;
-  target: string;
-  figure: { text: string; met: boolean } | undefined;
-}
-
-/** The service's server CPU per request over another server's in one scenario (means of the runs). */
-function cpuRatio(measurements: Measurement[], key: string, of: string): number {
-  const runs = (target: string) => measurements.filter((m) => m.scenario === key && m.target === target);
-  return perRequest(runs('service')) / perRequest(runs(of));
-}
-
-/**
- * A share of another server as a figure: its mean and run pairs, met when at least `floor`; with the CPU per
- * request against that server's beside it, steadier than req/s when other work takes the servers' CPU unevenly.
- */
-function shareFigure(measurements: Measurement[], key: string, of: string, floor: number): TargetRow['figure'] {
-  const ratio = share(measurements, key, of);
-  return (
-    ratio && {
-      text: `**${ratio.mean.toFixed(2)}** (${ratio.pairs.map((p) => p.toFixed(2)).join(', ')}); CPU ${fixed(cpuRatio(measurements, key, of), 2)}× its`,
-      met: ratio.mean >= floor,
-    }
-  );
-}
-
-/**
- * Issue 29's targets that one run of the bench measures, with this run's figures: the scenarios not part
- * of the run are left out. The same figures are in the tables above; this says which targets they meet.
- */
-export function targetsTable(measurements: Measurement[], store: 'sqlite' | 'postgres'): string | undefined {
-  const post64 = shareFigure(measurements, 'post64', 'prototype', store === 'sqlite' ? 0.7 : 0.8);
-  const post64Cpu = cpuRatio(measurements, 'post64', 'prototype');
-  const underWrites = p99Ratio(measurements, 'getunderpost', 'getpaced');
-  const rows: TargetRow[] = [
-    store === 'sqlite'
-      ? {
-          measure: 'durable POST, 64 connections, share of the durable prototype',
-          target: '≥ 0.7 (CPU ≤ 1.5×)',
-          figure: post64 && { text: post64.text, met: post64.met && post64Cpu <= 1.5 },
-        }
-      : { measure: 'POST, 64 connections, share of its prototype', target: '≥ 0.8', figure: post64 },
-    ...(store === 'sqlite'
-      ? [
-          { measure: 'POST at 8 connections, share of the prototype', target: '≥ 0.8', figure: shareFigure(measurements, 'post8', 'prototype', 0.8) },
-          { measure: 'POST at 1 connection, share of the prototype', target: '≥ 0.8', figure: shareFigure(measurements, 'post1', 'prototype', 0.8) },
-        ]
-      : []),
-    { measure: 'GET by id (100k plants), share of the baseline', target: '≥ 0.8', figure: shareFigure(measurements, 'get100k', 'baseline', 0.8) },
-    {
-      measure: 'GET by id (100k plants), share of the read prototype',
-      target: '≥ 0.9',
-      figure: shareFigure(measurements, 'get100k', 'read prototype', 0.9),
-    },
-    {
-      measure: 'page of 100 (1k plants), share of the read prototype',
-      target: '≥ 0.75',
-      figure: shareFigure(measurements, 'page1k', 'read prototype', 0.75),
-    },
-    {
-      measure: 'page of 100 (1M plants), share of the read prototype',
-      target: '≥ 0.75',
-      figure: shareFigure(measurements, 'page1m', 'read prototype', 0.75),
-    },
-    {
-      measure: 'GET by id p99 while POSTs run at 64 connections, against its p99 without writes',
-      target: '≤ 2×',
-      figure: Number.isNaN(underWrites) ? undefined : { text: `**${underWrites.toFixed(1)}×**`, met: underWrites <= 2 },
-    },
-  ];
-  const measured = rows.filter((row) => row.figure !== undefined);
-  if (measured.length === 0) return undefined;
-  return [
-    "| measure | this run (per run); the service's CPU per request against the other server's | target | met? |",
-    '|---|---|---|---|',
-    ...measured.map((row) => `| ${row.measure} | ${row.figure!.text} | ${row.target} | ${row.figure!.met ? 'met' : '**not met**'} |`),
-  ].join('\n');
 }
 
 export function machine(): string {

@@ -12,6 +12,8 @@ export type Workload =
   | { kind: 'page'; plants: number; limit: number; query?: string; span?: number }
   /** The same request every time (GET /plants with these parameters: a first page, or one from a cursor). */
   | { kind: 'list'; query: string }
+  /** These GET /plants query strings, each in turn (several searches as people type them). */
+  | { kind: 'lists'; queries: readonly string[] }
   | { kind: 'mix'; plants: number; idBase: number };
 
 /** Ids of written plants are 13 decimal digits, so every POST body has the same length. */
@@ -85,6 +87,11 @@ export function requestSource(workload: Workload, token: string): () => Buffer {
     case 'list': {
       const request = getRequest(`/plants?${workload.query}`, token);
       return () => request;
+    }
+    case 'lists': {
+      const requests = workload.queries.map((query) => getRequest(`/plants?${query}`, token));
+      let i = 0;
+      return () => requests[i++ % requests.length]!;
     }
     case 'mix': {
       // 80% reads, 20% writes: every fifth request is a POST of a new plant.

@@ -11,17 +11,18 @@ import {
   prototypeTable,
   summarize,
   table,
-  targetsTable,
   underWritesTable,
   webhookTable,
   writeResults,
   type Measurement,
 } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
+import { deliveryCpuTable, targetsTable, typingTable } from './targets.js';
 import { sampleSearchLag } from './search-lag.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import {
   BASELINE_JS,
+  EQUAL_WORK_JS,
   freePort,
   HAS_TASKSET,
   LOAD_JS,
@@ -83,6 +84,8 @@ const PG_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DA
 const POSTGRES = PG_URL !== undefined || options.postgres;
 
 const work = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
+const HAS_EQUAL_WORK = existsSync(EQUAL_WORK_JS);
+if (!HAS_EQUAL_WORK) process.stderr.write(`${EQUAL_WORK_JS} not found: the equal-work prototype is left out\n`);
 const logFile = join(work, 'servers.log');
 let runCounter = 0;
 
@@ -99,17 +102,18 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
   });
 }
 
-type Target = 'baseline' | 'prototype' | 'read prototype' | 'service' | 'compared' | 'json-server 0.17';
+type Target = 'baseline' | 'prototype' | 'equal-work' | 'read prototype' | 'service' | 'compared' | 'json-server 0.17';
 
 /** The tracing scenarios' collector, started with the first of them. */
 let otlpSink: OtlpSink | undefined;
 
 async function start(
   target: Target,
-  scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp'>,
+  scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp' | 'cpus'>,
   store: BenchStore,
 ): Promise<Running & { databaseUrl?: string }> {
   const port = await freePort();
+  const cpus = scenario.cpus;
   if (target === 'baseline') {
     return startServer({
       name: 'baseline',
@@ -118,6 +122,7 @@ async function start(
       port,
       readyPath: '/healthz',
       logFile,
+      cpus,
     });
   }
   if (target === 'prototype') {
@@ -128,6 +133,20 @@ async function start(
       port,
       readyPath: '/healthz',
       logFile,
+      cpus,
+    });
+  }
+  if (target === 'equal-work') {
+    // Its store is a fresh SQLite file, as the service's (a path, not a URL); it has no route for a probe.
+    return startServer({
+      name: 'equal-work',
+      args: [EQUAL_WORK_JS],
+      env: { PORT: String(port), TOKEN, DB: (await store.url(0)).replace(/^file:/, '') },
+      port,
+      readyPath: '/',
+      anyAnswer: true,
+      logFile,
+      cpus,
     });
   }
   if (target === 'read prototype') {
@@ -138,6 +157,7 @@ async function start(
       port,
       readyPath: '/healthz',
       logFile,
+      cpus,
     });
   }
   if (target === 'service' || target === 'compared') {
@@ -164,6 +184,7 @@ async function start(
       port,
       readyPath: '/readyz',
       logFile,
+      cpus,
     });
     return { ...running, databaseUrl };
   }
@@ -208,7 +229,7 @@ async function measure(target: Target, scenario: Scenario, store: BenchStore, ma
       token: TOKEN,
       workload: scenario.workload(idBase),
       serverPid: server.pid,
-      ...(maxRate === undefined ? {} : { rate: maxRate / 2 }),
+      ...(maxRate === undefined || scenario.rateOf === undefined ? {} : { rate: maxRate * scenario.rateOf.share }),
       ...(scenario.rate === undefined ? {} : { rate: scenario.rate }),
       ...(scenario.alongside === undefined
         ? {}
@@ -294,7 +315,7 @@ function line(m: Measurement): string {
     `RSS ${m.peakRssMb?.toFixed(0) ?? '?'} MB  ready ${m.readyMs.toFixed(0)} ms  errors ${m.errors}  non-2xx ${m.non2xx}` +
     (m.firstNon2xx ? ` (first ${m.firstNon2xx})` : '') +
     (m.paced
-      ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked${m.maxRate === undefined ? '' : ` (half of ${m.maxRate.toFixed(0)})`}, ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
+      ? `\n${' '.repeat(19)}open loop: ${m.paced.rate.toFixed(0)} req/s asked${m.maxRate === undefined ? '' : ` (a share of ${m.maxRate.toFixed(0)})`}, ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
       : '') +
     (m.alongside
       ? `\n${' '.repeat(19)}alongside: ${m.alongside.connections} connections answered ${m.alongside.reqPerSec.toFixed(0)} req/s, p50 ${m.alongside.p50Ms.toFixed(2)} ms p99 ${m.alongside.p99Ms.toFixed(2)} ms, errors ${m.alongside.errors}, non-2xx ${m.alongside.non2xx}`
@@ -309,11 +330,11 @@ function line(m: Measurement): string {
 }
 
 /**
- * The maximum rate an open-loop scenario takes half of, for one server: the mean of its runs of that
+ * The maximum rate an open-loop scenario takes a share of, for one server: the mean of its runs of that
  * scenario in this bench run, or one run of it measured now (printed, not tabled) when it was not part of it.
  */
 async function maximumRate(scenario: Scenario, target: Target, store: BenchStore, measurements: Measurement[]): Promise<number> {
-  const key = scenario.halfRateOf!;
+  const key = scenario.rateOf!.scenario;
   const runs = measurements.filter((m) => m.scenario === key && m.target === target);
   if (runs.length > 0) return runs.reduce((sum, m) => sum + m.reqPerSec, 0) / runs.length;
   const of = SCENARIOS.find((s) => s.key === key);
@@ -352,18 +373,22 @@ async function main(): Promise<void> {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
       if (scenario.seeded > 0) await store.url(scenario.seeded);
       const targets: Target[] = [
-        ...(scenario.halfRateOf || scenario.rate ? [] : (['baseline'] as const)),
+        ...(scenario.rateOf || scenario.rate ? [] : (['baseline'] as const)),
         ...(scenario.prototype ? (['prototype'] as const) : []),
+        // better-sqlite3 only, and only where the shared anchors are beside the repository.
+        ...(scenario.equalWork && !POSTGRES && HAS_EQUAL_WORK ? (['equal-work'] as const) : []),
         // better-sqlite3 only: on PostgreSQL the reads are measured against the baseline alone.
         ...(scenario.readPrototype && !POSTGRES ? (['read prototype'] as const) : []),
         'service',
-        ...(options.compare ? (['compared'] as const) : []),
+        // A seeded store is made by this build's migrations, which an earlier build may not know (it refuses a
+        // newer schema): the compared build runs where each run has a fresh store, unless told it is the same.
+        ...(options.compare && (scenario.seeded === 0 || process.env.BENCH_COMPARE_SEEDED === '1') ? (['compared'] as const) : []),
         ...(PEERS && scenario.peers ? (['json-server 0.17'] as const) : []),
       ];
       const maxRates = new Map<Target, number>();
       for (let run = 0; run < Math.max(2, RUNS); run++) {
         for (const target of targets) {
-          if (scenario.halfRateOf && !maxRates.has(target)) maxRates.set(target, await maximumRate(scenario, target, store, measurements));
+          if (scenario.rateOf && !maxRates.has(target)) maxRates.set(target, await maximumRate(scenario, target, store, measurements));
           const m = await measure(target, scenario, store, maxRates.get(target));
           measurements.push(m);
           process.stdout.write(`${line(m)}\n`);
@@ -392,6 +417,16 @@ async function main(): Promise<void> {
     scenarios.filter((s) => s.prototype).map((s) => [s.key, s.title]),
   );
   if (durable) sections.push(`The service against the durable prototype (bench/prototype.ts), in the same runs:\n\n${durable}`);
+  const equal = prototypeTable(
+    measurements,
+    scenarios.filter((s) => s.equalWork).map((s) => [s.key, s.title]),
+    'equal-work',
+  );
+  if (equal) {
+    sections.push(
+      `The service against the equal-work prototype (../shared/bench/equal-work-prototype.js: the service's durable work and nothing else), in the same runs:\n\n${equal}`,
+    );
+  }
   const reads = prototypeTable(
     measurements,
     scenarios.filter((s) => s.readPrototype).map((s) => [s.key, s.title]),
@@ -406,6 +441,17 @@ async function main(): Promise<void> {
   }
   if (hooks) sections.push(`Webhook scenario (one subscriber, a loopback receiver answering 204):\n\n${hooks}`);
   if (lag) sections.push(`Delivery lag at half the maximum rate (open loop, one subscriber; target: lag p99 < 1 s, peak RSS < 200 MB):\n\n${lag}`);
+  const fifth = lagTable(measurements, 'hookfifth');
+  if (fifth) sections.push(`Delivery lag at a fifth of the maximum rate, one core (target: lag p99 < 1 s):\n\n${fifth}`);
+  const deliveries = deliveryCpuTable(measurements, 'hookfifth', 'postfifth');
+  if (deliveries) sections.push(`What a delivery costs at a fifth of the maximum rate (target: at most a POST's CPU):\n\n${deliveries}`);
+  const twoCores = lagTable(measurements, 'hookhalf2');
+  if (twoCores) sections.push(`Delivery lag at half the maximum rate, two cores (target: lag p99 < 1 s):\n\n${twoCores}`);
+  const typing = typingTable(
+    measurements,
+    scenarios.filter((s) => s.key.startsWith('type')).map((s) => [s.key, s.title]),
+  );
+  if (typing) sections.push(`Searches as people type them (open loop; target: p99 ≤ 30 ms):\n\n${typing}`);
   if (feed) sections.push(`Change-feed scenario (open GET /events streams, read in the runner's process, bench/streams.ts):\n\n${feed}`);
   if (idle.length > 0)
     sections.push(`Idle memory (bench/idle.ts: the service's VmRSS each second after it is ready, on an empty store):\n\n${idleTable(idle)}`);
@@ -415,7 +461,7 @@ async function main(): Promise<void> {
     );
   }
   const targets = targetsTable(measurements, POSTGRES ? 'postgres' : 'sqlite');
-  if (targets) sections.push(`Targets (issue 29) in this run:\n\n${targets}`);
+  if (targets) sections.push(`Targets of the fifth round in this run:\n\n${targets}`);
   const text = sections.join('\n\n');
   process.stdout.write(`\n${text}\n`);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}${PG_URL ? ' (DATABASE_URL=postgres://…)' : ''}`;

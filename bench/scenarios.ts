@@ -35,11 +35,15 @@ export interface Scenario {
   /** Tracing on: the service sends its spans to an OTLP/HTTP collector in the runner (bench/otlp-sink.ts). */
   otlp?: boolean;
   /**
-   * An open-loop run at half the maximum rate of this (closed-loop) scenario, as each server reached it in the
-   * same bench run (measured first when that scenario is not part of the run). No baseline: it is about the
-   * service's own deliveries.
+   * An open-loop run at a share of the maximum rate of another (closed-loop) scenario, as each server reached
+   * it in the same bench run (measured first when that scenario is not part of the run). No baseline: it is
+   * about the service's own deliveries.
    */
-  halfRateOf?: string;
+  rateOf?: { scenario: string; share: number };
+  /** The CPUs the servers run on: `0,1` gives them both cores (the load generator shares CPU 1); one core by default. */
+  cpus?: string;
+  /** The equal-work prototype (../shared/bench/equal-work-prototype.js, SQLite only) runs too: the service is also reported as a share of it. */
+  equalWork?: boolean;
   /** An open-loop run at this many requests per second (latency counted from when each was due). No baseline. */
   rate?: number;
   /** Closed-loop connections of another workload beside the measured one, counted apart (bench/load.ts). */
@@ -53,6 +57,11 @@ export interface Scenario {
  */
 const PACED_GETS = 500;
 
+/** Searches as people start typing them: the first three letters of words of the seeded names (bench/names.ts). */
+const TYPED = ['fer', 'pal', 'alo', 'ros', 'var', 'gol', 'orc', 'mon', 'lav', 'sil', 'bas', 'red'];
+/** Searches per second: many people typing at once (each keystroke one request). */
+const TYPING_RATE = 100;
+
 export const SCENARIOS: Scenario[] = [
   {
     key: 'post64',
@@ -62,6 +71,7 @@ export const SCENARIOS: Scenario[] = [
     workload: (idBase) => ({ kind: 'post', idBase }),
     peers: true,
     prototype: true,
+    equalWork: true,
   },
   {
     key: 'post64hook',
@@ -80,7 +90,46 @@ export const SCENARIOS: Scenario[] = [
     seeded: 0,
     workload: (idBase) => ({ kind: 'post', idBase }),
     subscriber: true,
-    halfRateOf: 'post64hook',
+    rateOf: { scenario: 'post64hook', share: 0.5 },
+  },
+  {
+    // Deliveries keep up at a fifth of the maximum write rate, the service on one core: lag p99 < 1 s, and
+    // (against postfifth, the same rate without a subscriber) each delivery costs at most what a POST does.
+    key: 'hookfifth',
+    title: 'POST /plants at a fifth of the maximum rate (open loop), one webhook subscriber: delivery lag, one core',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
+    rateOf: { scenario: 'post64hook', share: 0.2 },
+  },
+  {
+    key: 'postfifth',
+    title: 'POST /plants at a fifth of the maximum rate (open loop), no subscriber: the CPU a POST costs there',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    rateOf: { scenario: 'post64hook', share: 0.2 },
+  },
+  {
+    // Two cores for the service (deliveries on a thread of their own can take the second).
+    key: 'post64hook2',
+    title: 'POST /plants, 64 conn, durable, one webhook subscriber, two cores',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
+    cpus: '0,1',
+  },
+  {
+    key: 'hookhalf2',
+    title: 'POST /plants at half the maximum rate (open loop), one webhook subscriber: delivery lag, two cores',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
+    rateOf: { scenario: 'post64hook2', share: 0.5 },
+    cpus: '0,1',
   },
   {
     // The cost of the change feed's live half to writes: every committed POST goes out to 100 streams.
@@ -120,8 +169,24 @@ export const SCENARIOS: Scenario[] = [
     workload: (idBase) => ({ kind: 'post', idBase, keyed: true }),
     prototype: true,
   },
-  { key: 'post8', title: 'POST /plants, 8 conn', connections: 8, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
-  { key: 'post1', title: 'POST /plants, 1 conn', connections: 1, seeded: 0, workload: (idBase) => ({ kind: 'post', idBase }), prototype: true },
+  {
+    key: 'post8',
+    title: 'POST /plants, 8 conn',
+    connections: 8,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    prototype: true,
+    equalWork: true,
+  },
+  {
+    key: 'post1',
+    title: 'POST /plants, 1 conn',
+    connections: 1,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    prototype: true,
+    equalWork: true,
+  },
   {
     key: 'get100k',
     title: 'GET /plants/{id}, 100k plants',
@@ -177,6 +242,24 @@ export const SCENARIOS: Scenario[] = [
     seeded: 1_000_000,
     // Pages from anywhere but the last 5% (whose pages would be short).
     workload: () => ({ kind: 'page', plants: 1_000_000, limit: 100, query: 'q=fern', span: 950_000 }),
+  },
+  // Search as you type: 3-letter q (the first letters of words of the seeded names), a page of 50, in id
+  // order and in name order, over 200k plants, at a pace a console full of people typing makes.
+  {
+    key: 'typeid200k',
+    title: `GET /plants?q=<3 letters>&limit=50, id order, at ${TYPING_RATE} req/s (open loop), 200k plants`,
+    connections: 16,
+    seeded: 200_000,
+    workload: () => ({ kind: 'lists', queries: TYPED.map((q) => `q=${q}&limit=50`) }),
+    rate: TYPING_RATE,
+  },
+  {
+    key: 'typename200k',
+    title: `GET /plants?q=<3 letters>&limit=50&sort=name, name order, at ${TYPING_RATE} req/s (open loop), 200k plants`,
+    connections: 16,
+    seeded: 200_000,
+    workload: () => ({ kind: 'lists', queries: TYPED.map((q) => `q=${q}&limit=50&sort=name`) }),
+    rate: TYPING_RATE,
   },
   {
     key: 'tags1m',

@@ -14,11 +14,16 @@ export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
 export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;
 export const LOAD_JS = `${ROOT}dist/bench/load.js`;
+/**
+ * The equal-work prototype (shared with the team beside the repository, `../shared/bench/`): node:http and
+ * better-sqlite3 doing the service's durable work for POST /plants and nothing else (its header says what).
+ */
+export const EQUAL_WORK_JS = `${ROOT}../shared/bench/equal-work-prototype.js`;
 
 export const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
-/** The command line for a node process, pinned to one CPU when taskset is there. */
-export function pinned(cpu: number, args: string[]): [string, string[]] {
+/** The command line for a node process, pinned to one CPU (or a list, `0,1`) when taskset is there. */
+export function pinned(cpu: number | string, args: string[]): [string, string[]] {
   return HAS_TASKSET ? ['taskset', ['-c', String(cpu), process.execPath, ...args]] : [process.execPath, args];
 }
 
@@ -59,8 +64,12 @@ export interface StartOptions {
   args: string[];
   env: Record<string, string>;
   port: number;
-  /** A path whose 2xx answer means ready; any answer at all counts when it is undefined. */
+  /** A path whose 2xx answer means ready. */
   readyPath: string;
+  /** Any answer at all to readyPath means ready (a server with no route for a probe). */
+  anyAnswer?: boolean;
+  /** The CPUs it runs on: `0` (the default: one core, the load generator having CPU 1), or `0,1`. */
+  cpus?: string;
   logFile: string;
   timeoutMs?: number;
 }
@@ -68,7 +77,7 @@ export interface StartOptions {
 /** Starts a server on CPU 0 and resolves when it answers, with how long that took. */
 export async function startServer(options: StartOptions): Promise<Running> {
   const log = openSync(options.logFile, 'a');
-  const [command, args] = pinned(0, options.args);
+  const [command, args] = pinned(options.cpus ?? 0, options.args);
   const started = performance.now();
   const child: ChildProcess = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
@@ -81,7 +90,7 @@ export async function startServer(options: StartOptions): Promise<Running> {
   for (;;) {
     if (exited) throw new Error(`${options.name} exited before it was ready; see ${options.logFile}`);
     const code = await status(options.port, options.readyPath);
-    if (code >= 200 && code < 300) break;
+    if ((code >= 200 && code < 300) || (options.anyAnswer === true && code !== 0)) break;
     if (performance.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`${options.name} not ready after ${options.timeoutMs ?? 30_000} ms; see ${options.logFile}`);

@@ -8,8 +8,7 @@ import { installErrorHandling } from '../http/errors.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
 import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from '../http/rate-limit.js';
-import { closeAfterRefusedBodies } from '../http/refused-body.js';
-import { refuseRepeatedHeaders } from '../http/repeated-headers.js';
+import { closeAfterRefusedBody } from '../http/refused-body.js';
 import { installSecurity } from '../http/security.js';
 import { requireStrictQueries } from '../http/strict-query.js';
 import { configureServer, transportOptions } from '../http/transport.js';
@@ -116,12 +115,11 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
 
   // 5. The rules every route must follow, checked as it registers (nothing per request): it says who may
   //    call it (config.auth), it refuses a query parameter it does not take, a body field it does not know
-  //    is said or refused (step 8), an Idempotency-Key sent twice is refused (its route's own onRequest hook).
+  //    is said or refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.)
   const routes: RouteOptions[] = [];
   requireRouteAuth(app, (route) => routes.push(route));
   requireStrictQueries(app);
   installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
-  refuseRepeatedHeaders(app);
 
   // 6. The body parser: JSON with exact int64 (a text with no run of 16 digits takes JSON.parse), UTF-8
   //    and surrogates checked, depth bounded; any other media type 415. 4.3 µs of a POST.
@@ -143,9 +141,10 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
 
   // 11. onSend: a request refused before its body was read has its connection closed after the answer, the
   //     rest of the body drained first; once the process stops serving, every answer says Connection: close.
-  closeAfterRefusedBodies(app);
+  //     One hook for both (each hook is a pass through Fastify's runner): nothing to do for most answers.
   let stopping = false;
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    closeAfterRefusedBody(request, reply);
     if (stopping) reply.header('connection', 'close');
     done(null, payload);
   });

@@ -38,7 +38,7 @@ export const WEBHOOK_SETTINGS = {
       description: 'Delivered and failed webhook messages are deleted after this many days',
     }),
   },
-  webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', schema: int(1, 10_000, 16, 'Webhook deliveries in flight per process at most') },
+  webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', schema: int(1, 10_000, 32, 'Webhook deliveries in flight per process at most') },
   webhookAllowPrivateNetworks: {
     env: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
     schema: Type.Boolean({

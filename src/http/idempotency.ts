@@ -12,6 +12,7 @@ import {
   type Outcomes,
 } from '../store/idempotency.js';
 import { HttpError } from './errors.js';
+import { refuseRepeated } from './repeated-headers.js';
 
 /**
  * Idempotency-Key on every POST (docs/idempotency.md), the HTTP side of it; the store's side, and the
@@ -183,6 +184,7 @@ export class Idempotency {
     const owner = request.principal?.tokenId;
     // Every POST needs a token: a keyed route without one is a bug.
     if (owner === undefined) throw new Error(`${request.method} ${request.url}: Idempotency-Key on a route without a token`);
+    refuseRepeated(request, 'idempotency-key');
     const key = keyOf(header);
     const id = `${owner}\u0000${key}`;
     if (this.running.has(id)) {

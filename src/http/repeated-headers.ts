@@ -1,14 +1,11 @@
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 
 /**
  * Headers a request must send at most once. Node joins a header it does not know, sent twice, into one
  * value ("a, b"), which the schema would take for one value: an `Idempotency-Key` sent twice would be one
- * key "a, b", neither of the client's. Where a route's headers schema declares such a header, a hook of
- * that route (so after authentication, before the body is read) refuses it sent more than once, 400
- * naming it; it looks at the raw headers only when the value has a comma.
+ * key "a, b", neither of the client's (http/idempotency.ts refuses it before anything is done).
  */
-const ONCE = ['idempotency-key'];
 
 /** The 400's message (the validation messages' form: the request part, then the header). */
 function sentMoreThanOnce(name: string, times: number): string {
@@ -22,20 +19,14 @@ function timesSent(rawHeaders: readonly string[], name: string): number {
   return times;
 }
 
-export function refuseRepeatedHeaders(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
-    const declared = (route.schema?.headers as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
-    const once = ONCE.filter((name) => name in declared);
-    if (once.length === 0) return;
-    const refuse: onRequestHookHandler = (request, _reply, done) => {
-      for (const name of once) {
-        const value = request.headers[name];
-        if (value === undefined || !value.includes(',')) continue;
-        const times = Array.isArray(value) ? value.length : timesSent(request.raw.rawHeaders, name);
-        if (times > 1) return done(new HttpError(400, sentMoreThanOnce(name, times)));
-      }
-      done();
-    };
-    route.onRequest = [...[route.onRequest ?? []].flat(), refuse];
-  });
+/**
+ * Refuses a header sent more than once where it must come once: 400 naming it. Looked at only where the
+ * header is used, and only when its value holds a comma (a single value rarely does), so that no request
+ * pays for it otherwise.
+ */
+export function refuseRepeated(request: FastifyRequest, name: string): void {
+  const value = request.headers[name];
+  if (value === undefined || !value.includes(',')) return;
+  const times = Array.isArray(value) ? value.length : timesSent(request.raw.rawHeaders, name);
+  if (times > 1) throw new HttpError(400, sentMoreThanOnce(name, times));
 }

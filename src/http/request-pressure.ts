@@ -1,47 +1,65 @@
 import type { Server } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { BatchCounts } from '../store/store.js';
 
-/** Saturated from this share of the main thread (event-loop utilization)… */
-const LOOP_HIGH = 0.9;
+/** Saturated from this share of the cores the process may use (all its threads together)… */
+const CPU_HIGH = 0.9;
 /** …until it falls below this (hysteresis: no flapping at the edge). */
+const CPU_LOW = 0.8;
+/** Saturated, too, from this share of the main thread (event-loop utilization)… */
+const LOOP_HIGH = 0.9;
+/** …until it falls below this. */
 const LOOP_LOW = 0.75;
-/** Saturated from this many writes per batch over a window (writes queue up behind the batch committing)… */
+/** Where the database is a server of its own: saturated, too, from this many writes per batch over a window… */
 const QUEUE_HIGH = 12;
 /** …until there are fewer than this. */
 const QUEUE_LOW = 6;
 const WINDOW_MS = 100;
 
-/** One window's measure: the event loop's utilization (0–1) and the writes per batch sent to the database. */
+/**
+ * One window's measure: the share of its cores the process used (0–1), the main thread's event-loop
+ * utilization (0–1), and (a database server's writes) the writes per batch sent to it.
+ */
 export interface Load {
+  cpu: number;
   loop: number;
-  writesPerBatch: number;
+  writesPerBatch?: number;
 }
 
 /**
- * Whether the request path is at capacity: in the last window requests were served while the main
- * thread's event loop was nearly full, or while writes queued up for the database (many writes gathered
- * behind each batch committing: the database, or its writer thread, is what they wait for). Background
- * work (webhook deliveries) yields while it is, so that it never takes throughput from requests, and
- * catches up as soon as it is not.
+ * Whether the request path is at capacity: in the last window requests were served while the process
+ * used nearly all the CPU it may (every thread: the main one, SQLite's writer, deliveries), or while the
+ * main thread, which serves every request, was nearly always busy. Background work (webhook deliveries)
+ * yields while it is, so that it never takes throughput from requests, and catches up as soon as it is not.
  *
- * The queue rather than the CPU: at half the maximum write rate the CPU is still nearly as busy as at the
- * maximum (smaller batches cost more per write), yet writes hardly wait; and the database's own CPU (the
- * writer thread, or the PostgreSQL server) says nothing of whether requests could go faster.
+ * The CPU, not how many writes wait for each commit: with group commit a commit gathers more writes the
+ * faster they come, whether or not the core has room (a dozen at a fifth of the maximum rate, when the
+ * core was half idle, which closed the gate and left deliveries seconds behind). A saturated process on one
+ * core shows about 92%, the rest the disk's waits, so CPU_HIGH is below that; deliveries at a fifth of the
+ * maximum rate take the process to about 87%.
+ *
+ * Where the database is a server of its own (PostgreSQL), the writes' CPU is not the process's: there the
+ * process may idle while the database is what writes wait for, which shows as writes gathering behind
+ * each commit (a dozen or more a batch): given `writeBatches`, that counts too.
  */
 export class RequestPressure {
   private requests = 0;
   private saturated = false;
   private loop: EventLoopUtilization = performance.eventLoopUtilization();
-  private batches = 0;
-  private writes = 0;
+  private cpu = process.cpuUsage();
+  private at = performance.now();
+  private readonly cores = availableParallelism();
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<() => void> = [];
 
+  private batches = 0;
+  private writes = 0;
+
   constructor(
     private readonly server: Server,
-    /** The store's write batches so far (Store.writeBatches), a live view. */
-    private readonly writeBatches: Readonly<BatchCounts>,
+    /** The database server's write batches so far (Store.writeBatches), a live view; none where the writes are the process's own. */
+    private readonly writeBatches?: Readonly<BatchCounts>,
     /** The load of the last window; measured unless given (tests). */
     private readonly measure: () => Load = () => this.measureLoad(),
   ) {}
@@ -58,8 +76,8 @@ export class RequestPressure {
 
   start(): void {
     this.server.on('request', this.count);
-    this.batches = this.writeBatches.batches;
-    this.writes = this.writeBatches.items;
+    this.batches = this.writeBatches?.batches ?? 0;
+    this.writes = this.writeBatches?.items ?? 0;
     this.timer = setInterval(() => this.sample(), WINDOW_MS).unref();
   }
 
@@ -75,20 +93,27 @@ export class RequestPressure {
   private measureLoad(): Load {
     const loop = performance.eventLoopUtilization(this.loop);
     this.loop = performance.eventLoopUtilization();
+    const used = process.cpuUsage(this.cpu);
+    this.cpu = process.cpuUsage();
+    const now = performance.now();
+    const windowUs = (now - this.at) * 1000;
+    this.at = now;
+    const load: Load = { cpu: (used.user + used.system) / (windowUs * this.cores), loop: loop.utilization };
+    if (this.writeBatches === undefined) return load;
     const { batches, items } = this.writeBatches;
-    const writesPerBatch = batches > this.batches ? (items - this.writes) / (batches - this.batches) : 0;
+    load.writesPerBatch = batches > this.batches ? (items - this.writes) / (batches - this.batches) : 0;
     this.batches = batches;
     this.writes = items;
-    return { loop: loop.utilization, writesPerBatch };
+    return load;
   }
 
   /** Takes one window's measure and decides; run every WINDOW_MS once started. */
   sample(): void {
-    const { loop, writesPerBatch } = this.measure();
+    const { cpu, loop, writesPerBatch = 0 } = this.measure();
     const wasSaturated = this.saturated;
     if (this.requests === 0) this.saturated = false;
-    else if (loop >= LOOP_HIGH || writesPerBatch >= QUEUE_HIGH) this.saturated = true;
-    else if (loop < LOOP_LOW && writesPerBatch < QUEUE_LOW) this.saturated = false;
+    else if (cpu >= CPU_HIGH || loop >= LOOP_HIGH || writesPerBatch >= QUEUE_HIGH) this.saturated = true;
+    else if (cpu < CPU_LOW && loop < LOOP_LOW && writesPerBatch < QUEUE_LOW) this.saturated = false;
     this.requests = 0;
     if (wasSaturated && !this.saturated) for (const listener of this.listeners) listener();
   }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { App } from '../app.js';
@@ -9,6 +10,7 @@ import { RequestPressure } from '../http/request-pressure.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Store } from '../store/store.js';
 import type { Tracing } from '../tracing/sdk.js';
+import { DeliveryThread } from '../webhooks/delivery-thread.js';
 import { Sender } from '../webhooks/delivery.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import type { Service } from './services.js';
@@ -19,16 +21,20 @@ import type { Service } from './services.js';
 const DELIVERY_GRACE_MS = 3000;
 
 /**
- * Webhook deliveries from the outbox in the store: the HTTP client they are sent with, the measure of how
- * busy the request path is (deliveries give way to requests when they need all the CPU), and the loop
- * that claims, sends and records; in the order they start.
+ * Webhook deliveries from the outbox in the store: what sends them (a thread of their own, webhooks/delivery-thread.ts),
+ * the measure of how busy the request path is (deliveries give way to requests when they need all the CPU),
+ * and the loop that claims, sends and records; in the order they start.
  */
 export function webhookDeliveries(
   config: Config,
   { store, app, metrics, tracing }: { store: Store; app: App; metrics?: Metrics | undefined; tracing?: Tracing | undefined },
 ): Service[] {
-  const sender = new Sender({ timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks });
-  const pressure = new RequestPressure(app.server, store.writeBatches);
+  // A thread of their own where a second core can take them; on one core, the main thread (a thread would
+  // only add its hand-offs to each delivery's CPU: about 150 µs a delivery against 105, measured in bench/RESULTS.md).
+  const options = { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks };
+  const sender = availableParallelism() > 1 ? new DeliveryThread(options) : new Sender(options);
+  // PostgreSQL writes in processes of its own, whose CPU this one cannot see: there its queue counts too.
+  const pressure = new RequestPressure(app.server, store.kind === 'postgres' ? store.writeBatches : undefined);
   const dispatcher = new Dispatcher(
     store.webhooks,
     tracing ? tracing.traceDeliveries(sender) : sender,

@@ -36,9 +36,10 @@ export interface Store {
    */
   readonly warnings: readonly string[];
   /**
-   * The write batches sent to the database so far and the writes in them (a live view). Writes gather
-   * while a batch commits, so many writes per batch over a window means the database is what writes
-   * wait for: background work (webhook deliveries) reads it to give way (http/request-pressure.ts).
+   * The write batches sent to the database so far and the writes in them (a live view): how writes are
+   * grouped, since those that gather while a batch commits go in the next one (group commit; the contract
+   * suite holds it). Where the database is a server of its own, many writes a batch means it is what writes
+   * wait for: webhook deliveries then give way (http/request-pressure.ts).
    */
   readonly writeBatches: Readonly<BatchCounts>;
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError otherwise. */

@@ -9,8 +9,8 @@ import { RequestPressure, type Load } from '../../src/http/request-pressure.js';
  */
 function gauge(): { window: (load: Partial<Load>, served: number) => boolean; reliefs: () => number } {
   const server = createServer();
-  const load: Load = { loop: 0, writesPerBatch: 0 };
-  const pressure = new RequestPressure(server, { batches: 0, items: 0 }, () => load);
+  const load: Load = { cpu: 0, loop: 0 };
+  const pressure = new RequestPressure(server, undefined, () => load);
   pressure.start();
   after(() => pressure.stop());
   let reliefs = 0;
@@ -27,6 +27,15 @@ function gauge(): { window: (load: Partial<Load>, served: number) => boolean; re
 }
 
 describe('request pressure', () => {
+  it("where the database is a server of its own: high while writes gather behind its commits, whatever the process's CPU", () => {
+    const { window, reliefs } = gauge();
+    assert.equal(window({ cpu: 0.4, loop: 0.3, writesPerBatch: 3 }, 10), false, 'a few writes a batch: the database keeps up');
+    assert.equal(window({ writesPerBatch: 30 }, 10), true, 'writes gather behind each commit: at capacity');
+    assert.equal(window({ writesPerBatch: 8 }, 10), true, 'between the thresholds: unchanged');
+    assert.equal(window({ writesPerBatch: 2 }, 10), false);
+    assert.equal(reliefs(), 1);
+  });
+
   it('high while requests are served with the event loop nearly full, with hysteresis; relief is announced', () => {
     const { window, reliefs } = gauge();
     assert.equal(window({ loop: 0.99 }, 0), false, 'no requests: background work is not in the way of any');
@@ -39,13 +48,13 @@ describe('request pressure', () => {
     assert.equal(reliefs(), 2);
   });
 
-  it('high while writes queue up for the database, whatever the event loop; relief once both are low', () => {
+  it('high while the process uses nearly all the CPU it may, whatever the main thread; relief once both fall', () => {
     const { window, reliefs } = gauge();
-    assert.equal(window({ loop: 0.3, writesPerBatch: 3 }, 10), false, 'a few writes a batch: the database keeps up');
-    assert.equal(window({ writesPerBatch: 30 }, 10), true, 'writes gather behind each commit: at capacity');
-    assert.equal(window({ writesPerBatch: 8 }, 10), true, 'between the thresholds: unchanged');
-    assert.equal(window({ writesPerBatch: 2, loop: 0.8 }, 10), true, 'the queue is gone but the event loop is still between its thresholds');
-    assert.equal(window({ loop: 0.2 }, 10), false);
+    assert.equal(window({ cpu: 0.87, loop: 0.5 }, 100), false, 'deliveries at a fifth of the maximum rate: room left');
+    assert.equal(window({ cpu: 0.92 }, 100), true, 'requests fill the core (its disk waits aside)');
+    assert.equal(window({ cpu: 0.85 }, 100), true, 'between the thresholds: unchanged');
+    assert.equal(window({ cpu: 0.7, loop: 0.8 }, 100), true, 'the CPU fell but the main thread is still between its thresholds');
+    assert.equal(window({ cpu: 0.7, loop: 0.5 }, 100), false);
     assert.equal(reliefs(), 1);
   });
 });

@@ -224,14 +224,17 @@ export function filterParams(
 }
 
 /**
- * In a name order, q is found through the trigram index, whose matches are then sorted, only while few
- * names hold it: this many or more (counted through the index, up to this many), and walking the
- * order's index checking name_fold finds a page sooner. Sorting m matches costs about m index reads and
- * lookups; walking for a page of 100 about 100·n/m: for a million plants they meet near 6,000 matches.
- * Measured at a million plants, a q common enough to pass this was many times faster walked than sorted,
- * and a rare one the other way round (figures in bench/RESULTS.md).
+ * In a name order, q is found through the trigram index, whose matches are then sorted, unless so many
+ * names hold it (this many or more, counted through the index up to this many) that sorting them would
+ * cost more than a search should: then walking the order's index checking name_fold finds a page. Sorting
+ * m matches costs about 1 µs each, whatever q (30,000: about 30 ms), and is done once. Walking costs about
+ * 0.8 µs for each name walked past, and how many that is depends on where the matches stand in name order,
+ * not on how many there are: names that start alike stand together, so a q held by every "Golden …" name
+ * (1 in 31) was walked past 51,000 names before them at 200k plants (42 ms; 5 ms sorted), and a "Red …"
+ * one past the whole SCAN_WINDOW, answering an empty first page. A q held by 30,000 names or more is held
+ * by one name in a few at most stores' sizes, so the walk finds a page soon (figures in bench/RESULTS.md).
  */
-export const COMMON_Q = 5000;
+export const COMMON_Q = 30_000;
 
 /**
  * In a name order: how many names hold q, checked, at most @cap, found through the trigram index, and

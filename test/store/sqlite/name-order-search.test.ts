@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { parseJson } from '@plant-store/client/json';
 import type { StoredPlant } from '../../../src/model/plant.js';
 import { openConnection, prepare } from '../../../src/store/sqlite/connection.js';
-import { COMMON_Q, listParams, MATCH_IDS_SQL, pageOfMatchesSql } from '../../../src/store/sqlite/list-sql.js';
+import { LARGE_DATA } from '../../tier.js';
+import { COMMON_Q, listParams, MATCH_IDS_SQL, pageOfMatchesSql, SCAN_WINDOW } from '../../../src/store/sqlite/list-sql.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import type { ListOptions } from '../../../src/store/store.js';
 import { tempDir } from '../../helpers.js';
@@ -131,6 +132,32 @@ describe('sqlite: q in a name order that COMMON_Q names or more hold', () => {
         (parseJson(last.json) as StoredPlant[]).map((p) => p.name),
         [`Ivy ${String(count - 1).padStart(5, '0')}`, `Ivy ${String(count - 2).padStart(5, '0')}`],
       );
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('sqlite: q in a name order that names starting alike hold, far along the order', () => {
+  it('answers a full first page, the matches sorted, however many names stand before them', LARGE_DATA, async () => {
+    const dir = tempDir(after);
+    const store = SqliteStore.open(`file:${join(dir, 'plants.db')}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
+    try {
+      // More names than a walk examines before the matches, then matches enough to have been walked for
+      // (up to 5,000 were sorted before, more walked), all together in name order, as "Red …" names stand.
+      const before = SCAN_WINDOW + 1000;
+      const matches = 6000;
+      const session = await store.plants.startImport();
+      await session.add(Array.from({ length: before }, (_, i) => ({ id: i + 1, name: `Alba ${String(i).padStart(6, '0')}` })));
+      await session.add(Array.from({ length: matches }, (_, i) => ({ id: before + i + 1, name: `Red ${String(i).padStart(5, '0')}` })));
+      await session.commit({ createOnly: false });
+      await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 30_000, 'the index catches up');
+      const first = await store.plants.page({ q: 'red', sort: 'name', limit: 3 });
+      assert.deepEqual(
+        (parseJson(first.json) as StoredPlant[]).map((p) => p.name),
+        ['Red 00000', 'Red 00001', 'Red 00002'],
+      );
+      assert.ok(first.next !== undefined, 'more pages follow');
     } finally {
       await store.close();
     }

@@ -1,0 +1,88 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { DueMessage } from '../store/webhook-store.js';
+import { Sender, type AttemptOutcome } from './delivery.js';
+
+/**
+ * The delivery thread (started by delivery-thread.ts): the Sender, in a thread of its own. It takes the
+ * messages of one turn of the main thread in one message, sends each as the Sender does (signed, bounded by
+ * WEBHOOK_TIMEOUT_MS, connected only where the network guard allows), and answers the outcomes that end in
+ * one of its turns in one message.
+ */
+
+/** The Sender's settings, as a thread can be given them (no resolver: the system's). */
+export interface ThreadSenderOptions {
+  timeoutMs: number;
+  allowPrivateNetworks: boolean;
+}
+
+export interface SendRequest {
+  id: number;
+  message: DueMessage;
+  traceHeaders?: Readonly<Record<string, string>>;
+}
+
+export interface SendReply {
+  id: number;
+  outcome: AttemptOutcome;
+}
+
+/**
+ * The thread's scheduling priority, as low as a process may set it (nice 19): the kernel then gives it the
+ * CPU the request path leaves (the gaps while a commit waits for the disk, a core requests do not fill)
+ * and only a sliver of what requests want, so deliveries never slow requests and need no gate of their own
+ * to give way. Linux names a thread by its id in setpriority (os.setPriority takes it as a pid), found as
+ * /proc/thread-self's target, `<pid>/task/<tid>`. Elsewhere the thread keeps the process's priority.
+ */
+function lowerPriority(): boolean {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
+    if (!Number.isInteger(tid) || tid <= 0) return false;
+    setPriority(tid, 19);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const port = parentPort!;
+lowerPriority();
+const sender = new Sender(workerData as ThreadSenderOptions);
+let replies: SendReply[] = [];
+let inFlight = 0;
+let closing = false;
+
+function reply(id: number, outcome: AttemptOutcome): void {
+  if (replies.length === 0) setImmediate(flush);
+  replies.push({ id, outcome });
+}
+
+function flush(): void {
+  port.postMessage(replies);
+  replies = [];
+  if (closing && inFlight === 0) void stop();
+}
+
+async function stop(): Promise<void> {
+  await sender.close();
+  port.close();
+}
+
+port.on('message', (message: SendRequest[] | 'close') => {
+  if (message === 'close') {
+    closing = true;
+    if (inFlight === 0 && replies.length === 0) void stop();
+    return;
+  }
+  for (const { id, message: due, traceHeaders } of message) {
+    inFlight++;
+    void sender
+      .send(due, traceHeaders)
+      .catch((error: unknown) => ({ status: null, error: error instanceof Error ? error.message : String(error) }))
+      .then((outcome) => {
+        inFlight--;
+        reply(id, outcome);
+      });
+  }
+});

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { DueMessage } from '../../src/store/webhook-store.js';
+import { DeliveryThread } from '../../src/webhooks/delivery-thread.js';
+import { sign } from '../../src/webhooks/signing.js';
+
+/**
+ * Deliveries sent from a thread of their own (webhooks/delivery-thread.ts): the same attempts as the
+ * Sender's, signed, guarded and bounded there, their outcomes back on the main thread; a thread that
+ * stops, or stops with attempts in hand, fails them rather than leaving them unanswered.
+ */
+
+const SECRET = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+
+function message(url: string, eventId = 'msg_1', payload = '{"n":1}'): DueMessage {
+  return { seq: eventId, endpointId: 'ep_1', url, secrets: [SECRET], eventId, payload, roundAttempts: 0 };
+}
+
+describe('the delivery thread', () => {
+  let server: Server;
+  let url: string;
+  const received: Array<{ id: string; body: string; signature: string; timestamp: string; traceparent?: string }> = [];
+
+  before(async () => {
+    server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      let body = '';
+      request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => {
+        if (request.url === '/hang') return;
+        received.push({
+          id: String(request.headers['webhook-id']),
+          body,
+          signature: String(request.headers['webhook-signature']),
+          timestamp: String(request.headers['webhook-timestamp']),
+          ...(request.headers.traceparent === undefined ? {} : { traceparent: String(request.headers.traceparent) }),
+        });
+        if (request.url === '/gone') response.writeHead(410).end();
+        else response.writeHead(204).end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  it('sends each message signed, with its trace headers, and answers each outcome: many sent in one turn', async () => {
+    const thread = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
+    try {
+      const sent = Array.from({ length: 40 }, (_, i) =>
+        thread.send(message(`${url}/ok`, `msg_${i}`, `{"n":${i}}`), i === 0 ? { traceparent: '00-abc-def-01' } : undefined),
+      );
+      const outcomes = await Promise.all(sent);
+      assert.deepEqual(new Set(outcomes.map((o) => JSON.stringify(o))), new Set([JSON.stringify({ status: 204, error: null })]));
+      assert.equal(await thread.send(message(`${url}/gone`)).then((o) => o.status), 410);
+      const first = received.find((r) => r.id === 'msg_0')!;
+      assert.equal(first.traceparent, '00-abc-def-01');
+      for (const r of received.filter((r) => r.id.startsWith('msg_') && r.body.startsWith('{"n":'))) {
+        assert.equal(r.signature, sign(SECRET, r.id, Number(r.timestamp), r.body), `${r.id}: signed with the endpoint's secret`);
+      }
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('guards the network there as the Sender does: a private address refused, unless allowed', async () => {
+    const thread = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: false });
+    try {
+      const outcome = await thread.send(message(`${url}/ok`));
+      assert.equal(outcome.status, null);
+      assert.match(outcome.error ?? '', /not a public address|private|loopback/i);
+      assert.equal(outcome.refused?.address, '127.0.0.1');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('stopping with attempts in hand: they fail, within a second, and nothing is sent after', async () => {
+    const thread = new DeliveryThread({ timeoutMs: 60_000, allowPrivateNetworks: true });
+    const hanging = thread.send(message(`${url}/hang`));
+    // Sent: the receiver has it (it never answers).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    await thread.close();
+    const outcome = await hanging;
+    assert.equal(outcome.status, null);
+    assert.match(outcome.error ?? '', /delivery thread stopped/);
+    assert.ok(Date.now() - started < 5000, 'the close did not wait for the attempt');
+    assert.deepEqual(await thread.send(message(`${url}/ok`)), { status: null, error: 'the service is stopping' });
+  });
+
+  it('a thread that never sent closes at once, having started nothing', async () => {
+    const thread = new DeliveryThread({ timeoutMs: 1000, allowPrivateNetworks: true });
+    await thread.close();
+  });
+});
