@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../store/webhook-store.js';
 import type { AttemptOutcome } from './delivery.js';
-import { goneReason } from '../model/delivery-reasons.js';
+import { AttemptRecorder, decide } from './attempts.js';
 import { FailureLog } from './failure-log.js';
 
 export interface DispatcherSettings {
@@ -32,14 +32,6 @@ const CLAIM_AHEAD = 2;
  * WEBHOOK_CONCURRENCY × YIELD_PAUSE_MS (about 1.6 s) while deliveries give way to requests.
  */
 const READY_WAIT_MS = 5000;
-/**
- * Attempts are recorded together: once this many have finished, or this long after the first of them
- * (each store call is a write of its own; a few ms later costs nothing, since a message is leased).
- */
-const RECORD_BATCH = 32;
-const RECORD_DELAY_MS = 10;
-/** Jitter: each wait is lengthened by up to this share, never shortened. */
-const JITTER = 0.1;
 /** While requests need all the CPU, deliveries go one at a time with this pause between them. */
 const YIELD_PAUSE_MS = 50;
 
@@ -53,23 +45,6 @@ interface Ready {
 export interface Yield {
   high: boolean;
   onRelief(listener: () => void): void;
-}
-
-/** What to record of an attempt: delivered on a 2xx; 410 disables the endpoint; else a retry by the schedule, or failed when it is spent. */
-export function decide(
-  message: Pick<DueMessage, 'seq' | 'endpointId' | 'roundAttempts'>,
-  outcome: AttemptOutcome,
-  settings: Pick<DispatcherSettings, 'retrySchedule'>,
-  now: number,
-  random: () => number = Math.random,
-): AttemptRecord {
-  const base = { seq: message.seq, endpointId: message.endpointId, at: now, status: outcome.status, error: outcome.error };
-  if (outcome.error === null) return { ...base, outcome: 'delivered' };
-  if (outcome.status === 410) return { ...base, outcome: 'failed', disable: goneReason(now) };
-  const wait = settings.retrySchedule[message.roundAttempts];
-  if (wait === undefined) return { ...base, outcome: 'failed' };
-  const delay = Math.max(wait * 1000 * (1 + random() * JITTER), outcome.retryAfterMs ?? 0);
-  return { ...base, outcome: 'retry', nextAttemptAt: now + Math.ceil(delay) };
 }
 
 /**
@@ -86,9 +61,7 @@ export class Dispatcher {
   private stopped = true;
   /** Claimed, not sent yet, in claim order. */
   private ready: Ready[] = [];
-  private records: AttemptRecord[] = [];
-  private flushing: Promise<void> | undefined;
-  private recordTimer: NodeJS.Timeout | undefined;
+  private readonly recorder: AttemptRecorder;
   private timers: NodeJS.Timeout[] = [];
   private drained: Array<() => void> = [];
   private nextTakeAt = 0;
@@ -107,6 +80,7 @@ export class Dispatcher {
   ) {
     pressure.onRelief(() => this.wake());
     this.failures = new FailureLog(log);
+    this.recorder = new AttemptRecorder(store, settings.disableAfterHours * 3_600_000, log);
   }
 
   /** Calls `listener` with what was decided of each attempt, as it is decided (metrics count them by outcome). */
@@ -142,7 +116,7 @@ export class Dispatcher {
       ]);
       clearTimeout(timer);
     }
-    await this.flush();
+    await this.recorder.flush();
   }
 
   readonly wake = (): void => {
@@ -255,13 +229,7 @@ export class Dispatcher {
           this.log.debug({ endpoint: message.endpointId, webhookId: message.eventId, error: record.error }, 'webhooks: attempt failed');
           this.failures.failed(record, message.eventId);
         }
-        this.records.push(record);
-        if (this.records.length >= RECORD_BATCH) void this.flush();
-        else
-          this.recordTimer ??= setTimeout(() => {
-            this.recordTimer = undefined;
-            void this.flush();
-          }, RECORD_DELAY_MS).unref();
+        this.recorder.add(record);
       })
       .finally(() => {
         this.inFlight--;
@@ -269,24 +237,6 @@ export class Dispatcher {
         // A slot is free: the next claimed message goes into it.
         this.pump();
       });
-  }
-
-  /** Records the attempts gathered so far in one store call; attempts that finish meanwhile go in the next. */
-  private flush(): Promise<void> {
-    clearTimeout(this.recordTimer);
-    this.recordTimer = undefined;
-    if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.records.length === 0) return Promise.resolve();
-    const records = this.records;
-    this.records = [];
-    this.flushing = this.store
-      .recordAttempts(records, this.settings.disableAfterHours * 3_600_000)
-      .catch((error: unknown) => {
-        // Not recorded: the lease runs out and the messages are sent again (at least once).
-        this.log.error({ err: error, attempts: records.length }, 'webhooks: could not record delivery attempts');
-      })
-      .finally(() => (this.flushing = undefined));
-    return this.flushing;
   }
 
   private async sweep(): Promise<void> {

@@ -20,21 +20,8 @@ import { prepare, type Connection } from './connection.js';
 import { translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import {
-  COMMON_Q,
-  MATCH_IDS_SQL,
-  pageOfMatchesSql,
-  countSql,
-  filterParams,
-  listParams,
-  pageSql,
-  RECENT_SQL,
-  SCAN_WINDOW,
-  scanEndSql,
-  sortsMatches,
-  type ListShape,
-  type PageRow,
-} from './list-sql.js';
+import { COMMON_Q, MATCH_IDS_SQL, pageOfMatchesSql, sortsMatches } from './name-order-q.js';
+import { countSql, filterParams, listParams, pageSql, RECENT_SQL, SCAN_WINDOW, scanEndSql, type ListShape, type PageRow } from './list-sql.js';
 import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
 import type { WriteThread } from './writer/thread.js';

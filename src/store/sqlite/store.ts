@@ -105,7 +105,7 @@ export class SqliteStore implements Store {
       // The temporary B-trees of reads (sorting the trigram index's matches in a name order) in memory:
       // SQLite's default here keeps each in a temporary file's pager, which made a page several times
       // dearer in CPU (measured in bench/RESULTS.md). Set after migrating, so that building an index over
-      // a million plants still spills to disk; reads sort at most COMMON_Q rows (list-sql.ts), and exports
+      // a million plants still spills to disk; reads sort at most COMMON_Q rows (name-order-q.ts), and exports
       // read on connections of their own (exports.ts).
       db.exec('PRAGMA temp_store = MEMORY');
       const writer = new WriteThread(
