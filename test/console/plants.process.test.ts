@@ -135,7 +135,9 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     const edit = async (id: number) => {
       await page.getByRole('button', { name: `Edit plant ${id}`, exact: true }).click();
       const dialog = page.getByRole('dialog', { name: `Edit plant ${id}` });
-      await eventually(async () => (await dialog.getByLabel('Name').inputValue()) !== '', 'the stored plant in the form');
+      // The form opens with the row's values and reads the stored plant (its ETag) before Save is enabled:
+      // a write from another client must come after that read to be a conflict, not the version read.
+      await eventually(() => dialog.getByRole('button', { name: 'Save' }).isEnabled(), 'the stored plant read into the form');
       assert.equal(await dialog.getByLabel('Id').getAttribute('readonly'), '');
       return dialog;
     };
