@@ -130,7 +130,16 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
 
   return (
     <>
-      <a class="skip" href="#main">
+      {/* The address's fragment names the view (route.ts): following #main would replace it, so the link
+          moves the focus itself and leaves the address as it is. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

@@ -35,10 +35,16 @@ export interface PlantsView {
   q: string;
   tags: string[];
   sort: Sort;
+  /**
+   * Whether the order was chosen (a header clicked, Sort by, or `sort` in the address) rather than the
+   * default one: a click on the Id header sorts by id ascending when the order is the default one, though
+   * that is by id ascending too, and descending only at the second click, as on any other header.
+   */
+  sortChosen: boolean;
   limit: PageSize;
 }
 
-export const DEFAULT_VIEW: PlantsView = { q: '', tags: [], sort: 'id', limit: 25 };
+export const DEFAULT_VIEW: PlantsView = { q: '', tags: [], sort: 'id', sortChosen: false, limit: 25 };
 
 export interface Route {
   section: Section;
@@ -52,8 +58,8 @@ export function splitTags(texts: readonly string[]): string[] {
   return [...new Set(tags.filter((tag) => tag !== ''))];
 }
 
-function sortOf(text: string | null): Sort {
-  return SORTS.find(([sort]) => sort === text)?.[0] ?? DEFAULT_VIEW.sort;
+function sortOf(text: string | null): Sort | undefined {
+  return SORTS.find(([sort]) => sort === text)?.[0];
 }
 
 function pageSizeOf(text: string | null): PageSize {
@@ -72,25 +78,30 @@ export function parseRoute(hash: string): Route {
   const section = SECTIONS.find(([id]) => id === name)?.[0] ?? 'plants';
   if (section !== 'plants' || mark === -1) return { section, plants: DEFAULT_VIEW };
   const query = new URLSearchParams(text.slice(mark + 1));
+  const sort = sortOf(query.get('sort'));
   return {
     section,
     plants: {
       q: (query.get('q') ?? '').trim(),
       tags: splitTags(query.getAll('tag')),
-      sort: sortOf(query.get('sort')),
+      sort: sort ?? DEFAULT_VIEW.sort,
+      sortChosen: sort !== undefined,
       limit: pageSizeOf(query.get('limit')),
     },
   };
 }
 
-/** The fragment of a route, `#` included: the plants view's query in a fixed order, its defaults left out. */
+/**
+ * The fragment of a route, `#` included: the plants view's query in a fixed order, its defaults left out
+ * (an order chosen is kept, though it is the default one).
+ */
 export function routeHash(route: Route): string {
   if (route.section !== 'plants') return `#${route.section}`;
-  const { q, tags, sort, limit } = route.plants;
+  const { q, tags, sort, sortChosen, limit } = route.plants;
   const query = new URLSearchParams();
   if (q !== '') query.set('q', q);
   for (const tag of tags) query.append('tag', tag);
-  if (sort !== DEFAULT_VIEW.sort) query.set('sort', sort);
+  if (sortChosen || sort !== DEFAULT_VIEW.sort) query.set('sort', sort);
   if (limit !== DEFAULT_VIEW.limit) query.set('limit', String(limit));
   const search = query.toString();
   return search === '' ? '#plants' : `#plants?${search}`;
@@ -105,7 +116,10 @@ export function sortState(sort: Sort, column: SortColumn): 'ascending' | 'descen
   return sort === `-${column}` ? 'descending' : 'none';
 }
 
-/** The order after a click on a column's header: ascending by it, or descending when it was ascending already. */
-export function clickedSort(sort: Sort, column: SortColumn): Sort {
-  return sort === column ? `-${column}` : column;
+/**
+ * The order after a click on a column's header: ascending by it, or descending when it was chosen
+ * ascending already (the default order, by id, is not chosen: a first click on Id sorts ascending).
+ */
+export function clickedSort({ sort, sortChosen }: Pick<PlantsView, 'sort' | 'sortChosen'>, column: SortColumn): Sort {
+  return sortChosen && sort === column ? `-${column}` : column;
 }

@@ -11,6 +11,7 @@ interface PlantsView {
   q: string;
   tags: string[];
   sort: Sort;
+  sortChosen: boolean;
   limit: number;
 }
 interface Route {
@@ -22,12 +23,12 @@ interface RouteModule {
   routeHash(route: Route): string;
   splitTags(texts: readonly string[]): string[];
   sortState(sort: Sort, column: 'id' | 'name'): string;
-  clickedSort(sort: Sort, column: 'id' | 'name'): Sort;
+  clickedSort(view: { sort: Sort; sortChosen: boolean }, column: 'id' | 'name'): Sort;
   PAGE_SIZES: readonly number[];
   SORTS: ReadonlyArray<readonly [Sort, string]>;
 }
 
-const DEFAULT: PlantsView = { q: '', tags: [], sort: 'id', limit: 25 };
+const DEFAULT: PlantsView = { q: '', tags: [], sort: 'id', sortChosen: false, limit: 25 };
 const plants = (view: Partial<PlantsView>): Route => ({ section: 'plants', plants: { ...DEFAULT, ...view } });
 
 describe('the console: the view in the address', () => {
@@ -50,9 +51,9 @@ describe('the console: the view in the address', () => {
   it('reads search, tags, order and page size', () => {
     assert.deepEqual(
       m.parseRoute('#plants?q=boston+fern&tag=shade&tag=tropical&sort=-name&limit=50'),
-      plants({ q: 'boston fern', tags: ['shade', 'tropical'], sort: '-name', limit: 50 }),
+      plants({ q: 'boston fern', tags: ['shade', 'tropical'], sort: '-name', sortChosen: true, limit: 50 }),
     );
-    for (const [sort] of m.SORTS) assert.equal(m.parseRoute(`#plants?sort=${sort}`).plants.sort, sort);
+    for (const [sort] of m.SORTS) assert.deepEqual(m.parseRoute(`#plants?sort=${sort}`).plants, { ...DEFAULT, sort, sortChosen: true });
     assert.deepEqual(m.PAGE_SIZES, [10, 25, 50, 100]);
     for (const size of m.PAGE_SIZES) assert.equal(m.parseRoute(`#plants?limit=${size}`).plants.limit, size);
     // Percent-escapes, + as a space, %2B as a plus, any script.
@@ -61,7 +62,7 @@ describe('the console: the view in the address', () => {
 
   it('ignores what it cannot read, for the defaults: never a crash', () => {
     for (const sort of ['', 'up', 'ID', 'tag', '-', '--name', 'name ', '%00']) {
-      assert.equal(m.parseRoute(`#plants?sort=${sort}`).plants.sort, 'id', sort);
+      assert.deepEqual(m.parseRoute(`#plants?sort=${sort}`).plants, DEFAULT, sort);
     }
     for (const limit of ['', '7', '250', '1000', '0', '-10', '25.0', '1e2', 'abc', '+50', ' 50', '0x32', '050']) {
       assert.equal(m.parseRoute(`#plants?limit=${encodeURIComponent(limit)}`).plants.limit, 25, limit);
@@ -82,20 +83,26 @@ describe('the console: the view in the address', () => {
     assert.equal(m.routeHash(plants({})), '#plants');
     assert.equal(m.routeHash({ section: 'about', plants: { ...DEFAULT, q: 'x' } }), '#about');
     assert.equal(
-      m.routeHash(plants({ limit: 100, sort: 'name', tags: ['a b', 'c&d'], q: 'fern & ivy' })),
+      m.routeHash(plants({ limit: 100, sort: 'name', sortChosen: true, tags: ['a b', 'c&d'], q: 'fern & ivy' })),
       '#plants?q=fern+%26+ivy&tag=a+b&tag=c%26d&sort=name&limit=100',
     );
-    assert.equal(m.routeHash(plants({ sort: '-id' })), '#plants?sort=-id');
+    assert.equal(m.routeHash(plants({ sort: '-id', sortChosen: true })), '#plants?sort=-id');
+    // The default order once chosen stays in the address, so that the next click on Id knows it was.
+    assert.equal(m.routeHash(plants({ sort: 'id', sortChosen: true })), '#plants?sort=id');
     assert.equal(m.routeHash(plants({ limit: 10 })), '#plants?limit=10');
   });
 
   it('sorts by a clicked column ascending, then descending, then ascending again; aria-sort says which', () => {
-    assert.equal(m.clickedSort('id', 'name'), 'name');
-    assert.equal(m.clickedSort('name', 'name'), '-name');
-    assert.equal(m.clickedSort('-name', 'name'), 'name');
-    assert.equal(m.clickedSort('-name', 'id'), 'id');
-    assert.equal(m.clickedSort('id', 'id'), '-id');
-    assert.equal(m.clickedSort('-id', 'id'), 'id');
+    const chosen = (sort: Sort) => ({ sort, sortChosen: true });
+    assert.equal(m.clickedSort(chosen('id'), 'name'), 'name');
+    assert.equal(m.clickedSort(chosen('name'), 'name'), '-name');
+    assert.equal(m.clickedSort(chosen('-name'), 'name'), 'name');
+    assert.equal(m.clickedSort(chosen('-name'), 'id'), 'id');
+    assert.equal(m.clickedSort(chosen('id'), 'id'), '-id');
+    assert.equal(m.clickedSort(chosen('-id'), 'id'), 'id');
+    // The default order (by id, ascending, not chosen): a first click on either header sorts ascending by it.
+    assert.equal(m.clickedSort(DEFAULT, 'id'), 'id');
+    assert.equal(m.clickedSort(DEFAULT, 'name'), 'name');
     assert.deepEqual(
       (['id', '-id', 'name', '-name'] as const).map((sort) => [m.sortState(sort, 'id'), m.sortState(sort, 'name')]),
       [
@@ -112,12 +119,14 @@ describe('the console: the view in the address', () => {
     const view = fc.record({
       q: text.map((q) => q.trim()),
       tags: fc.array(text, { maxLength: 4 }).map((tags) => m.splitTags(tags)),
-      sort: fc.constantFrom<Sort>('id', '-id', 'name', '-name'),
+      // An order other than the default one is chosen; the default one may be chosen or not.
+      sort: fc.constantFrom<[Sort, boolean]>(['id', false], ['id', true], ['-id', true], ['name', true], ['-name', true]),
       limit: fc.constantFrom(...m.PAGE_SIZES),
     });
     fc.assert(
       fc.property(view, (plantsView) => {
-        const route = { section: 'plants', plants: { ...plantsView } };
+        const [sort, sortChosen] = plantsView.sort;
+        const route = { section: 'plants', plants: { ...plantsView, sort, sortChosen } };
         assert.deepEqual(m.parseRoute(m.routeHash(route)), route);
       }),
       { numRuns: 500 },

@@ -74,6 +74,58 @@ describe('the console: sorting by the headers, and the view in the address', { s
     assert.deepEqual(errors(), []);
   });
 
+  it('sorts by Id ascending at the first click from the default order (by id, not chosen), descending at the second', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 1, name: 'Monstera' },
+      { id: 2, name: 'Aloe' },
+      { id: 3, name: 'Zebra plant' },
+    ]);
+    await signIn(page);
+    await showing(page, '1,2,3');
+    assert.ok(['', '#plants'].includes(hashOf(page)), hashOf(page));
+    const id = page.getByRole('columnheader', { name: 'Id' }).getByRole('button', { name: 'Id', exact: true });
+    await id.click();
+    await eventually(async () => hashOf(page) === '#plants?sort=id', 'the order chosen, in the address');
+    await showing(page, '1,2,3', 'by id, ascending');
+    assert.deepEqual(await ariaSort(page), ['ascending', 'none']);
+    await id.click();
+    await showing(page, '3,2,1', 'by id, descending');
+    assert.deepEqual(await ariaSort(page), ['descending', 'none']);
+    assert.equal(hashOf(page), '#plants?sort=-id');
+    // A reload keeps the chosen order, so the next click still knows it.
+    await page.goto(page.url().replace(/#.*$/, '#plants?sort=id'));
+    await page.reload();
+    await showing(page, '1,2,3');
+    await id.click();
+    await showing(page, '3,2,1', 'descending: the order in the address was chosen');
+    assert.deepEqual(errors(), []);
+  });
+
+  it('"Skip to content" moves the focus to the view and leaves the address, so the view, as it is', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 1, name: 'Fern' },
+      { id: 2, name: 'Ivy' },
+    ]);
+    await signIn(page);
+    await showing(page, '1,2');
+    await page.getByRole('searchbox', { name: 'Search' }).fill('ivy');
+    await page.getByRole('searchbox', { name: 'Search' }).press('Enter');
+    await showing(page, '2', 'the search');
+    const view = hashOf(page);
+    assert.match(view, /^#plants\?q=ivy/);
+    await page.getByRole('link', { name: 'Skip to content' }).focus();
+    await page.keyboard.press('Enter');
+    const focusedId = () =>
+      page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id);
+    await eventually(async () => (await focusedId()) === 'main', 'the focus on the view');
+    assert.equal(hashOf(page), view);
+    await showing(page, '2', 'the search kept');
+    assert.equal(await page.getByRole('searchbox', { name: 'Search' }).inputValue(), 'ivy');
+    assert.deepEqual(errors(), []);
+  });
+
   it('keeps search, tags, order and page size in the address: a reload, a link in another tab and Back all show the same view', async () => {
     const { t, page, origin, requests, errors } = await openConsole(after);
     await addPlants(t, [

@@ -127,7 +127,7 @@ export function Plants({
 
   return (
     <>
-      <Filters view={view} onSearch={search} onSort={(sort) => onView({ sort })} searchRef={searchField} />
+      <Filters view={view} onSearch={search} onSort={(sort) => onView({ sort, sortChosen: true })} searchRef={searchField} />
 
       <div class="actions">
         <button type="button" disabled={!canWrite} aria-keyshortcuts="n" onClick={() => setEditing({ kind: 'new' })}>
@@ -158,8 +158,8 @@ export function Plants({
       {page !== null && (
         <PlantTable
           plants={page.plants}
-          sort={view.sort}
-          onSort={(sort) => onView({ sort })}
+          view={view}
+          onSort={(sort) => onView({ sort, sortChosen: true })}
           canWrite={canWrite}
           selected={new Set(selected.keys())}
           onSelect={choose}

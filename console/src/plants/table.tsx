@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { StoredPlant } from '../api.js';
-import { clickedSort, sortState, type Sort, type SortColumn } from '../route.js';
+import { clickedSort, sortState, type PlantsView, type Sort, type SortColumn } from '../route.js';
 import { Hidden, TableBox } from '../ui.js';
 
 /**
@@ -11,7 +11,7 @@ import { Hidden, TableBox } from '../ui.js';
  */
 export interface PlantTableProps {
   plants: StoredPlant[];
-  sort: Sort;
+  view: Pick<PlantsView, 'sort' | 'sortChosen'>;
   onSort: (sort: Sort) => void;
   canWrite: boolean;
   /** The ids (as text) selected for deleting. */
@@ -22,11 +22,12 @@ export interface PlantTableProps {
 }
 
 export function PlantTable(props: PlantTableProps) {
-  const { plants, sort, onSort, canWrite, selected } = props;
+  const { plants, view, onSort, canWrite, selected } = props;
+  const { sort } = view;
   if (plants.length === 0) return <p>No plants found.</p>;
   const header = (column: SortColumn, label: string) => (
     <th scope="col" aria-sort={sortState(sort, column)}>
-      <button type="button" class="sort" onClick={() => onSort(clickedSort(sort, column))}>
+      <button type="button" class="sort" onClick={() => onSort(clickedSort(view, column))}>
         {label}
         <span class="arrow" aria-hidden="true">
           {{ ascending: ' ▲', descending: ' ▼', none: '' }[sortState(sort, column)]}
