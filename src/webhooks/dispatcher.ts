@@ -196,8 +196,8 @@ export class Dispatcher {
       for (const message of due) this.ready.push({ message, sendBy });
       if (this.stopped) await this.giveBack(this.ready.splice(0).map((r) => r.message.seq));
     } catch (error) {
-      // The store is unavailable: the next wake-up (at most POLL_MS away) tries again.
-      this.maybeDue = true;
+      // The store is unavailable: the next wake-up (at most POLL_MS away) tries again, not the pump below,
+      // which would claim again at once and, on a store that fails fast, spin and flood the log.
       this.log.warn({ err: error }, 'webhooks: could not claim due messages');
     } finally {
       this.claiming = false;

@@ -114,3 +114,35 @@ describe('dispatcher: claims ahead of the free slots', () => {
     );
   });
 });
+
+describe('dispatcher: a store that fails', () => {
+  it('tries to claim again at the next wake-up, not at once: no spin, one warning a wake-up, and it resumes when the store does', async () => {
+    const { store, recorded } = outbox(3);
+    const working = store.claimDue.bind(store);
+    let failing = true;
+    let claims = 0;
+    store.claimDue = (limit, leaseMs) => {
+      claims++;
+      // Refused at the next turn, as a store's I/O would be (a refusal in the same turn would starve the timers).
+      if (failing) return new Promise<never>((_resolve, reject) => setImmediate(() => reject(new Error('the store is unavailable'))));
+      return working(limit, leaseMs);
+    };
+    let warnings = 0;
+    const log = { ...quiet, warn: () => void warnings++ };
+    const sender = { send: (): Promise<AttemptOutcome> => Promise.resolve({ status: 204, error: null }) };
+    const dispatcher = new Dispatcher(store, sender, settings(4), log);
+    dispatcher.start();
+    // Many turns of the event loop: a claim retried from its own failure would have run thousands of times.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(claims, 1, 'one claim, at the start');
+    assert.equal(warnings, 1);
+    dispatcher.wake();
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(claims, 2, 'one more at the wake-up');
+    failing = false;
+    dispatcher.wake();
+    for (let i = 0; i < 200 && recorded.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await dispatcher.stop();
+    assert.equal(recorded.length, 3, 'sent once the store is back');
+  });
+});
