@@ -60,9 +60,8 @@ export function lacksScope(scope: Scope): string {
 
 /** A 403 for scopes the token lacks; WWW-Authenticate names them (space-separated, RFC 6750 §3). */
 export function insufficientScope(scopes: readonly Scope[], message: string): HttpError {
-  return new HttpError(403, message, {
-    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scopes.join(' ')}"`,
-  });
+  const scope = scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : '';
+  return new HttpError(403, message, { 'www-authenticate': `${REALM}, error="insufficient_scope"${scope}` });
 }
 
 /**

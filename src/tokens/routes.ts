@@ -7,7 +7,17 @@ import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '.
 import { outcomeOf, type Outcomes } from '../store/idempotency.js';
 import { nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
-import { cannotGrant, lackedScopes, notFound, REVOKED_ALREADY_EXAMPLE, REVOKING_ITSELF_EXAMPLE, revokedAlready, revokingItself } from './rules.js';
+import {
+  cannotGrant,
+  lackedScopes,
+  MANAGES_ONLY,
+  managesOnly,
+  notFound,
+  REVOKED_ALREADY_EXAMPLE,
+  REVOKING_ITSELF_EXAMPLE,
+  revokedAlready,
+  revokingItself,
+} from './rules.js';
 import { CreatedToken, KeyedHeaders, NewToken, PAGE_LIMIT_DEFAULT, RevokeQuery, Token, TokenIdParams, TokenInfo, TokenListQuery } from './schema.js';
 
 export interface TokenRouteOptions {
@@ -117,7 +127,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         tags: ['tokens'],
         summary: 'Makes a token with some of the scopes of the token making it (its secret is in this answer only)',
         description:
-          'The token can grant only scopes it holds itself: `tokens:manage` alone makes nothing. A name an active token has is refused (409).',
+          'The token can grant only scopes it holds itself, and `tokens:manage` alone makes nothing (a token holding no other scope makes no token). A name an active token has is refused (409).',
         body: NewToken,
         headers: KeyedHeaders,
         response: { 201: CreatedToken, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
@@ -128,7 +138,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         },
         errorExamples: {
           400: ['body.scopes must not be empty', 'body.name must be at most 64 characters long', 'body has an unknown field "expires"'],
-          403: [lacksScope(auth), cannotGrant(['webhooks:manage', 'events:read'])],
+          403: [lacksScope(auth), cannotGrant(['webhooks:manage', 'events:read']), MANAGES_ONLY],
           409: [new DuplicateTokenNameError('reporting').message, KEY_EXAMPLES[409]],
           422: KEY_EXAMPLES[422],
         },
@@ -137,7 +147,9 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
     },
     async (request, reply) => {
       const { name, scopes } = request.body;
-      const lacked = lackedScopes(request.principal!, scopes);
+      const maker = request.principal!;
+      if (managesOnly(maker)) throw insufficientScope([], MANAGES_ONLY);
+      const lacked = lackedScopes(maker, scopes);
       if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked));
       const { secret, token } = newToken(name, scopes);
       const key = request.headers['idempotency-key'];

@@ -9,7 +9,7 @@ import { andList } from '../words.js';
 
 /**
  * The scopes asked for that the token making the new one lacks. A token grants only what it holds itself,
- * so `tokens:manage` cannot be used to climb to more: alone it makes nothing (but tokens with `tokens:manage`).
+ * so `tokens:manage` cannot be used to climb to more.
  */
 export function lackedScopes(maker: Principal, asked: readonly Scope[]): Scope[] {
   return asked.filter((scope) => !maker.scopes.includes(scope));
@@ -18,6 +18,18 @@ export function lackedScopes(maker: Principal, asked: readonly Scope[]): Scope[]
 export function cannotGrant(lacked: readonly Scope[]): string {
   return `body.scopes asks for ${andList(lacked)}, which this token lacks: a token can grant only scopes it holds itself`;
 }
+
+/**
+ * `tokens:manage` alone makes nothing: a token that holds no other scope makes no token at all, not even
+ * another that only manages tokens. Such a token can list and revoke (to stop a leaked one), but a leaked
+ * one cannot mint copies of itself that outlive its revocation.
+ */
+export function managesOnly(maker: Principal): boolean {
+  return maker.scopes.every((scope) => scope === 'tokens:manage');
+}
+
+export const MANAGES_ONLY =
+  'this token holds tokens:manage alone, which makes no token: a token makes tokens only when it holds a scope besides tokens:manage, and grants only scopes it holds itself';
 
 /** The 404 of an id no stored token has; static tokens and JWTs are told apart by their ids' forms (nothing is looked up). */
 export function notFound(id: string): string {

@@ -61,6 +61,21 @@ describe('the console: tokens, refused and retried', { skip, timeout: 180_000 },
     assertOnOrigin(under);
   });
 
+  it('to a token holding tokens:manage alone, lists and revokes but offers no Create token, saying why', async () => {
+    const under = await openConsole(after);
+    const { t, page } = under;
+    await t.tokenWith('plants:read');
+    await signIn(page, await t.tokenWith('tokens:manage'));
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByRole('table').waitFor();
+    const create = page.getByRole('button', { name: 'Create token' });
+    assert.equal(await create.isDisabled(), true);
+    assert.match(await page.locator('#token-makes-none').innerText(), /holds tokens:manage alone, which makes no token/);
+    assert.equal(await create.getAttribute('aria-describedby'), 'token-makes-none');
+    assert.ok((await page.getByRole('button', { name: /^Revoke / }).count()) >= 1, 'revoking stays');
+    assertOnOrigin(under);
+  });
+
   it('shows the service’s refusals in its words: a name taken (409), a bad name or no scope (400), a scope not held (403)', async () => {
     const under = await openConsole(after);
     const { t, page } = under;

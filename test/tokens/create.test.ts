@@ -64,12 +64,20 @@ describe('POST /tokens', async () => {
     assert.deepEqual(made.json<Created>().scopes, ['plants:read', 'tokens:manage']);
   });
 
-  it('tokens:manage alone makes nothing but tokens:manage', async () => {
+  it('tokens:manage alone makes nothing, not even another token that only manages tokens', async () => {
     const manager = await t.tokenWith('tokens:manage');
-    for (const scope of SCOPES.filter((s) => s !== 'tokens:manage')) {
-      assertError(await create({ name: `only-${scope}`, scopes: [scope] }, manager), 403, `asks for ${scope}, which this token lacks`);
+    const before = await t.store.tokens.count();
+    for (const scopes of [...SCOPES.map((scope) => [scope]), ['tokens:manage', 'plants:read']]) {
+      const res = await create({ name: `made-${scopes.join('-')}`, scopes }, manager);
+      assertError(res, 403, 'this token holds tokens:manage alone, which makes no token');
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="plant-store", error="insufficient_scope"');
     }
-    const res = await create({ name: 'another-manager', scopes: ['tokens:manage'] }, manager);
+    assert.equal(await t.store.tokens.count(), before, 'nothing made');
+    // It still lists and revokes (to stop a leaked token).
+    assert.equal((await t.call('GET', '/tokens', { token: manager })).statusCode, 200);
+    // With one scope more it makes tokens within its scopes, one that only manages tokens included.
+    const broader = await t.tokenWith('tokens:manage', 'plants:read');
+    const res = await create({ name: 'another-manager', scopes: ['tokens:manage'] }, broader);
     assert.equal(res.statusCode, 201, res.payload);
   });
 

@@ -26,6 +26,8 @@ const ORDER = Object.keys(SCOPE_WORDS) as Scope[];
  * it knows every scope the service does.)
  */
 export function grantable(held: readonly Scope[]): { offered: Scope[]; withheld: Scope[] } {
+  // tokens:manage alone makes nothing (the service answers 403): a token holding no other scope offers none.
+  if (held.every((scope) => scope === 'tokens:manage')) return { offered: [], withheld: [...ORDER] };
   return { offered: ORDER.filter((scope) => held.includes(scope)), withheld: ORDER.filter((scope) => !held.includes(scope)) };
 }
 

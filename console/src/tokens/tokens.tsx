@@ -3,7 +3,7 @@ import { explain, hasScope, lacking, nextLink, unreachable, type StoredToken } f
 import type { Session } from '../session.js';
 import { Hidden, Message, TableBox, when } from '../ui.js';
 import { CreateToken, RevokeToken, TokenSecret } from './dialogs.js';
-import { unlistedNote } from './rules.js';
+import { grantable, unlistedNote } from './rules.js';
 
 /**
  * The stored tokens (GET /tokens, with tokens:manage): id, name, scopes, when made, active or revoked, a page
@@ -74,6 +74,8 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
     );
   }
 
+  // tokens:manage alone makes no token (the service refuses it): Create token is then unavailable, and says why.
+  const makes = grantable(info.scopes).offered.length > 0;
   const signedWith = info.id.startsWith('static:') ? 'a static token' : info.id.startsWith('jwt:') ? 'a JWT' : null;
   const finish = (message: string) => {
     setDone(message);
@@ -83,7 +85,12 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
   return (
     <>
       <div class="actions">
-        <button type="button" onClick={() => setDialog({ kind: 'create' })}>
+        <button
+          type="button"
+          disabled={!makes}
+          aria-describedby={makes ? undefined : 'token-makes-none'}
+          onClick={() => setDialog({ kind: 'create' })}
+        >
           Create token
         </button>
         <button type="button" class="quiet" onClick={() => void load()}>
@@ -98,6 +105,12 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
           ))}
         </select>
       </div>
+      {!makes && (
+        <p id="token-makes-none" class="note">
+          The token you are signed in with holds tokens:manage alone, which makes no token: it can list and revoke tokens. Sign in with a token that
+          also holds the scopes to grant.
+        </p>
+      )}
       {page !== null && page.unlisted !== '' && (
         <p class="note">
           {page.unlisted} {signedWith !== null && `You are signed in with ${signedWith} (${info.id}), which is not listed.`}
