@@ -69,7 +69,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
   await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
   await app.register(eventRoutes, { feed, events: store.events });
-  await app.register(tokenRoutes, { tokens: store.tokens, idempotency, unlisted: unlistedTokens(settings) });
+  await app.register(tokenRoutes, { tokens: store.tokens, idempotency, unlisted: unlistedTokens(settings), revoked: pipeline.revoked });
   let openApi: object | undefined;
   const documented = {
     schemas: [

@@ -42,6 +42,8 @@ export interface Pipeline {
   routes: RouteOptions[];
   /** Told when the process stops serving: answers from then on say `Connection: close`. */
   closing: () => void;
+  /** Told when this app revokes a stored token: refused from its next request on (auth/tokens.ts caches look-ups). */
+  revoked: (tokenId: string) => void;
 }
 
 let instance = 0;
@@ -110,7 +112,8 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   const jwt = JwtVerifier.fromConfig(settings, (reason) =>
     app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
   );
-  const authenticate = authHook(new TokenVerifier(settings.tokens, store.tokens, jwt));
+  const verifier = new TokenVerifier(settings.tokens, store.tokens, jwt);
+  const authenticate = authHook(verifier);
   app.addHook('onRequest', limiter ? limitedAuthentication(limiter, authenticate) : authenticate);
 
   // 5. The rules every route must follow, checked as it registers (nothing per request): it says who may
@@ -164,6 +167,7 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
     deadlines,
     routes,
     closing: () => void (stopping = true),
+    revoked: (tokenId) => verifier.forget(tokenId),
     services: [
       { name: 'request deadlines', start: () => deadlines.start(), stop: () => deadlines.stop() },
       { name: 'load shedding', start: () => overload.start(), stop: () => overload.stop() },

@@ -103,6 +103,14 @@ export class TokenVerifier {
     });
   }
 
+  /**
+   * Forgets the cached look-ups of a stored token, revoked by this process: its next request asks the store
+   * (and is refused) at once, rather than within TOKEN_CACHE_MS. Revocation is rare; the cache is bounded.
+   */
+  forget(tokenId: string): void {
+    for (const [secret, { principal }] of this.cache) if (principal.tokenId === tokenId) this.cache.delete(secret);
+  }
+
   private remember(secret: string, principal: Principal, until: number): void {
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(secret, { principal, until });

@@ -29,6 +29,8 @@ export interface TokenRouteOptions {
   unlisted: ReadonlyArray<'static' | 'jwt'>;
   /** Idempotency-Key on POST /tokens (http/idempotency.ts). */
   idempotency: Idempotency;
+  /** Told of each token revoked here, so that this app refuses it from its next request (other instances within a second). */
+  revoked?: (tokenId: string) => void;
 }
 
 /**
@@ -59,7 +61,7 @@ const UNLISTED_HEADER = {
  * ones, listed, made and revoked with the `tokens:manage` scope (as the CLI's `token` commands do on the
  * store). A token makes only tokens within its own scopes (rules.ts), and revokes itself only when it says so.
  */
-export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, idempotency }, done) => {
+export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, idempotency, revoked }, done) => {
   const auth = 'tokens:manage' as const;
 
   app.get(
@@ -213,6 +215,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
       if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true) throw new HttpError(409, revokingItself(id));
       // Revoked meanwhile by another request: as if it had been revoked before this one.
       if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError(404, revokedAlready(id, null));
+      revoked?.(id);
       return reply.code(204).send();
     },
   );
