@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TYPES, type EventType } from '../model/event-types.js';
 import { EventStreamReader } from '../net/event-stream.js';
-import { print } from './output.js';
+import { print, say } from './output.js';
 
 /**
  * `events tail --url`: the change feed of a running service over HTTP, for a machine that cannot reach its
@@ -72,7 +72,7 @@ export async function tailHttp(options: HttpTail): Promise<void> {
         throw new Error(`${response.status}: ${await errorMessage(response)}`);
       }
       if (response.status !== 200 || response.body === null) throw new Refused(`GET /events: ${response.status}: ${await errorMessage(response)}`);
-      if (lost) process.stderr.write('plant-store: reconnected\n');
+      if (lost) say('plant-store: reconnected');
       lost = false;
       await readStream(response.body, signal, lastId, {
         // An empty id clears the last event ID: no Last-Event-ID is sent then, as an EventSource does.
@@ -88,8 +88,8 @@ export async function tailHttp(options: HttpTail): Promise<void> {
           throw new Refused(
             `nothing answers at ${url} (${describe(error)}), tried for ${NEVER_ANSWERED_GIVE_UP_MS / 1000} s: is the service running there?`,
           );
-        if (!lost) process.stderr.write(`plant-store: cannot connect to ${url} (${describe(error)}); trying again\n`);
-      } else if (!lost) process.stderr.write(`plant-store: connection lost (${describe(error)}); reconnecting\n`);
+        if (!lost) say(`plant-store: cannot connect to ${url} (${describe(error)}); trying again`);
+      } else if (!lost) say(`plant-store: connection lost (${describe(error)}); reconnecting`);
       lost = true;
     }
     await sleep(wait, undefined, { signal }).catch(() => undefined);

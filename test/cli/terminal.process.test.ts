@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createToken } from '../../src/auth/tokens.js';
@@ -91,6 +93,28 @@ describe('stored text on a terminal and to a pipe', async () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /^plant-store: no active token with id or name "no\\x1b\[2Kone" in /);
     assert.deepEqual(controls(refused.stderr), []);
+  });
+
+  test("events tail --url on a terminal: a service's answer quoted in a message comes escaped", async () => {
+    // A service (or a proxy before it) whose 503 says something hostile.
+    const service = createServer((_request, response) => {
+      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 503, message: `busy ${HOSTILE}` }));
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    after(() => void service.close());
+    const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+    const child = spawn(process.execPath, [...AS_TERMINAL, CLI_JS, 'events', 'tail', '--url', url], {
+      env: baseEnv({ PLANT_STORE_TOKEN: 'tok_abcdefghijklmnopqrstuvwxyz0123456789' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    after(() => void (child.exitCode === null && child.kill('SIGKILL')));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    await waitUntil(() => stderr.includes('reconnecting'), 10_000, 'the message');
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('close', resolve));
+    assert.match(stderr, /connection lost \(503: busy Fern\\x1b\[2K\\rOK /);
+    assert.deepEqual(controls(stderr), []);
   });
 
   test('events tail on a terminal: the events escaped, as they commit', async () => {
