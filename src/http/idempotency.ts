@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import {
   EARLIER_ANSWER,
+  SWEEP_BATCH,
   sweepExpired,
   type AnyOutcome,
   type IdempotencyStore,
@@ -234,19 +235,24 @@ export function sweepExpiredKeys(
   log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
 ): () => void {
   let sweeping = false;
+  // Stopping ends a sweep under way too, after its batch: the store is closed next.
+  const stopping = new AbortController();
   const sweep = async () => {
     if (sweeping) return;
     sweeping = true;
     try {
-      const { deleted, batches } = await sweepExpired(store);
+      const { deleted, batches } = await sweepExpired(store, SWEEP_BATCH, stopping.signal);
       if (deleted > 0) log.debug({ deleted, batches }, 'idempotency: expired keys deleted');
     } catch (error) {
-      log.warn({ err: error }, 'idempotency: could not delete expired keys');
+      if (!stopping.signal.aborted) log.warn({ err: error }, 'idempotency: could not delete expired keys');
     } finally {
       sweeping = false;
     }
   };
   void sweep();
   const timer = setInterval(() => void sweep(), Math.min(600_000, Math.max(1000, ttlMs / 10))).unref();
-  return () => clearInterval(timer);
+  return () => {
+    stopping.abort();
+    clearInterval(timer);
+  };
 }

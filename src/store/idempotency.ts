@@ -145,17 +145,20 @@ export const SWEEP_BATCH = 500;
 /**
  * Deletes every expired outcome, `batch` at a time, each batch its own transaction, and between batches
  * lets the writes queued meanwhile go first (setImmediate: the batchers send what waits before the next
- * batch is asked for). Answers how many were deleted, in how many batches.
+ * batch is asked for). Answers how many were deleted, in how many batches. Once `signal` is aborted (the
+ * process stops, its store about to close) no further batch is asked for.
  */
 export async function sweepExpired(
   keys: Pick<IdempotencyStore, 'deleteExpired'>,
   batch = SWEEP_BATCH,
+  signal?: AbortSignal,
 ): Promise<{ deleted: number; batches: number }> {
   let deleted = 0;
   for (let batches = 1; ; batches++) {
     const n = await keys.deleteExpired(batch);
     deleted += n;
-    if (n < batch) return { deleted, batches };
+    if (n < batch || signal?.aborted) return { deleted, batches };
     await new Promise((resolve) => setImmediate(resolve));
+    if (signal?.aborted) return { deleted, batches };
   }
 }

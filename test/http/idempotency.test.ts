@@ -184,4 +184,24 @@ describe('Idempotency-Key on POST /plants', () => {
     await waitUntil(() => deleted === 1, 30_000, 'the sweep to delete the expired answer');
     stop();
   });
+
+  it('stops a sweep under way when stopped: no batch asked for after, no warning for the store closing', async () => {
+    let asked = 0;
+    let answer: () => void = () => undefined;
+    // A store with ever more expired outcomes, each batch answered when the test says.
+    const endless = {
+      deleteExpired: (limit: number) => {
+        asked++;
+        return new Promise<number>((resolve) => (answer = () => resolve(limit)));
+      },
+    };
+    const stop = sweepExpiredKeys(endless, 3_600_000, { warn: () => assert.fail('warned'), debug: () => undefined });
+    after(stop);
+    answer();
+    await waitUntil(() => asked === 2, 10_000, 'a second batch');
+    stop();
+    answer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(asked, 2, 'no batch after the stop');
+  });
 });
