@@ -95,6 +95,10 @@ export class SqliteStore implements Store {
       // Said before the file is made private: a store made by an earlier version may be open to others.
       const warnings = [exposedStoreWarning(path)].filter((warning) => warning !== undefined);
       createPrivateFile(path);
+      // SQLite opens a file it may not write read-only, without a word, and refuses each write later
+      // (SQLITE_READONLY, naming nothing): a store this process cannot write is refused here, by name.
+      const readOnly = accessProblem(path, { code: 'EACCES' });
+      if (readOnly !== undefined) throw Object.assign(new Error(readOnly), { code: 'EACCES' });
       const db = openStoreFile(path, options);
       refuseForeignReservedObjects(db);
       // 16 MB of page cache for reads, said outright: better-sqlite3 builds SQLite with this default

@@ -76,3 +76,39 @@ describe('a data folder the user running plant-store may not write', { skip: use
     named(stderr);
   });
 });
+
+// Run as root only: a file of one's own is made private (0600) at open, so only another user's file stays unwritable.
+const fileSkip = user.skip || (asRoot ? false : 'a file of another user needs root to make');
+describe('a database file the user running plant-store may not write, in a folder it may', { skip: fileSkip, timeout: 120_000 }, () => {
+  const dir = tempDir(after);
+  chmodSync(dir, 0o755);
+  const folder = join(dir, 'data');
+  mkdirSync(folder);
+  const path = join(folder, 'plant-store.db');
+  const databaseUrl = `file:${path}`;
+  const named = (stderr: string) => {
+    assert.match(
+      stderr,
+      new RegExp(`the file ${path} is not readable and writable by the user ${user.said.replace(/[()]/g, '\\$&')} that runs plant-store`),
+    );
+    assert.match(stderr, new RegExp(`chown ${user.said.split(' ')[0]} ${path}`));
+    assert.doesNotMatch(stderr, /SQLITE_READONLY|SQLITE_CANTOPEN|EACCES/);
+  };
+
+  it('made by another user (or left read-only): SQLite would open it read-only without a word; the CLI and the server name it, and fail', async () => {
+    // The store made (and closed) by root.
+    const made = await run(process.execPath, [CLI_JS, 'migrate'], { env: baseEnv({ DATABASE_URL: databaseUrl }) });
+    assert.match(made.stderr, /plant-store\.db/);
+    // A folder anyone may write (as a shared /tmp is), the file root's and read-only.
+    chmodSync(folder, 0o777);
+    chmodSync(path, 0o444);
+
+    const cli = await plantStore(['plants', 'create', '--id', '1', '--name', 'Fern'], { DATABASE_URL: databaseUrl });
+    assert.equal(cli.code, 1, cli.stderr);
+    named(cli.stderr);
+    const server = await plantStore(['serve'], { DATABASE_URL: databaseUrl });
+    assert.notEqual(server.code, 0, server.stderr);
+    assert.match(server.stderr, /cannot start: DATABASE_URL: cannot open file:/);
+    named(server.stderr);
+  });
+});
