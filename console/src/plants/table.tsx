@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { StoredPlant } from '../api.js';
 import { clickedSort, sortState, type PlantsView, type Sort, type SortColumn } from '../route.js';
 import { Hidden, TableBox } from '../ui.js';
@@ -94,8 +94,9 @@ function SelectPage({ plants, selected, onSelect }: Pick<PlantTableProps, 'plant
   const count = plants.filter((plant) => selected.has(String(plant.id))).length;
   const all = count === plants.length;
   const ref = useRef<HTMLInputElement>(null);
-  // "Mixed" exists only as a property of the element, not as an attribute.
-  useEffect(() => {
+  // "Mixed" exists only as a property of the element, not as an attribute: set with the render that changes
+  // the count (a layout effect), never a frame later, when the box has shown unchecked already.
+  useLayoutEffect(() => {
     ref.current!.indeterminate = count > 0 && !all;
   }, [count, all]);
   return (
