@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { after } from 'node:test';
@@ -149,6 +150,17 @@ export async function startServer(cleanup: typeof after, options: StartOptions =
 export interface Ran extends Exit {
   stdout: string;
   stderr: string;
+}
+
+/** A CLI failure as it is reported: exit 1, nothing on stdout, exactly this one line on stderr. */
+export function assertFails(result: Ran, line: string | RegExp): void {
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.stdout, '');
+  if (typeof line === 'string') assert.equal(result.stderr, `plant-store: ${line}\n`);
+  else {
+    assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
+    assert.match(result.stderr, line);
+  }
 }
 
 /** Runs a process to its end: the server expected to refuse to start, or a CLI command. */

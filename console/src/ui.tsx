@@ -46,14 +46,36 @@ export function Message({ text, error = false }: { text: string; error?: boolean
   );
 }
 
-/** A form's last row: Save submits it (disabled while busy), Cancel closes it unsaved. */
-export function SaveOrCancel({ busy, onCancel }: { busy: boolean; onCancel: () => void }) {
+/**
+ * A dialog's last row: its action, disabled while busy, and Cancel, which closes it with nothing done. The
+ * action submits the dialog's form (Save by default) or, given `onConfirm`, runs that as a danger (Delete,
+ * Revoke). `holdCancel`: Cancel is disabled while busy too (an action that cannot be taken back halfway).
+ */
+export function ConfirmOrCancel({
+  action = 'Save',
+  busy = false,
+  onConfirm,
+  onCancel,
+  holdCancel = false,
+}: {
+  action?: string;
+  busy?: boolean;
+  onConfirm?: () => void;
+  onCancel: () => void;
+  holdCancel?: boolean;
+}) {
   return (
     <div class="actions">
-      <button type="submit" disabled={busy}>
-        Save
-      </button>
-      <button type="button" class="quiet" onClick={onCancel}>
+      {onConfirm === undefined ? (
+        <button type="submit" disabled={busy}>
+          {action}
+        </button>
+      ) : (
+        <button type="button" class="danger" disabled={busy} onClick={onConfirm}>
+          {action}
+        </button>
+      )}
+      <button type="button" class="quiet" disabled={holdCancel && busy} onClick={onCancel}>
         Cancel
       </button>
     </div>

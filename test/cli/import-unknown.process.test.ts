@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { CLI_JS, request, run, startServer, type Ran } from '../process.js';
+import { assertFails, CLI_JS, request, run, startServer, type Ran } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 
 /**
@@ -18,12 +18,6 @@ const TYPOS =
   '{"id":1,"name":"Fern","tga":"shade"}\n{"id":2,"name":"Ivy"}\n{"id":3,"name":"Moss","tga":"damp","colour":"green"}\n{"id":4,"name":"Aloe","tga":"sun"}\n';
 const WARNINGS =
   'plant-store: warning: unknown field "tga" was ignored in 3 rows\nplant-store: warning: unknown field "colour" was ignored in 1 row\n';
-
-function assertFails(result: Ran, line: string): void {
-  assert.equal(result.code, 1, result.stderr);
-  assert.equal(result.stdout, '');
-  assert.equal(result.stderr, `plant-store: ${line}\n`);
-}
 
 /**
  * The rules, through `importing` (plants import with its options and input) and `stored` (the plants kept, as

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { cli, CLI_JS, request, run, startServer, waitUntil, type Ran, type ServerProcess } from '../process.js';
+import { assertFails, cli, CLI_JS, request, run, startServer, waitUntil, type ServerProcess } from '../process.js';
 import { freePort } from '../store/postgres/pg-server.js';
 
 /**
@@ -24,17 +24,6 @@ interface Listed {
   scopes: string[];
   createdAt: string;
   revokedAt: string | null;
-}
-
-/** A failure as the CLI reports it: exit 1, nothing on stdout, exactly this one line on stderr. */
-function assertFails(result: Ran, line: string | RegExp): void {
-  assert.equal(result.code, 1, result.stderr);
-  assert.equal(result.stdout, '');
-  if (typeof line === 'string') assert.equal(result.stderr, `plant-store: ${line}\n`);
-  else {
-    assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
-    assert.match(result.stderr, line);
-  }
 }
 
 async function becomesRefused(server: ServerProcess, token: string): Promise<void> {

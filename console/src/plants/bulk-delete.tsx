@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type StoredPlant } from '../api.js';
-import { counted, Dialog } from '../ui.js';
+import { ConfirmOrCancel, counted, Dialog } from '../ui.js';
 
 /**
  * "Delete selected": the plants whose boxes are checked, deleted one by one after asking, each only at the
@@ -98,14 +98,7 @@ export function DeleteSelected({
       </p>
       <p class="hint">A plant that someone else changed or deleted since it was shown is left as it is, and listed.</p>
       {busy && <p role="status">{`Deleting… ${progress + 1} of ${count}`}</p>}
-      <div class="actions">
-        <button type="button" class="danger" disabled={busy} onClick={() => void run()}>
-          Delete
-        </button>
-        <button type="button" class="quiet" disabled={busy} onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmOrCancel action="Delete" busy={busy} onConfirm={() => void run()} onCancel={onClose} holdCancel />
     </Dialog>
   );
 }

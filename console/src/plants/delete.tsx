@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type StoredPlant } from '../api.js';
-import { Dialog, Message } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Message } from '../ui.js';
 
 /** "Delete": asks once, naming the plant, then deletes it. */
 export function DeletePlant({
@@ -36,14 +36,7 @@ export function DeletePlant({
         {plant.tag === undefined ? '' : ` (${plant.tag})`} will be deleted. This cannot be undone.
       </p>
       <Message text={problem} error />
-      <div class="actions">
-        <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
-          Delete
-        </button>
-        <button type="button" class="quiet" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmOrCancel action="Delete" busy={busy} onConfirm={() => void remove()} onCancel={onClose} />
     </Dialog>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
-import { Dialog, Field, Message, SaveOrCancel } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 
 /**
  * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
@@ -136,7 +136,7 @@ export function PlantForm({
         <Field label="Name" value={name} onInput={setName} required />
         <Field label="Tag" value={tag} onInput={setTag} hint="Optional." />
         <Message text={problem} error />
-        <SaveOrCancel busy={busy} onCancel={onClose} />
+        <ConfirmOrCancel busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

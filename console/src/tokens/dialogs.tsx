@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type Scope, type StoredToken } from '../api.js';
 import { SecretShown } from '../secret.js';
-import { Dialog, Field, Message } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 import { grantable, SCOPE_WORDS, Submissions } from './rules.js';
 
 /** The Tokens view's dialogs: a new token, its secret shown once, and the question before revoking one. */
@@ -94,14 +94,7 @@ export function CreateToken({
           })}
         </fieldset>
         <Message text={problem} error />
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Create
-          </button>
-          <button type="button" class="quiet" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <ConfirmOrCancel action="Create" busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -160,14 +153,7 @@ export function RevokeToken({
         </p>
       )}
       <Message text={problem} error />
-      <div class="actions">
-        <button type="button" class="danger" disabled={busy} onClick={() => void revoke()}>
-          {own ? 'Revoke and sign out' : 'Revoke'}
-        </button>
-        <button type="button" class="quiet" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmOrCancel action={own ? 'Revoke and sign out' : 'Revoke'} busy={busy} onConfirm={() => void revoke()} onCancel={onClose} />
     </Dialog>
   );
 }

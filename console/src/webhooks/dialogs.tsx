@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type EventType } from '../api.js';
 import { SecretShown } from '../secret.js';
-import { Dialog, Field, Message, SaveOrCancel } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 
 /** The webhook view's dialogs: a new endpoint, a secret shown once, and a question before a change that cannot be undone. */
 
@@ -65,7 +65,7 @@ export function AddEndpoint({
         </fieldset>
         <Field label="Description" value={description} onInput={setDescription} hint="Optional, for people." />
         <Message text={problem} error />
-        <SaveOrCancel busy={busy} onCancel={onClose} />
+        <ConfirmOrCancel busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -86,14 +86,7 @@ export function Confirm(props: { title: string; text: string; action: string; on
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       <p>{props.text}</p>
-      <div class="actions">
-        <button type="button" class="danger" onClick={props.onConfirm}>
-          {props.action}
-        </button>
-        <button type="button" class="quiet" onClick={props.onClose}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmOrCancel action={props.action} onConfirm={props.onConfirm} onCancel={props.onClose} />
     </Dialog>
   );
 }
