@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { orList } from '../words.js';
+import { editDistance, orList } from '../words.js';
 
 /**
  * The command-line tool's commands, each declared once with its usage: `plant-store token create
@@ -95,19 +95,10 @@ export function synopsis(action: Action): string {
 
 /** The closest of `names` to a mistyped `name`, when it is close enough to be a typo. */
 export function closest(name: string, names: readonly string[]): string | undefined {
-  const distance = (a: string, b: string): number => {
-    let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      const row = [i];
-      for (let j = 1; j <= b.length; j++) row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-      previous = row;
-    }
-    return previous[b.length]!;
-  };
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const candidate of names) {
-    const d = distance(name.toLowerCase(), candidate.toLowerCase());
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
   return best;

@@ -1,10 +1,9 @@
 import type { ValidateFunction } from 'ajv';
 import { validatorCompiler } from '../http/validation.js';
-import { ignoredWarnings } from '../http/unknown-fields.js';
 import { joinProblems, validationProblems } from '../http/validation-messages.js';
 import { exportStream } from '../plants/export.js';
 import { ImportRowError, ImportTooLargeError } from '../plants/import-errors.js';
-import { importPlants } from '../plants/import.js';
+import { importPlants, importUnknownFields } from '../plants/import.js';
 import { NewPlant } from '../plants/schema.js';
 import type { PlantId } from '../model/plant-id.js';
 import { count } from '../words.js';
@@ -78,7 +77,7 @@ export async function importFile({ file, format: stated, createOnly, lenient }: 
   const source = await openSource(file);
   const { format, bytes } = stated === undefined ? await sniff(source) : { format: stated, bytes: source };
   let shown = 0;
-  const unknownFields = { refuse: !lenient, ignored: new Map<string, number>() };
+  const unknownFields = importUnknownFields(!lenient);
   const { result, where } = await withStore(async (store, config, where) => {
     // Counted from when rows are read, not from when the store began to open (its migrations).
     shown = Date.now();
@@ -100,7 +99,7 @@ export async function importFile({ file, format: stated, createOnly, lenient }: 
     if (error instanceof ImportRowError || error instanceof ImportTooLargeError) throw new Error(`nothing imported: ${error.message}`);
     throw error;
   });
-  for (const text of ignoredWarnings([...unknownFields.ignored.keys()], unknownFields.ignored)) say(`plant-store: warning: ${text}`);
+  for (const text of unknownFields.ignored.warnings()) say(`plant-store: warning: ${text}`);
   const total = count(result.created + result.replaced, 'plant');
   say(`imported ${total} from ${format} into ${where}: ${result.created} created, ${result.replaced} replaced`);
   printJson(result);

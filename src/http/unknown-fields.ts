@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import { count, oneEditAway } from '../words.js';
 import { HttpError } from './errors.js';
-import { preferredHandling, type Handling } from './preferences.js';
+import { preferences, preferredHandling, type Handling } from './preferences.js';
+import { meantField, optionalFields, quoted, shortName } from './validation-messages.js';
 
 /**
  * Body fields a write does not know. JSON Schema lets an object carry members its schema does not name,
@@ -29,8 +31,12 @@ declare module 'fastify' {
 
 /** Warnings for this many fields at most; the rest are counted in one more. */
 const WARNINGS_MAX = 20;
-/** A field's name is shown up to this many characters. */
-const NAME_SHOWN = 60;
+/**
+ * An import counts the distinct unknown fields past the first WARNINGS_MAX up to this many (by their names
+ * as shown, cut at 60 characters); past it, only the rows they were in: its memory stays the same whatever
+ * the number of distinct names (millions, one per row, cost nothing more than twenty).
+ */
+const OTHERS_COUNTED = 1000;
 
 /** The Prefer header of every write that takes a body, as its headers schema declares it (validated, documented, typed). */
 export const PreferHandlingHeaders = {
@@ -51,11 +57,6 @@ export const WARNING_HEADERS = {
   },
   'Preference-Applied': { description: '`handling=strict` or `handling=lenient`, when the request asked for it', schema: { type: 'string' } },
 };
-
-/** A name taken from the request as it appears in a message: JSON, shortened. */
-function shown(name: string): string {
-  return JSON.stringify(name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name);
-}
 
 /**
  * A Warning header's value (RFC 9111 §5.5, 299 Miscellaneous Persistent Warning): the text as a quoted
@@ -82,59 +83,168 @@ export function unknownFields(body: unknown, known: ReadonlySet<string>): string
   return unknown;
 }
 
-/** The words of a refusal naming every unknown field: `body has an unknown field "tga"`, `body has unknown fields "a", "b" and "c"`. */
-export function unknownFieldsProblem(where: string, fields: readonly string[]): string {
-  const names = fields.slice(0, WARNINGS_MAX).map(shown);
-  const more = fields.length - names.length;
-  if (more > 0) names.push(`${more} more`);
-  return fields.length === 1
-    ? `${where} has an unknown field ${names[0]!}`
-    : `${where} has unknown fields ${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+/** `: did you mean "tag"?` after the words about an unknown field one edit from an optional field `body` lacks; else nothing. */
+function suggestion(name: string, optional: readonly string[] | undefined, body: object | undefined): string {
+  const field = optional === undefined ? undefined : meantField(name, optional, body ?? {});
+  return field === undefined ? '' : `: did you mean ${quoted(field)}?`;
 }
 
-/** The warnings of ignored fields: one per field, the ones past WARNINGS_MAX counted in one more. `rows`: an import's, by field. */
-export function ignoredWarnings(fields: readonly string[], rows?: ReadonlyMap<string, number>): string[] {
-  const texts = fields.slice(0, WARNINGS_MAX).map((name) => {
-    const times = rows?.get(name);
-    return `unknown field ${shown(name)} was ignored${times === undefined ? '' : ` in ${times === 1 ? '1 row' : `${times} rows`}`}`;
+/**
+ * The words of a refusal naming every unknown field: `body has an unknown field "tga": did you mean "tag"?`,
+ * `body has unknown fields "a", "tga" (did you mean "tag"?) and "c"`. `optional`: the operation's optional
+ * fields, for the near-misses (a field `body` lacks, one edit away; a required field missing is a refusal
+ * of its own, which names the typo: validation-messages.ts).
+ */
+export function unknownFieldsProblem(where: string, fields: readonly string[], optional?: readonly string[], body?: object): string {
+  if (fields.length === 1) return `${where} has an unknown field ${quoted(fields[0]!)}${suggestion(fields[0]!, optional, body)}`;
+  const names = fields.slice(0, WARNINGS_MAX).map((name) => {
+    const hint = suggestion(name, optional, body);
+    return hint === '' ? quoted(name) : `${quoted(name)} (${hint.slice(2)})`;
   });
+  const more = fields.length - names.length;
+  if (more > 0) names.push(`${more} more`);
+  return `${where} has unknown fields ${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+}
+
+/** The warnings of one body's ignored fields: one per field, the ones past WARNINGS_MAX counted in one more. */
+export function ignoredWarnings(fields: readonly string[], optional?: readonly string[], body?: object): string[] {
+  const texts = fields.slice(0, WARNINGS_MAX).map((name) => `unknown field ${quoted(name)} was ignored${suggestion(name, optional, body)}`);
   const more = fields.length - WARNINGS_MAX;
   if (more > 0) texts.push(`${more} more unknown ${more === 1 ? 'field was' : 'fields were'} ignored`);
   return texts;
 }
 
-/** What this request does with unknown fields: its own Prefer, else the operator's default. */
-export function handlingOf(request: FastifyRequest, fallback: Handling): { handling: Handling; asked: boolean } {
-  const asked = preferredHandling(request.headers.prefer);
-  return { handling: asked ?? fallback, asked: asked !== undefined };
+/**
+ * The unknown fields an import ignored, counted row by row within a fixed budget: the first WARNINGS_MAX
+ * names with the rows each was in (what the warnings name), then the distinct others up to OTHERS_COUNTED,
+ * then only the rows they were in. A name is kept as shown (cut at 60 characters, a copy: never a slice
+ * holding a long name, or the row it came from, in memory), so that what is held is bounded whatever the
+ * rows hold: millions of distinct names cost what a thousand do.
+ */
+export class IgnoredFields {
+  /** The first WARNINGS_MAX names, as shown, and the rows each was in. */
+  private readonly counted = new Map<string, number>();
+  /** The distinct names after them, as shown, up to OTHERS_COUNTED. */
+  private readonly others = new Set<string>();
+  /** Whether a name past OTHERS_COUNTED came: their number is then more than `others` holds. */
+  private overflowed = false;
+  /** The rows with a field among the others (or past them). */
+  private otherRows = 0;
+
+  /** `optional`: the optional fields of a row, for the near-misses the warnings name. */
+  constructor(private readonly optional?: readonly string[]) {}
+
+  /** One row's unknown fields (each once: a row's fields are distinct). */
+  add(fields: readonly string[]): void {
+    let other = false;
+    // Names cut alike (their first 60 characters the same) are one name here, counted once a row.
+    let cut: Set<string> | undefined;
+    for (const field of fields) {
+      const name = kept(field);
+      if (name !== field) {
+        if (cut?.has(name)) continue;
+        (cut ??= new Set()).add(name);
+      }
+      const rows = this.counted.get(name);
+      if (rows !== undefined) this.counted.set(name, rows + 1);
+      else if (this.counted.size < WARNINGS_MAX) this.counted.set(name, 1);
+      else {
+        other = true;
+        if (this.others.size < OTHERS_COUNTED) this.others.add(name);
+        else if (!this.others.has(name)) this.overflowed = true;
+      }
+    }
+    if (other) this.otherRows++;
+  }
+
+  /** How many names it holds: never more than WARNINGS_MAX + OTHERS_COUNTED. */
+  get held(): number {
+    return this.counted.size + this.others.size;
+  }
+
+  /** The warnings: one per counted field with its rows, then one for the others (how many, at least, and in how many rows). */
+  warnings(): string[] {
+    // The names are kept shortened already: JSON, not cut again.
+    const texts = [...this.counted].map(
+      ([name, rows]) => `unknown field ${JSON.stringify(name)} was ignored in ${count(rows, 'row')}${suggestion(name, this.optional, undefined)}`,
+    );
+    if (this.otherRows === 0) return texts;
+    const how = this.overflowed
+      ? `more than ${this.others.size} more unknown fields were`
+      : `${this.others.size} more unknown ${this.others.size === 1 ? 'field was' : 'fields were'}`;
+    texts.push(`${how} ignored, in ${count(this.otherRows, 'row')}`);
+    return texts;
+  }
+}
+
+/**
+ * A field's name as an import keeps it: as shown (shortName), in a string of its own. A cut name is a
+ * slice, which V8 may keep as a view of the whole name (up to IMPORT_MAX_ROW_BYTES): copied, it holds only
+ * its own characters.
+ */
+function kept(name: string): string {
+  const short = shortName(name);
+  return short === name ? name : Buffer.from(short, 'utf16le').toString('utf16le');
+}
+
+/**
+ * What this request does with unknown fields: its own Prefer, else the operator's default; answered with
+ * Preference-Applied when it asked, and with a Warning when it asked for a handling this service does not
+ * know (`handling=strickt`: the default applied, and said, rather than a typo lost in silence).
+ */
+export function applyHandling(request: FastifyRequest, reply: FastifyReply, fallback: Handling): Handling {
+  const { prefer } = request.headers;
+  // Most requests send no Prefer: nothing more to do.
+  if (prefer === undefined) return fallback;
+  const asked = preferredHandling(prefer);
+  if (asked !== undefined) {
+    reply.header('preference-applied', `handling=${asked}`);
+    return asked;
+  }
+  const given = preferences(prefer).get('handling');
+  if (given !== undefined) addWarning(reply, handlingNotUnderstood(given, fallback));
+  return fallback;
+}
+
+const HANDLINGS: readonly Handling[] = ['strict', 'lenient'];
+
+/** The Warning of a Prefer: handling=… this service does not know, the handling meant named when one edit away. */
+function handlingNotUnderstood(value: string, applied: Handling): string {
+  const meant = HANDLINGS.find((handling) => oneEditAway(value, handling));
+  const shown = shortName(value);
+  return `Prefer: handling=${shown} was not understood (${meant === undefined ? 'handling is strict or lenient' : `did you mean handling=${meant}?`}); handled as ${applied}, the service's default`;
+}
+
+/** A route's body fields: every one it names, and those it does not require (the near-misses a message may name). */
+interface BodyFields {
+  known: ReadonlySet<string>;
+  optional: readonly string[];
 }
 
 /** A strict request's unknown fields as one problem (validation failed: the error handler tells it with the others). */
-function strictProblem(request: FastifyRequest, reply: FastifyReply, known: ReadonlySet<string>, fallback: Handling): string | undefined {
-  const { handling, asked } = handlingOf(request, fallback);
-  if (asked) reply.header('preference-applied', `handling=${handling}`);
-  if (handling !== 'strict') return undefined;
+function strictProblem(request: FastifyRequest, reply: FastifyReply, { known, optional }: BodyFields, fallback: Handling): string | undefined {
+  if (applyHandling(request, reply, fallback) !== 'strict') return undefined;
   const unknown = unknownFields(request.body, known);
-  return unknown.length === 0 ? undefined : unknownFieldsProblem('body', unknown);
+  return unknown.length === 0 ? undefined : unknownFieldsProblem('body', unknown, optional, request.body as object);
 }
 
-function checkHook(known: ReadonlySet<string>, fallback: Handling): preHandlerHookHandler {
+function checkHook({ known, optional }: BodyFields, fallback: Handling): preHandlerHookHandler {
   return function checkUnknownFields(request, reply, done) {
-    const { handling, asked } = handlingOf(request, fallback);
-    if (asked) reply.header('preference-applied', `handling=${handling}`);
+    const handling = applyHandling(request, reply, fallback);
     const unknown = unknownFields(request.body, known);
     if (unknown.length === 0) return done();
-    if (handling === 'strict') return done(new HttpError(400, unknownFieldsProblem('body', unknown)));
-    for (const text of ignoredWarnings(unknown)) addWarning(reply, text);
+    const body = request.body as object;
+    if (handling === 'strict') return done(new HttpError(400, unknownFieldsProblem('body', unknown, optional, body)));
+    for (const text of ignoredWarnings(unknown, optional, body)) addWarning(reply, text);
     done();
   };
 }
 
 /** The named fields of an object schema that lets other members through; undefined for any other schema. */
-function namedFields(schema: unknown): ReadonlySet<string> | undefined {
-  const object = schema as { type?: unknown; properties?: Record<string, unknown>; additionalProperties?: unknown } | undefined;
+function namedFields(schema: unknown): BodyFields | undefined {
+  const object = schema as { type?: unknown; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: unknown } | undefined;
   if (object?.type !== 'object' || object.properties === undefined || object.additionalProperties === false) return undefined;
-  return new Set(Object.keys(object.properties));
+  return { known: new Set(Object.keys(object.properties)), optional: optionalFields(object) };
 }
 
 /**
@@ -144,16 +254,16 @@ function namedFields(schema: unknown): ReadonlySet<string> | undefined {
  */
 export function installUnknownFields(app: FastifyInstance, fallback: Handling): void {
   app.addHook('onRoute', (route) => {
-    const known = namedFields(route.schema?.body);
-    if (known === undefined) return;
+    const fields = namedFields(route.schema?.body);
+    if (fields === undefined) return;
     // Documented where the route declares its headers, so that the OpenAPI document cannot leave it out.
     if ((route.schema?.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.prefer === undefined) {
       throw new Error(
         `route ${String(route.method)} ${route.url}: its body may hold unknown fields, so its headers must declare Prefer (PreferHandlingHeaders)`,
       );
     }
-    route.config = { ...route.config, unknownFieldsProblem: (request, reply) => strictProblem(request, reply, known, fallback) };
-    const hook = checkHook(known, fallback);
+    route.config = { ...route.config, unknownFieldsProblem: (request, reply) => strictProblem(request, reply, fields, fallback) };
+    const hook = checkHook(fields, fallback);
     route.preHandler = route.preHandler === undefined ? [hook] : [hook, ...(Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler])];
   });
 }

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { STORABLE_TEXT } from '../model/plant.js';
-import { count } from '../words.js';
+import { count, oneEditAway } from '../words.js';
 import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
 
 /**
@@ -32,8 +32,21 @@ const TYPE_WORDS: Record<string, string> = {
   null: 'null',
 };
 
-function quoted(name: string): string {
-  return JSON.stringify(name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name);
+/**
+ * A name taken from the request as a message shows it: its first NAME_SHOWN characters (code points, so
+ * that a cut never splits a surrogate pair into halves that are no character), then `…`.
+ */
+export function shortName(name: string): string {
+  // A string of at most NAME_SHOWN UTF-16 units has at most NAME_SHOWN code points: most names need no counting.
+  if (name.length <= NAME_SHOWN) return name;
+  let end = 0;
+  for (let points = 0; points < NAME_SHOWN && end < name.length; points++) end += (name.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
+  return end >= name.length ? name : `${name.slice(0, end)}…`;
+}
+
+/** A name taken from the request, as JSON, shortened: `"tga"`. */
+export function quoted(name: string): string {
+  return JSON.stringify(shortName(name));
 }
 
 function types(type: unknown): string {
@@ -125,22 +138,60 @@ function settleChoices(problems: Problem[]): Problem[] {
   return result;
 }
 
+/**
+ * The field of `fields` that an unknown field `name` is one edit from (`"tga"` for tag), and that the
+ * object `given` lacks: what was meant. `fields`: an operation's optional fields (a required one missing
+ * is a refusal of its own, whose words name the typo: misspelt).
+ */
+export function meantField(name: string, fields: Iterable<string>, given: object): string | undefined {
+  for (const field of fields) if (!Object.hasOwn(given, field) && oneEditAway(name, field)) return field;
+  return undefined;
+}
+
+/** The optional fields of an object schema: its properties that it does not require. */
+export function optionalFields(schema: { properties?: Record<string, unknown>; required?: readonly string[] } | undefined): string[] {
+  const required = new Set(schema?.required ?? []);
+  return Object.keys(schema?.properties ?? {}).filter((field) => !required.has(field));
+}
+
+/**
+ * The field of an object, named by no property of its schema, that is one edit from the required field
+ * `missing` (`{"nmae": "Fern"}` for name): what the client meant, said beside "is required" whether or not
+ * unknown fields are refused, since the request is refused for it either way. Looked for only in a
+ * refusal's words: a valid request pays nothing.
+ */
+function misspelt(problem: Problem, missing: string): string | undefined {
+  const data = problem.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  const named = (problem.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  for (const key of Object.keys(data)) if (!Object.hasOwn(named, key) && oneEditAway(key, missing)) return key;
+  return undefined;
+}
+
 /** One problem as a sentence, the field named from `context` (a request part, or an import's row). */
 function sentence(context: string, problem: Problem): string {
   const row = !/^[a-z]+$/.test(context);
   const field = fieldPath(problem.instancePath);
   const params = problem.params as Record<string, unknown>;
-  const where = field === '' ? (row ? 'the row' : context) : row ? field : `${context}.${field}`;
+  // An item of a list is `answer[0]`, a field `body.name`.
+  const where = field === '' ? (row ? 'the row' : context) : row ? field : `${context}${field.startsWith('[') ? '' : '.'}${field}`;
   if (problem.keyword === 'additionalProperties') {
-    const name = quoted(String(params.additionalProperty));
+    const given = String(params.additionalProperty);
+    const name = quoted(given);
     if (context === 'querystring' && field === '')
       return `unknown query parameter ${name}${name === '"access_token"' ? `: ${ACCESS_TOKEN_NOT_TAKEN}` : ''}`;
-    return `${where} has an unknown field ${name}`;
+    const data = problem.data;
+    const meant = data !== null && typeof data === 'object' ? meantField(given, optionalFields(problem.parentSchema as never), data) : undefined;
+    return `${where} has an unknown field ${name}${meant === undefined ? '' : `: did you mean ${quoted(meant)}?`}`;
   }
   if (problem.keyword === 'required') {
     // Named by its path like every other field ("body.name is required"), so that every message starts with the field.
     const missing = String(params.missingProperty);
-    return `${field === '' ? (row ? missing : `${context}.${missing}`) : `${where}.${missing}`} is required`;
+    const required = `${field === '' ? (row ? missing : `${context}.${missing}`) : `${where}.${missing}`} is required`;
+    const typo = misspelt(problem, missing);
+    if (typo === undefined) return required;
+    const holder = field === '' ? (row ? 'the row' : `the ${context}`) : where;
+    return `${required}: did you mean ${quoted(missing)}? ${holder} has ${quoted(typo)}`;
   }
   return `${where} ${rule(problem, context === 'querystring')}`;
 }

@@ -4,12 +4,12 @@ import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { handlingOf, WARNING_HEADERS } from '../http/unknown-fields.js';
+import { applyHandling, WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Handling } from '../http/preferences.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import { answerImport } from './answers.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants, readRows, stageImport, type ImportFormat } from './import.js';
+import { importPlants, importUnknownFields, readRows, stageImport, type ImportFormat } from './import.js';
 import { ImportHeaders, ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
@@ -109,9 +109,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       },
     },
     async (request, reply) => {
-      const { handling, asked } = handlingOf(request, fallback);
-      if (asked) reply.header('preference-applied', `handling=${handling}`);
-      const unknownFields = { refuse: handling === 'strict', ignored: new Map<string, number>() };
+      const unknownFields = importUnknownFields(applyHandling(request, reply, fallback) === 'strict');
       const options = {
         format: formatOf(request.headers['content-type']),
         createOnly: request.query.mode === 'create-only',

@@ -2,8 +2,8 @@ import type { ValidateFunction } from 'ajv';
 import { parseJsonText } from '../http/json.js';
 import { count } from '../words.js';
 import { validatorCompiler } from '../http/validation.js';
-import { describeRowProblems } from '../http/validation-messages.js';
-import { unknownFields, unknownFieldsProblem } from '../http/unknown-fields.js';
+import { describeRowProblems, optionalFields } from '../http/validation-messages.js';
+import { IgnoredFields, unknownFields, unknownFieldsProblem } from '../http/unknown-fields.js';
 import type { ImportResult, PlantImport, PlantStore } from '../store/store.js';
 import type { StoredPlant } from '../model/plant.js';
 import { ImportRowError, ImportTooLargeError, rowTooLong } from './import-errors.js';
@@ -29,18 +29,25 @@ let compiled: ValidateFunction | undefined;
 const validator = () =>
   (compiled ??= validatorCompiler({ schema: NewPlant, method: 'POST', url: '/plants/import', httpPart: 'body' }) as ValidateFunction);
 
-/** The fields a row may have: NewPlant's. */
+/** The fields a row may have: NewPlant's; and those it need not have, which a near-miss may name ("tga": tag). */
 const FIELDS: ReadonlySet<string> = new Set(Object.keys(NewPlant.properties));
+const OPTIONAL = optionalFields(NewPlant);
 
 /**
  * What an import does with a JSON row's fields NewPlant does not name: refuse the row (Prefer:
  * handling=strict: 400 naming it, nothing stored), or ignore them, counting the rows each was in (the
- * answer's Warning headers, the CLI's message). A CSV's header names its columns, and names only these.
+ * answer's Warning headers, the CLI's message) within a fixed budget (IgnoredFields). A CSV's header
+ * names its columns, and names only these.
  */
 export interface UnknownFields {
   refuse: boolean;
-  /** Filled as rows are read: each field ignored, and in how many rows. */
-  ignored: Map<string, number>;
+  /** Filled as rows are read: the fields ignored, and in how many rows. */
+  ignored: IgnoredFields;
+}
+
+/** An import's handling of unknown fields: refused, or ignored and counted (their near-misses named by NewPlant's fields). */
+export function importUnknownFields(refuse: boolean): UnknownFields {
+  return { refuse, ignored: new IgnoredFields(OPTIONAL) };
 }
 
 /** A row's value as a plant, once the same rules as POST /plants have passed it; `where` names it in an error. */
@@ -52,8 +59,10 @@ function rowCheck(unknown: UnknownFields | undefined): RowCheck {
     if (!validate(value)) throw new ImportRowError(describeRowProblems(where, validate.errors));
     if (unknown !== undefined) {
       const extra = unknownFields(value, FIELDS);
-      if (extra.length > 0 && unknown.refuse) throw new ImportRowError(`${where}: ${unknownFieldsProblem('the row', extra)}`);
-      for (const name of extra) unknown.ignored.set(name, (unknown.ignored.get(name) ?? 0) + 1);
+      if (extra.length > 0 && unknown.refuse) {
+        throw new ImportRowError(`${where}: ${unknownFieldsProblem('the row', extra, OPTIONAL, value as object)}`);
+      }
+      if (extra.length > 0) unknown.ignored.add(extra);
     }
     const { id, name, tag } = value as { id: StoredPlant['id']; name: string; tag?: string };
     return tag === undefined ? { id, name } : { id, name, tag };
