@@ -106,6 +106,27 @@ export function allowedMethods(app: FastifyInstance, path: string): string[] {
   return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => app.findRoute({ method, url: path }) !== null);
 }
 
+/** The request's path, without its query. */
+function pathOf(request: FastifyRequest): string {
+  return request.url.split('?', 1)[0] ?? '/';
+}
+
+/** A path as a message shows it: the first 200 characters. */
+function shownPath(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+}
+
+/**
+ * ` (did you mean /plants?)` for a path that ends in a slash where the same path without it takes the
+ * method: POST /plants/ reaches /plants/{id} (an empty id), whose methods or id rule would say nothing of
+ * the slash. Asked only of a refusal: a request that succeeds pays nothing.
+ */
+function slashHint(app: FastifyInstance, method: string, path: string): string {
+  if (path.length <= 1 || !path.endsWith('/')) return '';
+  const trimmed = path.replace(/\/+$/, '') || '/';
+  return app.findRoute({ method, url: trimmed }) === null ? '' : ` (did you mean ${shownPath(trimmed)}?)`;
+}
+
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) {
@@ -127,7 +148,10 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       reply.header('retry-after', '1');
       return send(reply, 503, storeUnavailable(request.id));
     }
-    if (error.validation) return send(reply, 400, validationMessage(error, request, reply));
+    if (error.validation) {
+      const hint = error.validationContext === 'params' ? slashHint(app, request.method, pathOf(request)) : '';
+      return send(reply, 400, `${validationMessage(error, request, reply)}${hint}`);
+    }
     const status = error.statusCode ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {
@@ -139,13 +163,14 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '/';
-    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    const path = pathOf(request);
+    const shown = shownPath(path);
     const allowed = allowedMethods(app, path);
+    const hint = slashHint(app, request.method, path);
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
-      return send(reply, 405, `method ${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`);
+      return send(reply, 405, `method ${request.method} is not allowed on ${shown}${hint}; allowed: ${allowed.join(', ')}`);
     }
-    return send(reply, 404, `no such resource: ${request.method} ${shown}`);
+    return send(reply, 404, `no such resource: ${request.method} ${shown}${hint}`);
   });
 }

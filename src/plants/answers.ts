@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { etag } from '../http/conditional.js';
 import { HttpError } from '../http/errors.js';
-import { addWarning, ignoredWarnings } from '../http/unknown-fields.js';
+import { addWarning, type IgnoredFields } from '../http/unknown-fields.js';
 import { toPlantId, type PlantId } from '../model/plant-id.js';
 import type { StoredPlant } from '../model/plant.js';
 import type { Outcomes } from '../store/idempotency.js';
@@ -35,8 +35,8 @@ function importConflict(id: PlantId | string): HttpError {
   return new HttpError(409, new ImportConflictError(typeof id === 'string' ? toPlantId(id) : id).message);
 }
 
-/** The warning of a POST that replaced a plant rather than creating it. */
-function replacedWarning(id: PlantId): string {
+/** The warning of a POST that replaced a plant rather than creating it (the CLI's --url create tells the two apart by it). */
+export function replacedWarning(id: PlantId): string {
   return `replaced the stored plant ${id}`;
 }
 
@@ -57,8 +57,8 @@ export function answerPut(reply: FastifyReply, put: Outcomes['put'], plant: Stor
  * field and the rows it was in, counted as the rows were read), or the 409 of a create-only import that
  * found an id stored already.
  */
-export function answerImport(reply: FastifyReply, imported: Outcomes['import'], ignored: ReadonlyMap<string, number>): FastifyReply {
+export function answerImport(reply: FastifyReply, imported: Outcomes['import'], ignored: IgnoredFields): FastifyReply {
   if ('conflict' in imported) throw importConflict(imported.conflict);
-  for (const text of ignoredWarnings([...ignored.keys()], ignored)) addWarning(reply, text);
+  for (const text of ignored.warnings()) addWarning(reply, text);
   return reply.send(imported);
 }

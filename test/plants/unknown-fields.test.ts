@@ -14,7 +14,9 @@ function warnings(response: LightMyRequestResponse): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-const ignored = (field: string) => `299 - "unknown field \\"${field}\\" was ignored"`;
+/** The Warning of an ignored field; `meant`: the known field it is one edit from, which the Warning names. */
+const ignored = (field: string, meant?: string) =>
+  `299 - "unknown field \\"${field}\\" was ignored${meant === undefined ? '' : `: did you mean \\"${meant}\\"?`}"`;
 
 describe('unknown body fields', async () => {
   const t = await testApp(after);
@@ -27,7 +29,7 @@ describe('unknown body fields', async () => {
     const res = await t.call('POST', '/plants', { body: { id, name: 'Typo tag', tga: 'tropical' } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.payload, '{"name":"Typo tag"}');
-    assert.deepEqual(warnings(res), [ignored('tga')]);
+    assert.deepEqual(warnings(res), [ignored('tga', 'tag')]);
     assert.equal(res.headers['preference-applied'], undefined, 'nothing was asked for');
     assert.equal((await t.call('GET', `/plants/${id}`)).payload, `{"id":${id},"name":"Typo tag"}`);
   });
@@ -43,12 +45,12 @@ describe('unknown body fields', async () => {
   it('Prefer: handling=strict refuses them all, 400 naming each, nothing written, Preference-Applied', async () => {
     const id = freshId();
     const res = await t.call('POST', '/plants', { body: { id, name: 'Typo tag', tga: 'tropical', colour: 'red' }, headers: STRICT });
-    assertError(res, 400, 'body has unknown fields "tga" and "colour"');
+    assertError(res, 400, 'body has unknown fields "tga" (did you mean "tag"?) and "colour"');
     assert.equal(res.headers['preference-applied'], 'handling=strict');
     assert.deepEqual(warnings(res), []);
     assertError(await t.call('GET', `/plants/${id}`), 404);
     const one = await t.call('POST', '/plants', { body: { id, name: 'Typo tag', tga: 'tropical' }, headers: STRICT });
-    assertError(one, 400, 'body has an unknown field "tga"');
+    assertError(one, 400, 'body has an unknown field "tga": did you mean "tag"?');
   });
 
   it('strict and valid: written, 200, Preference-Applied: handling=strict', async () => {
@@ -84,7 +86,14 @@ describe('unknown body fields', async () => {
     for (const prefer of ['handling=other', 'handling', 'return=minimal', '']) {
       const res = await t.call('POST', '/plants', { body: { id: freshId(), name: 'x', tga: 1 }, headers: { prefer } });
       assert.equal(res.statusCode, 200, prefer);
-      assert.deepEqual(warnings(res), [ignored('tga')]);
+      // A handling it does not know is said not to be understood (the default applied); other preferences are none of its business.
+      const misread = prefer.startsWith('handling') ? warnings(res).slice(0, 1) : [];
+      assert.deepEqual(warnings(res), [...misread, ignored('tga', 'tag')]);
+      for (const text of misread)
+        assert.match(
+          text,
+          /^299 - "Prefer: handling=(other)? was not understood \(handling is strict or lenient\); handled as lenient, the service's default"$/,
+        );
       assert.equal(res.headers['preference-applied'], undefined, 'a preference it does not apply is not said to be applied');
     }
   });
@@ -96,7 +105,7 @@ describe('unknown body fields', async () => {
     assert.deepEqual(warnings(put), [ignored('colour')]);
     const patch = await t.call('PATCH', `/plants/${id}`, { body: { nmae: 'Pilea peperomioides' } });
     assert.equal(patch.statusCode, 200);
-    assert.deepEqual(warnings(patch), [ignored('nmae')]);
+    assert.deepEqual(warnings(patch), [ignored('nmae', 'name')]);
     assertError(await t.call('PUT', `/plants/${id}`, { body: { name: 'Other', colour: 'red' }, headers: STRICT }), 400, '"colour"');
     assertError(await t.call('PATCH', `/plants/${id}`, { body: { nmae: 'Other' }, headers: STRICT }), 400, '"nmae"');
     assert.equal((await t.call('GET', `/plants/${id}`)).payload, `{"id":${id},"name":"Pilea"}`);
@@ -109,6 +118,20 @@ describe('unknown body fields', async () => {
     assert.equal(quotes, '299 - "unknown field \\"a\\\\\\"b\\\\\\\\c\\" was ignored"');
     assert.match(unicode!, /^[\x20-\x7e]+$/);
     assert.equal(unicode, '299 - "unknown field \\"\\\\u00f1\\\\u0007\\\\ud83c\\\\udf35\\" was ignored"');
+  });
+
+  it('cuts a long name at 60 characters, never between the halves of a surrogate pair', async () => {
+    // 59 letters, then U+1F335 (two UTF-16 units): a cut at 60 units would keep its first half alone.
+    const name = `${'a'.repeat(59)}\u{1F335}more`;
+    const res = await t.call('POST', '/plants', { body: { id: freshId(), name: 'x', [name]: 1 } });
+    assert.deepEqual(warnings(res), [`299 - "unknown field \\"${'a'.repeat(59)}\\\\ud83c\\\\udf35\\\\u2026\\" was ignored"`]);
+    const refused = assertError(await t.call('POST', '/plants', { body: { id: freshId(), name: 'x', [name]: 1 }, headers: STRICT }), 400);
+    assert.equal(refused, `body has an unknown field "${'a'.repeat(59)}\u{1F335}\u2026"`);
+    // Astral characters count one each: 60 of them are shown whole, the 61st cut.
+    const cacti = '\u{1F335}'.repeat(61);
+    const many = assertError(await t.call('POST', '/plants', { body: { id: freshId(), name: 'x', [cacti]: 1 }, headers: STRICT }), 400);
+    assert.equal(many, `body has an unknown field "${'\u{1F335}'.repeat(60)}\u2026"`);
+    assert.doesNotMatch(many, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, 'no lone high surrogate');
   });
 
   it('at most 20 Warnings for unknown fields, the rest counted in one more', async () => {
@@ -124,12 +147,12 @@ describe('unknown body fields', async () => {
   it('the webhook writes with a body say and refuse alike', async () => {
     const created = await t.call('POST', '/webhooks', { body: { url: 'https://93.184.215.14/hook', evnets: ['plant.created'] } });
     assert.equal(created.statusCode, 201);
-    assert.deepEqual(warnings(created), [ignored('evnets')]);
+    assert.deepEqual(warnings(created), [ignored('evnets', 'events')]);
     const id = created.json<{ id: string }>().id;
     assertError(await t.call('POST', '/webhooks', { body: { url: 'https://93.184.215.14/hook', evnets: [] }, headers: STRICT }), 400, '"evnets"');
     const patched = await t.call('PATCH', `/webhooks/${id}`, { body: { enabeld: false } });
     assert.equal(patched.statusCode, 200);
-    assert.deepEqual(warnings(patched), [ignored('enabeld')]);
+    assert.deepEqual(warnings(patched), [ignored('enabeld', 'enabled')]);
     const replay = await t.call('POST', `/webhooks/${id}/replay`, { body: { since: '2020-01-01T00:00:00Z', untill: 'x' }, headers: STRICT });
     assertError(replay, 400, '"untill"');
   });
@@ -148,7 +171,7 @@ describe('UNKNOWN_FIELDS=refuse', async () => {
   it('Prefer: handling=lenient sets it aside for one request: written, said, Preference-Applied: handling=lenient', async () => {
     const res = await t.call('POST', '/plants', { body: { id: 2, name: 'x', tga: 1 }, headers: { prefer: 'handling=lenient' } });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(warnings(res), [ignored('tga')]);
+    assert.deepEqual(warnings(res), [ignored('tga', 'tag')]);
     assert.equal(res.headers['preference-applied'], 'handling=lenient');
   });
 
@@ -173,14 +196,14 @@ describe('unknown fields of an import', async () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.payload, '{"created":4,"replaced":0}');
     assert.deepEqual(warnings(res), [
-      '299 - "unknown field \\"tga\\" was ignored in 3 rows"',
+      '299 - "unknown field \\"tga\\" was ignored in 3 rows: did you mean \\"tag\\"?"',
       '299 - "unknown field \\"colour\\" was ignored in 1 row"',
     ]);
   });
 
   it('a JSON array alike; a CSV names its columns in its header, and has no such field', async () => {
     const json = await t.call('POST', '/plants/import', { body: '[{"id":5,"name":"e","tga":1}]' });
-    assert.deepEqual(warnings(json), ['299 - "unknown field \\"tga\\" was ignored in 1 row"']);
+    assert.deepEqual(warnings(json), ['299 - "unknown field \\"tga\\" was ignored in 1 row: did you mean \\"tag\\"?"']);
     const csv = await t.call('POST', '/plants/import', { body: 'id,name\r\n6,f\r\n', headers: { 'content-type': 'text/csv' } });
     assert.equal(csv.statusCode, 200);
     assert.deepEqual(warnings(csv), []);
@@ -191,7 +214,7 @@ describe('unknown fields of an import', async () => {
     const first = await ndjson(body, { 'idempotency-key': 'import-warnings' });
     const replay = await ndjson(body, { 'idempotency-key': 'import-warnings' });
     assert.equal(replay.headers['idempotent-replayed'], 'true');
-    assert.deepEqual(warnings(first), ['299 - "unknown field \\"tga\\" was ignored in 2 rows"']);
+    assert.deepEqual(warnings(first), ['299 - "unknown field \\"tga\\" was ignored in 2 rows: did you mean \\"tag\\"?"']);
     assert.deepEqual(warnings(replay), warnings(first));
     assert.equal(replay.payload, first.payload);
     const other = await ndjson('not json at all\n', { 'idempotency-key': 'import-warnings' });
@@ -200,7 +223,7 @@ describe('unknown fields of an import', async () => {
 
   it('strict: the first row with one is refused, naming its line and fields, and nothing is stored', async () => {
     const res = await ndjson('{"id":70,"name":"a"}\n{"id":71,"name":"b","tga":"y","colour":1}\n', { prefer: 'handling=strict' });
-    assertError(res, 400, 'line 2: the row has unknown fields "tga" and "colour"');
+    assertError(res, 400, 'line 2: the row has unknown fields "tga" (did you mean "tag"?) and "colour"');
     assert.equal(res.headers['preference-applied'], 'handling=strict');
     assertError(await t.call('GET', '/plants/70'), 404);
   });
@@ -224,7 +247,7 @@ describe('a POST that replaced a plant', async () => {
     const first = await t.call('POST', '/plants', { body: { id: 1, name: 'keyed', tga: 'x' }, headers });
     const replay = await t.call('POST', '/plants', { body: { id: 1, name: 'keyed', tga: 'x' }, headers });
     assert.equal(replay.headers['idempotent-replayed'], 'true');
-    assert.deepEqual(warnings(first), [ignored('tga'), '299 - "replaced the stored plant 1"']);
+    assert.deepEqual(warnings(first), [ignored('tga', 'tag'), '299 - "replaced the stored plant 1"']);
     assert.deepEqual(warnings(replay), warnings(first));
   });
 
@@ -241,7 +264,7 @@ describe('a POST that replaced a plant', async () => {
 
   it('beside an unknown field’s, after it', async () => {
     const res = await t.call('POST', '/plants', { body: { id: 1, name: 'again', tga: 'x' } });
-    assert.deepEqual(warnings(res), [ignored('tga'), '299 - "replaced the stored plant 1"']);
+    assert.deepEqual(warnings(res), [ignored('tga', 'tag'), '299 - "replaced the stored plant 1"']);
   });
 
   it('names an int64 id exactly', async () => {
@@ -254,5 +277,71 @@ describe('a POST that replaced a plant', async () => {
     const res = await t.call('POST', '/plants', { body: { id: 1, name: 'never' }, headers: { 'if-none-match': '*' } });
     assertError(res, 412, 'already exists');
     assert.equal((await t.call('GET', '/plants/1')).json<{ name: string }>().name, 'again');
+  });
+});
+
+/**
+ * Near-misses named by default, not only under strict handling: a required field missing beside an unknown
+ * field one edit from it (a letter added, dropped, changed, or two swapped), a path with a trailing slash,
+ * a handling preference misspelt.
+ */
+describe('near-misses', async () => {
+  const t = await testApp(after);
+
+  it('a required field missing beside its typo: the 400 names both, lenient or strict', async () => {
+    const lenient = await t.call('POST', '/plants', { body: { id: 3, nmae: 'Fern' } });
+    assert.equal(assertError(lenient, 400), 'body.name is required: did you mean "name"? the body has "nmae"');
+    const strict = assertError(await t.call('POST', '/plants', { body: { id: 3, nmae: 'Fern' }, headers: { prefer: 'handling=strict' } }), 400);
+    assert.equal(strict, 'body.name is required: did you mean "name"? the body has "nmae"; body has an unknown field "nmae"');
+    for (const typo of ['Name', 'nam', 'namee', 'nme', 'naem', 'mame']) {
+      const message = assertError(await t.call('POST', '/plants', { body: { id: 3, [typo]: 'Fern' } }), 400);
+      assert.equal(message, `body.name is required: did you mean "name"? the body has "${typo}"`, typo);
+    }
+    // Two edits away is no near-miss: the rule alone.
+    assert.equal(assertError(await t.call('POST', '/plants', { body: { id: 3, nmea: 'Fern' } }), 400), 'body.name is required');
+    assertError(await t.call('GET', '/plants/3'), 404);
+  });
+
+  it('an import row, a token, a webhook alike: the shared words', async () => {
+    const row = await t.call('POST', '/plants/import', {
+      body: '{"id":1,"name":"a"}\n{"id":2,"nmae":"b"}\n',
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    assert.equal(assertError(row, 400), 'line 2: name is required: did you mean "name"? the row has "nmae"');
+    const token = assertError(await t.call('POST', '/tokens', { body: { name: 'x', scope: ['plants:read'] } }), 400);
+    assert.equal(token, 'body.scopes is required: did you mean "scopes"? the body has "scope"; body has an unknown field "scope"');
+    const hook = assertError(await t.call('POST', '/webhooks', { body: { ulr: 'https://93.184.215.14/hook' } }), 400);
+    assert.equal(hook, 'body.url is required: did you mean "url"? the body has "ulr"');
+  });
+
+  it('a path with a trailing slash: did you mean the path without it', async () => {
+    const posted = await t.call('POST', '/plants/', { body: { id: 4, name: 'Fern' } });
+    assert.equal(assertError(posted, 405), 'method POST is not allowed on /plants/ (did you mean /plants?); allowed: GET, HEAD, PUT, PATCH, DELETE');
+    assert.equal(assertError(await t.call('GET', '/plants/'), 400), 'params.id must be an integer (did you mean /plants?)');
+    assert.equal(assertError(await t.call('GET', '/plants//'), 404), 'no such resource: GET /plants// (did you mean /plants?)');
+    // No hint where the path without the slash takes no such request either.
+    assert.equal(assertError(await t.call('GET', '/nothing/'), 404), 'no such resource: GET /nothing/');
+    assert.equal(assertError(await t.call('GET', '/plants/x'), 400), 'params.id must be an integer');
+  });
+
+  it('a handling it does not know: the default applied, and said in a Warning, with the one meant', async () => {
+    const res = await t.call('POST', '/plants', { body: { id: 5, name: 'x', tga: 1 }, headers: { prefer: 'handling=strickt' } });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(warnings(res), [
+      `299 - "Prefer: handling=strickt was not understood (did you mean handling=strict?); handled as lenient, the service's default"`,
+      ignored('tga', 'tag'),
+    ]);
+    assert.equal(res.headers['preference-applied'], undefined);
+    const lenient = await t.call('POST', '/plants', { body: { id: 6, name: 'x' }, headers: { prefer: 'count=exact, handling=lenint' } });
+    assert.deepEqual(warnings(lenient), [
+      `299 - "Prefer: handling=lenint was not understood (did you mean handling=lenient?); handled as lenient, the service's default"`,
+    ]);
+    const imported = await t.call('POST', '/plants/import', {
+      body: '{"id":7,"name":"a"}\n',
+      headers: { 'content-type': 'application/x-ndjson', prefer: 'handling=please' },
+    });
+    assert.deepEqual(warnings(imported), [
+      `299 - "Prefer: handling=please was not understood (handling is strict or lenient); handled as lenient, the service's default"`,
+    ]);
   });
 });
