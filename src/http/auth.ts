@@ -4,6 +4,7 @@ import type { Principal } from '../model/principal.js';
 import type { TokenVerifier, Verdict } from '../auth/tokens.js';
 import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
 import { HttpError } from './errors.js';
+import { repeatedAuthorization } from './repeated-headers.js';
 
 /**
  * What a route needs of its caller: a token with this scope, any valid token whatever its scopes ("token":
@@ -100,6 +101,11 @@ export function authHook(verifier: TokenVerifier): AuthHook & onRequestHookHandl
       // The token sent as access_token to an operation that does not take it there: say so, not just "missing".
       const misplaced = !tokenInQuery && (request.query as Record<string, unknown>).access_token !== undefined;
       return done(unauthorized(misplaced ? `missing bearer token: ${ACCESS_TOKEN_NOT_TAKEN}` : MISSING_TOKEN, false));
+    }
+    // Node keeps the first of several Authorization headers: refused, so that no proxy reading the last disagrees.
+    if (!inUrl) {
+      const repeated = repeatedAuthorization(request.raw.rawHeaders);
+      if (repeated !== undefined) return done(repeated);
     }
     const match = BEARER.exec(header);
     if (!match) {

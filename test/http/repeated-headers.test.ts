@@ -11,11 +11,16 @@ import { testApp, TOKEN } from '../helpers.js';
  */
 
 /** A POST over a connection of its own, its header lines exactly as given; the answer's status and body. */
-async function post(origin: string, path: string, headerLines: string[], body: string): Promise<{ status: number; body: string }> {
+function post(origin: string, path: string, headerLines: string[], body: string): Promise<{ status: number; body: string }> {
+  return send(origin, 'POST', path, headerLines, body);
+}
+
+/** A request over a connection of its own, its header lines exactly as given (inject may merge them); the answer's status and body. */
+async function send(origin: string, method: string, path: string, headerLines: string[], body = ''): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(origin);
   const socket = connect(Number(port), hostname);
   const head = [
-    `POST ${path} HTTP/1.1`,
+    `${method} ${path} HTTP/1.1`,
     `Host: ${hostname}:${port}`,
     'Connection: close',
     `Content-Length: ${Buffer.byteLength(body)}`,
@@ -88,5 +93,47 @@ describe('an Idempotency-Key sent more than once', async () => {
       '{"id":1,"name":"Fern"}',
     );
     assert.equal(answer.status, 401, answer.body);
+  });
+});
+
+/**
+ * Two Authorization headers are refused, 400 naming the header, in either order: Node keeps the first and
+ * drops the others, so that valid-then-bogus was 200 and bogus-then-valid 401, and a proxy or another server
+ * reading the last one would judge another token than this service did.
+ */
+describe('an Authorization header sent more than once', async () => {
+  const t = await testApp(after);
+  const origin = await listen(t.app);
+  const BOGUS = 'Authorization: Bearer not-a-token-of-this-service-0123456789';
+  const json = 'Content-Type: application/json';
+
+  function assertRefusedAuth(answer: { status: number; body: string }, times = 2): void {
+    assert.equal(answer.status, 400, answer.body);
+    assert.deepEqual(JSON.parse(answer.body), {
+      error: 400,
+      message: `headers.authorization must be sent once, not ${times} times: send one value`,
+    });
+  }
+
+  it('is refused in both orders, valid then bogus and bogus then valid, before anything is done', async () => {
+    assertRefusedAuth(await post(origin, '/plants', [AUTH, BOGUS, json], '{"id":21,"name":"Fern"}'));
+    assertRefusedAuth(await post(origin, '/plants', [BOGUS, AUTH, json], '{"id":22,"name":"Fern"}'));
+    for (const id of [21, 22]) assert.equal((await t.call('GET', `/plants/${id}`)).statusCode, 404, 'nothing written');
+    assertRefusedAuth(await send(origin, 'GET', '/plants', [AUTH, BOGUS]));
+    assertRefusedAuth(await send(origin, 'GET', '/plants', [BOGUS, AUTH]));
+  });
+
+  it('is refused the same twice over, in any case of its name, three times, on any route that takes a token', async () => {
+    assertRefusedAuth(await send(origin, 'GET', '/plants/1', [AUTH, AUTH]));
+    assertRefusedAuth(await send(origin, 'GET', '/token', [AUTH, AUTH.replace('Authorization', 'authorization')]));
+    assertRefusedAuth(await send(origin, 'DELETE', '/plants/1', [AUTH.replace('Authorization', 'AUTHORIZATION'), BOGUS, AUTH]), 3);
+    assertRefusedAuth(await send(origin, 'GET', '/events', [AUTH, BOGUS]));
+    assertRefusedAuth(await send(origin, 'GET', '/tokens', [BOGUS, AUTH]));
+  });
+
+  it('once, is taken as ever; on a public route, it is not looked at', async () => {
+    assert.equal((await send(origin, 'GET', '/plants', [AUTH])).status, 200);
+    assert.equal((await send(origin, 'GET', '/plants', [BOGUS])).status, 401);
+    assert.equal((await send(origin, 'GET', '/healthz', [AUTH, BOGUS])).status, 200);
   });
 });
