@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { redactUrl } from '../store/database-url.js';
 import { UsageError, type Given, type OptionSpec } from './command.js';
+import { unlikePromised } from './answers.js';
 import { say } from './output.js';
 
 /**
@@ -21,7 +22,7 @@ export const TOKEN_VARIABLE = 'PLANT_STORE_TOKEN';
 export const URL_OPTION: OptionSpec = {
   type: 'string',
   value: 'URL',
-  help: `a running service's http(s) URL: work through its API, with the token in ${TOKEN_VARIABLE}, rather than on the store (default: ${URL_VARIABLE})`,
+  help: `work through the service at this http(s) URL, not on the store (default: ${URL_VARIABLE})`,
 };
 
 /** The service a command reaches, and the token it sends. */
@@ -53,7 +54,39 @@ export function apiTarget(given: Given, needs: string): ApiTarget | undefined {
     throw new UsageError(`${from} must be the service's address alone, without a query or fragment, got "${text}"`);
   const token = process.env[TOKEN_VARIABLE];
   if (!token) throw new UsageError(`${from} needs a token: set the environment variable ${TOKEN_VARIABLE} to a token of the service (${needs})`);
+  const malformed = tokenFault(token);
+  if (malformed !== undefined) throw new UsageError(`${TOKEN_VARIABLE} is malformed: ${malformed}`);
   return { url: url.href.replace(/\/+$/, ''), token };
+}
+
+/** A bearer token's characters (RFC 6750's b64token): letters, digits, -._~+/ and = at the end, as the service reads them (http/auth.ts). */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/**
+ * What is wrong with a token that cannot be one, in words that never show it (a secret goes to no message,
+ * nor half of one): where its first wrong character is, and what kind. Undefined for a well-formed token.
+ */
+function tokenFault(token: string): string | undefined {
+  if (B64TOKEN.test(token)) return undefined;
+  const chars = [...token];
+  const at = chars.findIndex((char, i) => !/[A-Za-z0-9\-._~+/=]/.test(char) || (char === '=' && chars.slice(i).some((c) => c !== '=')));
+  const char = chars[at] ?? '';
+  const kind =
+    char === '\n' || char === '\r'
+      ? 'a line break'
+      : /\s/.test(char)
+        ? 'white space'
+        : /[\p{Cc}\p{Cf}]/u.test(char)
+          ? 'a control character'
+          : char.charCodeAt(0) > 0x7e
+            ? 'a character outside ASCII'
+            : char === '='
+              ? 'an = before its end'
+              : `the character ${JSON.stringify(char)}`;
+  return (
+    `it holds ${kind} (character ${at + 1} of ${chars.length}), where a token is one word of letters, digits and -._~+/= ` +
+    '(two tokens pasted together, or a file read with its line end?); it is not shown here'
+  );
 }
 
 /** The service's Error shape, which the client gives for every non-2xx answer. */
@@ -87,7 +120,7 @@ type Method = 'get' | 'post' | 'delete';
  * those types (paths, parameters, answers) to the package's.
  */
 export interface ClientModule {
-  createClient(options: { baseUrl: string; headers: Record<string, string> }): {
+  createClient(options: { baseUrl: string; headers: Record<string, string>; fetch?: (request: Request) => Promise<Response> }): {
     request(method: Method, path: ApiPath, options?: CallOptions): Promise<{ data?: unknown; error?: ErrorBody; response: Response }>;
   };
 }
@@ -188,6 +221,43 @@ export class ApiError extends Error {
 /** A request sent twice whose answer was lost both times: it may have been done. */
 export class AnswerLostError extends Error {}
 
+/** A redirect the CLI does not follow (fetchWithinOrigin): said, and the command fails. */
+export class RedirectRefused extends Error {}
+
+/** Redirects followed at most, within the service's origin. */
+const REDIRECTS_MAX = 5;
+
+/**
+ * fetch, but following a redirect only where nothing can go astray: within the service's origin, and only
+ * for a read (GET), at most REDIRECTS_MAX times. fetch itself would follow a 307 to any host and send the
+ * request there again, body and all (it drops the token, not the body): a write would be done, or seem done,
+ * somewhere else. Any other redirect is refused with a RedirectRefused saying where it pointed.
+ */
+export async function fetchWithinOrigin(request: Request): Promise<Response> {
+  let current = request;
+  for (let hops = 0; ; hops++) {
+    const response = await fetch(current, { redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status > 399 || location === null) return response;
+    await response.body?.cancel();
+    const from = new URL(current.url);
+    const to = new URL(location, from);
+    const answered = `${from.origin} answered ${current.method} ${from.pathname} with ${response.status}, a redirect`;
+    if (to.origin !== from.origin) {
+      throw new RedirectRefused(
+        `${answered} to another origin (${to.origin}): not followed, so neither the request nor the token went there; if the service has moved, give its address with --url`,
+      );
+    }
+    if (current.method !== 'GET') {
+      throw new RedirectRefused(
+        `${answered} to ${to.pathname}: not followed (only reads are, lest a write be done twice or lose its body); if the service is there, give that address with --url`,
+      );
+    }
+    if (hops >= REDIRECTS_MAX) throw new RedirectRefused(`${answered}, the ${hops + 1}th in a row: not followed further`);
+    current = new Request(to, { method: 'GET', headers: current.headers, signal: current.signal, redirect: 'manual' });
+  }
+}
+
 /** A connection to one service: every call gets its answer's data, or throws one line saying why not. */
 export class Api {
   private constructor(
@@ -197,7 +267,10 @@ export class Api {
 
   static async connect(target: ApiTarget): Promise<Api> {
     const client = await loadClient();
-    return new Api(client.createClient({ baseUrl: target.url, headers: { authorization: `Bearer ${target.token}` } }), target);
+    return new Api(
+      client.createClient({ baseUrl: target.url, headers: { authorization: `Bearer ${target.token}` }, fetch: fetchWithinOrigin }),
+      target,
+    );
   }
 
   /** The service's address as messages show it. */
@@ -209,15 +282,22 @@ export class Api {
    * One request, and its answer's data. `retry`: a request that is safe to send twice (a POST with an
    * Idempotency-Key, a body that can be sent again) is sent once more, after a pause, when the connection
    * was lost before its answer: the second gets the first one's answer if the first was done. The retry is
-   * said on stderr, naming `retry` (what makes it safe).
+   * said on stderr, naming `retry` (what makes it safe). The answer's warnings are said on stderr, but those
+   * `hidden` takes (the command says them in its own words), and given with the data.
    */
-  async call(method: Method, path: ApiPath, options: CallOptions = {}, retry?: string): Promise<{ data: unknown; response: Response }> {
+  async call(
+    method: Method,
+    path: ApiPath,
+    options: CallOptions = {},
+    { retry, hidden }: { retry?: string; hidden?: (warning: string) => boolean } = {},
+  ): Promise<{ data: unknown; response: Response; warnings: string[] }> {
     let answer: Awaited<ReturnType<ReturnType<ClientModule['createClient']>['request']>>;
     for (let attempt = 1; ; attempt++) {
       try {
         answer = await this.client.request(method, path, options);
         break;
       } catch (error) {
+        if (error instanceof RedirectRefused) throw error;
         // The client rejects only when there is no answer to give: none came, or a 2xx said JSON and was not.
         if (error instanceof SyntaxError)
           throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
@@ -230,10 +310,20 @@ export class Api {
       }
     }
     const { data, error, response } = answer;
+    if (error !== undefined) {
+      for (const warning of warnings(response)) say(`plant-store: warning: ${warning}`);
+      throw new ApiError(response.status, refusal(error, response, this.where));
+    }
+    // A success is one only in the shape the operation promises: another program's 2xx is no answer of the service's.
+    const unlike = unlikePromised(`${method} ${path}`, response, data, options.parseAs === 'stream' ? options.headers?.accept : undefined);
+    if (unlike !== undefined) {
+      const done = method === 'get' ? '' : '; whether anything was done there is not known';
+      throw new Error(`${this.where} does not answer as the plant store does (is it the service's address?): ${unlike}${done}`);
+    }
     // The service says what it did beside the answer (an unknown field ignored, a plant replaced): told, not lost.
-    for (const warning of warnings(response)) say(`plant-store: warning: ${warning}`);
-    if (error === undefined) return { data, response };
-    throw new ApiError(response.status, refusal(error, response, this.where));
+    const told = warnings(response);
+    for (const warning of told) if (!hidden?.(warning)) say(`plant-store: warning: ${warning}`);
+    return { data, response, warnings: told };
   }
 }
 

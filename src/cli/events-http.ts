@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TYPES, type EventType } from '../model/event-types.js';
 import { EventStreamReader } from '../net/event-stream.js';
+import { fetchWithinOrigin, RedirectRefused } from './api.js';
 import { print, say } from './output.js';
 
 /**
@@ -65,13 +66,21 @@ export async function tailHttp(options: HttpTail): Promise<void> {
     try {
       const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${options.token}` };
       if (lastId !== undefined) headers['last-event-id'] = lastId;
-      const response = await fetch(url, { headers, signal });
+      const response = await fetchWithinOrigin(new Request(url, { headers, signal, redirect: 'manual' }));
       answered = true;
       if (response.status >= 500 || response.status === 429) {
         wait = Math.max(wait, Number(response.headers.get('retry-after') ?? 0) * 1000);
         throw new Error(`${response.status}: ${await errorMessage(response)}`);
       }
       if (response.status !== 200 || response.body === null) throw new Refused(`GET /events: ${response.status}: ${await errorMessage(response)}`);
+      // Another program's 200 (a proxy's page) is no stream of events: said, rather than read as one that never sends any.
+      const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+      if (type !== 'text/event-stream') {
+        await response.body.cancel();
+        throw new Refused(
+          `${options.url} does not answer as the plant store does (is it the service's address?): GET /events was answered 200 (${type || 'no media type'}), where the service answers text/event-stream`,
+        );
+      }
       if (lost) say('plant-store: reconnected');
       lost = false;
       await readStream(response.body, signal, lastId, {
@@ -82,7 +91,7 @@ export async function tailHttp(options: HttpTail): Promise<void> {
       throw new Error('the service ended the stream');
     } catch (error) {
       if (signal.aborted) return;
-      if (error instanceof Refused) throw error;
+      if (error instanceof Refused || error instanceof RedirectRefused) throw error;
       if (!answered) {
         if (Date.now() - started >= NEVER_ANSWERED_GIVE_UP_MS)
           throw new Refused(

@@ -2,6 +2,7 @@ import { ReadableStream } from 'node:stream/web';
 import type { StoredPlant } from '../model/plant.js';
 import type { PlantId } from '../model/plant-id.js';
 import type { PlantSort } from '../store/store.js';
+import { replacedWarning } from '../plants/answers.js';
 import { LIST_LIMIT_MAX } from '../plants/schema.js';
 import { count } from '../words.js';
 import { Api, ApiError, nextPage, type ApiTarget } from './api.js';
@@ -38,22 +39,32 @@ const MEDIA_TYPES = { ndjson: 'application/x-ndjson', json: 'application/json', 
 
 export async function create(target: ApiTarget, plant: NewPlantInput): Promise<void> {
   const api = await Api.connect(target);
-  const { data } = await api.call('post', '/plants', { body: plant, headers: STRICT });
+  // POST /plants answers 200 either way (the specification's rule); a replacement is said in a Warning.
+  const replaced = replacedWarning(plant.id);
+  const { data, warnings } = await api.call('post', '/plants', { body: plant, headers: STRICT }, { hidden: (warning) => warning === replaced });
   const stored = data as { name: string; tag?: string };
-  say(`stored plant ${plant.id} at ${api.where}`);
+  say(`${warnings.includes(replaced) ? 'replaced' : 'created'} plant ${plant.id} at ${api.where}`);
   printJson({ id: plant.id, name: stored.name, tag: stored.tag });
 }
 
 export async function get(target: ApiTarget, id: PlantId): Promise<void> {
   const api = await Api.connect(target);
-  const { data } = await api.call('get', '/plants/{id}', { params: { path: { id } } });
+  const { data } = await api.call('get', '/plants/{id}', { params: { path: { id } } }).catch(atService(api));
   printJson(data);
 }
 
 export async function remove(target: ApiTarget, id: PlantId): Promise<void> {
   const api = await Api.connect(target);
-  await api.call('delete', '/plants/{id}', { params: { path: { id } } });
+  await api.call('delete', '/plants/{id}', { params: { path: { id } } }).catch(atService(api));
   say(`deleted plant ${id} at ${api.where}`);
+}
+
+/** A 404 names the service it came from, as the store's commands name the store ("no plant with id 5 at http://…"). */
+function atService(api: Api): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`);
+    throw error;
+  };
 }
 
 /** Every plant the selection holds, page after page (Link rel="next"), printed as each page comes; at most `limit`. */

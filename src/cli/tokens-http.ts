@@ -48,7 +48,7 @@ export async function create(target: ApiTarget, name: string, scopes: readonly S
   const api = await Api.connect(target);
   const body: NewTokenBody = { name, scopes: [...scopes] };
   const answer = await api
-    .call('post', '/tokens', { body, headers: { 'idempotency-key': randomUUID() } }, 'Idempotency-Key')
+    .call('post', '/tokens', { body, headers: { 'idempotency-key': randomUUID() } }, { retry: 'Idempotency-Key' })
     .catch((error: unknown) => {
       if (!(error instanceof AnswerLostError)) throw error;
       throw new Error(
@@ -60,13 +60,21 @@ export async function create(target: ApiTarget, name: string, scopes: readonly S
   process.stdout.write(`${made.secret}\n`);
 }
 
-/** Every token the query selects, page after page (Link rel="next"). */
-async function everyToken(api: Api, state?: TokenListQuery['state']): Promise<{ tokens: TokenRecord[]; unlisted: string | null }> {
+/** The one of `tokens` revoked last (names are unique among active tokens only: several revoked ones may share one). */
+function lastRevoked(tokens: readonly TokenRecord[]): TokenRecord | undefined {
+  return tokens.reduce<TokenRecord | undefined>(
+    (last, token) => (last === undefined || (token.revokedAt ?? '') > (last.revokedAt ?? '') ? token : last),
+    undefined,
+  );
+}
+
+/** Every token, active and revoked, page after page (Link rel="next"). */
+async function everyToken(api: Api): Promise<{ tokens: TokenRecord[]; unlisted: string | null }> {
   const tokens: TokenRecord[] = [];
   let unlisted: string | null = null;
   let after: string | undefined;
   do {
-    const query: TokenListQuery = { limit: PAGE_LIMIT_MAX, after, ...(state === undefined ? {} : { state }) };
+    const query: TokenListQuery = { limit: PAGE_LIMIT_MAX, after };
     const { data, response } = await api.call('get', '/tokens', { params: { query } });
     tokens.push(...(data as TokenRecord[]));
     unlisted ??= response.headers.get('unlisted-token-sources');
@@ -93,26 +101,32 @@ export async function list(target: ApiTarget, json: boolean): Promise<void> {
 }
 
 /**
- * DELETE /tokens/{id}. The API revokes by id only, so a name is first looked up among the active tokens
- * (GET /tokens?state=active): an active token's id, else an active token's exact name. The token the
- * command itself is sent with is revoked only with `self` (?self=true), as the service asks.
+ * DELETE /tokens/{id}. The API revokes by id only, so the token is first looked up (GET /tokens): an active
+ * token's id, else an active token's exact name; a revoked one is named as such, an unknown one as unknown,
+ * before anything is sent. The token the command itself is sent with is revoked only with `self`
+ * (?self=true), as the service asks.
  */
 export async function revoke(target: ApiTarget, idOrName: string, self: boolean): Promise<void> {
   const api = await Api.connect(target);
-  const { tokens } = await everyToken(api, 'active');
-  const found = tokens.find((token) => token.id === idOrName) ?? tokens.find((token) => token.name === idOrName);
-  const id = found?.id ?? idOrName;
-  const which = found === undefined ? `token ${id}` : `token ${id} "${found.name}"`;
+  const { tokens } = await everyToken(api);
+  const active = tokens.filter((token) => token.revokedAt === null);
+  const found = active.find((token) => token.id === idOrName) ?? active.find((token) => token.name === idOrName);
+  if (found === undefined) {
+    const revoked = tokens.find((token) => token.id === idOrName) ?? lastRevoked(tokens.filter((token) => token.name === idOrName));
+    if (revoked !== undefined)
+      throw new Error(`token ${revoked.id} "${revoked.name}" at ${api.where} is revoked already (since ${revoked.revokedAt}): it is refused there`);
+    throw new Error(`no token with the id or name "${idOrName}" at ${api.where} ("plant-store token list --url ${api.where}" lists them)`);
+  }
+  const which = `token ${found.id} "${found.name}"`;
   const query: RevokeQuery = self ? { self: true } : {};
-  await api.call('delete', '/tokens/{id}', { params: { path: { id }, query } }).catch((error: unknown) => {
+  await api.call('delete', '/tokens/{id}', { params: { path: { id: found.id }, query } }).catch((error: unknown) => {
     if (!(error instanceof ApiError)) throw error;
     if (error.status === 409)
       throw new Error(
         `${which} is the token this command is sent with (${TOKEN_VARIABLE}): give --self to revoke it all the same; it then stops working within a second`,
       );
-    // Neither an active token's id nor its name: the service says what it knows of the id (revoked already, since when).
-    if (error.status === 404 && found === undefined)
-      throw new Error(`no active token with id or name "${idOrName}" at ${api.where}: ${error.message}`);
+    // Revoked meanwhile, by another client: the service says since when.
+    if (error.status === 404) throw new Error(`${which} at ${api.where}: ${error.message}`);
     throw error;
   });
   say(`revoked ${which} at ${api.where}; it is refused within a second`);
