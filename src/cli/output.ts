@@ -4,9 +4,12 @@ import { stringifyJson } from '../json/exact.js';
 /**
  * Where the CLI prints, and how: stored text (a plant's name, a webhook's URL or description, a token's
  * name, a receiver's error) is anyone's choice, and a terminal obeys the control characters in it (ESC[2K
- * erases a line, CR returns to its start, CSI sequences colour and move). So on a terminal every C0 and C1
- * control character of what a command prints is shown escaped; to a pipe or a file the exact bytes go, as
- * they are stored. Every command writes through these functions, so that the rule holds everywhere.
+ * erases a line, CR returns to its start, CSI sequences colour and move), and shows the format characters
+ * as nothing at all while they reorder or hide what follows (U+202E turns the rest of a line around,
+ * U+200B is invisible). So on a terminal every control character (C0, DEL, C1), format character (Cf) and
+ * line or paragraph separator (U+2028, U+2029) of what a command prints is shown escaped; to a pipe or a
+ * file the exact bytes go, as they are stored. Every command writes through these functions, so that the
+ * rule holds everywhere.
  */
 
 /** A stream the CLI writes to: process.stdout or process.stderr, or a stand-in (tests) that says whether it is a terminal. */
@@ -15,30 +18,48 @@ export interface Sink {
   write(chunk: string | Uint8Array): boolean;
 }
 
-/** Unicode's control characters (Cc): C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F). */
-const CONTROLS = /\p{Cc}/gu;
+/**
+ * What a terminal does not show as itself: Unicode's control characters (Cc: C0 U+0000-U+001F, DEL U+007F,
+ * C1 U+0080-U+009F), its format characters (Cf: bidi controls, zero-width characters, the soft hyphen…)
+ * and the line and paragraph separators (Zl, Zp).
+ */
+const UNSHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 /** The same, but a line feed, alone or after a carriage return, which ends a line the command itself writes. */
-const CONTROLS_BUT_LINE_ENDS = /\r\n|(?!\n)\p{Cc}/gu;
+const UNSHOWN_BUT_LINE_ENDS = /\r\n|(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 const SHORT: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 function escaped(char: string): string {
   if (char === '\r\n') return char;
   const short = SHORT[char];
   if (short !== undefined) return short;
-  const code = char.charCodeAt(0);
-  const hex = code.toString(16).padStart(2, '0');
+  const code = char.codePointAt(0)!;
+  const hex = code.toString(16);
   // A C1 character is U+0080-U+009F, two bytes in UTF-8: \u009b says so, where \x9b would read as one byte.
-  return code >= 0x80 ? `\\u00${hex}` : `\\x${hex}`;
+  if (code < 0x80) return `\\x${hex.padStart(2, '0')}`;
+  return code > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, '0')}`;
 }
 
 /**
- * The text with its control characters made visible: \t, \n and \r for those three, \xHH for the other
- * C0 characters and DEL (ESC is \x1b), \u00HH for the C1 characters (CSI is \u009b). With `keepLineEnds`,
- * LF and CRLF stay as they are: they end the lines of a table, an export or a message, which a lone CR or
- * an LF inside a cell or a name never does.
+ * The text with what a terminal would not show as itself made visible: \t, \n and \r for those three,
+ * \xHH for the other C0 characters and DEL (ESC is \x1b), \uHHHH for the C1 characters (CSI is \u009b),
+ * the format characters (U+202E is \u202e, U+200B \u200b) and the separators U+2028 and U+2029, \u{HHHHH}
+ * past U+FFFF (the tag characters). With `keepLineEnds`, LF and CRLF stay as they are: they end the lines
+ * of a table, an export or a message, which a lone CR or an LF inside a cell or a name never does.
  */
 export function escapeControls(text: string, { keepLineEnds = false } = {}): string {
-  return text.replace(keepLineEnds ? CONTROLS_BUT_LINE_ENDS : CONTROLS, escaped);
+  return text.replace(keepLineEnds ? UNSHOWN_BUT_LINE_ENDS : UNSHOWN, escaped);
+}
+
+/** A space other than U+0020 (U+00A0, U+2007, U+3000…): in a name an operator types, it passes for a plain space. */
+const OTHER_SPACES = /(?! )\p{Zs}/gu;
+
+/**
+ * A name as a terminal should show it where it must be told from others (a token's, which `token revoke`
+ * takes): what escapeControls escapes, and the spaces that pass for U+0020 too, so that "initial\u00a0",
+ * made before token names refused it, does not sit in a list beside "initial" looking the same.
+ */
+export function distinctName(text: string, sink: Sink): string {
+  return sink.isTTY ? escapeControls(text).replace(OTHER_SPACES, escaped) : text;
 }
 
 /** Text as `sink` should show it: escaped on a terminal, exact elsewhere. */

@@ -1,6 +1,6 @@
 import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../model/scopes.js';
-import { isTokenName, TOKEN_NAME_MAX } from '../model/token-name.js';
-import { apiTarget, TOKEN_VARIABLE, URL_OPTION, URL_VARIABLE } from './api.js';
+import { isTokenName, TOKEN_NAME_MAX, TOKEN_NAME_RULE } from '../model/token-name.js';
+import { apiTarget, TOKEN_VARIABLE, URL_OPTION } from './api.js';
 import { usage, UsageError, type Command } from './command.js';
 import * as http from './tokens-http.js';
 import * as local from './tokens-store.js';
@@ -13,10 +13,6 @@ import * as local from './tokens-store.js';
 
 const MANAGES = 'with tokens:manage';
 
-const BOTH_WAYS =
-  `Without --url it works on the store DATABASE_URL names; with --url URL (or ${URL_VARIABLE}=URL in the environment) it goes through ` +
-  `that service's API instead, with the token in ${TOKEN_VARIABLE} (which needs tokens:manage), and opens no store.`;
-
 export const tokenCommand: Command = {
   name: 'token',
   summary:
@@ -25,12 +21,7 @@ export const tokenCommand: Command = {
   actions: {
     create: {
       summary: 'make a token; prints it once, alone on stdout',
-      details:
-        'The token goes to stdout alone (TOKEN=$(plant-store token create --name ci)); what was made goes to stderr.\nA running server accepts it at once.\n\n' +
-        'Through --url (POST /tokens) the token in PLANT_STORE_TOKEN grants only scopes it holds itself. The request carries an Idempotency-Key: ' +
-        'should the connection be lost before the answer, it is sent once more with the same key, and the service answers with the token ' +
-        'the first one made (the same secret) rather than make a second. ' +
-        BOTH_WAYS,
+      details: `TOKEN=$(plant-store token create --name ci) keeps it. Through --url it gets only scopes ${TOKEN_VARIABLE}'s token holds (docs/cli.md).`,
       options: {
         name: {
           type: 'string',
@@ -42,14 +33,14 @@ export const tokenCommand: Command = {
           type: 'string',
           value: 'SCOPE',
           multiple: true,
-          help: `a scope it gets, of ${SCOPES.join(', ')}; or several, comma-separated (default: ${DEFAULT_TOKEN_SCOPES.join(' and ')})`,
+          help: `a scope it gets (default: ${DEFAULT_TOKEN_SCOPES.join(',')}), or several, comma-separated: ${SCOPES.join(', ')}`,
         },
         url: URL_OPTION,
       },
       async run(given) {
         const name = given.string('name')!;
         // The name is how an operator lists and revokes a token: one printable line, short enough for a table.
-        if (!isTokenName(name)) throw new UsageError(`--name must be 1 to ${TOKEN_NAME_MAX} characters, without control characters`);
+        if (!isTokenName(name)) throw new UsageError(`--name must be 1 to ${TOKEN_NAME_MAX} characters, and ${TOKEN_NAME_RULE}`);
         const requested = given.strings('scope');
         const scopes = requested ? usage(() => parseScopes(requested.join(' '))) : [...DEFAULT_TOKEN_SCOPES];
         if (scopes.length === 0) throw new UsageError('--scope must name at least one scope');
@@ -60,9 +51,8 @@ export const tokenCommand: Command = {
     list: {
       summary: 'list tokens (never their secrets)',
       details:
-        'A table (id, name, scopes, when made, active or revoked), or with --json one object per token. Through --url (GET /tokens) every page ' +
-        'is followed; static tokens and JWTs the service also accepts are not stored, so not listed: a line on stderr says which it accepts. ' +
-        BOTH_WAYS,
+        'A table (id, name, scopes, when made, active or revoked), or with --json one object per token. Through --url every page is followed, ' +
+        'and a line on stderr names the kinds of token the service accepts without storing them (static tokens, JWTs).',
       options: { json: { type: 'boolean', help: 'as JSON, one object per token' }, url: URL_OPTION },
       async run(given) {
         const target = apiTarget(given, MANAGES);
@@ -71,16 +61,12 @@ export const tokenCommand: Command = {
     },
     revoke: {
       summary: 'revoke a token; a running server refuses it within a second',
-      details:
-        'The API revokes by id only (DELETE /tokens/{id}): through --url a name is first looked up among the active tokens (GET /tokens), ' +
-        "an active token's id before an active token's name, and the token found is revoked by its id. " +
-        `The token the command is sent with (${TOKEN_VARIABLE}) is revoked only with --self, so that nobody locks themselves out by a slip. ` +
-        BOTH_WAYS,
+      details: `By id or by name (an active token's id first). Through --url, the token in ${TOKEN_VARIABLE} itself is revoked only with --self.`,
       args: [{ name: 'ID_OR_NAME', required: true, help: 'the id or the name of an active token (token list shows both)' }],
       options: {
         self: {
           type: 'boolean',
-          help: `through --url: revoke it even if it is the token in ${TOKEN_VARIABLE} itself, which then stops working within a second`,
+          help: `through --url: revoke it even if it is the token in ${TOKEN_VARIABLE}, which then stops working`,
         },
         url: URL_OPTION,
       },

@@ -3,7 +3,7 @@ import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { Query } from '../http/strict-query.js';
 import { STORABLE_TEXT } from '../model/plant.js';
 import { SCOPES, type Scope } from '../model/scopes.js';
-import { TOKEN_NAME_MAX, TOKEN_NAME_PATTERN } from '../model/token-name.js';
+import { TOKEN_NAME_MAX, TOKEN_NAME_PATTERN, TOKEN_NAME_RULE } from '../model/token-name.js';
 
 /**
  * The token resource's schemas: validation, serialization, the OpenAPI document and the types below. A
@@ -21,8 +21,8 @@ const TokenName = Type.String({
   minLength: 1,
   maxLength: TOKEN_NAME_MAX,
   pattern: TOKEN_NAME_PATTERN,
-  patternMeaning: 'must not contain control characters (line breaks, tabs…) or an unpaired surrogate',
-  description: `What to call it: unique among active tokens, 1 to ${TOKEN_NAME_MAX} characters, no control characters`,
+  patternMeaning: TOKEN_NAME_RULE,
+  description: `What to call it: unique among active tokens, 1 to ${TOKEN_NAME_MAX} characters that show as themselves (no control, format or invisible characters, no space but the plain one, none at either end)`,
   examples: ['reporting'],
 });
 

@@ -40,8 +40,20 @@ describe('escapeControls', () => {
     assert.equal(escapeControls('\u0000\u0001\u001f\u0080\u009f'), '\\x00\\x01\\x1f\\u0080\\u009f');
   });
 
-  it('leaves everything else as it is: printable ASCII, backslashes, accents, emoji, U+00A0 and beyond', () => {
-    const text = 'Monstera deliciosa \\x1b é Ü 日本 🌿 \u00a0 \u00ad \u2028';
+  it('escapes the format characters (Cf) and the line and paragraph separators: bidi controls, invisible characters', () => {
+    // U+202E turns the rest of a line around, U+2066-U+2069 isolate, U+061C marks Arabic letters, U+200B, U+2060
+    // and U+FEFF show as nothing, U+00AD as nothing mid-word; U+2028 and U+2029 break lines in some terminals.
+    assert.equal(
+      escapeControls('a\u202eb\u2066c\u2067d\u2068e\u2069f\u061cg\u200bh\u200di\u2060j\ufeffk\u00adl\u2028m\u2029n'),
+      'a\\u202eb\\u2066c\\u2067d\\u2068e\\u2069f\\u061cg\\u200bh\\u200di\\u2060j\\ufeffk\\u00adl\\u2028m\\u2029n',
+    );
+    // Past U+FFFF (the tag characters, U+E0001…), whole code points, never halves.
+    assert.equal(escapeControls('x\u{e0001}\u{e0041}y'), 'x\\u{e0001}\\u{e0041}y');
+    assert.equal(escapeControls('initial\u202e', { keepLineEnds: true }), 'initial\\u202e');
+  });
+
+  it('leaves everything else as it is: printable ASCII, backslashes, accents, emoji, spaces (U+00A0 too) and beyond', () => {
+    const text = 'Monstera deliciosa \\x1b é Ü 日本 🌿 \u00a0 \u3000 שלום مرحبا';
     assert.equal(escapeControls(text), text);
   });
 

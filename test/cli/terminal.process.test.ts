@@ -132,3 +132,58 @@ describe('stored text on a terminal and to a pipe', async () => {
     assert.match(stdout, /"name":"Fern\\u001b\[2K\\rOK \\u001b\[31mred\\u009b1m\\u0007\\x7f"/);
   });
 });
+
+/**
+ * Format characters (Cf) and the line and paragraph separators show as nothing on a terminal while they
+ * reorder or hide what follows: U+202E turns the rest of a line around ("deploy\u202Egnp.exe" reads
+ * "deployexe.png"), U+200B and U+2060 are invisible. On a terminal they come escaped as the controls do; a
+ * token's name, which revoke takes, has its look-alike spaces (U+00A0) escaped too: such names are refused
+ * now, but a store may hold them from before.
+ */
+describe('format characters and look-alike spaces on a terminal', async () => {
+  const dir = tempDir(after);
+  const databaseUrl = `file:${join(dir, 'plants.db')}`;
+  const store = openSqlite(dir);
+  const BIDI = 'Fern\u202Eesor\u2066x\u2069\u061C\u200B\u2060\uFEFF\u00AD\u2028\u2029';
+  await store.plants.put({ id: 1, name: BIDI });
+  await createToken(store.tokens, 'initial', ['plants:read']);
+  await createToken(store.tokens, 'initial\u00A0', ['plants:read']);
+  await createToken(store.tokens, 'deploy\u202Egnp.exe', ['plants:read']);
+  await store.close();
+  const cli = (terminal: boolean, ...args: string[]): Promise<Ran> =>
+    run([...(terminal ? AS_TERMINAL : []), CLI_JS, ...args], { env: { DATABASE_URL: databaseUrl } });
+  const unshown = (text: string) => [...text.matchAll(/[\p{Cf}\p{Zl}\p{Zp}]/gu)].map((m) => m[0]);
+  const ESCAPED = 'Fern\\u202eesor\\u2066x\\u2069\\u061c\\u200b\\u2060\\ufeff\\u00ad\\u2028\\u2029';
+
+  test('are escaped in every form a plant is printed in', async () => {
+    for (const args of [
+      ['plants', 'list'],
+      ['plants', 'list', '--format', 'ndjson'],
+      ['plants', 'get', '1'],
+      ['plants', 'export'],
+      ['plants', 'export', '--format', 'csv'],
+    ]) {
+      const shown = await cli(true, ...args);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.deepEqual(unshown(shown.stdout), [], `${args.join(' ')}: ${JSON.stringify(shown.stdout)}`);
+      assert.ok(shown.stdout.includes(ESCAPED), `${args.join(' ')}: ${shown.stdout}`);
+    }
+    // To a pipe, the exact characters.
+    assert.ok((await cli(false, 'plants', 'export')).stdout.includes(BIDI));
+  });
+
+  test('token list tells the names apart on a terminal: a U+00A0 and a bidi control shown escaped', async () => {
+    const table = await cli(true, 'token', 'list');
+    assert.equal(table.code, 0, table.stderr);
+    const names = table.stdout
+      .split('\n')
+      .slice(1, -1)
+      .map((line) => line.split(/\s{2,}/)[1]);
+    assert.deepEqual(names, ['initial', 'initial\\u00a0', 'deploy\\u202egnp.exe']);
+    const piped = await cli(false, 'token', 'list', '--json');
+    assert.deepEqual(
+      (JSON.parse(piped.stdout) as Array<{ name: string }>).map((token) => token.name),
+      ['initial', 'initial\u00A0', 'deploy\u202Egnp.exe'],
+    );
+  });
+});

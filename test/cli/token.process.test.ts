@@ -127,6 +127,13 @@ describe('token command usage errors exit 1 with one line naming the mistake and
     ['a missing --name', ['token', 'create', '--scope', 'plants:read'], /--name/],
     ['--name without a value', ['token', 'create', '--name'], /--name/],
     ['a name with a newline', ['token', 'create', '--name', 'two\nlines'], /--name/],
+    [
+      'a name with a bidi control',
+      ['token', 'create', '--name', 'deploy\u202Egnp.exe'],
+      /--name must be 1 to 64 characters, and must not contain .*direction-changing/,
+    ],
+    ['a name with a non-breaking space', ['token', 'create', '--name', 'initial\u00A0'], /--name .*spaces other than the plain space/],
+    ['a name ending in a space', ['token', 'create', '--name', 'initial '], /--name .*a space at either end/],
     ['a name over 64 characters', ['token', 'create', '--name', 'n'.repeat(65)], /--name/],
     ['an unknown option', ['token', 'create', '--name', 'x', '--scopes', 'plants:read'], /--scopes/],
     ['an unknown token command', ['token', 'rotate'], /rotate/],

@@ -115,6 +115,26 @@ describe('POST /tokens', async () => {
       assertError(await create({ name, scopes }), 400, 'body.name must not contain control characters');
     }
     assertError(await create({ name: 'lone \ud800 surrogate', scopes }), 400, 'unpaired UTF-16 surrogate');
+    // Nothing that shows as something else, or as nothing: bidi controls, invisible characters, look-alike spaces, line
+    // separators, a space at either end ("initial\u00A0" and "initial " would sit in a list beside "initial").
+    const invisible = [
+      'deploy\u202Egnp.exe',
+      'a\u2066b\u2069',
+      'a\u061Cb',
+      'zero\u200Bwidth',
+      'a\u200Db',
+      'a\u2060b',
+      '\uFEFFbom',
+      'soft\u00ADhyphen',
+    ];
+    for (const name of [...invisible, 'initial\u00A0', 'a\u2007b', 'a\u3000b', 'line\u2028sep', 'para\u2029sep', 'initial ', ' initial', ' ']) {
+      assertError(
+        await create({ name, scopes }),
+        400,
+        'body.name must not contain control characters (line breaks, tabs…), invisible or direction-changing characters',
+      );
+    }
+    assert.equal((await t.call('GET', '/tokens')).json<Array<{ name: string }>>().filter((token) => token.name.startsWith('initial')).length, 0);
     assertError(await create({ scopes }), 400, 'body.name is required');
     assertError(await create({ name: 5, scopes }), 400, 'body.name must be a string');
     // Spaces and any printable text are fine.
