@@ -61,15 +61,24 @@ function refusal(error: unknown): string {
   return 'the JWT is malformed';
 }
 
-/** The scopes a token grants: names from `scope` (space-separated) and `scp` (an array, or space-separated text); unknown names are ignored. */
-export function scopesOf(payload: JWTPayload): Scope[] {
+/**
+ * The scopes a token grants, from `scope` and `scp`; names this service does not know are ignored (an
+ * identity provider grants `openid`, `profile`…). `scope` is a space-separated string (RFC 8693 §4.2, as
+ * RFC 9068's access tokens carry it: Auth0, Keycloak); it is taken as an array of names too, since Spring
+ * Authorization Server writes it so. `scp` is an array (Okta, ORY) or space-separated (Microsoft Entra ID).
+ * A claim of any other shape (a number, an object, an array holding something other than one name per
+ * item) is not a grant of fewer scopes but a token this service cannot read: refused, with these words.
+ */
+export function scopesOf(payload: JWTPayload): Scope[] | string {
   const names = new Set<string>();
-  const add = (claim: unknown) => {
-    if (typeof claim === 'string') for (const name of claim.split(' ')) names.add(name);
-    else if (Array.isArray(claim)) for (const name of claim) if (typeof name === 'string') names.add(name);
-  };
-  add(payload.scope);
-  add(payload.scp);
+  for (const claim of ['scope', 'scp'] as const) {
+    const value = payload[claim];
+    if (value === undefined) continue;
+    if (typeof value === 'string') for (const name of value.split(' ')) names.add(name);
+    else if (Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '' && !/\s/.test(name)))
+      for (const name of value as string[]) names.add(name);
+    else return `the JWT's ${claim} claim is not valid: scope names, space-separated or an array of them`;
+  }
   return SCOPES.filter((scope) => names.has(scope));
 }
 
@@ -148,7 +157,9 @@ export class JwtVerifier {
     }
     const expiresAt = (payload.exp! + JWT_LEEWAY_S) * 1000;
     const until = Math.min(expiresAt, this.now() + JWT_CACHE_MS);
-    return { principal: { tokenId: tokenIdOf(payload, token), scopes: scopesOf(payload), source: 'jwt', expiresAt }, until };
+    const scopes = scopesOf(payload);
+    if (typeof scopes === 'string') return scopes;
+    return { principal: { tokenId: tokenIdOf(payload, token), scopes, source: 'jwt', expiresAt }, until };
   }
 
   /** Fetches a JWKS ahead of the first token (nothing to do for a configured key). */

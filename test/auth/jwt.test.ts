@@ -53,6 +53,34 @@ describe('JWTs verified with the keys of a JWKS (JWT_JWKS_URL)', async () => {
     assertForbidden(await read(t, webhooks), 'plants:read');
   });
 
+  it('takes scope as an array of names too (Spring Authorization Server writes it so), and scp as space-separated text', async () => {
+    const array = await mint(key, { scope: ['openid', 'plants:read'] });
+    assert.equal((await read(t, array)).statusCode, 200);
+    assertForbidden(await write(t, array), 'plants:write');
+    const both = await mint(key, { scope: 'plants:read', scp: 'plants:write profile' });
+    assert.equal((await write(t, both)).statusCode, 200);
+    assert.equal((await read(t, both)).statusCode, 200);
+  });
+
+  it('refuses a scope or scp claim of any other shape (401 naming the claim), rather than grant what it can read of it', async () => {
+    for (const claims of [
+      { scope: 5 },
+      { scope: { 'plants:read': true } },
+      { scope: ['plants:read', 5] },
+      { scope: ['plants:read plants:write'] },
+      { scope: [''] },
+      { scope: null },
+      { scp: true },
+      { scp: [['plants:read']] },
+    ]) {
+      const claim = Object.keys(claims)[0]!;
+      assertRefused(
+        await read(t, await mint(key, claims)),
+        `the JWT's ${claim} claim is not valid: scope names, space-separated or an array of them`,
+      );
+    }
+  });
+
   it('a valid token with neither scope nor scp may do no plant operation (403)', async () => {
     const token = await mint(key);
     assertForbidden(await t.call('POST', '/plants', { token, body: { id: 2, name: 'x' } }), 'plants:write');
