@@ -60,6 +60,9 @@ export async function create(target: ApiTarget, name: string, scopes: readonly S
   process.stdout.write(`${made.secret}\n`);
 }
 
+/** The ids of the tokens a service accepts and does not store (static tokens, JWTs), as GET /token names them. */
+const UNSTORED_ID = /^(?:static|jwt):/;
+
 /** The one of `tokens` revoked last (names are unique among active tokens only: several revoked ones may share one). */
 function lastRevoked(tokens: readonly TokenRecord[]): TokenRecord | undefined {
   return tokens.reduce<TokenRecord | undefined>(
@@ -111,22 +114,24 @@ export async function revoke(target: ApiTarget, idOrName: string, self: boolean)
   const { tokens } = await everyToken(api);
   const active = tokens.filter((token) => token.revokedAt === null);
   const found = active.find((token) => token.id === idOrName) ?? active.find((token) => token.name === idOrName);
+  const unknown = `no token with the id or name "${idOrName}" at ${api.where}`;
   if (found === undefined) {
     const revoked = tokens.find((token) => token.id === idOrName) ?? lastRevoked(tokens.filter((token) => token.name === idOrName));
     if (revoked !== undefined)
       throw new Error(`token ${revoked.id} "${revoked.name}" at ${api.where} is revoked already (since ${revoked.revokedAt}): it is refused there`);
-    throw new Error(`no token with the id or name "${idOrName}" at ${api.where} ("plant-store token list --url ${api.where}" lists them)`);
+    // The id of a token the service accepts without storing it (GET /token names it): the service says what it is.
+    if (!UNSTORED_ID.test(idOrName)) throw new Error(`${unknown} ("plant-store token list --url ${api.where}" lists them)`);
   }
-  const which = `token ${found.id} "${found.name}"`;
+  const which = found === undefined ? `token ${idOrName}` : `token ${found.id} "${found.name}"`;
   const query: RevokeQuery = self ? { self: true } : {};
-  await api.call('delete', '/tokens/{id}', { params: { path: { id: found.id }, query } }).catch((error: unknown) => {
+  await api.call('delete', '/tokens/{id}', { params: { path: { id: found?.id ?? idOrName }, query } }).catch((error: unknown) => {
     if (!(error instanceof ApiError)) throw error;
     if (error.status === 409)
       throw new Error(
         `${which} is the token this command is sent with (${TOKEN_VARIABLE}): give --self to revoke it all the same; it then stops working within a second`,
       );
-    // Revoked meanwhile, by another client: the service says since when.
-    if (error.status === 404) throw new Error(`${which} at ${api.where}: ${error.message}`);
+    // Not stored, or revoked meanwhile by another client: the service says which, and since when.
+    if (error.status === 404) throw new Error(`${found === undefined ? unknown : `${which} at ${api.where}`}: ${error.message}`);
     throw error;
   });
   say(`revoked ${which} at ${api.where}; it is refused within a second`);

@@ -131,18 +131,20 @@ describe('tokens through a running service (--url)', async () => {
   });
 
   test("the service's refusals: 404 unknown or revoked already, 409 a name taken, 403 a scope lacking, 401: one line, exit 1", async () => {
-    assertFails(
-      await tokens(['revoke', '0123456789ab']),
-      `no active token with id or name "0123456789ab" at ${server.url}: no token with id 0123456789ab`,
-    );
-    assertFails(await tokens(['revoke', 'nobody']), `no active token with id or name "nobody" at ${server.url}: no token with id nobody`);
+    // Unknown: named as given, id or name, with where to look; nothing is sent to revoke.
+    const list = `("plant-store token list --url ${server.url}" lists them)`;
+    assertFails(await tokens(['revoke', '0123456789ab']), `no token with the id or name "0123456789ab" at ${server.url} ${list}`);
+    assertFails(await tokens(['revoke', 'nobody']), `no token with the id or name "nobody" at ${server.url} ${list}`);
     await made(['--name', 'gone', '--scope', 'plants:read']);
     const gone = await idOf('gone');
     assert.equal((await tokens(['revoke', gone])).code, 0);
-    assertFails(
-      await tokens(['revoke', gone]),
-      new RegExp(`^plant-store: no active token with id or name "${gone}" at .*: token ${gone} is revoked already \\(since \\d{4}-`),
-    );
+    // Revoked: by id or by name, said so, with since when.
+    for (const which of [gone, 'gone']) {
+      assertFails(
+        await tokens(['revoke', which]),
+        new RegExp(`^plant-store: token ${gone} "gone" at http://\\S+ is revoked already \\(since \\d{4}-\\S+\\): it is refused there\n$`),
+      );
+    }
     assertFails(
       await tokens(['revoke', 'static:0a1b2c3d4e5f']),
       /: no stored token with id static:0a1b2c3d4e5f: a static token \(PLANT_STORE_TOKENS\) is configuration, not managed here\n$/,
