@@ -25,9 +25,7 @@ export const eventsCommand: Command = {
     tail: {
       summary: 'print the change feed as NDJSON, then each event as it commits, until stopped',
       details:
-        'Every event after ID (without it, from now), one JSON object per line as GET /events lists it, then each new one as it commits, until Ctrl-C. ' +
-        'It resumes by itself when the store comes back after an outage. With --url (or PLANT_STORE_URL) it follows a running service instead (GET /events as a stream, ' +
-        'the token, with events:read, in the environment variable PLANT_STORE_TOKEN), reconnecting with Last-Event-ID.',
+        'From after ID, or from now, as GET /events lists them; it resumes by itself after an outage, and through --url reconnects (docs/change-feed.md).',
       options: {
         after: { type: 'string', value: 'ID', help: 'start after this event id (msg_ and 26 characters)' },
         type: { type: 'string', value: 'TYPE', multiple: true, choices: EVENT_TYPES, help: `only events of this type, of ${EVENT_TYPES.join(', ')}` },

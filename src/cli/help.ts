@@ -105,6 +105,11 @@ ${columns(actionRows(command).map(([left, right]) => [`plant-store ${left}`, rig
 `;
 }
 
+/**
+ * An action's help, short enough for a screen (test/cli/help.test.ts holds every action to 15 lines): its
+ * usage, one paragraph (the summary, then the details), its arguments and options in one table, and where
+ * it works (the store, and a service for an action that takes --url). docs/cli.md has the rest.
+ */
 export function actionHelp(command: Command, name: string | undefined, action: Action): string {
   const path = name === undefined ? command.name : `${command.name} ${name}`;
   const args = (action.args ?? []).filter((arg) => arg.help).map((arg): [string, string] => [arg.name, arg.help!]);
@@ -112,11 +117,12 @@ export function actionHelp(command: Command, name: string | undefined, action: A
     `--${option}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`,
     `${spec.help}${spec.multiple ? '; may be repeated' : ''}`,
   ]);
+  const paragraph = `${action.summary[0]!.toUpperCase()}${action.summary.slice(1)}.${action.details ? ` ${action.details}` : ''}`;
   return `Usage: plant-store ${`${path} ${synopsis(action)}`.trim()}
 
-${wrap(`${action.summary[0]!.toUpperCase()}${action.summary.slice(1)}.${action.details ? `\n\n${action.details}` : ''}`, WIDTH).join('\n')}
-${args.length > 0 ? `\nArguments:\n${columns(args)}\n` : ''}
-Options:
-${columns([...options, ['-h, --help', 'show this help']])}
+${wrap(paragraph, WIDTH).join('\n')}
+
+${args.length > 0 ? 'Arguments and options' : 'Options'}:
+${columns([...args, ...options, ['-h, --help', 'show this help']])}
 ${command.usesStore ? `\n${storeLine()}\n` : ''}${reachesService(action) ? `${serviceLine()}\n` : ''}`;
 }

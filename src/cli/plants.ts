@@ -1,6 +1,6 @@
 import { IMPORT_FORMATS } from '../plants/import.js';
 import { PLANT_SORTS } from '../store/store.js';
-import { apiTarget, TOKEN_VARIABLE, URL_OPTION, URL_VARIABLE } from './api.js';
+import { apiTarget, URL_OPTION } from './api.js';
 import type { Command, OptionSpec } from './command.js';
 import { exportInput, importInput, listInput, newPlant, plantId } from './plant-args.js';
 import { LIST_FORMATS } from './plant-output.js';
@@ -18,13 +18,9 @@ const WRITES = 'with plants:write';
 
 const FILTERS: Record<string, OptionSpec> = {
   q: { type: 'string', value: 'TEXT', help: 'only the plants whose name contains TEXT, in any case (as GET /plants?q=)' },
-  tag: { type: 'string', value: 'TAG', multiple: true, help: 'only the plants with this tag; given several times, with any of them' },
+  tag: { type: 'string', value: 'TAG', multiple: true, help: 'only the plants with this tag, or with any of several' },
   sort: { type: 'string', value: 'ORDER', choices: PLANT_SORTS, help: 'id (the default), -id, name or -name; ties on name by id' },
 };
-
-const BOTH_WAYS =
-  `Without --url it works on the store DATABASE_URL names; with --url URL (or ${URL_VARIABLE}=URL in the environment) it goes through ` +
-  `that service's API instead, with the token in ${TOKEN_VARIABLE}, and opens no store.`;
 
 export const plantsCommand: Command = {
   name: 'plants',
@@ -34,8 +30,7 @@ export const plantsCommand: Command = {
     create: {
       summary: 'store a plant (as POST /plants: a plant with that id is replaced); prints it as JSON',
       details:
-        'The plant is checked by the same rules as POST /plants (a name of 1 to 256 characters, a tag of at most 64), then stored; ' +
-        `stderr says whether it was created or replaced, and where. Through --url it is sent with Prefer: handling=strict. ${BOTH_WAYS}`,
+        'Checked by the rules of POST /plants (a name of 1 to 256 characters, a tag of at most 64); stderr says whether it was created or replaced, and where.',
       options: {
         id: { type: 'string', value: 'ID', required: true, help: 'its id, an integer (int64: up to 9223372036854775807, exact)' },
         name: { type: 'string', value: 'NAME', required: true, help: 'its name' },
@@ -50,7 +45,6 @@ export const plantsCommand: Command = {
     },
     get: {
       summary: 'print one plant as JSON',
-      details: BOTH_WAYS,
       args: [{ name: 'ID', required: true, help: 'the id of the plant' }],
       options: { url: URL_OPTION },
       async run(given) {
@@ -60,11 +54,7 @@ export const plantsCommand: Command = {
       },
     },
     list: {
-      summary: 'list the plants the filters select, in id order unless --sort says another: NDJSON, or a table on a terminal',
-      details:
-        'Every plant the filters select, unless --limit caps how many: through --url it follows the pages (Link rel="next") to the end. ' +
-        'To a pipe or a file it prints NDJSON, one plant per line as exports write it, ids exact; on a terminal, a table (--format chooses either). ' +
-        BOTH_WAYS,
+      summary: 'list every plant the filters select (or --limit many), in id order unless --sort says another',
       options: {
         ...FILTERS,
         limit: { type: 'string', value: 'N', help: 'at most N plants (default: all of them)' },
@@ -79,7 +69,6 @@ export const plantsCommand: Command = {
     },
     delete: {
       summary: 'delete a plant',
-      details: BOTH_WAYS,
       args: [{ name: 'ID', required: true, help: 'the id of the plant' }],
       options: { url: URL_OPTION },
       async run(given) {
@@ -90,13 +79,7 @@ export const plantsCommand: Command = {
     },
     import: {
       summary: 'import plants, all or nothing; prints {"created","replaced"}',
-      details:
-        'NDJSON (one NewPlant per line), a JSON array of NewPlants, or CSV as exports write it (header id,name,tag).\n' +
-        'The format is read from the input unless --format says it: "[" starts a JSON array, "{" NDJSON, anything else CSV.\n' +
-        'Every row is checked by the same rules as POST /plants; the first bad one stops the import, naming its line, and nothing is stored. ' +
-        'So is a row with a field a plant does not have ({"id":1,"name":"Fern","tga":"shade"}: line 1: the row has an unknown field "tga"), ' +
-        'unless --lenient says to ignore such fields: each is then said on stderr once, with the number of rows it was in.\n' +
-        `Through --url the input is streamed to POST /plants/import as it is read, with Prefer: handling=strict (handling=lenient with --lenient). ${BOTH_WAYS}`,
+      details: 'NDJSON, a JSON array or CSV as exports write it; the first bad row stops it, named, and nothing is stored (docs/import-export.md).',
       args: [{ name: 'FILE|-', required: true, help: 'the file to read, or - for standard input' }],
       options: {
         format: { type: 'string', value: 'FORMAT', choices: IMPORT_FORMATS, help: 'ndjson, json or csv (default: read from the input)' },
@@ -104,11 +87,11 @@ export const plantsCommand: Command = {
           type: 'string',
           value: 'MODE',
           choices: ['replace', 'create-only'],
-          help: 'replace (the default): plants that exist are replaced; create-only: nothing is stored if any exists',
+          help: 'replace (the default), or create-only: nothing is stored if any of the plants exists',
         },
         lenient: {
           type: 'boolean',
-          help: 'ignore the fields of NDJSON or JSON rows that a plant does not have (a warning on stderr for each) rather than refuse the import',
+          help: 'ignore fields a plant does not have (each said on stderr) rather than refuse their rows',
         },
         url: URL_OPTION,
       },
@@ -120,7 +103,7 @@ export const plantsCommand: Command = {
     },
     export: {
       summary: 'every plant the filters select, in id order unless --sort says another, to stdout',
-      details: `NDJSON (one plant per line, ids exact) or CSV (RFC 4180, header id,name,tag), streamed from one snapshot. ${BOTH_WAYS}`,
+      details: 'NDJSON (one plant per line, ids exact) or CSV (RFC 4180, header id,name,tag), streamed from one snapshot.',
       options: {
         format: { type: 'string', value: 'FORMAT', choices: ['ndjson', 'csv'], help: 'ndjson (the default) or csv' },
         ...FILTERS,
