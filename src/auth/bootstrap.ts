@@ -9,7 +9,11 @@ import { createToken } from './tokens.js';
  * token ever stored, make one full-access token and show it once. Only its hash is kept. A store whose
  * tokens were all revoked gets none: the operator revoked them on purpose.
  */
-export async function bootstrapToken(store: Store, config: Pick<Config, 'tokens' | 'databaseUrl'>, write: (text: string) => void): Promise<void> {
+export async function bootstrapToken(
+  store: Store,
+  config: Pick<Config, 'tokens' | 'databaseUrl' | 'host' | 'port'>,
+  write: (text: string) => void,
+): Promise<void> {
   if (config.tokens.length > 0 || (await store.tokens.count()) > 0) return;
   let secret: string;
   try {
@@ -19,15 +23,28 @@ export async function bootstrapToken(store: Store, config: Pick<Config, 'tokens'
     if (error instanceof DuplicateTokenNameError) return;
     throw error;
   }
-  // The CLI works on the store DATABASE_URL names: run without it beside a server on PostgreSQL, it would
-  // make its token in a SQLite file that no server reads.
+  // Through the running service first: it reaches the store it serves, whatever the folder or the machine
+  // the command runs in. The store form is for this host, with the server's DATABASE_URL spelt out: run
+  // without it beside a server on PostgreSQL, the CLI would make its token in a SQLite file no server reads.
   write(
     `\nCreated the first access token (full access). It is shown only this once; keep it somewhere safe:\n\n` +
       `    ${secret}\n\n` +
       `Send it with every request as the header "Authorization: Bearer ${secret}".\n` +
-      `Make more tokens, each with only the scopes it needs, in this server's store${passwordNote(config.databaseUrl)}:\n\n` +
+      `Make more tokens, each with only the scopes it needs, through this server (from any folder or machine that reaches it):\n\n` +
+      `    PLANT_STORE_TOKEN=${secret} npx plant-store token create --url ${serviceUrl(config)} --name <name> --scope plants:read\n\n` +
+      `or on this host, in this server's store${passwordNote(config.databaseUrl)}:\n\n` +
       `    ${tokenCreateCommand(config.databaseUrl)} --scope plants:read\n\n`,
   );
+}
+
+/**
+ * The address a command on this host reaches the server at: HOST, or loopback for a wildcard address
+ * (0.0.0.0, ::); PORT, or a placeholder where the system picks it (PORT=0: the log's line "Server
+ * listening at …" names it).
+ */
+function serviceUrl({ host, port }: Pick<Config, 'host' | 'port'>): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  return `http://${reachable}:${port === 0 ? '<port>' : port}`;
 }
 
 /** DATABASE_URL as a command run from any folder reads it: a SQLite file by its absolute path; never a password. */

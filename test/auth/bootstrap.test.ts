@@ -13,17 +13,39 @@ import { openSqlite, tempDir } from '../helpers.js';
 describe('the first-start token message', () => {
   const dir = tempDir(after);
 
-  async function firstStart(databaseUrl: string): Promise<string> {
+  async function firstStart(databaseUrl: string, listen = { host: '127.0.0.1', port: 8080 }): Promise<string> {
     const store = openSqlite(mkdtempSync(join(dir, 'store-')));
     try {
       const printed: string[] = [];
-      await bootstrapToken(store, { tokens: [], databaseUrl }, (text) => printed.push(text));
+      await bootstrapToken(store, { tokens: [], databaseUrl, ...listen }, (text) => printed.push(text));
       assert.equal(printed.length, 1);
       return printed[0]!;
     } finally {
       await store.close();
     }
   }
+
+  it('gives first the command that makes a token through the running server, which cannot miss its store', async () => {
+    const text = await firstStart('file:./data/plant-store.db');
+    const secret = /^ {4}(ps_\S+)$/m.exec(text)?.[1];
+    assert.ok(secret, text);
+    const through = text.indexOf(
+      `    PLANT_STORE_TOKEN=${secret} npx plant-store token create --url http://127.0.0.1:8080 --name <name> --scope plants:read\n`,
+    );
+    const inStore = text.indexOf("    DATABASE_URL='file:");
+    assert.ok(through > 0 && through < inStore, text);
+    assert.match(text, /through this server \(from any folder or machine that reaches it\):\n\n/);
+    assert.match(text, /\nor on this host, in this server's store:\n\n/);
+  });
+
+  it('names the address a command on this host reaches: loopback for a wildcard HOST, a placeholder for PORT=0', async () => {
+    const at = async (host: string, port: number) => /--url (\S+) /.exec(await firstStart('file:./x.db', { host, port }))?.[1];
+    assert.equal(await at('0.0.0.0', 8080), 'http://127.0.0.1:8080');
+    assert.equal(await at('::', 9000), 'http://[::1]:9000');
+    assert.equal(await at('fd00::5', 8080), 'http://[fd00::5]:8080');
+    assert.equal(await at('plants.internal', 8080), 'http://plants.internal:8080');
+    assert.equal(await at('127.0.0.1', 0), 'http://127.0.0.1:<port>');
+  });
 
   it('gives the command that makes a token in a SQLite store, by its absolute path', async () => {
     const text = await firstStart('file:./data/plant-store.db');
@@ -42,6 +64,7 @@ describe('the first-start token message', () => {
       text,
     );
     assert.match(text, /in this server's store \(with the password in place of \*\*\*\):/);
+    assert.match(text, /--url http:\/\/127\.0\.0\.1:8080 /, 'through the server, whatever its store');
     assert.doesNotMatch(text, /s3cret-pw/);
   });
 
@@ -49,10 +72,14 @@ describe('the first-start token message', () => {
     const store = openSqlite(mkdtempSync(join(dir, 'store-')));
     try {
       const printed: string[] = [];
-      await bootstrapToken(store, { tokens: ['static-token-0123456789abcdefghijklmnop'], databaseUrl: 'file:./x.db' }, (text) => printed.push(text));
+      await bootstrapToken(
+        store,
+        { tokens: ['static-token-0123456789abcdefghijklmnop'], databaseUrl: 'file:./x.db', host: '127.0.0.1', port: 8080 },
+        (text) => printed.push(text),
+      );
       assert.equal(printed.length, 0);
-      await bootstrapToken(store, { tokens: [], databaseUrl: 'file:./x.db' }, (text) => printed.push(text));
-      await bootstrapToken(store, { tokens: [], databaseUrl: 'file:./x.db' }, (text) => printed.push(text));
+      await bootstrapToken(store, { tokens: [], databaseUrl: 'file:./x.db', host: '127.0.0.1', port: 8080 }, (text) => printed.push(text));
+      await bootstrapToken(store, { tokens: [], databaseUrl: 'file:./x.db', host: '127.0.0.1', port: 8080 }, (text) => printed.push(text));
       assert.equal(printed.length, 1);
     } finally {
       await store.close();

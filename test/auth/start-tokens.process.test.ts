@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { cli, request, startServer } from '../process.js';
+import { cli, CLI_JS, request, run, startServer } from '../process.js';
 
 /**
  * At start, what the operator needs to get in: the first token on an empty store; and, once every token
@@ -30,10 +30,24 @@ describe('start-up and tokens', async () => {
     const reader = await cli(command[1], 'token', 'create', '--name', 'reader', '--scope', 'plants:read');
     assert.equal(reader.code, 0, reader.stderr);
     assert.equal((await request(`${first.url}/plants`, { token: reader.stdout.trim() })).status, 200);
+    // Its first form goes through the running server, from a folder with no store (PORT=0 here: the port is a placeholder).
+    const through = /^ {4}PLANT_STORE_TOKEN=(ps_\S+) npx plant-store token create --url (\S+) --name <name> --scope plants:read$/m.exec(first.stderr);
+    assert.ok(through, first.stderr);
+    assert.equal(through[1], token);
+    assert.equal(through[2], 'http://127.0.0.1:<port>');
+    const url = through[2].replace('<port>', new URL(first.url).port);
+    const away = tempDir(after);
+    const writer = await run([CLI_JS, 'token', 'create', '--url', url, '--name', 'writer', '--scope', 'plants:write'], {
+      cwd: away,
+      env: { PLANT_STORE_TOKEN: through[1] },
+    });
+    assert.equal(writer.code, 0, writer.stderr);
+    assert.equal((await request(`${first.url}/plants/1`, { method: 'DELETE', token: writer.stdout.trim() })).status, 404, 'taken: no such plant');
     await first.stop();
 
     assert.equal((await cli(absolute, 'token', 'revoke', 'initial')).code, 0);
     assert.equal((await cli(absolute, 'token', 'revoke', 'reader')).code, 0);
+    assert.equal((await cli(absolute, 'token', 'revoke', 'writer')).code, 0);
     const second = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
     const hint = HINT.exec(second.stderr);
     assert.ok(hint, second.stderr);

@@ -202,7 +202,9 @@ if (skipReason) {
       await Promise.all(stores.map((store) => store.ping())); // connected: the race is not decided by connection set-up
       const printed: string[] = [];
       // All three count zero tokens before any creates one; the partial unique index lets one win.
-      await Promise.all(stores.map((store) => bootstrapToken(store, { tokens: [], databaseUrl: url }, (text) => printed.push(text))));
+      await Promise.all(
+        stores.map((store) => bootstrapToken(store, { tokens: [], databaseUrl: url, host: '127.0.0.1', port: 8080 }, (text) => printed.push(text))),
+      );
       assert.equal(printed.length, 1);
       assert.equal(await stores[0].tokens.count(), 1);
       await Promise.all(stores.map((s) => s.close()));
