@@ -12,14 +12,12 @@ export const migrateCommand: Command = {
     details:
       'Brings the store DATABASE_URL names up to the current schema, creating it (a SQLite file, and its folder) if it does not exist yet. Running it again changes nothing. The server does the same when it starts.',
     run: async () => {
-      const { kind, warnings, where } = await withStore(
-        (store, _config, where) => Promise.resolve({ kind: store.kind, warnings: store.warnings, where }),
-        {
-          create: true,
-        },
+      const { kind, warnings, where, created } = await withStore(
+        (store, _config, where) => Promise.resolve({ kind: store.kind, warnings: store.warnings, where, created: store.created }),
+        { create: true },
       );
       for (const warning of warnings) say(`plant-store: warning: ${warning}`);
-      say(`the schema of the ${kind} store ${where} is up to date`);
+      say(created ? `created the ${kind} store ${where}, with the current schema` : `the schema of the ${kind} store ${where} is up to date`);
     },
   },
 };

@@ -35,6 +35,8 @@ export interface Store {
    * as a warning at start (say, a search index that could not be made for want of an extension).
    */
   readonly warnings: readonly string[];
+  /** Whether opening it made its schema from nothing: a new store (`plant-store migrate` says it created it). */
+  readonly created: boolean;
   /**
    * The write batches sent to the database so far and the writes in them (a live view): how writes are
    * grouped, since those that gather while a batch commits go in the next one (group commit; the contract

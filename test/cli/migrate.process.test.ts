@@ -8,14 +8,15 @@ import { cli } from '../process.js';
 
 /** `plant-store migrate`: brings a database's schema up to date and exits; running it again changes nothing. */
 
-test('migrate creates the schema, exits 0, and is idempotent', async () => {
+test('migrate creates the schema, says it created the store, exits 0, and is idempotent', async () => {
   const file = join(tempDir(after), 'nested', 'x.db');
   const first = await cli(`file:${file}`, 'migrate');
   assert.equal(first.code, 0, first.stderr);
   assert.equal(first.stdout, '');
-  assert.equal(first.stderr, `the schema of the sqlite store ${file} is up to date\n`, 'naming the store');
+  assert.equal(first.stderr, `created the sqlite store ${file}, with the current schema\n`, 'a new store said to be made, by its name');
   const second = await cli(`file:${file}`, 'migrate');
   assert.equal(second.code, 0, second.stderr);
+  assert.equal(second.stderr, `the schema of the sqlite store ${file} is up to date\n`, 'nothing to do, said so');
 
   const db = openConnection(file, { readonly: true });
   try {

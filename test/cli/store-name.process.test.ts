@@ -24,6 +24,7 @@ async function writesNameTheStore(env: Record<string, string>, cwd: string, name
   };
   const at = named.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+  await ok(['migrate'], `created the ${kind} store ${named}, with the current schema`);
   await ok(['migrate'], `the schema of the ${kind} store ${named} is up to date`);
   const token = await ok(
     ['token', 'create', '--name', 'ci'],

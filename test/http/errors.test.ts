@@ -17,6 +17,7 @@ function failingStore(error: () => Error): Store {
     tokens: real.tokens,
     webhooks: real.webhooks,
     warnings: [],
+    created: false,
     events: real.events,
     searchIndex: real.searchIndex,
     writeBatches: real.writeBatches,

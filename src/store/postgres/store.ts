@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
 import { migratePostgres } from './migrate.js';
+import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { PostgresEvents } from './feed.js';
 import { PostgresIdempotency } from './idempotency.js';
 import { PostgresSearchIndex } from './search-index.js';
@@ -81,6 +82,7 @@ export class PostgresStore implements Store {
     private readonly timeoutMs: number,
     options: PostgresOptions,
     readonly warnings: readonly string[],
+    readonly created: boolean,
   ) {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
@@ -129,9 +131,10 @@ export class PostgresStore implements Store {
     const hosts = hostsOf(url, 'primary', options.timeoutMs);
     let migrator: HostClient | undefined;
     let warnings: string[];
+    let created: boolean;
     try {
       migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
-      await migratePostgres(migrator);
+      created = (await migratePostgres(migrator)).length === POSTGRES_MIGRATIONS.length;
       warnings = await checkSearchIndex(migrator);
     } catch (error) {
       throw translatePgError(error);
@@ -167,7 +170,7 @@ export class PostgresStore implements Store {
     // behind it waited.
     const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
     if (reads) await opened(reads, readPoolSize);
-    return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings);
+    return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings, created);
   }
 
   /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */

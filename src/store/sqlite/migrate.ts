@@ -1,8 +1,8 @@
 import { prepare, type Connection } from './connection.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
-/** Applies the migrations not yet recorded, each in its own transaction. */
-export function migrate(db: Connection): void {
+/** Applies the migrations not yet recorded, each in its own transaction; true when none was (a new store). */
+export function migrate(db: Connection): boolean {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(prepare(db, 'SELECT version FROM schema_migrations').pluck().all() as number[]);
   const record = prepare(db, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
@@ -16,4 +16,5 @@ export function migrate(db: Connection): void {
       record.run(m.version, m.name, new Date().toISOString());
     }).immediate();
   }
+  return applied.size === 0;
 }

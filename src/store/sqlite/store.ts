@@ -64,6 +64,7 @@ export class SqliteStore implements Store {
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
   readonly warnings: readonly string[];
+  readonly created: boolean;
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
   readonly writeBatches: Readonly<BatchCounts>;
@@ -76,8 +77,10 @@ export class SqliteStore implements Store {
     tracing: BatchTracing | undefined,
     warnings: string[],
     scanWindow: number | undefined,
+    created: boolean,
   ) {
     this.warnings = warnings;
+    this.created = created;
     this.exports = new ExportConnections(path, scanWindow);
     this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }), scanWindow);
     this.tokens = new SqliteTokens(db, writer);
@@ -105,7 +108,7 @@ export class SqliteStore implements Store {
       // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
       // land on random B-tree pages, which a small cache would read from the file again and again.
       db.exec('PRAGMA cache_size = -16000');
-      migrate(db);
+      const created = migrate(db);
       // The temporary B-trees of reads (sorting the trigram index's matches in a name order) in memory:
       // SQLite's default here keeps each in a temporary file's pager, which made a page several times
       // dearer in CPU (measured in bench/RESULTS.md). Set after migrating, so that building an index over
@@ -122,7 +125,7 @@ export class SqliteStore implements Store {
       if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
         writer.wake();
       }
-      return new SqliteStore(db, writer, path, options.tracing, warnings, options.scanWindow);
+      return new SqliteStore(db, writer, path, options.tracing, warnings, options.scanWindow, created);
     } catch (error) {
       // A permission refused: the folder or file, and the user who needs it (SQLite's code names neither).
       const problem = accessProblem(path, error);
