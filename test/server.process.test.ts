@@ -84,6 +84,21 @@ describe('first start', () => {
     } else assert.deepEqual(lines, []);
   });
 
+  test('started as root with workers, says it once, in the same form: a JSON line of the log at warn, nothing on stderr', async () => {
+    const dir = tempDir(after);
+    const env = { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: STATIC, LOG_FORMAT: 'json', WEB_CONCURRENCY: '2' };
+    const server = await startServer(after, { env });
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    assert.doesNotMatch(server.stderr, /running as root/, 'not a plain line beside the log');
+    const lines = server.stdout.split('\n').filter((line) => line.includes('running as root'));
+    if (process.geteuid?.() === 0) {
+      assert.equal(lines.length, 1, server.stdout);
+      const line = JSON.parse(lines[0]!) as { level: number; msg: string };
+      assert.equal(line.level, 40, 'a warning');
+      assert.match(line.msg, /^running as root: .*docs\/production\.md/);
+    } else assert.deepEqual(lines, []);
+  });
+
   test('with DATABASE_URL unset, creates ./data/plant-store.db under the working directory, directory included', async () => {
     const dir = tempDir(after);
     const server = await startServer(after, { cwd: dir, env: { DATABASE_URL: undefined, PLANT_STORE_TOKENS: STATIC } });

@@ -23,8 +23,9 @@ export async function servePrimary(config: Config): Promise<void> {
     await store.close();
   }
   const services = new Services();
+  const log = await processLogger(config);
   const own = config.metricsPort !== undefined && config.backupDir !== '' ? new (await import('prom-client')).Registry() : undefined;
-  if (config.backupDir !== '') await services.start(await backupService(config, await processLogger(config), own));
+  if (config.backupDir !== '') await services.start(await backupService(config, log, own));
   if (config.metricsPort !== undefined) {
     const scrape = (await import('../metrics/cluster.js')).clusterScrape(own);
     const log = {
@@ -33,7 +34,8 @@ export async function servePrimary(config: Config): Promise<void> {
     };
     await services.start(await metricsListener(config, scrape, log));
   }
+  // In the log, as one process logs it (a JSON line, or readable text on a terminal): one form either way.
   const asRoot = rootWarning(process.geteuid?.());
-  if (asRoot) stderrLine(`warning: ${asRoot}`);
+  if (asRoot) log.warn(asRoot);
   runPrimary(config.webConcurrency, () => void services.stopAll((name, error) => stderrLine(`error while shutting down: ${name}: ${String(error)}`)));
 }
