@@ -172,7 +172,7 @@ export function Plants({
           Previous page
         </button>
         <span role="status">
-          {page === null ? 'Loading…' : `Page ${cursors.length}${page.total === null ? '' : ` · ${page.total} plants found`}`}
+          {page === null ? 'Loading…' : `Page ${cursors.length}${page.total === null ? '' : ` · ${counted(Number(page.total), 'plant')} found`}`}
         </span>
         <button type="button" disabled={page?.next === undefined} onClick={() => setCursors([...cursors, page?.next])}>
           Next page
