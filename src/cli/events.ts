@@ -5,7 +5,7 @@ import { eventJson } from '../events/frames.js';
 import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
-import { apiTarget, URL_OPTION } from './api.js';
+import { apiTarget, URL_OPTION } from './api-target.js';
 import { UsageError, type Command } from './command.js';
 import { withStore } from './common.js';
 import { tailHttp } from './events-http.js';

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { databaseKind, redactUrl, sqlitePath } from '../store/database-url.js';
-import { TOKEN_VARIABLE, URL_VARIABLE } from './api.js';
+import { TOKEN_VARIABLE, URL_VARIABLE } from './api-target.js';
 import { isAction, synopsis, type Action, type Command } from './command.js';
 
 /**

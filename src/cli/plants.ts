@@ -1,6 +1,6 @@
 import { IMPORT_FORMATS } from '../plants/import.js';
 import { PLANT_SORTS } from '../store/store.js';
-import { apiTarget, URL_OPTION } from './api.js';
+import { apiTarget, URL_OPTION } from './api-target.js';
 import type { Command, OptionSpec } from './command.js';
 import { exportInput, importInput, listInput, newPlant, plantId } from './plant-args.js';
 import { LIST_FORMATS } from './plant-output.js';

@@ -3,7 +3,8 @@ import type { Scope } from '../model/scopes.js';
 import type { TokenRecord } from '../store/store.js';
 import { PAGE_LIMIT_MAX } from '../tokens/schema.js';
 import { andList } from '../words.js';
-import { AnswerLostError, Api, ApiError, nextPage, TOKEN_VARIABLE, type ApiTarget } from './api.js';
+import { AnswerLostError, Api, ApiError, nextPage } from './api.js';
+import { TOKEN_VARIABLE, type ApiTarget } from './api-target.js';
 import { say } from './output.js';
 import { printTokens } from './token-output.js';
 

@@ -1,6 +1,6 @@
 import { DEFAULT_TOKEN_SCOPES, parseScopes, SCOPES } from '../model/scopes.js';
 import { isTokenName, TOKEN_NAME_MAX, TOKEN_NAME_RULE } from '../model/token-name.js';
-import { apiTarget, TOKEN_VARIABLE, URL_OPTION } from './api.js';
+import { apiTarget, TOKEN_VARIABLE, URL_OPTION } from './api-target.js';
 import { usage, UsageError, type Command } from './command.js';
 import * as http from './tokens-http.js';
 import * as local from './tokens-store.js';

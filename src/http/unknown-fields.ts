@@ -52,7 +52,7 @@ export const PreferHandlingHeaders = {
 export const WARNING_HEADERS = {
   Warning: {
     description:
-      'One `299 - "…"` per thing the request should know although it succeeded: `unknown field "tga" was ignored` (a body field this operation does not know; send `Prefer: handling=strict` to have it refused instead)',
+      'One `299 - "…"` per thing the request should know although it succeeded: `unknown field "tga" was ignored: did you mean "tag"?` (a body field this operation does not know; send `Prefer: handling=strict` to have it refused instead); `Prefer: handling=strickt was not understood (…)` (a handling this service does not know: the default applied)',
     schema: { type: 'string' },
   },
   'Preference-Applied': { description: '`handling=strict` or `handling=lenient`, when the request asked for it', schema: { type: 'string' } },
@@ -155,11 +155,6 @@ export class IgnoredFields {
       }
     }
     if (other) this.otherRows++;
-  }
-
-  /** How many names it holds: never more than WARNINGS_MAX + OTHERS_COUNTED. */
-  get held(): number {
-    return this.counted.size + this.others.size;
   }
 
   /** The warnings: one per counted field with its rows, then one for the others (how many, at least, and in how many rows). */

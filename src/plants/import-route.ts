@@ -31,7 +31,7 @@ const IMPORT_WARNING = {
   ...WARNING_HEADERS,
   Warning: {
     description:
-      'One `299 - "unknown field \\"tga\\" was ignored in 3 rows"` per field of NDJSON or JSON rows that NewPlant does not name (send `Prefer: handling=strict` to have the import refused instead: 400 naming the row, nothing stored)',
+      'One `299 - "unknown field \\"tga\\" was ignored in 3 rows"` per field of NDJSON or JSON rows that NewPlant does not name, the first 20; then one counting the others (`12 more unknown fields were ignored, in 40 rows`; past 1,000 distinct names, `more than 1000 …`). Send `Prefer: handling=strict` to have the import refused instead: 400 naming the row, nothing stored',
     schema: { type: 'string' },
   },
 };
