@@ -221,7 +221,7 @@ describe('the client against a live server', async () => {
     const { data, response } = await lenient.POST('/plants', { body });
     assert.equal(response.status, 200);
     assert.deepEqual(data, { name: 'Typo tag' });
-    assert.equal(response.headers.get('warning'), '299 - "unknown field \\"tga\\" was ignored"');
+    assert.equal(response.headers.get('warning'), '299 - "unknown field \\"tga\\" was ignored: did you mean \\"tag\\"?"');
   });
 
   it("a call's own Prefer handling wins, and its other preferences are kept", async () => {
