@@ -17,15 +17,17 @@ operation's scope, one of ${orList(SCOPES.map((scope) => `\`${scope}\``))} (each
 
 - **The first start** of the server on an empty store makes one full-access token and prints it once on
   its standard error, never in the log.
-- **More tokens**, each with only the scopes it needs, come from the command-line tool, run where it
-  reaches the server's store (the same \`DATABASE_URL\`); the token is printed alone on standard output:
+- **More tokens**, each with only the scopes it needs, come from the command-line tool through this
+  service, with a token that has \`tokens:manage\` (the first one has) in \`PLANT_STORE_TOKEN\`; the new
+  token is printed alone on standard output:
 
   \`\`\`
-  npx plant-store token create --name reporting --scope plants:read
+  PLANT_STORE_TOKEN=$TOKEN npx plant-store token create --name reporting --scope plants:read --url http://127.0.0.1:8080/
   \`\`\`
 
   \`token list\` shows them (never their secrets) and \`token revoke NAME\` takes one back within a second.
-  Without \`--scope\` a token may read and write plants.
+  Without \`--scope\` a token may read and write plants. On the server's machine the same commands without
+  \`--url\` work on its store, given the server's \`DATABASE_URL\`.
 - **Over the API**, a token with \`tokens:manage\` lists (\`GET /tokens\`), makes (\`POST /tokens\`) and revokes
   (\`DELETE /tokens/{id}\`) stored tokens, granting only scopes it holds itself.
 - Operators may also configure static tokens (\`PLANT_STORE_TOKENS\`) or accept JWTs from an identity

@@ -17,7 +17,7 @@ const TOKEN = 'cli-import-unknown-token-0123456789abcdef';
 const TYPOS =
   '{"id":1,"name":"Fern","tga":"shade"}\n{"id":2,"name":"Ivy"}\n{"id":3,"name":"Moss","tga":"damp","colour":"green"}\n{"id":4,"name":"Aloe","tga":"sun"}\n';
 const WARNINGS =
-  'plant-store: warning: unknown field "tga" was ignored in 3 rows\nplant-store: warning: unknown field "colour" was ignored in 1 row\n';
+  'plant-store: warning: unknown field "tga" was ignored in 3 rows: did you mean "tag"?\nplant-store: warning: unknown field "colour" was ignored in 1 row\n';
 
 /**
  * The rules, through `importing` (plants import with its options and input) and `stored` (the plants kept, as
@@ -29,14 +29,14 @@ async function unknownFieldsByTheRules(
   into: string,
 ): Promise<void> {
   // Strict, the default: the first row with an unknown field stops the import, naming its line (or element) and the fields.
-  assertFails(await importing([], TYPOS), 'nothing imported: line 1: the row has an unknown field "tga"');
+  assertFails(await importing([], TYPOS), 'nothing imported: line 1: the row has an unknown field "tga": did you mean "tag"?');
   assertFails(
     await importing([], '{"id":2,"name":"Ivy"}\n\n{"id":3,"name":"Moss","tga":"damp","colour":"green"}\n'),
-    'nothing imported: line 3: the row has unknown fields "tga" and "colour"',
+    'nothing imported: line 3: the row has unknown fields "tga" (did you mean "tag"?) and "colour"',
   );
   assertFails(
     await importing(['--mode', 'create-only'], '[{"id":2,"name":"Ivy"},{"id":3,"name":"Moss","tga":"damp"}]'),
-    'nothing imported: element 1: the row has an unknown field "tga"',
+    'nothing imported: element 1: the row has an unknown field "tga": did you mean "tag"?',
   );
   assert.equal(await stored(), '', 'nothing stored');
 
@@ -52,13 +52,16 @@ async function unknownFieldsByTheRules(
   );
   const array = await importing(['--lenient', '--format', 'json'], '[{"id":5,"name":"Palm","tga":"x"}]');
   assert.equal(array.code, 0, array.stderr);
-  assert.match(array.stderr, /^plant-store: warning: unknown field "tga" was ignored in 1 row\nimported 1 plant from json into /);
+  assert.match(
+    array.stderr,
+    /^plant-store: warning: unknown field "tga" was ignored in 1 row: did you mean "tag"\?\nimported 1 plant from json into /,
+  );
   // A field's name past ASCII (which a Warning header spells \u00e9) is said as it is, both ways.
   const accented = await importing(['--lenient'], '{"id":7,"name":"Rose","tagé":"red","\\\\u":1,"🌱":2}\n');
   assert.equal(accented.code, 0, accented.stderr);
   assert.match(
     accented.stderr,
-    /^plant-store: warning: unknown field "tagé" was ignored in 1 row\nplant-store: warning: unknown field "\\\\u" was ignored in 1 row\nplant-store: warning: unknown field "🌱" was ignored in 1 row\nimported 1 plant/,
+    /^plant-store: warning: unknown field "tagé" was ignored in 1 row: did you mean "tag"\?\nplant-store: warning: unknown field "\\\\u" was ignored in 1 row\nplant-store: warning: unknown field "🌱" was ignored in 1 row\nimported 1 plant/,
   );
   // Nothing unknown: nothing said, strict or not.
   const plain = await importing([], '{"id":6,"name":"Cactus","tag":"dry"}\n');
