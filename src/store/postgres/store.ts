@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
+import { InstanceRegistry } from './instances.js';
 import { migratePostgres } from './migrate.js';
+import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { PostgresEvents } from './feed.js';
 import { PostgresIdempotency } from './idempotency.js';
 import { PostgresSearchIndex } from './search-index.js';
@@ -72,6 +74,8 @@ export class PostgresStore implements Store {
   readonly rateCounter: RateCounter;
   readonly writeBatches: Readonly<BatchCounts>;
   readonly idempotency: PostgresIdempotency;
+  /** This process in the database's registry of processes and their releases (instances.ts). */
+  readonly registry: InstanceRegistry;
 
   private constructor(
     private readonly pool: FailoverPool,
@@ -115,6 +119,7 @@ export class PostgresStore implements Store {
     this.idempotency = new PostgresIdempotency(query, transaction, writes);
     this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
+    this.registry = new InstanceRegistry(query, POSTGRES_MIGRATIONS.at(-1)!.version);
   }
 
   /**
@@ -131,8 +136,8 @@ export class PostgresStore implements Store {
     let warnings: string[];
     try {
       migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
-      await migratePostgres(migrator);
-      warnings = await checkSearchIndex(migrator);
+      const { held } = await migratePostgres(migrator);
+      warnings = [...held, ...(await checkSearchIndex(migrator))];
     } catch (error) {
       throw translatePgError(error);
     } finally {
@@ -167,7 +172,9 @@ export class PostgresStore implements Store {
     // behind it waited.
     const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
     if (reads) await opened(reads, readPoolSize);
-    return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings);
+    const store = new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings);
+    await store.registry.start();
+    return store;
   }
 
   /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
@@ -190,6 +197,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.registry.stop();
     await Promise.all(
       [this.pool, this.readPool, this.replicaPool].map(async (pool) => {
         if (pool && !pool.ended && !pool.ending) await pool.end();
