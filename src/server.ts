@@ -1,30 +1,33 @@
 import cluster from 'node:cluster';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
-import { servePrimary } from './process/primary.js';
+import { loadConfig } from './config/config.js';
+import { roleOf } from './process/protocol.js';
 import { serve } from './process/serving.js';
+import { tell } from './process/signals.js';
+import { supervise } from './process/supervisor.js';
 
 /**
- * The process: reads the configuration, then serves (process/serving.ts: every service it runs, in the
- * order they start and the reverse order they stop, gracefully on SIGTERM or SIGINT), or, with several
- * workers (WEB_CONCURRENCY), supervises them as their primary (process/primary.ts). A start that fails
- * says why on stderr, in one line, and exits 1.
+ * The process: reads the configuration, then supervises the workers (process/supervisor.ts: the process
+ * `plant-store serve` runs as, for as long as the service runs, across reloads), or, in a worker it
+ * forked, serves (process/serving.ts: every service it runs, in the order they start and the reverse
+ * order they stop). A start that fails says why on stderr, in one line, and exits 1.
  */
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`plant-store: cannot start: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  if (config.webConcurrency > 1 && cluster.isPrimary) await servePrimary(config);
-  else await serve(config);
+  // A terminal hanging up signals its whole group: the supervisor decides what that means for the workers.
+  if (cluster.isWorker) process.on('SIGHUP', () => undefined);
+  const config = loadConfig();
+  if (cluster.isWorker) await serve(config, roleOf(process.env));
+  else await supervise(config);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`plant-store: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+/** One line on stderr (a bad setting is named by its message), and for a worker the same to its supervisor, whose log says why; exit 1. */
+function cannotStart(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`plant-store: cannot start: ${message}\n`);
+  process.exitCode = 1;
+  if (!cluster.isWorker) process.exit(1);
+  tell({ plantStore: 'failed', message }, () => process.exit(1));
+  // Should the channel be gone, exit all the same.
+  setTimeout(() => process.exit(1), 1000).unref();
+}
+
+main().catch(cannotStart);

@@ -2,10 +2,12 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { Scrape } from './server.js';
 
 /**
- * Metrics with WEB_CONCURRENCY > 1 (node:cluster): each worker keeps its own registry, and the primary,
- * which serves no requests, owns the metrics listener. A scrape of it asks every worker over the cluster's
- * IPC channel and answers their metrics aggregated by prom-client's AggregatorRegistry: counters and
- * histograms added up, each default metric by its own rule, the webhook backlog by its largest value.
+ * Metrics of the supervisor's workers (process/workers.ts, node:cluster): each worker keeps its own registry,
+ * and the supervisor, which serves no requests, owns the metrics listener. A scrape of it asks every worker
+ * over the cluster's IPC channel and answers their metrics aggregated by prom-client's AggregatorRegistry:
+ * counters and histograms added up, each default metric by its own rule, the gauges read from the store
+ * (the webhook backlog, the backups') by their largest value. During a reload the old and the new worker
+ * both answer for a moment; the old one's counts leave the sum when it exits (a counter reset, to Prometheus).
  */
 
 /**
@@ -18,15 +20,8 @@ export function answerPrimary(registry: Registry): void {
   AggregatorRegistry.setRegistries([registry]);
 }
 
-/**
- * In the primary: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the
- * scrape), followed by the primary's `own` metrics (the scheduled backups', which no worker has).
- */
-export function clusterScrape(own?: Registry): Scrape {
+/** In the supervisor: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the scrape). */
+export function clusterScrape(): Scrape {
   const aggregator = new AggregatorRegistry();
-  return async () => {
-    const [workers, primary] = await Promise.all([aggregator.clusterMetrics(), own?.metrics() ?? '']);
-    const separator = primary !== '' && !workers.endsWith('\n') ? '\n' : '';
-    return { contentType: aggregator.contentType, body: `${workers}${separator}${primary}` };
-  };
+  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
 }

@@ -5,6 +5,7 @@ import { bodyMediaTypes } from '../http/media-types.js';
 import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
 import { defaultErrorResponse, errorResponse } from './errors.js';
 import { API_DESCRIPTION } from './intro.js';
+import { VERSION } from '../version.js';
 import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
 declare module 'fastify' {
@@ -172,7 +173,7 @@ export function buildOpenApi(
     openapi: '3.1.0',
     info: {
       title: 'Plant Store',
-      version: '1.0.0',
+      version: VERSION,
       description: API_DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
     },

@@ -1,31 +1,53 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
+import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
 import { listenForScrapes, type Scrape } from '../metrics/server.js';
-import type { Service } from './services.js';
 
 /** The process's listeners: the API's, and the metrics' (a listener of its own, METRICS_PORT). */
 
 /**
- * The HTTP listener as a service. Its stop finishes the requests in flight: close() ends the connections
- * idle at that moment, but a keep-alive connection whose request was in flight turns idle only after its
- * answer, and would hold close() open until its keep-alive timeout, so those are swept as they turn idle.
- * Closing the app also ends the event streams first (app/services.ts), so that they do not hold it open.
- * `closing`: from a stop signal on, answers tell clients to close their keep-alive connections, so they
- * send no next request into a connection about to end.
+ * In a reload, how long the old worker keeps answering with Connection: close before it closes the
+ * connections left idle. A client that keeps a connection busy sends its next request within this, is
+ * told to close the connection after the answer, and so never has a request on a connection the server
+ * closes under it; a connection idle for this long is one its client is not using.
  */
-export function httpListener(app: App, config: Config): Service & { closing(): void } {
+const HANDOVER_GRACE_MS = 1000;
+
+/**
+ * The HTTP listener as a service, with the drain a load balancer can follow:
+ * - drain, `leaving` (SIGTERM): `/readyz` answers 503 and every answer says Connection: close, for
+ *   SHUTDOWN_DRAIN_MS, while everything is still served and new connections still taken: a balancer
+ *   checking `/readyz` takes the instance out, and clients' keep-alive connections end after an answer.
+ *   `handover` (a reload, whose new worker already takes connections on the same socket): the same for
+ *   HANDOVER_GRACE_MS, `/readyz` still 200 (it speaks for the socket, which stays ready).
+ * - stop: no new connection (the socket itself stays open as long as another worker listens on it); the
+ *   connections idle now close, those with a request in flight after its answer (which says so); event
+ *   streams end cleanly (the app closing ends them, app.ts), so that their clients resume elsewhere; then
+ *   the app's timers stop. Connections that turn idle are swept as they do: close() ends only those idle
+ *   when it is called, and a keep-alive connection whose answer is being written would otherwise hold the
+ *   stop open until its keep-alive timeout.
+ */
+/** `made.app`: the app, made by the time the listener starts (process/serving.ts). */
+export function httpListener(made: { readonly app: App }, config: Config): Service {
   return {
     name: 'http listener',
-    closing: () => app.closing(),
     async start() {
-      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      await made.app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
         const code = (error as NodeJS.ErrnoException).code ?? String(error);
         throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
       });
     },
+    async drain(reason) {
+      made.app.stopping({ leaving: reason === 'leaving' });
+      await sleep(reason === 'leaving' ? config.shutdownDrainMs : HANDOVER_GRACE_MS);
+    },
     async stop() {
-      app.closing();
+      const { app } = made;
+      app.stopping({ leaving: false });
+      // Before the streams end, so that their clients reconnect to another process, not to this one.
+      app.server.close();
       const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
       sweep.unref();
       try {
@@ -37,24 +59,19 @@ export function httpListener(app: App, config: Config): Service & { closing(): v
   };
 }
 
-/** Where a listener's news goes: the log of a serving process, stderr for the primary of several workers. */
-export interface ListenerLog {
-  listening(url: string): void;
-  failed(error: unknown): void;
-}
-
-/** The log of a serving process as a ListenerLog. */
-export function logOf(log: Pick<FastifyBaseLogger, 'info' | 'error'>): ListenerLog {
+/**
+ * The metrics listener (METRICS_PORT), the supervisor's: `scrape` makes the text it serves (every worker's
+ * metrics, summed: metrics/cluster.ts). Its address is logged once it listens.
+ */
+export function metricsListener(config: Config, scrape: Scrape, log: Pick<FastifyBaseLogger, 'info' | 'error'>): Service {
+  let scrapes: Awaited<ReturnType<typeof listenForScrapes>> | undefined;
   return {
-    listening: (url) => log.info({ url }, `metrics listening at ${url}`),
-    failed: (error) => log.error({ err: error }, 'metrics scrape failed'),
+    name: 'metrics listener',
+    async start() {
+      const address = { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
+      scrapes = await listenForScrapes(address, scrape, (error) => log.error({ err: error }, 'metrics scrape failed'));
+      log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
+    },
+    stop: () => scrapes?.close(),
   };
-}
-
-/** The metrics listener (METRICS_PORT; `scrape` makes the text it serves), started at once: its address is told. */
-export async function metricsListener(config: Config, scrape: Scrape, log: ListenerLog): Promise<Service> {
-  const address = { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
-  const scrapes = await listenForScrapes(address, scrape, (error) => log.failed(error));
-  log.listening(scrapes.url);
-  return { name: 'metrics listener', stop: () => scrapes.close() };
 }
