@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
+import { VERSION } from '../../version.js';
 import { InstanceRegistry } from './instances.js';
 import { migratePostgres } from './migrate.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
@@ -129,7 +130,8 @@ export class PostgresStore implements Store {
    * same primary, and a failover found by one is tried first by the other.
    */
   static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
-    const connection: pg.ClientConfig = { keepAlive: true, application_name: 'plant-store' };
+    // pg_stat_activity names each session's release too: plant-store/1.1.0 (releases before 1.1.0 said plant-store).
+    const connection: pg.ClientConfig = { keepAlive: true, application_name: `plant-store/${VERSION}` };
     // The service writes: unless the URL says otherwise, only the primary will do.
     const hosts = hostsOf(url, 'primary', options.timeoutMs);
     let migrator: HostClient | undefined;
