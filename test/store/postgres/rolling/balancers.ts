@@ -42,6 +42,15 @@ export interface Balancer {
   readonly servername: string;
   /** What the balancer wrote on stderr (HAProxy's request log, nginx's errors). */
   output(): string;
+  /**
+   * What an operator does before stopping instance `index` and after it is ready again, as the pages say
+   * (docs/production.md, docs/upgrading.md): for HAProxy nothing, its checks of /readyz follow the drain,
+   * unless the instance runs a release that does not drain (`drains` false: 1.0.0), which its runtime API
+   * puts in maintenance first; for nginx, which checks nothing, `down` on its server line and a reload, then
+   * the line as it was and a reload.
+   */
+  takeOut(index: number, drains: boolean): Promise<void>;
+  putBack(index: number): Promise<void>;
 }
 
 /** The fenced block right after the marker comment that starts with `marker`. */
@@ -86,17 +95,28 @@ async function certificate(dir: string): Promise<{ key: string; cert: string }> 
 }
 
 /** The page's HAProxy configuration, for instances on these loopback ports, listening on `port`. */
-export function haproxyConfig(ports: readonly number[], port: number, pem: string): string {
+export function haproxyConfig(ports: readonly number[], port: number, pem: string, socket: string): string {
   let config = pageBlock('haproxy config');
   config = replaceOnce(config, 'bind :443 ssl crt /etc/haproxy/plants.example.pem', `bind 127.0.0.1:${port} ssl crt ${pem}`);
   config = instancesAt(config, ports);
-  // The package's global section stays where the page's configuration goes; a test's own in its place.
-  return `global\n    log stderr format raw local0 info\n    maxconn 2000\n\n${config}\n`;
+  // The package's global section stays where the page's configuration goes; a test's own in its place,
+  // with the runtime API (Debian's has it at /run/haproxy/admin.sock).
+  return `global\n    log stderr format raw local0 info\n    maxconn 2000\n    stats socket ${socket} mode 600 level admin\n\n${config}\n`;
 }
 
-/** The page's nginx site, for instances on these loopback ports, listening on `port`, inside a whole nginx.conf of its own. */
-export function nginxConfig(ports: readonly number[], port: number, dir: string, files: { key: string; cert: string }): string {
+/**
+ * The page's nginx site, for instances on these loopback ports, listening on `port`, inside a whole
+ * nginx.conf of its own; the instances of `down` taken out as the page says.
+ */
+export function nginxConfig(
+  ports: readonly number[],
+  port: number,
+  dir: string,
+  files: { key: string; cert: string },
+  down: ReadonlySet<number> = new Set(),
+): string {
   let site = pageBlock('nginx site');
+  for (const index of down) site = takenOut(site, PAGE_INSTANCES[index]!);
   site = replaceOnce(site, 'listen 443 ssl;', `listen 127.0.0.1:${port} ssl;`);
   site = replaceOnce(site, 'ssl_certificate     /etc/ssl/plants.example.pem;', `ssl_certificate     ${files.cert};`);
   site = replaceOnce(site, 'ssl_certificate_key /etc/ssl/plants.example.key;', `ssl_certificate_key ${files.key};`);
@@ -107,7 +127,8 @@ export function nginxConfig(ports: readonly number[], port: number, dir: string,
     process.getuid?.() === 0 ? 'user root;' : '',
     'worker_processes 1;',
     `pid ${join(dir, 'nginx.pid')};`,
-    'error_log stderr warn;',
+    // notice: the reloads' lines ("start worker process") say when a new configuration serves.
+    'error_log stderr notice;',
     'events { worker_connections 1024; }',
     'http {',
     `    access_log ${join(dir, 'access.log')};`,
@@ -119,6 +140,13 @@ export function nginxConfig(ports: readonly number[], port: number, dir: string,
     '}',
     '',
   ].join('\n');
+}
+
+/** The page's way of taking an instance out of nginx's upstream: `down` at the end of its server line. */
+function takenOut(site: string, address: string): string {
+  const line = new RegExp(`^(\\s*server ${address.replaceAll('.', '\\.')}\\b[^;]*);`, 'm');
+  assert.match(site, line, `the nginx site has a server line for ${address}`);
+  return site.replace(line, '$1 down;');
 }
 
 function instancesAt(config: string, ports: readonly number[]): string {
@@ -134,18 +162,41 @@ export async function startBalancer(cleanup: typeof after, kind: BalancerKind, p
   const files = await certificate(dir);
   const port = await freePort();
   let args: string[];
+  let reconfigure: (down: ReadonlySet<number>, drains: boolean) => Promise<void>;
   if (kind === 'haproxy') {
     const pem = join(dir, 'tls.pem');
+    const socket = join(dir, 'admin.sock');
     writeFileSync(pem, files.cert + files.key);
-    writeFileSync(join(dir, 'haproxy.cfg'), haproxyConfig(ports, port, pem));
+    const config = haproxyConfig(ports, port, pem, socket);
+    writeFileSync(join(dir, 'haproxy.cfg'), config);
     args = ['-db', '-f', join(dir, 'haproxy.cfg')];
     await run(BINARIES.haproxy, ['-c', '-q', '-f', join(dir, 'haproxy.cfg')]);
+    const servers = haproxyServers(config);
+    const inMaintenance = new Set<number>();
+    reconfigure = async (down, drains) => {
+      for (const index of [...down, ...inMaintenance]) {
+        const wanted = down.has(index) && !drains ? 'maint' : 'ready';
+        if ((wanted === 'maint') === inMaintenance.has(index)) continue;
+        const answer = await runtimeApi(socket, `set server ${servers[index]} state ${wanted}`);
+        assert.equal(answer.trim(), '', `HAProxy's runtime API: set server ${servers[index]} state ${wanted}`);
+        if (wanted === 'maint') inMaintenance.add(index);
+        else inMaintenance.delete(index);
+      }
+    };
   } else {
     const paths = { key: join(dir, 'tls.key'), cert: join(dir, 'tls.crt') };
     for (const name of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, name));
-    writeFileSync(join(dir, 'nginx.conf'), nginxConfig(ports, port, dir, paths));
-    args = ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'];
+    const conf = join(dir, 'nginx.conf');
+    writeFileSync(conf, nginxConfig(ports, port, dir, paths));
+    args = ['-p', dir, '-c', conf, '-g', 'daemon off;'];
     await run(BINARIES.nginx, [...args, '-t', '-q']);
+    // `nginx -s reload`, as the page says; done once the master has started its workers on the new configuration.
+    reconfigure = async (down) => {
+      writeFileSync(conf, nginxConfig(ports, port, dir, paths, down));
+      const started = workersStarted(output);
+      await run(BINARIES.nginx, ['-p', dir, '-c', conf, '-s', 'reload']);
+      await waitFor(() => workersStarted(output) > started, `nginx to reload:\n${output}`);
+    };
   }
   const child = spawn(BINARIES[kind], args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -157,7 +208,54 @@ export async function startBalancer(cleanup: typeof after, kind: BalancerKind, p
     await exited;
   });
   await listening(child, port, () => output);
-  return { kind, origin: `https://127.0.0.1:${port}`, ca: files.cert, servername: PAGE_HOST, output: () => output };
+  const down = new Set<number>();
+  return {
+    kind,
+    origin: `https://127.0.0.1:${port}`,
+    ca: files.cert,
+    servername: PAGE_HOST,
+    output: () => output,
+    async takeOut(index, drains) {
+      down.add(index);
+      await reconfigure(down, drains);
+    },
+    async putBack(index) {
+      down.delete(index);
+      await reconfigure(down, true);
+    },
+  };
+}
+
+/** The page's HAProxy servers, as the runtime API names them (backend/server), in order. */
+function haproxyServers(config: string): string[] {
+  const backend = /^backend (\S+)$/m.exec(config)?.[1];
+  assert.ok(backend, 'the HAProxy configuration has a backend');
+  return [...config.matchAll(/^\s*server (\S+) 127\.0\.0\.1:\d+/gm)].map((found) => `${backend}/${found[1]}`);
+}
+
+/** One command to HAProxy's runtime API (its stats socket, level admin); its answer. */
+function runtimeApi(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const connection = connect(socket);
+    let answer = '';
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => (answer += chunk));
+    connection.once('error', reject);
+    connection.once('close', () => resolve(answer));
+    connection.end(`${command}\n`);
+  });
+}
+
+function workersStarted(output: string): number {
+  return (output.match(/start worker process \d+/g) ?? []).length;
+}
+
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Waits until the balancer accepts connections on `port`, or fails with what it said when it exits first. */

@@ -18,9 +18,11 @@ export interface Release {
   readonly name: string;
   /** Its dist/src/server.js. */
   readonly serverJs: string;
+  /** Whether it drains on SIGTERM (/readyz 503 while it serves on): 1.0.0 stops at once. */
+  readonly drains: boolean;
 }
 
-export const THIS_CHECKOUT: Release = { name: 'this checkout', serverJs: SERVER_JS };
+export const THIS_CHECKOUT: Release = { name: 'this checkout', serverJs: SERVER_JS, drains: true };
 
 /** An access-log line of a request to one of the API's routes (not the balancer's /readyz checks). */
 const API_REQUEST = /"url":"\/(?:plants|events|tokens|webhooks)/g;
@@ -73,8 +75,11 @@ export class Instance {
     if (this.running) throw new Error(`${this.name} is running already`);
     this.output = '';
     this.release = release;
+    // No load shedding: on this shared machine others' work can hold an event loop past the limit for a
+    // moment, and a 503 "overloaded" says nothing of a deploy (test/http/load-control.test.ts tests the shedding itself).
+    const defaults = { HOST: '127.0.0.1', PORT: String(this.port), LOG_LEVEL: 'info', CONSOLE: 'off', OVERLOAD_EVENT_LOOP_DELAY_MS: '0' };
     const child = spawn(process.execPath, [release.serverJs], {
-      env: baseEnv({ HOST: '127.0.0.1', PORT: String(this.port), LOG_LEVEL: 'info', CONSOLE: 'off', ...this.env, ...extraEnv }),
+      env: baseEnv({ ...defaults, ...this.env, ...extraEnv }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -128,20 +133,30 @@ export class Instance {
   }
 }
 
+/** What the operator tells the balancer around an instance's restart (balancers.ts). */
+interface Rotation {
+  takeOut(index: number, drains: boolean): Promise<void>;
+  putBack(index: number): Promise<void>;
+}
+
 /**
  * Replaces each instance in turn with `release` (the same one: a rolling restart; a newer one: a rolling
- * upgrade), the way an operator's script does: stop, start, ready, in rotation, next. `between` runs after
- * each instance is back, before the next is stopped. Each stop must end in exit 0.
+ * upgrade), the way an operator's script does: out of the balancer's rotation where it needs telling, stop
+ * (SIGTERM, which must end in exit 0), start, ready, back in rotation, next. `between` runs after each
+ * instance is back, before the next is stopped.
  */
 export async function roll(
   instances: readonly Instance[],
   release: Release,
+  balancer: Rotation,
   between: (instance: Instance, index: number) => Promise<void> = async () => {},
 ): Promise<void> {
   for (const [index, instance] of instances.entries()) {
+    await balancer.takeOut(index, instance.release?.drains ?? true);
     const exit = await instance.stop();
     if (exit.code !== 0) throw new Error(`${instance.name} exited ${JSON.stringify(exit)} after SIGTERM:\n${instance.log}`);
     await instance.start(release);
+    await balancer.putBack(index);
     await instance.inRotation();
     await between(instance, index);
   }

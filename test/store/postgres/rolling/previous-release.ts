@@ -16,7 +16,12 @@ import type { Release } from './fleet.js';
  *
  * When a release is made, its commit becomes PREVIOUS_RELEASE here (docs/upgrading.md, "Making a release").
  */
-export const PREVIOUS_RELEASE = { version: '1.0.0', commit: '6f10962f9716336522d37b12f86cbf2bc5892844' };
+export const PREVIOUS_RELEASE = {
+  version: '1.0.0',
+  commit: '6f10962f9716336522d37b12f86cbf2bc5892844',
+  /** 1.0.0 stops at once on SIGTERM: its instances are taken out of the balancer first (docs/upgrading.md). */
+  drains: false,
+};
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -30,22 +35,21 @@ export function previousReleaseUnavailableReason(): string | undefined {
 }
 
 /** Builds (or finds built) the release at `commit`: its server.js, ready to run. */
-export async function buildRelease(commit: string = PREVIOUS_RELEASE.commit): Promise<Release & { version: string; note: string | undefined }> {
+export async function buildRelease(
+  commit: string = PREVIOUS_RELEASE.commit,
+  drains: boolean = PREVIOUS_RELEASE.drains,
+): Promise<Release & { version: string; note: string | undefined }> {
   await git('cat-file', '-e', `${commit}^{commit}`).catch(() => {
     throw new Error(`the previous release's commit ${commit} is not in this clone's history (a shallow clone? git fetch --unshallow)`);
   });
   const cache = join(ROOT, 'node_modules', '.cache', 'plant-store-releases');
   const dir = join(cache, commit);
   const serverJs = join(dir, 'dist', 'src', 'server.js');
-  const version = () => (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
-  if (existsSync(join(dir, 'built'))) {
-    return {
-      name: `${version()} (${commit.slice(0, 7)})`,
-      serverJs,
-      version: version(),
-      note: readFileSync(join(dir, 'built'), 'utf8') || undefined,
-    };
-  }
+  const built = () => {
+    const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+    return { name: `${version} (${commit.slice(0, 7)})`, serverJs, drains, version, note: readFileSync(join(dir, 'built'), 'utf8') || undefined };
+  };
+  if (existsSync(join(dir, 'built'))) return built();
   // Built beside, then moved into place whole: an interrupted build is never taken for a finished one.
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
@@ -75,7 +79,7 @@ export async function buildRelease(commit: string = PREVIOUS_RELEASE.commit): Pr
   } finally {
     rmSync(building, { recursive: true, force: true });
   }
-  return { name: `${version()} (${commit.slice(0, 7)})`, serverJs, version: version(), note: readFileSync(join(dir, 'built'), 'utf8') || undefined };
+  return built();
 }
 
 function git(...args: string[]): Promise<{ stdout: string }> {

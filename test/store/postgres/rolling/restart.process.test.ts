@@ -34,7 +34,7 @@ for (const kind of ['haproxy', 'nginx'] as const satisfies readonly BalancerKind
       await load.start();
       for (const instance of instances) await instance.inRotation();
 
-      await roll(instances, THIS_CHECKOUT);
+      await roll(instances, THIS_CHECKOUT, balancer);
       await load.stop();
       const report = await load.verify().catch((error: unknown) => {
         throw new Error(`${String(error)}\n--- ${kind} said:\n${balancer.output().slice(-4000)}`);

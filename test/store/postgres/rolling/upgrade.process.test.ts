@@ -71,7 +71,7 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
     // The probes hold between two instances of the previous release, before anything changes.
     await probes.across(instances[0], instances[1]);
 
-    await roll(instances, THIS_CHECKOUT, async (upgraded, index) => {
+    await roll(instances, THIS_CHECKOUT, balancer, async (upgraded, index) => {
       if (index !== 0) return;
       const [, old] = instances;
       assert.equal(old.release, previous, 'the second instance still runs the previous release');
@@ -102,7 +102,11 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
       const logs = instances.flatMap((instance) =>
         instance.history.map((run) => `--- ${instance.name} (${run.release}):\n${run.output.slice(-3000)}`),
       );
-      throw new Error(`${String(error)}\n${logs.join('\n')}\n--- haproxy said:\n${balancer.output().slice(-3000)}`);
+      const streams = balancer
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('GET /events HTTP'));
+      throw new Error(`${String(error)}\n${logs.join('\n')}\n--- haproxy's event streams:\n${streams.join('\n')}`);
     });
 
     // Every event reached the endpoint registered through the previous release, signed with its secret,
