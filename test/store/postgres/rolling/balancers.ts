@@ -37,6 +37,8 @@ export function balancerUnavailableReason(kind: BalancerKind): string | undefine
 export interface Balancer {
   readonly kind: BalancerKind;
   readonly origin: string;
+  /** What its clients speak: HTTP/1.1 to HAProxy; HTTP/2 to nginx, whose reloads close idle connections (transport.ts). */
+  readonly protocol: 'http/1.1' | 'h2';
   /** The self-signed certificate (PEM) the balancer presents, for plants.example. */
   readonly ca: string;
   readonly servername: string;
@@ -117,7 +119,7 @@ export function nginxConfig(
 ): string {
   let site = pageBlock('nginx site');
   for (const index of down) site = takenOut(site, PAGE_INSTANCES[index]!);
-  site = replaceOnce(site, 'listen 443 ssl;', `listen 127.0.0.1:${port} ssl;`);
+  site = replaceOnce(site, 'listen 443 ssl http2;', `listen 127.0.0.1:${port} ssl http2;`);
   site = replaceOnce(site, 'ssl_certificate     /etc/ssl/plants.example.pem;', `ssl_certificate     ${files.cert};`);
   site = replaceOnce(site, 'ssl_certificate_key /etc/ssl/plants.example.key;', `ssl_certificate_key ${files.key};`);
   site = instancesAt(site, ports);
@@ -212,6 +214,7 @@ export async function startBalancer(cleanup: typeof after, kind: BalancerKind, p
   return {
     kind,
     origin: `https://127.0.0.1:${port}`,
+    protocol: kind === 'nginx' ? 'h2' : 'http/1.1',
     ca: files.cert,
     servername: PAGE_HOST,
     output: () => output,

@@ -1,6 +1,6 @@
-import { Client } from 'undici';
 import { EventStreamReader } from '../../../../src/net/event-stream.js';
 import { sleep, waitUntil } from '../../../process.js';
+import { connectTo, type Origin, type Transport } from './transport.js';
 
 /**
  * The change feed's consumer of a deploy test: one Server-Sent Events stream through the balancer, which
@@ -14,23 +14,19 @@ export interface Failure {
   at: number;
 }
 
-export interface Origin {
-  origin: string;
-  /** The certificate the balancer presents, and its name. */
-  ca: string;
-  servername: string;
-  token: string;
-}
-
 export class FeedConsumer {
   /** The ids of the plant events received, in order. */
   readonly ids: string[] = [];
+  /** Streams asked for again because the server had not processed the request (transport.ts). */
+  get resent(): number {
+    return this.client.resent;
+  }
   /** Connections made; streams that ended cleanly. */
   connections = 0;
   ended = 0;
   private reader = new EventStreamReader();
   private stopped = false;
-  private readonly client: Client;
+  private readonly client: Transport;
   private running: Promise<void> | undefined;
   private abort: AbortController | undefined;
 
@@ -38,7 +34,7 @@ export class FeedConsumer {
     private readonly to: Origin,
     private readonly failures: Failure[],
   ) {
-    this.client = new Client(to.origin, { connect: { ca: to.ca, servername: to.servername } });
+    this.client = connectTo(to);
   }
 
   /** Opens the stream and resolves once it has started (its `start` frame, or the first event). */
@@ -53,28 +49,26 @@ export class FeedConsumer {
   }
 
   private async follow(): Promise<void> {
+    let tail = '';
     while (!this.stopped) {
       const lastEventId = this.reader.lastEventId;
       this.reader = new EventStreamReader(lastEventId);
       this.abort = new AbortController();
       this.connections++;
       try {
-        const response = await this.client.request({
-          path: '/events',
-          method: 'GET',
-          headers: {
-            authorization: `Bearer ${this.to.token}`,
-            accept: 'text/event-stream',
-            ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
-          },
-          signal: this.abort.signal,
-        });
-        if (response.statusCode !== 200) {
-          this.fail('GET /events (stream)', `${response.statusCode} ${await response.body.text()}`);
+        const headers: Record<string, string> = { authorization: `Bearer ${this.to.token}`, accept: 'text/event-stream' };
+        if (lastEventId) headers['last-event-id'] = lastEventId;
+        const response = await this.client.stream({ method: 'GET', path: '/events', headers }, this.abort.signal);
+        if (response.status !== 200) {
+          let text = '';
+          for await (const chunk of response.body) text += chunk.toString('utf8');
+          this.fail('GET /events (stream)', `${response.status} ${text}`);
           await sleep(100);
           continue;
         }
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        tail = '';
+        for await (const chunk of response.body) {
+          tail = (tail + chunk.toString('latin1')).slice(-120);
           for (const event of this.reader.push(chunk)) {
             if (event.type.startsWith('plant.')) this.ids.push(event.lastEventId);
           }
@@ -82,7 +76,8 @@ export class FeedConsumer {
         this.ended++;
       } catch (error) {
         if (this.stopped) return;
-        this.fail('GET /events (stream)', `broken after ${this.ids.length} events: ${describe(error)}`);
+        // The stream's last bytes say how far its end came: the server's last comment, or not even that.
+        this.fail('GET /events (stream)', `broken after ${this.ids.length} events: ${describe(error)}; its last bytes: ${JSON.stringify(tail)}`);
         await sleep(100);
       }
     }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { after } from 'node:test';
-import { Client } from 'undici';
 import { sleep } from '../../../process.js';
-import { describe, FeedConsumer, type Failure, type Origin } from './feed-consumer.js';
+import { describe, FeedConsumer, type Failure } from './feed-consumer.js';
+import { connectTo, type Answer, type Origin, type Transport } from './transport.js';
 
 /**
  * Steady load through a balancer while instances are restarted or upgraded, as an operator's clients put
@@ -31,12 +31,6 @@ interface Call {
   token?: string;
 }
 
-interface Answer {
-  status: number;
-  text: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-
 interface Keyed {
   call: Call;
   answer: Answer;
@@ -44,6 +38,8 @@ interface Keyed {
 
 export class Load {
   readonly failures: Failure[] = [];
+  /** Requests an HTTP/2 connection sent again because the server had not processed them (transport.ts). */
+  resent = 0;
   /** Requests sent, by what they were. */
   readonly counts = new Map<string, number>();
   /** Acknowledged plants by id: the object GET answers. */
@@ -55,7 +51,7 @@ export class Load {
   /** Events the acknowledged writes made (a replay makes none). */
   private events = 0;
   private readonly feed: FeedConsumer;
-  private readonly clients: Client[] = [];
+  private readonly clients: Transport[] = [];
   private loops: Array<Promise<void>> = [];
   private stopped = false;
 
@@ -80,12 +76,12 @@ export class Load {
   async start(): Promise<void> {
     await this.feed.start();
     const loops = [
-      ...[0, 1, 2, 3].map((i) => (client: Client) => this.writer(client, i)),
-      ...[4, 5, 6, 7].map((i) => (client: Client) => this.keyedWriter(client, i)),
-      ...[8, 9, 10].map((i) => (client: Client) => this.reader(client, i)),
+      ...[0, 1, 2, 3].map((i) => (client: Transport) => this.writer(client, i)),
+      ...[4, 5, 6, 7].map((i) => (client: Transport) => this.keyedWriter(client, i)),
+      ...[8, 9, 10].map((i) => (client: Transport) => this.reader(client, i)),
     ];
     this.loops = loops.map((loop) => {
-      const client = new Client(this.to.origin, { connect: { ca: this.to.ca, servername: this.to.servername } });
+      const client = connectTo(this.to);
       this.clients.push(client);
       return loop(client);
     });
@@ -95,10 +91,12 @@ export class Load {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.loops);
-    await Promise.all(this.clients.splice(0).map((client) => client.close()));
+    const clients = this.clients.splice(0);
+    for (const client of clients) this.resent += client.resent;
+    await Promise.all(clients.map((client) => client.close()));
   }
 
-  private async writer(client: Client, loop: number): Promise<void> {
+  private async writer(client: Transport, loop: number): Promise<void> {
     for (let n = 0; !this.stopped; n++) {
       const id = plantId(loop, n);
       const step = this.mix === 'plain' ? 0 : n % 4;
@@ -147,7 +145,7 @@ export class Load {
     }
   }
 
-  private async keyedWriter(client: Client, loop: number): Promise<void> {
+  private async keyedWriter(client: Transport, loop: number): Promise<void> {
     for (let n = 0; !this.stopped; n++) {
       const earlier = this.keyed[Math.floor(Math.random() * this.keyed.length)];
       if (n % 3 === 2 && earlier && !this.replaying.has(earlier)) {
@@ -191,7 +189,7 @@ export class Load {
     }
   }
 
-  private async reader(client: Client, loop: number): Promise<void> {
+  private async reader(client: Transport, loop: number): Promise<void> {
     for (let n = 0; !this.stopped; n++) {
       if (this.mix === 'every-write' && n % 10 === 9) await this.tokenRound(client, loop, n);
       const ids = [...this.plants.keys()];
@@ -202,7 +200,7 @@ export class Load {
   }
 
   /** A token made over the API (with a key), used at once through the balancer (either instance), and revoked. */
-  private async tokenRound(client: Client, loop: number, n: number): Promise<void> {
+  private async tokenRound(client: Transport, loop: number, n: number): Promise<void> {
     const name = `load-${loop}-${n}`;
     const make = {
       method: 'POST',
@@ -223,7 +221,7 @@ export class Load {
   }
 
   /** Sends the call; the answer when its status is `status` and its body (when given) equals `body` as JSON, else a failure. */
-  private async send(client: Client, kind: string, call: Call, status: number, body?: unknown): Promise<Answer | undefined> {
+  private async send(client: Transport, kind: string, call: Call, status: number, body?: unknown): Promise<Answer | undefined> {
     const answer = await this.call(client, kind, call);
     if (!answer) return undefined;
     const parsed = parseJson(answer.text);
@@ -234,13 +232,12 @@ export class Load {
     return answer;
   }
 
-  private async call(client: Client, kind: string, call: Call): Promise<Answer | undefined> {
+  private async call(client: Transport, kind: string, call: Call): Promise<Answer | undefined> {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
     const headers: Record<string, string> = { authorization: `Bearer ${call.token ?? this.to.token}`, ...call.headers };
     if (call.body !== undefined) headers['content-type'] ??= 'application/json';
     try {
-      const response = await client.request({ method: call.method, path: call.path, headers, body: call.body });
-      return { status: response.statusCode, text: await response.body.text(), headers: response.headers };
+      return await client.request({ method: call.method, path: call.path, headers, ...(call.body === undefined ? {} : { body: call.body }) });
     } catch (error) {
       this.fail(kind, call, describe(error));
       return undefined;
@@ -257,17 +254,17 @@ export class Load {
    * the feed once, in the feed's order, and the feed holds one event per acknowledged change
    * (`extraEvents`: changes made besides the load).
    */
-  async verify(extraEvents = 0): Promise<{ requests: number; plants: number; events: number }> {
+  async verify(extraEvents = 0): Promise<{ requests: number; resent: number; plants: number; events: number }> {
     assertNoFailures(this.failures, this.requests);
-    const verifier = new Client(this.to.origin, { connect: { ca: this.to.ca, servername: this.to.servername } });
+    const verifier = connectTo(this.to);
     try {
       const exported = await verifier.request({
         method: 'GET',
         path: '/plants',
         headers: { authorization: `Bearer ${this.to.token}`, accept: 'application/x-ndjson' },
       });
-      const text = await exported.body.text();
-      assert.equal(exported.statusCode, 200, text);
+      const text = exported.text;
+      assert.equal(exported.status, 200, text);
       const stored = new Map(
         text
           .split('\n')
@@ -286,7 +283,7 @@ export class Load {
       assert.equal(new Set(this.feed.ids).size, this.feed.ids.length, 'no event delivered twice to the stream');
       assert.deepEqual(this.feed.ids, feed, "the stream's events are the feed's, in its order");
       assert.equal(feed.length, this.events + extraEvents, 'one event per acknowledged change');
-      return { requests: this.requests, plants: this.plants.size, events: feed.length };
+      return { requests: this.requests, resent: this.resent + this.feed.resent, plants: this.plants.size, events: feed.length };
     } finally {
       await verifier.close();
     }
@@ -294,7 +291,7 @@ export class Load {
 }
 
 /** Every event id of the feed, oldest first (GET /events pages). */
-export async function readFeed(client: Client, token: string): Promise<string[]> {
+export async function readFeed(client: Transport, token: string): Promise<string[]> {
   const ids: string[] = [];
   for (;;) {
     const after = ids.at(-1);
@@ -303,9 +300,8 @@ export async function readFeed(client: Client, token: string): Promise<string[]>
       path: `/events?limit=1000${after ? `&after=${after}` : ''}`,
       headers: { authorization: `Bearer ${token}` },
     });
-    const text = await response.body.text();
-    assert.equal(response.statusCode, 200, text);
-    const page = JSON.parse(text) as Array<{ id: string }>;
+    assert.equal(response.status, 200, response.text);
+    const page = JSON.parse(response.text) as Array<{ id: string }>;
     if (page.length === 0) return ids;
     ids.push(...page.map((event) => event.id));
   }

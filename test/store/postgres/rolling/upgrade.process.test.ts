@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { Client } from 'undici';
 import { POSTGRES_MIGRATIONS } from '../../../../src/store/postgres/migrations.js';
 import { VERSION } from '../../../../src/version.js';
 import { request, waitUntil } from '../../../process.js';
@@ -12,6 +11,7 @@ import { balancerUnavailableReason, startBalancer } from './balancers.js';
 import { CrossVersion } from './cross-version.js';
 import { Instance, roll, THIS_CHECKOUT } from './fleet.js';
 import { Load, readFeed } from './load.js';
+import { connectTo, type Origin } from './transport.js';
 import { buildRelease, PREVIOUS_RELEASE, previousReleaseUnavailableReason } from './previous-release.js';
 
 /**
@@ -111,7 +111,7 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
 
     // Every event reached the endpoint registered through the previous release, signed with its secret,
     // whichever release sent it (at least once: a delivery may be repeated, as webhooks are).
-    const feed = await readFeedOf(balancer, TOKEN);
+    const feed = await readFeedOf({ ...balancer, token: TOKEN });
     const delivered = new Set<string>();
     await waitUntil(
       () => {
@@ -160,10 +160,10 @@ async function registeredReleases(url: string): Promise<string[]> {
   }
 }
 
-async function readFeedOf(balancer: { origin: string; ca: string; servername: string }, token: string): Promise<string[]> {
-  const client = new Client(balancer.origin, { connect: { ca: balancer.ca, servername: balancer.servername } });
+async function readFeedOf(to: Origin): Promise<string[]> {
+  const client = connectTo(to);
   try {
-    return await readFeed(client, token);
+    return await readFeed(client, to.token);
   } finally {
     await client.close();
   }
