@@ -66,8 +66,7 @@ export async function serve(cleanup: typeof after, env: Record<string, string>, 
     stdout
       .split('\n')
       .filter((line) => line.includes('"msg":"plant store ready"'))
-      .map((line) => JSON.parse(line) as { pid: number; version: string })
-      .map(({ pid, version }) => ({ pid, version }));
+      .map((line) => JSON.parse(line) as Worker);
   cleanup(async () => {
     // The workers too, should the test have left any (they exit with their supervisor anyway).
     for (const { pid } of workers()) if (alive(pid)) process.kill(pid, 'SIGKILL');
@@ -103,6 +102,23 @@ export function freePort(): Promise<number> {
     });
     server.once('error', reject);
   });
+}
+
+/** The pids of the workers that said they were ready in this log (a supervisor's stdout). */
+export function workerPids(stdout: string): number[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.includes('"msg":"plant store ready"'))
+    .map((line) => (JSON.parse(line) as { pid: number }).pid);
+}
+
+/**
+ * A crash of the whole service, as a power cut or `systemctl kill -s KILL` makes it: SIGKILL to every
+ * worker that serves, then to the supervisor (killed alone, it would let its workers exit by themselves).
+ */
+export function killService(server: { stdout: string; signal(signal: NodeJS.Signals): void }): void {
+  for (const pid of workerPids(server.stdout)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  server.signal('SIGKILL');
 }
 
 /** Whether a process of this pid runs. */
