@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { CLI_JS, run, waitUntil } from '../process.js';
+import { baseEnv, CLI_JS, run, waitUntil } from '../process.js';
 import { alive, freePort, serve } from './supervised.js';
 
 /**
@@ -137,3 +138,33 @@ describe('signals', () => {
     );
   });
 });
+
+const script = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
+
+test(
+  'under a terminal, SIGHUP is the terminal hanging up: the service stops, at once, rather than reload and outlive it',
+  { skip: script ? false : 'SKIPPED: util-linux `script` is not installed, so no terminal can be given to the server' },
+  async () => {
+    const env = sqlite();
+    // script gives the server a terminal; its log is JSON all the same, to be read here.
+    const child = spawn(script!, ['-qec', `'${process.execPath}' '${CLI_JS}' serve`, '/dev/null'], {
+      env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'json', SHUTDOWN_DRAIN_MS: '600000', ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    after(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await closed;
+    });
+    await waitUntil(() => output.includes('"msg":"supervising 1 worker"'), 60_000, `the service to serve; got: ${output}`);
+    const line = output.split(/\r?\n/).find((text) => text.includes('"msg":"supervising 1 worker"'))!;
+    const { pid, workers } = JSON.parse(line) as { pid: number; workers: number[] };
+    process.kill(pid, 'SIGHUP');
+    await waitUntil(() => !alive(pid) && !alive(workers[0]!), 60_000, `the supervisor and its worker to exit; got: ${output}`);
+    assert.ok(!output.includes('reloading'), output);
+    assert.match(output, /"signal":"SIGHUP","msg":"the terminal hung up: stopping, the workers at once"/);
+    await closed;
+  },
+);
