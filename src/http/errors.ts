@@ -129,6 +129,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     }
     if (error.validation) return send(reply, 400, validationMessage(error, request, reply));
     const status = error.statusCode ?? 500;
+    // A request for no route whose body Fastify could not read (a QUERY without Content-Type, say): that there
+    // is no such route is what the client needs to know.
+    if (request.is404 && status >= 400 && status < 500) return notFound(request, reply);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {
       const phrase = FRAMEWORK_MESSAGES[error.code];
@@ -138,7 +141,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return send(reply, 500, internalError(request.id));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
     const allowed = allowedMethods(app, path);
@@ -147,5 +150,6 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, 405, `method ${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`);
     }
     return send(reply, 404, `no such resource: ${request.method} ${shown}`);
-  });
+  };
+  app.setNotFoundHandler(notFound);
 }

@@ -47,7 +47,7 @@ export async function supervise(config: Config): Promise<void> {
     stop(1);
   });
 
-  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
+  const onSignal = (signal: NodeJS.Signals, how: 'SIGTERM' | 'SIGINT', message: string) => {
     if (stopping) {
       // Asked twice: now.
       log.warn({ signal }, 'second signal: killing the workers');
@@ -55,18 +55,18 @@ export async function supervise(config: Config): Promise<void> {
       workers.kill();
       process.exit(1);
     }
-    log.info({ signal }, signal === 'SIGTERM' ? 'stopping: the workers drain, then stop' : 'stopping: the workers stop at once');
-    workers.stopWith(signal);
+    log.info({ signal }, message);
+    workers.stopWith(how);
     stop(0);
   };
   // Installed before any worker is forked: a stop during the start stops the workers starting.
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM', 'SIGTERM', 'stopping: the workers drain, then stop'));
+  process.on('SIGINT', () => onSignal('SIGINT', 'SIGINT', 'stopping: the workers stop at once'));
   const terminal = [0, 1, 2].some((fd) => isatty(fd));
   process.on('SIGHUP', () => {
     if (!terminal) return workers.reload();
     // The terminal closed: the service goes with it, as any program run from a terminal does.
-    if (!stopping) onSignal('SIGINT');
+    if (!stopping) onSignal('SIGHUP', 'SIGINT', 'the terminal hung up: stopping, the workers at once');
   });
 
   const services: Service[] = [

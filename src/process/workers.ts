@@ -169,6 +169,8 @@ export class Workers implements Service {
       for (let slot = 0; slot < this.slots.length; slot++) {
         if (this.stopSignal) return;
         const failure = await this.replace(slot);
+        // Stopped meanwhile: the stop has taken over every worker, the new one included.
+        if (this.stopSignal) return;
         if (failure !== undefined) {
           this.tell('error', `reload failed: ${failure}; the workers of version ${versions(this.slots)} keep serving`);
           return;
