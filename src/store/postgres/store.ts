@@ -120,7 +120,9 @@ export class PostgresStore implements Store {
     this.idempotency = new PostgresIdempotency(query, transaction, writes);
     this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
-    this.registry = new InstanceRegistry(query, POSTGRES_MIGRATIONS.at(-1)!.version);
+    // On the reads' connections when there are some: kept open anyway, and never waiting behind writes, so
+    // that a beat is on time while the writes queue up.
+    this.registry = new InstanceRegistry(readQuery, POSTGRES_MIGRATIONS.at(-1)!.version);
   }
 
   /**
