@@ -60,6 +60,17 @@ export class Instance {
     return this.output;
   }
 
+  /** The error lines (level 50 and up) of every process this instance ran, each with its release: where a 500 says why. */
+  get errors(): string[] {
+    const runs = [...this.history, ...(this.running ? [{ release: this.release?.name ?? '?', output: this.output }] : [])];
+    return runs.flatMap((run) =>
+      run.output
+        .split('\n')
+        .filter((line) => /"level":[56]0/.test(line))
+        .map((line) => `${this.name} (${run.release}): ${line}`),
+    );
+  }
+
   /** What this process has written since `mark` (an earlier length of its log). */
   logSince(mark: number): string {
     return this.output.slice(mark);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { after } from 'node:test';
-import { sleep } from '../../../process.js';
+import { sleep, waitUntil } from '../../../process.js';
 import { describe, FeedConsumer, type Failure } from './feed-consumer.js';
 import { connectTo, type Answer, type Origin, type Transport } from './transport.js';
 
@@ -54,6 +54,9 @@ export class Load {
   private readonly clients: Transport[] = [];
   private loops: Array<Promise<void>> = [];
   private stopped = false;
+  /** Set while the load is paused (whilePaused); the loops' requests in flight now. */
+  private paused: Promise<void> | undefined;
+  private busy = 0;
 
   constructor(
     cleanup: typeof after,
@@ -96,8 +99,41 @@ export class Load {
     await Promise.all(clients.map((client) => client.close()));
   }
 
-  private async writer(client: Transport, loop: number): Promise<void> {
+  /**
+   * Runs `step` again and again with a pause between, until stop(); a step waits at its start while the
+   * load is paused (whilePaused).
+   */
+  private async repeat(step: (n: number) => Promise<void>): Promise<void> {
     for (let n = 0; !this.stopped; n++) {
+      await this.paused;
+      this.busy++;
+      try {
+        await step(n);
+      } finally {
+        this.busy--;
+      }
+      await sleep(PACE_MS);
+    }
+  }
+
+  /**
+   * Runs `work` with no request of the load in flight: the loops wait at their next step until it is done.
+   * For what races the load by design (an endpoint deleted under writes: see cross-version.ts).
+   */
+  async whilePaused<T>(work: () => Promise<T>): Promise<T> {
+    let resume = () => {};
+    this.paused = new Promise<void>((resolve) => (resume = resolve));
+    try {
+      await waitUntil(() => this.busy === 0, 30_000, 'the load to pause');
+      return await work();
+    } finally {
+      this.paused = undefined;
+      resume();
+    }
+  }
+
+  private writer(client: Transport, loop: number): Promise<void> {
+    return this.repeat(async (n) => {
       const id = plantId(loop, n);
       const step = this.mix === 'plain' ? 0 : n % 4;
       if (step === 0) {
@@ -117,7 +153,7 @@ export class Load {
             ...put,
           }))
         )
-          continue;
+          return;
         this.events++;
         const patched = { id: Number(id), name: put.name, tag: 'patched' };
         const patch = {
@@ -134,19 +170,18 @@ export class Load {
         if (await this.send(client, 'POST /plants/import', call, 200, { created: 2, replaced: 0 })) for (const row of rows) this.acknowledge(row, 1);
       } else {
         const call = { method: 'PUT', path: `/plants/${id}`, body: `{"name":"d${id}"}` };
-        if (!(await this.send(client, 'PUT /plants/{id}', call, 201, { id: Number(id), name: `d${id}` }))) continue;
+        if (!(await this.send(client, 'PUT /plants/{id}', call, 201, { id: Number(id), name: `d${id}` }))) return;
         this.events++;
         if (await this.send(client, 'DELETE /plants/{id}', { method: 'DELETE', path: `/plants/${id}` }, 204)) {
           this.events++;
           this.deleted.add(id);
         }
       }
-      await sleep(PACE_MS);
-    }
+    });
   }
 
-  private async keyedWriter(client: Transport, loop: number): Promise<void> {
-    for (let n = 0; !this.stopped; n++) {
+  private keyedWriter(client: Transport, loop: number): Promise<void> {
+    return this.repeat(async (n) => {
       const earlier = this.keyed[Math.floor(Math.random() * this.keyed.length)];
       if (n % 3 === 2 && earlier && !this.replaying.has(earlier)) {
         this.replaying.add(earlier);
@@ -185,18 +220,16 @@ export class Load {
           this.keyed.push({ call, answer });
         }
       }
-      await sleep(PACE_MS);
-    }
+    });
   }
 
-  private async reader(client: Transport, loop: number): Promise<void> {
-    for (let n = 0; !this.stopped; n++) {
+  private reader(client: Transport, loop: number): Promise<void> {
+    return this.repeat(async (n) => {
       if (this.mix === 'every-write' && n % 10 === 9) await this.tokenRound(client, loop, n);
       const ids = [...this.plants.keys()];
       const id = ids[Math.floor(Math.random() * ids.length)];
       if (id !== undefined) await this.send(client, 'GET /plants/{id}', { method: 'GET', path: `/plants/${id}` }, 200, this.plants.get(id));
-      await sleep(PACE_MS);
-    }
+    });
   }
 
   /** A token made over the API (with a key), used at once through the balancer (either instance), and revoked. */

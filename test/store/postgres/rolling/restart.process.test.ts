@@ -37,7 +37,10 @@ for (const kind of ['haproxy', 'nginx'] as const satisfies readonly BalancerKind
       await roll(instances, THIS_CHECKOUT, balancer);
       await load.stop();
       const report = await load.verify().catch((error: unknown) => {
-        throw new Error(`${String(error)}\n--- ${kind} said:\n${balancer.output().slice(-4000)}`);
+        const errors = instances.flatMap((instance) => instance.errors);
+        throw new Error(
+          `${String(error)}\n--- errors the instances logged:\n${errors.join('\n')}\n--- ${kind} said:\n${balancer.output().slice(-4000)}`,
+        );
       });
       assert.ok(report.requests > 500, `a load worth the name: ${report.requests} requests`);
       process.stderr.write(`rolling restart behind ${kind}: ${JSON.stringify(report)} in ${Date.now() - started} ms\n`);

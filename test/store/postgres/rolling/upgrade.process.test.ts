@@ -47,7 +47,9 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
   test('fails no request and loses nothing, each release working on the migrated schema beside the other', async () => {
     const started = Date.now();
     const previous = await buildRelease();
-    if (previous.note) process.stderr.write(`rolling upgrade: the previous release ${previous.note}\n`);
+    process.stderr.write(
+      `rolling upgrade: the previous release, ${previous.name}, built from git, ${previous.note ?? "runs on this checkout's node_modules: its runtime dependencies are the same (package-lock.json)"}\n`,
+    );
     const built = Date.now();
     const receiver = await Receiver.start(after);
     const databaseUrl = await server!.createDatabase();
@@ -67,7 +69,7 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
     const load = new Load(after, { ...balancer, token: TOKEN }, 'every-write');
     await load.start();
     for (const instance of instances) await instance.inRotation();
-    const probes = new CrossVersion(TOKEN, `${receiver.url}/probe`);
+    const probes = new CrossVersion(TOKEN, `${receiver.url}/probe`, (work) => load.whilePaused(work));
     // The probes hold between two instances of the previous release, before anything changes.
     await probes.across(instances[0], instances[1]);
 
@@ -106,7 +108,10 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
         .output()
         .split('\n')
         .filter((line) => line.includes('GET /events HTTP'));
-      throw new Error(`${String(error)}\n${logs.join('\n')}\n--- haproxy's event streams:\n${streams.join('\n')}`);
+      const errors = instances.flatMap((instance) => instance.errors);
+      throw new Error(
+        `${String(error)}\n--- errors the instances logged:\n${errors.join('\n')}\n${logs.join('\n')}\n--- haproxy's event streams:\n${streams.join('\n')}`,
+      );
     });
 
     // Every event reached the endpoint registered through the previous release, signed with its secret,
