@@ -19,6 +19,8 @@ const RESPAWN_DELAY_MS = 1000;
 const KILL_MARGIN_MS = 5000;
 /** How long a reload's old worker drains before it stops (process/listeners.ts HANDOVER_GRACE_MS). */
 const HANDOVER_MS = 1000;
+/** A scrape fails when a worker has not answered with its metrics within this. */
+const METRICS_TIMEOUT_MS = 5000;
 
 interface Exit {
   code: number | null;
@@ -38,6 +40,8 @@ interface Member {
   readonly ready: Promise<boolean>;
   /** Its exit, once every message it sent has been read. */
   readonly exited: Promise<Exit>;
+  /** The metrics requests it has not answered yet, by request number. */
+  readonly asked: Map<number, (metrics: unknown[]) => void>;
 }
 
 /** A start that failed: `said` when the worker itself said why on stderr. */
@@ -75,6 +79,7 @@ export class Workers implements Service {
   private serving = false;
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
+  private requests = 0;
 
   constructor(
     private readonly config: Config,
@@ -144,6 +149,37 @@ export class Workers implements Service {
     clearTimeout(timer);
     const unclean = members.filter((_, i) => !clean(exits[i]!)).map((member, i) => `worker ${member.worker.process.pid} (${described(exits[i]!)})`);
     if (unclean.length > 0) throw new Error(`did not stop cleanly: ${unclean.join(', ')}`);
+  }
+
+  /**
+   * Every worker's metrics (METRICS_PORT), as their registries give them: those serving, and those handing
+   * over (they still count); not those starting, which have counted nothing yet and would not answer before
+   * their registry is made. A worker that exits meanwhile answers nothing; one that does not answer within
+   * METRICS_TIMEOUT_MS fails the scrape.
+   */
+  async metrics(): Promise<unknown[][]> {
+    const request = ++this.requests;
+    const asked = [...this.members].filter((member) => member.state !== 'starting');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`a worker did not answer with its metrics within ${METRICS_TIMEOUT_MS / 1000} s`)),
+        METRICS_TIMEOUT_MS,
+      );
+    });
+    const answers = asked.map(
+      (member) =>
+        new Promise<unknown[]>((resolve) => {
+          member.asked.set(request, resolve);
+          member.worker.send({ plantStore: 'metrics', request } satisfies SupervisorMessage);
+        }),
+    );
+    try {
+      return await Promise.race([Promise.all(answers), late]);
+    } finally {
+      clearTimeout(timer);
+      for (const member of asked) member.asked.delete(request);
+    }
   }
 
   /** Kills every worker at once (a second signal, or a limit passed). */
@@ -228,7 +264,7 @@ export class Workers implements Service {
     const exited = new Promise<Exit>((resolve) =>
       worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => void disconnected.then(() => resolve({ code, signal }))),
     );
-    const member: Member = { worker, role, state: 'starting', ready, exited };
+    const member: Member = { worker, role, state: 'starting', ready, exited, asked: new Map() };
     this.members.add(member);
     worker.on('message', (message: unknown) => {
       if (!isOurs<WorkerMessage>(message)) return;
@@ -236,7 +272,8 @@ export class Workers implements Service {
         member.state = 'serving';
         member.version = message.version;
         readied(true);
-      } else if (message.plantStore === 'failed') member.failure = message.message;
+      } else if (message.plantStore === 'metrics') member.asked.get(message.request)?.(message.metrics);
+      else if (message.plantStore === 'failed') member.failure = message.message;
       else if (message.plantStore === 'rate-counts') {
         // A worker handing over: its counts go to the one now in its place.
         const successor = this.slots[role.slot];
@@ -246,6 +283,7 @@ export class Workers implements Service {
     });
     void exited.then((exit) => {
       readied(false);
+      for (const answer of member.asked.values()) answer([]);
       this.members.delete(member);
       this.exited(member, exit);
     });

@@ -5,7 +5,7 @@ import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { waitUntil } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
-import { connectProbe, consumer, feedIds, missing, startLoad } from './load.js';
+import { connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
 import { alive, install, listeningSocket, serve, setVersion, type Supervised } from './supervised.js';
 
 /**
@@ -29,6 +29,8 @@ async function reloadUnderLoad(server: Supervised, dir: string): Promise<void> {
   const feed = await consumer(after, server.url, TOKEN);
   const load = startLoad(server.url, TOKEN);
   const probe = connectProbe(server.port);
+  const metricsUrl = /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(server.stdout())![1]!;
+  const scrapes = scrapeProbe(metricsUrl);
   await waitUntil(() => load.requests() >= 200, 60_000, 'the load to be under way');
 
   setVersion(dir, NEW);
@@ -38,9 +40,11 @@ async function reloadUnderLoad(server: Supervised, dir: string): Promise<void> {
   await waitUntil(() => load.requests() >= reloaded + 200, 60_000, 'the load to go on after the reload');
   const summary = await load.stop();
   const probed = await probe.stop();
+  const scraped = await scrapes.stop();
 
   assert.deepEqual(summary.failures, [], `${summary.failures.length} of ${summary.requests} requests failed`);
   assert.deepEqual(probed.refused, [], `new connections refused during the reload (${probed.opened} opened)`);
+  assert.deepEqual(scraped.failed, [], `metrics scrapes that failed during the reload (of ${scraped.scrapes})`);
   assert.equal(server.running(), true);
   assert.equal(server.pid, pid, 'the same supervisor');
   assert.equal(listeningSocket(server.port), socket, 'the same listening socket: never closed');
@@ -80,7 +84,12 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     setVersion(dir, OLD);
     const server = await serve(
       after,
-      { DATABASE_URL: `file:${join(dir, 'data', 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN, EVENTS_RETRY_MS: '100' },
+      {
+        DATABASE_URL: `file:${join(dir, 'data', 'plants.db')}`,
+        PLANT_STORE_TOKENS: TOKEN,
+        EVENTS_RETRY_MS: '100',
+        METRICS_PORT: '0',
+      },
       { dir },
     );
     await reloadUnderLoad(server, dir);
@@ -179,7 +188,13 @@ if (skipReason) {
       const postgres = await TestPostgres.start(after);
       const dir = install(join(tempDir(after), 'install'));
       setVersion(dir, OLD);
-      const env = { DATABASE_URL: await postgres.createDatabase(), PLANT_STORE_TOKENS: TOKEN, EVENTS_RETRY_MS: '100', WEB_CONCURRENCY: '2' };
+      const env = {
+        DATABASE_URL: await postgres.createDatabase(),
+        PLANT_STORE_TOKENS: TOKEN,
+        EVENTS_RETRY_MS: '100',
+        WEB_CONCURRENCY: '2',
+        METRICS_PORT: '0',
+      };
       const server = await serve(after, env, { dir, count: 2 });
       await reloadUnderLoad(server, dir);
       server.signal('SIGTERM');
