@@ -1,3 +1,4 @@
+import { Server as NetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
@@ -8,29 +9,41 @@ import { listenForScrapes, type Scrape } from '../metrics/server.js';
 /** The process's listeners: the API's, and the metrics' (a listener of its own, METRICS_PORT). */
 
 /**
- * In a reload, how long the old worker keeps answering with Connection: close before it closes the
- * connections left idle. A client that keeps a connection busy sends its next request within this, is
- * told to close the connection after the answer, and so never has a request on a connection the server
- * closes under it; a connection idle for this long is one its client is not using.
+ * In a reload, how long the old worker, which takes no new connection from the moment it hands over, keeps
+ * answering with Connection: close before it closes the connections left idle. A client that keeps a
+ * connection busy sends its next request within this, is told to close the connection after the answer,
+ * and so never has a request on a connection the server closes under it; a connection idle for this long
+ * is one its client is not using.
  */
 const HANDOVER_GRACE_MS = 1000;
+/**
+ * After the drain, between closing the listener and closing the connections left idle: a connection
+ * accepted a moment before the listener closed has not sent its first request yet, and would be closed
+ * under it.
+ */
+const FIRST_REQUEST_GRACE_MS = 500;
 
 /**
  * The HTTP listener as a service, with the drain a load balancer can follow:
  * - drain, `leaving` (SIGTERM): `/readyz` answers 503 and every answer says Connection: close, for
  *   SHUTDOWN_DRAIN_MS, while everything is still served and new connections still taken: a balancer
  *   checking `/readyz` takes the instance out, and clients' keep-alive connections end after an answer.
- *   `handover` (a reload, whose new worker already takes connections on the same socket): the same for
- *   HANDOVER_GRACE_MS, `/readyz` still 200 (it speaks for the socket, which stays ready).
- * - stop: no new connection (the socket itself stays open as long as another worker listens on it); the
- *   connections idle now close, those with a request in flight after its answer (which says so); event
- *   streams end cleanly (the app closing ends them, app.ts), so that their clients resume elsewhere; then
- *   the app's timers stop. Connections that turn idle are swept as they do: close() ends only those idle
- *   when it is called, and a keep-alive connection whose answer is being written would otherwise hold the
- *   stop open until its keep-alive timeout.
+ *   Then no new connection is taken (the socket itself stays open as long as another worker listens on it).
+ *   `handover` (a reload, whose new worker already takes connections on the same socket): no new
+ *   connection from the start, answers saying Connection: close for HANDOVER_GRACE_MS, `/readyz` still 200
+ *   (it speaks for the socket, which stays ready).
+ * - stop: the connections idle now close, those with a request in flight after its answer (which says
+ *   so); event streams end cleanly (the app closing ends them, app.ts), so that their clients resume
+ *   elsewhere; then the app's timers stop. Connections that turn idle are swept as they do: close() ends
+ *   only those idle when it is called, and a keep-alive connection whose answer is being written would
+ *   otherwise hold the stop open until its keep-alive timeout.
  */
-/** `made.app`: the app, made by the time the listener starts (process/serving.ts). */
 export function httpListener(made: { readonly app: App }, config: Config): Service {
+  // Closes the listening handle only: http.Server's close() would also close, at once, the connections
+  // idle at this moment, among them those accepted a moment ago whose first request is on its way.
+  const stopAccepting = () => {
+    if (made.app.server.listening) NetServer.prototype.close.call(made.app.server);
+  };
   return {
     name: 'http listener',
     async start() {
@@ -41,13 +54,21 @@ export function httpListener(made: { readonly app: App }, config: Config): Servi
     },
     async drain(reason) {
       made.app.stopping({ leaving: reason === 'leaving' });
-      await sleep(reason === 'leaving' ? config.shutdownDrainMs : HANDOVER_GRACE_MS);
+      if (reason === 'handover') {
+        stopAccepting();
+        await sleep(HANDOVER_GRACE_MS);
+      } else if (config.shutdownDrainMs > 0) {
+        await sleep(config.shutdownDrainMs);
+        stopAccepting();
+        await sleep(FIRST_REQUEST_GRACE_MS);
+      }
     },
     async stop() {
       const { app } = made;
       app.stopping({ leaving: false });
       // Before the streams end, so that their clients reconnect to another process, not to this one.
-      app.server.close();
+      stopAccepting();
+      app.server.closeIdleConnections();
       const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
       sweep.unref();
       try {

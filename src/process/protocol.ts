@@ -31,14 +31,18 @@ export type WorkerMessage =
   /** Its start failed, and why (it exits 1 next). */
   | { plantStore: 'failed'; message: string }
   /** Handing over in a reload: its rate limits' counts, for the worker that replaces it. */
-  | { plantStore: 'rate-counts'; counts: RateCounts };
+  | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without METRICS_PORT). */
+  | { plantStore: 'metrics'; request: number; metrics: unknown[] };
 
 /** The supervisor's messages to a worker. */
 export type SupervisorMessage =
   /** A new worker serves in this one's place: finish what is in flight and exit (the socket stays open). */
   | { plantStore: 'handover' }
   /** The counts of the worker this one replaced, to add to its own. */
-  | { plantStore: 'rate-counts'; counts: RateCounts };
+  | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** A scrape of METRICS_PORT: its metrics, please, answered with the same `request`. */
+  | { plantStore: 'metrics'; request: number };
 
 /** The role in the environment; a worker forked without one (by another supervisor) has the smallest. */
 export function roleOf(env: NodeJS.ProcessEnv): WorkerRole {

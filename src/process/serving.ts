@@ -12,7 +12,7 @@ import { backupService, idempotencySweep, retentionSweep, webhookDeliveries, typ
 import { httpListener } from './listeners.js';
 import { processLogger, startupWarnings } from './log.js';
 import type { WorkerRole } from './protocol.js';
-import { stopWhenAsked, tell } from './signals.js';
+import { answerSupervisor, tell } from './signals.js';
 
 /**
  * A serving process, one of the supervisor's workers (process/supervisor.ts): its services in the order
@@ -28,7 +28,6 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
   // METRICS_PORT: a registry in each worker, summed by the supervisor, which serves them. prom-client and the
   // metrics modules are loaded only then: an idle process without them is about 10 MB smaller.
   const metrics: Metrics | undefined = config.metricsPort !== undefined ? new (await import('../metrics/registry.js')).Metrics() : undefined;
-  if (metrics) (await import('../metrics/cluster.js')).answerPrimary(metrics.registry);
   const logger = await processLogger(config);
   const tracesTo = tracesUrl(config);
   // Filled in as the services start, for those after them.
@@ -76,7 +75,7 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
     throw error;
   }
   const { app, store, tracing } = made;
-  stopWhenAsked(lifecycle, config, app, app.log);
+  answerSupervisor(lifecycle, config, app, app.log, metrics?.registry);
   if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl), version: VERSION }, 'plant store ready');
   tell({ plantStore: 'ready', version: VERSION });

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { App } from '../app.js';
 import type { DrainReason, Lifecycle } from '../app/services.js';
 import type { Config } from '../config/config.js';
@@ -46,13 +47,14 @@ function announce(kind: StopKind, config: Config): string {
 }
 
 /**
- * A serving process's stop requests, from its supervisor: SIGTERM drains and stops, SIGINT (Ctrl-C, which
- * reaches every process of a terminal's group) stops at once, a `handover` message stops after a short
- * drain while a new worker serves on the same socket (it is handed this one's rate-limit counts first).
- * Once stopping, further requests are ignored: the supervisor decides "now" (a second signal to it kills
- * the workers). Exits 0 when every service stopped, 1 otherwise.
+ * What a serving process does when its supervisor asks, once it serves: SIGTERM drains and stops, SIGINT
+ * (Ctrl-C, which reaches every process of a terminal's group) stops at once, a `handover` message stops
+ * after a short drain while a new worker serves on the same socket (it is handed this one's rate-limit
+ * counts first); `metrics` is answered with `registry`'s (METRICS_PORT). Once stopping, further stop
+ * requests are ignored: the supervisor decides "now" (a second signal to it kills the workers). Exits 0
+ * when every service stopped, 1 otherwise.
  */
-export function stopWhenAsked(lifecycle: Lifecycle, config: Config, app: App, log: FastifyBaseLogger): void {
+export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App, log: FastifyBaseLogger, registry?: Registry): void {
   let stopping = false;
   const stop = (kind: StopKind, details: object) => {
     if (stopping) return;
@@ -67,7 +69,11 @@ export function stopWhenAsked(lifecycle: Lifecycle, config: Config, app: App, lo
   process.on('SIGINT', () => stop('now', { signal: 'SIGINT' }));
   process.on('message', (message: unknown) => {
     if (!isOurs<SupervisorMessage>(message)) return;
-    if (message.plantStore === 'rate-counts') app.rateLimits?.absorb(message.counts);
+    if (message.plantStore === 'metrics') {
+      void (registry?.getMetricsAsJSON() ?? Promise.resolve([])).then((metrics) =>
+        tell({ plantStore: 'metrics', request: message.request, metrics }),
+      );
+    } else if (message.plantStore === 'rate-counts') app.rateLimits?.absorb(message.counts);
     else if (message.plantStore === 'handover' && !stopping) {
       if (app.rateLimits) tell({ plantStore: 'rate-counts', counts: app.rateLimits.counted() });
       stop('handover', { reason: 'reload' });

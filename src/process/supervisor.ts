@@ -70,8 +70,16 @@ export async function supervise(config: Config): Promise<void> {
   });
 
   const services: Service[] = [
-    // 1. The metrics listener (METRICS_PORT): scrapes ask every worker, and get their sum.
-    ...(config.metricsPort !== undefined ? [metricsListener(config, (await import('../metrics/cluster.js')).clusterScrape(), log)] : []),
+    // 1. The metrics listener (METRICS_PORT): a scrape asks every worker, and answers their sum.
+    ...(config.metricsPort !== undefined
+      ? [
+          metricsListener(
+            config,
+            (await import('../metrics/cluster.js')).summed(() => workers.metrics()),
+            log,
+          ),
+        ]
+      : []),
     // 2. The workers, last, and so stopped first.
     workers,
   ];

@@ -1,9 +1,10 @@
-import cluster, { type Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
 import { stderrLine } from './log.js';
-import { isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
+import type { WorkerRole } from './protocol.js';
+import { clean, described, WorkerProcess, type Exit } from './worker.js';
 
 /**
  * The supervisor's workers, as one service (process/supervisor.ts): WEB_CONCURRENCY serving processes
@@ -19,26 +20,8 @@ const RESPAWN_DELAY_MS = 1000;
 const KILL_MARGIN_MS = 5000;
 /** How long a reload's old worker drains before it stops (process/listeners.ts HANDOVER_GRACE_MS). */
 const HANDOVER_MS = 1000;
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** One worker process, with what the supervisor knows of it. */
-interface Member {
-  readonly worker: Worker;
-  readonly role: WorkerRole;
-  state: 'starting' | 'serving' | 'leaving';
-  /** Its version, from its ready message. */
-  version?: string;
-  /** Why its start failed, as it said before exiting. */
-  failure?: string;
-  /** True once it serves; false when it exited first. */
-  readonly ready: Promise<boolean>;
-  /** Its exit, once every message it sent has been read. */
-  readonly exited: Promise<Exit>;
-}
+/** A scrape fails when a worker has not answered with its metrics within this. */
+const METRICS_TIMEOUT_MS = 5000;
 
 /** A start that failed: `said` when the worker itself said why on stderr. */
 export class StartFailed extends Error {
@@ -51,30 +34,22 @@ export class StartFailed extends Error {
   }
 }
 
-/** Stopped by the stop asked of it (SIGTERM or SIGINT before its handler was installed: nothing was in flight), or exited 0. */
-function clean(exit: Exit): boolean {
-  return (exit.code === 0 && exit.signal === null) || exit.signal === 'SIGTERM' || exit.signal === 'SIGINT';
-}
-
-function described(exit: Exit): string {
-  return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-}
-
-function versions(members: Iterable<Member | undefined>): string {
+function versions(members: Iterable<WorkerProcess | undefined>): string {
   return [...new Set([...members].flatMap((member) => (member?.version ? [member.version] : [])))].join(', ') || 'unknown';
 }
 
 export class Workers implements Service {
   readonly name = 'workers';
   /** The worker that serves in each slot; undefined while one that crashed waits to be replaced. */
-  private readonly slots: Array<Member | undefined>;
-  private readonly members = new Set<Member>();
+  private readonly slots: Array<WorkerProcess | undefined>;
+  private readonly members = new Set<WorkerProcess>();
   /** Slots whose worker a reload is replacing: a crash there is not replaced, the reload's new worker takes over. */
   private readonly replacing = new Set<number>();
   private stopSignal: 'SIGTERM' | 'SIGINT' | undefined;
   private serving = false;
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
+  private requests = 0;
 
   constructor(
     private readonly config: Config,
@@ -99,16 +74,13 @@ export class Workers implements Service {
     const failed = started.find((_, i) => !ready[i]);
     if (failed === undefined) {
       this.serving = true;
-      this.log.info(
-        { workers: started.map((m) => m.worker.process.pid), version: versions(started) },
-        `supervising ${count} worker${count === 1 ? '' : 's'}`,
-      );
+      this.log.info({ workers: started.map((m) => m.pid), version: versions(started) }, `supervising ${count} worker${count === 1 ? '' : 's'}`);
       return;
     }
-    for (const member of this.members) member.worker.process.kill('SIGINT');
+    for (const member of this.members) member.kill('SIGINT');
     const exit = await failed.exited;
     await Promise.all([...this.members].map((member) => member.exited));
-    const why = `worker ${failed.worker.process.pid} could not start (${described(exit)})${failed.failure ? `: ${failed.failure}` : ''}`;
+    const why = `worker ${failed.pid} could not start (${described(exit)})${failed.failure ? `: ${failed.failure}` : ''}`;
     this.log.error(why);
     // A worker that exited by itself said why on stderr; one killed by a signal could not.
     throw new StartFailed(why, exit.signal === null);
@@ -134,7 +106,7 @@ export class Workers implements Service {
   async stop(): Promise<void> {
     const signal = (this.stopSignal ??= 'SIGTERM');
     const members = [...this.members];
-    for (const member of members) member.worker.process.kill(signal);
+    for (const member of members) member.kill(signal);
     const limit = (signal === 'SIGTERM' ? this.config.shutdownDrainMs : 0) + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
     const timer = setTimeout(() => {
       this.log.error(`workers still running ${limit / 1000} s after ${signal}: killing them`);
@@ -142,13 +114,37 @@ export class Workers implements Service {
     }, limit);
     const exits = await Promise.all(members.map((member) => member.exited));
     clearTimeout(timer);
-    const unclean = members.filter((_, i) => !clean(exits[i]!)).map((member, i) => `worker ${member.worker.process.pid} (${described(exits[i]!)})`);
+    const unclean = members.filter((_, i) => !clean(exits[i]!)).map((member, i) => `worker ${member.pid} (${described(exits[i]!)})`);
     if (unclean.length > 0) throw new Error(`did not stop cleanly: ${unclean.join(', ')}`);
+  }
+
+  /**
+   * Every worker's metrics (METRICS_PORT), as their registries give them: those serving, and those handing
+   * over (they still count); not those starting, which have counted nothing yet and would not answer before
+   * their registry is made. A worker that exits meanwhile answers nothing; one that does not answer within
+   * METRICS_TIMEOUT_MS fails the scrape.
+   */
+  async metrics(): Promise<unknown[][]> {
+    const request = ++this.requests;
+    const asked = [...this.members].filter((member) => member.state !== 'starting');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`a worker did not answer with its metrics within ${METRICS_TIMEOUT_MS / 1000} s`)),
+        METRICS_TIMEOUT_MS,
+      );
+    });
+    try {
+      return await Promise.race([Promise.all(asked.map((member) => member.metrics(request))), late]);
+    } finally {
+      clearTimeout(timer);
+      for (const member of asked) member.forget(request);
+    }
   }
 
   /** Kills every worker at once (a second signal, or a limit passed). */
   kill(): void {
-    for (const member of this.members) member.worker.process.kill('SIGKILL');
+    for (const member of this.members) member.kill('SIGKILL');
   }
 
   /**
@@ -192,60 +188,38 @@ export class Workers implements Service {
     this.replacing.delete(slot);
     if (ready !== true) {
       // It serves nothing yet: nothing to finish.
-      if (ready === 'late') next.worker.process.kill('SIGKILL');
+      if (ready === 'late') next.kill('SIGKILL');
       const exit = await next.exited;
       // Its old worker crashed meanwhile: the slot is empty, and no one else replaces it.
       if (this.slots[slot] === undefined) this.respawnLater(slot);
       return ready === 'late'
-        ? `the new worker ${next.worker.process.pid} was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)`
-        : `the new worker ${next.worker.process.pid} exited before it was ready (${described(exit)})${next.failure ? `: ${next.failure}` : ''}`;
+        ? `the new worker ${next.pid} was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)`
+        : `the new worker ${next.pid} exited before it was ready (${described(exit)})${next.failure ? `: ${next.failure}` : ''}`;
     }
     this.slots[slot] = next;
     if (old === undefined || old.state !== 'serving' || this.stopSignal) return undefined;
     old.state = 'leaving';
-    this.log.info(
-      { old: old.worker.process.pid, new: next.worker.process.pid },
-      `worker ${next.worker.process.pid} serves in place of ${old.worker.process.pid}, which hands over`,
-    );
-    old.worker.send({ plantStore: 'handover' } satisfies SupervisorMessage);
+    this.log.info({ old: old.pid, new: next.pid }, `worker ${next.pid} serves in place of ${old.pid}, which hands over`);
+    old.send({ plantStore: 'handover' });
     const limit = HANDOVER_MS + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
     const kill = setTimeout(() => {
-      this.log.error(`worker ${old.worker.process.pid} still handing over after ${limit / 1000} s: killing it`);
-      old.worker.process.kill('SIGKILL');
+      this.log.error(`worker ${old.pid} still handing over after ${limit / 1000} s: killing it`);
+      old.kill('SIGKILL');
     }, limit);
     const exit = await old.exited;
     clearTimeout(kill);
-    if (!clean(exit)) this.log.warn(`worker ${old.worker.process.pid} did not stop cleanly as it handed over (${described(exit)})`);
+    if (!clean(exit)) this.log.warn(`worker ${old.pid} did not stop cleanly as it handed over (${described(exit)})`);
     return undefined;
   }
 
-  private fork(role: WorkerRole): Member {
-    const worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role) });
-    let readied: (ready: boolean) => void = () => undefined;
-    const ready = new Promise<boolean>((resolve) => (readied = resolve));
-    // The exit, and the channel closed: every message the worker sent before exiting has been read by then.
-    const disconnected = new Promise<void>((resolve) => worker.once('disconnect', resolve));
-    const exited = new Promise<Exit>((resolve) =>
-      worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => void disconnected.then(() => resolve({ code, signal }))),
-    );
-    const member: Member = { worker, role, state: 'starting', ready, exited };
-    this.members.add(member);
-    worker.on('message', (message: unknown) => {
-      if (!isOurs<WorkerMessage>(message)) return;
-      if (message.plantStore === 'ready') {
-        member.state = 'serving';
-        member.version = message.version;
-        readied(true);
-      } else if (message.plantStore === 'failed') member.failure = message.message;
-      else if (message.plantStore === 'rate-counts') {
-        // A worker handing over: its counts go to the one now in its place.
-        const successor = this.slots[role.slot];
-        if (successor !== undefined && successor !== member)
-          successor.worker.send({ plantStore: 'rate-counts', counts: message.counts } satisfies SupervisorMessage);
-      }
+  private fork(role: WorkerRole): WorkerProcess {
+    const member = new WorkerProcess(role, (counts) => {
+      // A worker handing over: its counts go to the one now in its place.
+      const successor = this.slots[role.slot];
+      if (successor !== undefined && successor !== member) successor.send({ plantStore: 'rate-counts', counts });
     });
-    void exited.then((exit) => {
-      readied(false);
+    this.members.add(member);
+    void member.exited.then((exit) => {
       this.members.delete(member);
       this.exited(member, exit);
     });
@@ -253,11 +227,11 @@ export class Workers implements Service {
   }
 
   /** A worker exited: a crash of one that served is replaced; the others are the business of whoever waits on them. */
-  private exited(member: Member, exit: Exit): void {
+  private exited(member: WorkerProcess, exit: Exit): void {
     if (this.stopSignal || member.state !== 'serving') return;
     const slot = member.role.slot;
     if (this.slots[slot] === member) this.slots[slot] = undefined;
-    this.tell('warn', `worker ${member.worker.process.pid} exited (${described(exit)}); starting another`);
+    this.tell('warn', `worker ${member.pid} exited (${described(exit)}); starting another`);
     if (!this.replacing.has(slot)) this.respawnLater(slot);
   }
 
@@ -273,9 +247,7 @@ export class Workers implements Service {
     if (this.slots[slot] === member) this.slots[slot] = undefined;
     if (this.stopSignal) return;
     const exit = await member.exited;
-    this.fatal(
-      `worker ${member.worker.process.pid}, replacing one that exited, could not start (${described(exit)})${member.failure ? `: ${member.failure}` : ''}`,
-    );
+    this.fatal(`worker ${member.pid}, replacing one that exited, could not start (${described(exit)})${member.failure ? `: ${member.failure}` : ''}`);
   }
 
   /** In the log, and on stderr for the operator (the events worth a line there: crashes, reloads). */

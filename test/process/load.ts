@@ -134,3 +134,30 @@ export function connectProbe(port: number, everyMs = 20): { stop(): Promise<{ op
     },
   };
 }
+
+/** Scrapes the metrics listener one after another until stopped: how many, and every one that failed. */
+export function scrapeProbe(url: string): { stop(): Promise<{ scrapes: number; failed: string[] }> } {
+  let stopping = false;
+  let scrapes = 0;
+  const failed: string[] = [];
+  const done = (async () => {
+    while (!stopping) {
+      try {
+        const response = await fetch(url);
+        const text = await response.text();
+        if (response.status !== 200 || !text.includes('http_requests_total')) failed.push(`${response.status} ${text.slice(0, 200)}`);
+      } catch (error) {
+        failed.push((error as Error).message);
+      }
+      scrapes++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    async stop() {
+      stopping = true;
+      await done;
+      return { scrapes, failed };
+    },
+  };
+}

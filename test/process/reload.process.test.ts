@@ -5,7 +5,7 @@ import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { waitUntil } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
-import { connectProbe, consumer, feedIds, missing, startLoad } from './load.js';
+import { connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
 import { alive, install, listeningSocket, serve, setVersion, type Supervised } from './supervised.js';
 
 /**
@@ -20,15 +20,20 @@ const TOKEN = 'reload-test-token-0123456789abcdefgh';
 const OLD = '1.0.0-before';
 const NEW = '1.0.0-after';
 
-/** Load through a reload of `server` (its install in `dir`): what the load, the consumer and the prober saw. */
-async function reloadUnderLoad(server: Supervised, dir: string): Promise<void> {
+/**
+ * Load through a reload of `server` (its install in `dir`, the API called with `token`): what the load, the
+ * consumer, the connection prober and (with METRICS_PORT) the scraper saw.
+ */
+async function reloadUnderLoad(server: Supervised, dir: string, token: string): Promise<void> {
   const pid = server.pid;
   const socket = listeningSocket(server.port);
   assert.ok(socket, 'the listening socket is found');
   const before = server.workers();
-  const feed = await consumer(after, server.url, TOKEN);
-  const load = startLoad(server.url, TOKEN);
+  const feed = await consumer(after, server.url, token);
+  const load = startLoad(server.url, token);
   const probe = connectProbe(server.port);
+  const metricsUrl = /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(server.stdout())?.[1];
+  const scrapes = metricsUrl === undefined ? undefined : scrapeProbe(metricsUrl);
   await waitUntil(() => load.requests() >= 200, 60_000, 'the load to be under way');
 
   setVersion(dir, NEW);
@@ -38,16 +43,18 @@ async function reloadUnderLoad(server: Supervised, dir: string): Promise<void> {
   await waitUntil(() => load.requests() >= reloaded + 200, 60_000, 'the load to go on after the reload');
   const summary = await load.stop();
   const probed = await probe.stop();
+  const scraped = (await scrapes?.stop()) ?? { scrapes: 0, failed: [] };
 
   assert.deepEqual(summary.failures, [], `${summary.failures.length} of ${summary.requests} requests failed`);
   assert.deepEqual(probed.refused, [], `new connections refused during the reload (${probed.opened} opened)`);
+  assert.deepEqual(scraped.failed, [], `metrics scrapes that failed during the reload (of ${scraped.scrapes})`);
   assert.equal(server.running(), true);
   assert.equal(server.pid, pid, 'the same supervisor');
   assert.equal(listeningSocket(server.port), socket, 'the same listening socket: never closed');
-  assert.deepEqual(await missing(server.url, TOKEN, summary.acknowledged), [], 'every acknowledged plant reads back');
+  assert.deepEqual(await missing(server.url, token, summary.acknowledged), [], 'every acknowledged plant reads back');
 
   // Every event the feed holds since the consumer started, once each, in order.
-  const expected = await feedIds(server.url, TOKEN, feed.startedAfter);
+  const expected = await feedIds(server.url, token, feed.startedAfter);
   await waitUntil(() => feed.source.received.length >= expected.length, 60_000, 'the consumer to catch up');
   assert.deepEqual(
     feed.source.received.map((event) => event.id),
@@ -78,12 +85,11 @@ describe('SIGHUP on SQLite, at the default settings', () => {
   test('the workers are replaced by the code installed now, with no failed request, nothing lost, the socket never closed', async () => {
     const dir = install(join(tempDir(after), 'install'));
     setVersion(dir, OLD);
-    const server = await serve(
-      after,
-      { DATABASE_URL: `file:${join(dir, 'data', 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN, EVENTS_RETRY_MS: '100' },
-      { dir },
-    );
-    await reloadUnderLoad(server, dir);
+    // Every setting at its default (the store in ./data, the first token printed), but the port: a free one.
+    const server = await serve(after, { SHUTDOWN_DRAIN_MS: undefined }, { dir });
+    const token = /Authorization: Bearer (ps_[\w-]+)/.exec(server.stderr())?.[1];
+    assert.ok(token, `the first token on stderr: ${server.stderr()}`);
+    await reloadUnderLoad(server, dir, token);
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 0, signal: null });
   });
@@ -179,9 +185,15 @@ if (skipReason) {
       const postgres = await TestPostgres.start(after);
       const dir = install(join(tempDir(after), 'install'));
       setVersion(dir, OLD);
-      const env = { DATABASE_URL: await postgres.createDatabase(), PLANT_STORE_TOKENS: TOKEN, EVENTS_RETRY_MS: '100', WEB_CONCURRENCY: '2' };
+      const env = {
+        DATABASE_URL: await postgres.createDatabase(),
+        PLANT_STORE_TOKENS: TOKEN,
+        EVENTS_RETRY_MS: '100',
+        WEB_CONCURRENCY: '2',
+        METRICS_PORT: '0',
+      };
       const server = await serve(after, env, { dir, count: 2 });
-      await reloadUnderLoad(server, dir);
+      await reloadUnderLoad(server, dir, TOKEN);
       server.signal('SIGTERM');
       assert.deepEqual(await server.exited, { code: 0, signal: null });
     });

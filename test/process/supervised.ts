@@ -50,7 +50,11 @@ export interface Supervised {
 }
 
 /** `node <dir>/bin/plant-store.js serve` (the checkout's own when no dir), resolving once `count` workers are ready. */
-export async function serve(cleanup: typeof after, env: Record<string, string>, options: { dir?: string; count?: number } = {}): Promise<Supervised> {
+export async function serve(
+  cleanup: typeof after,
+  env: Record<string, string | undefined>,
+  options: { dir?: string; count?: number } = {},
+): Promise<Supervised> {
   const script = join(options.dir ?? ROOT, 'bin', 'plant-store.js');
   const child = spawn(process.execPath, [script, 'serve'], {
     cwd: options.dir,
