@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
@@ -123,6 +124,33 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     const after_ = await remaining();
     assert.ok(after_.reset <= before.reset, 'still the same window');
     assert.equal(after_.left, before.left - 1, 'counted on from where the old worker was');
+  });
+
+  test("the old worker waits for its clients' idle connections, closing none; a stop meanwhile cuts that wait short: exit 0", async () => {
+    const dir = install(join(tempDir(after), 'install'));
+    const server = await serve(after, { DATABASE_URL: `file:${join(dir, 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN }, { dir });
+    const [old] = server.workers();
+    // A client that keeps an idle connection to the old worker, and then leaves it be.
+    const idle = connect(server.port, '127.0.0.1');
+    let received = '';
+    let closed = false;
+    idle.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
+    idle.on('close', () => (closed = true));
+    idle.on('error', () => undefined);
+    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitUntil(() => received.includes('"status":"ok"'), 30_000, 'the answer on the idle connection');
+    server.signal('SIGHUP');
+    await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, `the reload; stderr: ${server.stderr()}`);
+    // Serving nothing new, the old worker waits for that client (up to KEEP_ALIVE_TIMEOUT_MS, 72 s).
+    await waitUntil(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 30_000, 'the handover');
+    assert.equal(alive(old!.pid), true, 'the old worker waits');
+    assert.equal(closed, false, 'its idle connection is not closed under its client');
+    server.signal('SIGTERM');
+    assert.deepEqual(await server.exited, { code: 0, signal: null });
+    assert.equal(alive(old!.pid), false);
+    await waitUntil(() => closed, 30_000, 'the idle connection closed by the stop');
+    assert.match(server.stdout(), new RegExp(`"pid":${old!.pid},.*"msg":"asked to stop sooner: the drain ends now"`));
+    idle.destroy();
   });
 
   test('a new release that cannot start: the old workers keep serving, and the log and stderr say why', async () => {
