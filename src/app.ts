@@ -46,6 +46,8 @@ export interface AppOptions {
  */
 export type App = FastifyInstance & {
   stopping(options: { leaving: boolean }): void;
+  /** Ends every event stream cleanly now, ahead of the close (their clients reconnect, to another process). */
+  endStreams(): Promise<void>;
   /** The rate limits' counts when the process keeps them (SQLite), handed on to the process that replaces it. */
   rateLimits: Pick<MemoryRateLimiter, 'counted' | 'absorb'> | undefined;
 };
@@ -61,7 +63,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // The change feed's one reader of the store, handing new events to every open stream of this app.
   const feed = new Feed(store.events, store.tokens, feedSettings(settings), app.log, metrics?.feed);
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
-  runWithApp(app, [...pipeline.services, { name: 'change feed', stopsFirst: true, stop: () => feed.close() }]);
+  const services = runWithApp(app, [...pipeline.services, { name: 'change feed', stopsFirst: true, stop: () => feed.close() }]);
 
   // The API, resource by resource. Every route says who may call it (config.auth).
   await app.register(plantRoutes, { plants: store.plants, idempotency });
@@ -104,6 +106,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   await app.register(consoleRoutes, { enabled: settings.console });
   return Object.assign(app, {
     rateLimits: pipeline.rateLimits,
+    endStreams: () => services.stopFirst(),
     stopping(options: { leaving: boolean }) {
       pipeline.stopping();
       leaving ||= options.leaving;

@@ -20,8 +20,11 @@ export interface Service {
   readonly name: string;
   /** Started in the list's order; a service that is running once made (the store, opened) has none. */
   start?(): void | Promise<void>;
-  /** A graceful stop's first phase, for every service at once, before any stops: still serving, on the way out. */
-  drain?(reason: DrainReason): void | Promise<void>;
+  /**
+   * A graceful stop's first phase, for every service at once, before any stops: still serving, on the way
+   * out. `hurry` aborts when the drain must end sooner (asked to stop again meanwhile).
+   */
+  drain?(reason: DrainReason, hurry: AbortSignal): void | Promise<void>;
   /** Stopped in the reverse order; a service with nothing to stop (a start-only step) has none. */
   stop?(): void | Promise<void>;
   /** Stopped in a phase before the others, whatever its place in the list. */
@@ -49,8 +52,8 @@ export class Lifecycle {
   }
 
   /** Every running service's drain, together; resolves once all are done (a failing one is reported and the others go on). */
-  async drain(reason: DrainReason, onError: (name: string, error: unknown) => void): Promise<boolean> {
-    const outcomes = await Promise.allSettled(this.running.map(async (service) => service.drain?.(reason)));
+  async drain(reason: DrainReason, onError: (name: string, error: unknown) => void, hurry = new AbortController().signal): Promise<boolean> {
+    const outcomes = await Promise.allSettled(this.running.map(async (service) => service.drain?.(reason, hurry)));
     let clean = true;
     outcomes.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') return;
@@ -85,9 +88,10 @@ export class Lifecycle {
 /**
  * An app's own services: started in order when it is ready, those marked stopsFirst stopped as it begins to
  * close (before Fastify waits for the requests in flight, which they hold open), the others once it has closed.
- * A service that fails to stop fails the app's close.
+ * A service that fails to stop fails the app's close. Answers what stops the first ones sooner (a reload's
+ * old worker ends its event streams as it hands over, long before it closes).
  */
-export function runWithApp(app: FastifyInstance, services: readonly Service[]): void {
+export function runWithApp(app: FastifyInstance, services: readonly Service[]): { stopFirst(): Promise<void> } {
   const lifecycle = new Lifecycle();
   const failed: unknown[] = [];
   const stop = async (phase: 'first' | 'rest') => {
@@ -100,4 +104,5 @@ export function runWithApp(app: FastifyInstance, services: readonly Service[]): 
   app.addHook('onReady', () => lifecycle.start(...services));
   app.addHook('preClose', () => stop('first'));
   app.addHook('onClose', () => stop('rest'));
+  return { stopFirst: () => stop('first') };
 }

@@ -9,19 +9,22 @@ import { listenForScrapes, type Scrape } from '../metrics/server.js';
 /** The process's listeners: the API's, and the metrics' (a listener of its own, METRICS_PORT). */
 
 /**
- * In a reload, how long the old worker, which takes no new connection from the moment it hands over, keeps
- * answering with Connection: close before it closes the connections left idle. A client that keeps a
- * connection busy sends its next request within this, is told to close the connection after the answer,
- * and so never has a request on a connection the server closes under it; a connection idle for this long
- * is one its client is not using.
- */
-const HANDOVER_GRACE_MS = 1000;
-/**
  * After the drain, between closing the listener and closing the connections left idle: a connection
  * accepted a moment before the listener closed has not sent its first request yet, and would be closed
  * under it.
  */
 const FIRST_REQUEST_GRACE_MS = 500;
+
+/** Resolves once `server` has no connection left, after `limitMs`, or when `hurry` aborts. */
+async function connectionsGone(server: NetServer, limitMs: number, hurry: AbortSignal): Promise<void> {
+  const count = () => new Promise<number>((resolve) => server.getConnections((_error, n) => resolve(n ?? 0)));
+  for (const deadline = Date.now() + limitMs; Date.now() < deadline && !hurry.aborted && (await count()) > 0;) await pause(100, hurry);
+}
+
+/** Waits `ms`, or less when `hurry` aborts. */
+async function pause(ms: number, hurry: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal: hurry }).catch(() => undefined);
+}
 
 /**
  * The HTTP listener as a service, with the drain a load balancer can follow:
@@ -29,9 +32,14 @@ const FIRST_REQUEST_GRACE_MS = 500;
  *   SHUTDOWN_DRAIN_MS, while everything is still served and new connections still taken: a balancer
  *   checking `/readyz` takes the instance out, and clients' keep-alive connections end after an answer.
  *   Then no new connection is taken (the socket itself stays open as long as another worker listens on it).
- *   `handover` (a reload, whose new worker already takes connections on the same socket): no new
- *   connection from the start, answers saying Connection: close for HANDOVER_GRACE_MS, `/readyz` still 200
- *   (it speaks for the socket, which stays ready).
+ * - drain, `handover` (a reload, whose new worker already takes connections on the same socket): no new
+ *   connection from the start, every answer saying Connection: close, the event streams ended (their
+ *   clients reconnect, to the new worker), `/readyz` still 200 (it speaks for the socket, which stays
+ *   ready). Then it waits for its connections to end by themselves: each busy one after its next answer,
+ *   each idle one when its client drops it, which a client does before the keep-alive timeout the server
+ *   announced (`Keep-Alive: timeout=`, KEEP_ALIVE_TIMEOUT_MS), when Node closes it anyway. No connection is
+ *   closed by this side while a client may be sending on it: closing an idle connection races the
+ *   client's next request (it fails, reset), which a reload must never make fail.
  * - stop: the connections idle now close, those with a request in flight after its answer (which says
  *   so); event streams end cleanly (the app closing ends them, app.ts), so that their clients resume
  *   elsewhere; then the app's timers stop. Connections that turn idle are swept as they do: close() ends
@@ -52,15 +60,17 @@ export function httpListener(made: { readonly app: App }, config: Config): Servi
         throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
       });
     },
-    async drain(reason) {
+    async drain(reason, hurry) {
       made.app.stopping({ leaving: reason === 'leaving' });
       if (reason === 'handover') {
         stopAccepting();
-        await sleep(HANDOVER_GRACE_MS);
+        await made.app.endStreams();
+        // One second past the keep-alive timeout: Node has closed every idle connection by then (workers.ts waits as long).
+        await connectionsGone(made.app.server, config.keepAliveTimeoutMs + 1000, hurry);
       } else if (config.shutdownDrainMs > 0) {
-        await sleep(config.shutdownDrainMs);
+        await pause(config.shutdownDrainMs, hurry);
         stopAccepting();
-        await sleep(FIRST_REQUEST_GRACE_MS);
+        await pause(FIRST_REQUEST_GRACE_MS, hurry);
       }
     },
     async stop() {

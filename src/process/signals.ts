@@ -22,9 +22,10 @@ export async function stopServing(
   kind: StopKind,
   timeoutMs: number,
   log: Pick<FastifyBaseLogger, 'error'>,
+  hurry?: AbortSignal,
 ): Promise<StopOutcome> {
   const failed = (name: string, error: unknown) => log.error({ err: error }, `error while shutting down: ${name}`);
-  const drained = kind === 'now' || (await lifecycle.drain(kind, failed));
+  const drained = kind === 'now' || (await lifecycle.drain(kind, failed, hurry));
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
   const stopped = lifecycle.stop(failed).then((clean): StopOutcome => (clean && drained ? 'stopped' : 'failed'));
@@ -34,6 +35,9 @@ export async function stopServing(
     log.error(`still stopping ${timeoutMs / 1000} s after the drain (requests in flight, or a service: see above); exiting anyway`);
   return outcome;
 }
+
+/** The kinds of stop, the least urgent first. */
+const URGENCY: readonly StopKind[] = ['handover', 'leaving', 'now'];
 
 /** What a stop request says in the log. */
 function announce(kind: StopKind, config: Config): string {
@@ -50,17 +54,27 @@ function announce(kind: StopKind, config: Config): string {
  * What a serving process does when its supervisor asks, once it serves: SIGTERM drains and stops, SIGINT
  * (Ctrl-C, which reaches every process of a terminal's group) stops at once, a `handover` message stops
  * after a short drain while a new worker serves on the same socket (it is handed this one's rate-limit
- * counts first); `metrics` is answered with `registry`'s (METRICS_PORT). Once stopping, further stop
- * requests are ignored: the supervisor decides "now" (a second signal to it kills the workers). Exits 0
- * when every service stopped, 1 otherwise.
+ * counts first); `metrics` is answered with `registry`'s (METRICS_PORT). Once stopping, a further stop
+ * request cuts what is left of the drain short (the supervisor decides "now": a second signal to it kills
+ * the workers). Exits 0 when every service stopped, 1 otherwise.
  */
 export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App, log: FastifyBaseLogger, registry?: Registry): void {
-  let stopping = false;
+  let stopping: StopKind | undefined;
+  const hurry = new AbortController();
   const stop = (kind: StopKind, details: object) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopping !== undefined) {
+      // Told to stop more urgently (the service stopped while this one hands over in a reload, Ctrl-C in a
+      // drain): what is left of the drain is skipped, and the stop goes on. The same request twice (systemd
+      // signals every process of the unit, and the supervisor its workers) changes nothing.
+      if (URGENCY.indexOf(kind) > URGENCY.indexOf(stopping) && !hurry.signal.aborted) {
+        log.info(details, 'asked to stop sooner: the drain ends now');
+        hurry.abort();
+      }
+      return;
+    }
+    stopping = kind;
     log.info(details, announce(kind, config));
-    void stopServing(lifecycle, kind, config.shutdownTimeoutMs, log).then((outcome) => {
+    void stopServing(lifecycle, kind, config.shutdownTimeoutMs, log, hurry.signal).then((outcome) => {
       if (outcome === 'stopped') log.info('stopped');
       process.exit(outcome === 'stopped' ? 0 : 1);
     });
@@ -74,7 +88,7 @@ export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App,
         tell({ plantStore: 'metrics', request: message.request, metrics }),
       );
     } else if (message.plantStore === 'rate-counts') app.rateLimits?.absorb(message.counts);
-    else if (message.plantStore === 'handover' && !stopping) {
+    else if (message.plantStore === 'handover' && stopping === undefined) {
       if (app.rateLimits) tell({ plantStore: 'rate-counts', counts: app.rateLimits.counted() });
       stop('handover', { reason: 'reload' });
     }

@@ -18,8 +18,8 @@ import { clean, described, WorkerProcess, type Exit } from './worker.js';
 const RESPAWN_DELAY_MS = 1000;
 /** How long past a worker's own limit (its drain, then SHUTDOWN_TIMEOUT_MS) the supervisor waits before killing it. */
 const KILL_MARGIN_MS = 5000;
-/** How long a reload's old worker drains before it stops (process/listeners.ts HANDOVER_GRACE_MS). */
-const HANDOVER_MS = 1000;
+/** How long past KEEP_ALIVE_TIMEOUT_MS a reload's old worker waits for its connections to end (process/listeners.ts). */
+const HANDOVER_MARGIN_MS = 1000;
 /** A scrape fails when a worker has not answered with its metrics within this. */
 const METRICS_TIMEOUT_MS = 5000;
 
@@ -150,9 +150,10 @@ export class Workers implements Service {
   /**
    * Replaces the workers slot by slot: a new worker is forked (running the code on disk now, whatever the
    * supervisor's own version), and only once it serves, on the same socket, is the old one told to hand
-   * over (a short drain, then it finishes what is in flight and exits): no moment without a worker taking
-   * connections. A new worker that exits or is not ready within RELOAD_TIMEOUT_MS ends the reload: the old
-   * ones keep serving, and the log and stderr say why.
+   * over (it takes no new connection, finishes what it has and exits once its clients have dropped their
+   * connections: process/listeners.ts): no moment without a worker taking connections. The next slot's does
+   * not wait for the old one to be gone. A new worker that exits or is not ready within RELOAD_TIMEOUT_MS
+   * ends the reload: the old ones keep serving, and the log and stderr say why.
    */
   private async reloadAll(): Promise<void> {
     do {
@@ -201,15 +202,21 @@ export class Workers implements Service {
     old.state = 'leaving';
     this.log.info({ old: old.pid, new: next.pid }, `worker ${next.pid} serves in place of ${old.pid}, which hands over`);
     old.send({ plantStore: 'handover' });
-    const limit = HANDOVER_MS + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
+    void this.watchHandover(old);
+    return undefined;
+  }
+
+  /** A worker handing over, until it exits: killed past its limits, logged when it did not stop cleanly. */
+  private async watchHandover(old: WorkerProcess): Promise<void> {
+    const limit = this.config.keepAliveTimeoutMs + HANDOVER_MARGIN_MS + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
     const kill = setTimeout(() => {
       this.log.error(`worker ${old.pid} still handing over after ${limit / 1000} s: killing it`);
       old.kill('SIGKILL');
     }, limit);
     const exit = await old.exited;
     clearTimeout(kill);
-    if (!clean(exit)) this.log.warn(`worker ${old.pid} did not stop cleanly as it handed over (${described(exit)})`);
-    return undefined;
+    if (clean(exit)) this.log.info(`worker ${old.pid} handed over and exited`);
+    else this.log.warn(`worker ${old.pid} did not stop cleanly as it handed over (${described(exit)})`);
   }
 
   private fork(role: WorkerRole): WorkerProcess {

@@ -1,13 +1,30 @@
 import { connect } from 'node:net';
 import type { after } from 'node:test';
-import { openSource, type Source } from '../events/sse.js';
+import { EventSource } from 'eventsource';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 /**
  * Steady load on a service while it is reloaded or stopped, and what a test then checks: every request
  * answered as expected (no connection error, no 5xx), every acknowledged plant read back as acknowledged,
  * every event delivered once to a consumer that resumes with Last-Event-ID, and new connections never
- * refused. Clients keep their connections alive (fetch's pool), as real ones do.
+ * refused. Clients keep their connections alive in a pool, as real ones do (undici, as Node's fetch), and
+ * drop them when closed, as real ones do in the end: a reload's old worker exits once its clients have.
  */
+
+/** An HTTP client with a pool of keep-alive connections of its own. */
+export interface Client {
+  fetch(url: string, init?: RequestInit): Promise<Response>;
+  /** Drops its connections, once what it has in flight is answered. */
+  close(): Promise<void>;
+}
+
+export function client(): Client {
+  const agent = new Agent();
+  return {
+    fetch: (url, init) => undiciFetch(url, { ...(init as object), dispatcher: agent }),
+    close: () => agent.close(),
+  };
+}
 
 export interface LoadSummary {
   requests: number;
@@ -27,7 +44,7 @@ export interface Load {
  * `clients` loops, each sending one request after another on its own: a plain POST, a POST with an
  * Idempotency-Key, a GET of a plant acknowledged before; ids made from the loop and its count.
  */
-export function startLoad(url: string, token: string, clients = 8): Load {
+export function startLoad(url: string, token: string, http: Client, clients = 8): Load {
   const failures: string[] = [];
   const acknowledged = new Map<string, string>();
   let requests = 0;
@@ -41,12 +58,12 @@ export function startLoad(url: string, token: string, clients = 8): Load {
       const what = kind === 2 && known.length > 0 ? `GET ${known[n % known.length]}` : `POST ${id}${kind === 1 ? ' keyed' : ''}`;
       try {
         if (what.startsWith('GET')) {
-          const response = await fetch(`${url}/plants/${known[n % known.length]}`, { headers });
+          const response = await http.fetch(`${url}/plants/${known[n % known.length]}`, { headers });
           const text = await response.text();
           if (response.status !== 200) failures.push(`${what}: ${response.status} ${text}`);
         } else {
           const body = `{"id":${id},"name":"plant ${client}-${n}","tag":"load"}`;
-          const response = await fetch(`${url}/plants`, {
+          const response = await http.fetch(`${url}/plants`, {
             method: 'POST',
             headers: kind === 1 ? { ...headers, 'idempotency-key': `load-${id}` } : headers,
             body,
@@ -97,12 +114,28 @@ export async function feedIds(url: string, token: string, after: string): Promis
   return ids;
 }
 
-/** An EventSource consumer of the feed (it reconnects by itself, with Last-Event-ID), and the id it started from. */
-export async function consumer(cleanup: typeof after, url: string, token: string): Promise<{ source: Source; startedAfter: string }> {
-  const head = (await (await fetch(`${url}/events?limit=1000`, { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{ id: string }>;
+export interface Consumer {
+  /** The ids of the events it received, in order. */
+  received: string[];
+  /** The feed's last event when it started: it receives every event after it. */
+  startedAfter: string;
+  close(): void;
+}
+
+/** An EventSource consumer of the feed, through `http` (it reconnects by itself, with Last-Event-ID). */
+export async function consumer(cleanup: typeof after, url: string, token: string, http: Client): Promise<Consumer> {
+  const authorization = `Bearer ${token}`;
+  const head = (await (await http.fetch(`${url}/events?limit=1000`, { headers: { authorization } })).json()) as Array<{ id: string }>;
   const startedAfter = head.at(-1)?.id ?? 'msg_00000000000000000000000000';
-  const source = openSource(cleanup, `${url}/events?after=${startedAfter}`, token);
-  return { source, startedAfter };
+  const source = new EventSource(`${url}/events?after=${startedAfter}`, {
+    fetch: (input, init) => http.fetch(String(input), { ...init, headers: { ...init.headers, authorization } }),
+  });
+  const received: string[] = [];
+  for (const type of ['plant.created', 'plant.updated', 'plant.deleted']) {
+    source.addEventListener(type, (event: MessageEvent) => received.push(event.lastEventId));
+  }
+  cleanup(() => source.close());
+  return { received, startedAfter, close: () => source.close() };
 }
 
 /** Opens a new TCP connection every `everyMs` until stopped: how many, and how many were refused or reset. */

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { waitUntil } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
-import { connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
+import { client, connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
 import { alive, install, listeningSocket, serve, setVersion, type Supervised } from './supervised.js';
 
 /**
@@ -29,8 +30,9 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
   const socket = listeningSocket(server.port);
   assert.ok(socket, 'the listening socket is found');
   const before = server.workers();
-  const feed = await consumer(after, server.url, token);
-  const load = startLoad(server.url, token);
+  const http = client();
+  const feed = await consumer(after, server.url, token, http);
+  const load = startLoad(server.url, token, http);
   const probe = connectProbe(server.port);
   const metricsUrl = /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(server.stdout())?.[1];
   const scrapes = metricsUrl === undefined ? undefined : scrapeProbe(metricsUrl);
@@ -38,7 +40,13 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
 
   setVersion(dir, NEW);
   server.signal('SIGHUP');
-  await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, `the reload to end; stderr: ${server.stderr()}`);
+  await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, 'the reload to end').catch((error: unknown) => {
+    const notLoad = server
+      .stdout()
+      .split('\n')
+      .filter((line) => !line.includes('"msg":"request"'));
+    throw new Error(`${(error as Error).message}\nstderr: ${server.stderr()}\nlog: ${notLoad.slice(-30).join('\n')}`);
+  });
   const reloaded = load.requests();
   await waitUntil(() => load.requests() >= reloaded + 200, 60_000, 'the load to go on after the reload');
   const summary = await load.stop();
@@ -55,17 +63,17 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
 
   // Every event the feed holds since the consumer started, once each, in order.
   const expected = await feedIds(server.url, token, feed.startedAfter);
-  await waitUntil(() => feed.source.received.length >= expected.length, 60_000, 'the consumer to catch up');
-  assert.deepEqual(
-    feed.source.received.map((event) => event.id),
-    expected,
-  );
+  await waitUntil(() => feed.received.length >= expected.length, 60_000, 'the consumer to catch up');
+  assert.deepEqual(feed.received, expected);
   assert.ok(expected.length >= summary.acknowledged.size, 'an event for each plant made');
 
   // The new version serves; the old workers are gone; the log and stderr say from which version to which.
   const health = (await (await fetch(`${server.url}/healthz`)).json()) as { version: string };
   assert.deepEqual(health, { status: 'ok', version: NEW });
-  for (const worker of before) assert.equal(alive(worker.pid), false, `old worker ${worker.pid} exited`);
+  // The old workers wait for their clients to drop their keep-alive connections: these clients now do.
+  feed.close();
+  await http.close();
+  for (const worker of before) await waitUntil(() => !alive(worker.pid), 30_000, `old worker ${worker.pid} to exit`);
   assert.deepEqual(
     [
       ...new Set(
@@ -116,6 +124,33 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     const after_ = await remaining();
     assert.ok(after_.reset <= before.reset, 'still the same window');
     assert.equal(after_.left, before.left - 1, 'counted on from where the old worker was');
+  });
+
+  test("the old worker waits for its clients' idle connections, closing none; a stop meanwhile cuts that wait short: exit 0", async () => {
+    const dir = install(join(tempDir(after), 'install'));
+    const server = await serve(after, { DATABASE_URL: `file:${join(dir, 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN }, { dir });
+    const [old] = server.workers();
+    // A client that keeps an idle connection to the old worker, and then leaves it be.
+    const idle = connect(server.port, '127.0.0.1');
+    let received = '';
+    let closed = false;
+    idle.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
+    idle.on('close', () => (closed = true));
+    idle.on('error', () => undefined);
+    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitUntil(() => received.includes('"status":"ok"'), 30_000, 'the answer on the idle connection');
+    server.signal('SIGHUP');
+    await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, `the reload; stderr: ${server.stderr()}`);
+    // Serving nothing new, the old worker waits for that client (up to KEEP_ALIVE_TIMEOUT_MS, 72 s).
+    await waitUntil(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 30_000, 'the handover');
+    assert.equal(alive(old!.pid), true, 'the old worker waits');
+    assert.equal(closed, false, 'its idle connection is not closed under its client');
+    server.signal('SIGTERM');
+    assert.deepEqual(await server.exited, { code: 0, signal: null });
+    assert.equal(alive(old!.pid), false);
+    await waitUntil(() => closed, 30_000, 'the idle connection closed by the stop');
+    assert.match(server.stdout(), new RegExp(`"pid":${old!.pid},.*"msg":"asked to stop sooner: the drain ends now"`));
+    idle.destroy();
   });
 
   test('a new release that cannot start: the old workers keep serving, and the log and stderr say why', async () => {
