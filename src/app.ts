@@ -11,6 +11,7 @@ import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
 import { FeedEventSchema } from './events/schema.js';
 import { Idempotency } from './http/idempotency.js';
+import type { MemoryRateLimiter } from './http/rate-limit.js';
 import type { Metrics } from './metrics/registry.js';
 import { buildOpenApi } from './openapi/document.js';
 import { plantImportRoute } from './plants/import-route.js';
@@ -18,7 +19,7 @@ import { plantListRoute } from './plants/list-route.js';
 import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
 import type { Store } from './store/store.js';
-import { systemRoutes } from './system/routes.js';
+import { Health, Readiness, systemRoutes } from './system/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { CreatedToken, NewToken, Token, TokenInfo } from './tokens/schema.js';
 import type { Tracing } from './tracing/sdk.js';
@@ -38,8 +39,18 @@ export interface AppOptions {
   tracing?: Tracing | undefined;
 }
 
-/** An app, and what the process needs of it beside: told when the process stops serving (answers then say Connection: close). */
-export type App = FastifyInstance & { closing(): void };
+/**
+ * An app, and what the process tells it as it stops: `stopping` from the first moment (answers then say
+ * Connection: close), with `leaving` when a load balancer must take the instance out (`/readyz` then answers
+ * 503 while everything else is still served: the drain of a SIGTERM).
+ */
+export type App = FastifyInstance & {
+  stopping(options: { leaving: boolean }): void;
+  /** Ends every event stream cleanly now, ahead of the close (their clients reconnect, to another process). */
+  endStreams(): Promise<void>;
+  /** The rate limits' counts when the process keeps them (SQLite), handed on to the process that replaces it. */
+  rateLimits: Pick<MemoryRateLimiter, 'counted' | 'absorb'> | undefined;
+};
 
 /** The whole API: what every request passes through (app/pipeline.ts), then every route module, in one place. */
 export async function buildApp({ config, store, logger, metrics, tracing }: AppOptions): Promise<App> {
@@ -52,7 +63,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   // The change feed's one reader of the store, handing new events to every open stream of this app.
   const feed = new Feed(store.events, store.tokens, feedSettings(settings), app.log, metrics?.feed);
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
-  runWithApp(app, [...pipeline.services, { name: 'change feed', early: true, start: () => undefined, stop: () => feed.close() }]);
+  const services = runWithApp(app, [...pipeline.services, { name: 'change feed', stopsFirst: true, stop: () => feed.close() }]);
 
   // The API, resource by resource. Every route says who may call it (config.auth).
   await app.register(plantRoutes, { plants: store.plants, idempotency });
@@ -81,16 +92,26 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
         ['Token', Token],
         ['NewToken', NewToken],
         ['CreatedToken', CreatedToken],
+        ['Health', Health],
+        ['Readiness', Readiness],
       ] as const),
     ],
     webhooks: WEBHOOK_EVENTS,
     signing: SIGNING,
     bodyLimit: settings.bodyLimit,
   };
-  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(pipeline.routes, documented)) });
+  let leaving = false;
+  await app.register(systemRoutes, { store, openApi: () => (openApi ??= buildOpenApi(pipeline.routes, documented)), leaving: () => leaving });
   await app.register(docsRoutes);
   await app.register(consoleRoutes, { enabled: settings.console });
-  return Object.assign(app, { closing: () => pipeline.closing() });
+  return Object.assign(app, {
+    rateLimits: pipeline.rateLimits,
+    endStreams: () => services.stopFirst(),
+    stopping(options: { leaving: boolean }) {
+      pipeline.stopping();
+      leaving ||= options.leaving;
+    },
+  });
 }
 
 /** The change feed's settings (EVENTS_*). */

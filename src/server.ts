@@ -1,30 +1,35 @@
 import cluster from 'node:cluster';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
-import { servePrimary } from './process/primary.js';
-import { serve } from './process/serving.js';
+import type { WorkerMessage } from './process/protocol.js';
 
 /**
- * The process: reads the configuration, then serves (process/serving.ts: every service it runs, in the
- * order they start and the reverse order they stop, gracefully on SIGTERM or SIGINT), or, with several
- * workers (WEB_CONCURRENCY), supervises them as their primary (process/primary.ts). A start that fails
- * says why on stderr, in one line, and exits 1.
+ * The process: reads the configuration, then supervises the workers (process/supervisor.ts: the process
+ * `plant-store serve` runs as, for as long as the service runs, across reloads), or, in a worker it
+ * forked, serves (process/serving.ts: every service it runs, in the order they start and the reverse
+ * order they stop). A start that fails says why on stderr, in one line, and exits 1.
+ *
+ * Everything is loaded here, by dynamic import, and not above: the supervisor then loads none of the
+ * serving code (it is smaller, and a reload leaves nothing of the old release in it), and a worker of a
+ * release that fails even to load still tells its supervisor why, whose log says it.
  */
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`plant-store: cannot start: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  if (config.webConcurrency > 1 && cluster.isPrimary) await servePrimary(config);
-  else await serve(config);
+  // A terminal hanging up signals its whole group: the supervisor decides what that means for the workers.
+  if (cluster.isWorker) process.on('SIGHUP', () => undefined);
+  const config = (await import('./config/config.js')).loadConfig();
+  if (!cluster.isWorker) return (await import('./process/supervisor.js')).supervise(config);
+  const [{ serve }, { roleOf }] = await Promise.all([import('./process/serving.js'), import('./process/protocol.js')]);
+  await serve(config, roleOf(process.env));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`plant-store: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+/** One line on stderr (a bad setting is named by its message), and for a worker the same to its supervisor, whose log says why; exit 1. */
+function cannotStart(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`plant-store: cannot start: ${message}\n`);
+  process.exitCode = 1;
+  if (!cluster.isWorker || !process.send) process.exit(1);
+  const failed: WorkerMessage = { plantStore: 'failed', message };
+  process.send(failed, undefined, undefined, () => process.exit(1));
+  // Should the channel be gone, exit all the same.
+  setTimeout(() => process.exit(1), 1000).unref();
+}
+
+main().catch(cannotStart);

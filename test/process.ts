@@ -103,7 +103,8 @@ const LISTENING = /Server listening at (http:\/\/[^\s"]+)/;
 export async function startServer(cleanup: typeof after, options: StartOptions = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_JS], {
     cwd: options.cwd,
-    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...options.env }),
+    // No drain on SIGTERM unless a test asks: no load balancer follows these servers' /readyz.
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc = new Collected(child);

@@ -15,9 +15,10 @@ export function About({ session }: { session: Session }) {
     try {
       const readiness = await client.GET('/readyz');
       setReady(readiness.error === undefined ? `ready (store: ${readiness.data.store ?? 'unknown'})` : `not ready: ${readiness.error.message}`);
-      const doc = await client.GET('/openapi.json', { parseAs: 'json' });
-      if (doc.error !== undefined) setProblem(explain(doc.error));
-      else setVersion((doc.data as unknown as { info?: { version?: string } }).info?.version ?? 'unknown');
+      // The release that answers (GET /healthz), not the API's version (the OpenAPI document's, 1.0.0).
+      const health = await client.GET('/healthz');
+      if (health.error !== undefined) setProblem(explain(health.error));
+      else setVersion(health.data.version);
     } catch (error) {
       setReady('unknown');
       setProblem(unreachable(error));

@@ -19,7 +19,7 @@ import { installRequestMetrics } from '../metrics/hooks.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Store } from '../store/store.js';
 import type { Tracing } from '../tracing/sdk.js';
-import type { AppService } from './services.js';
+import type { Service } from './services.js';
 
 /**
  * What a request passes through, in order: this page registers every step, and nothing registers one
@@ -37,11 +37,13 @@ export interface Pipeline {
   /** The request deadlines (the import's longer one is set by its route). */
   deadlines: ReturnType<typeof configureServer>;
   /** Its long-lived parts, started when the app is ready and stopped when it closes (app/services.ts). */
-  services: AppService[];
+  services: Service[];
   /** Every route as registered, for the OpenAPI document. */
   routes: RouteOptions[];
-  /** Told when the process stops serving: answers from then on say `Connection: close`. */
-  closing: () => void;
+  /** Told when the process begins to stop: answers from then on say `Connection: close`. */
+  stopping: () => void;
+  /** The rate limits' counts when this process keeps them (RATE_LIMIT_PER_MINUTE on SQLite): a reload hands them on. */
+  rateLimits: MemoryRateLimiter | undefined;
   /** Told when this app revokes a stored token: refused from its next request on (auth/tokens.ts caches look-ups). */
   revoked: (tokenId: string) => void;
 }
@@ -69,7 +71,10 @@ export function serverOptions(settings: Config, logger: Logger | undefined): Fas
     genReqId: requestIds(),
     requestIdHeader: false,
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Fastify's own 503 to a request that arrives on an open connection while the app closes has its own
+    // shape ({"statusCode":503,"error":"Service Unavailable",…}), not the API's Error: such a request is
+    // served instead (its answer says Connection: close, as step 11's do from the stop on).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 200 },
   };
@@ -108,7 +113,8 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //    off): before the body is read, so that no unauthenticated caller costs a parse or learns of validation.
   //    JWTs are verified only when a JWT key is configured; a JWKS is fetched once the app is ready.
   const limit = settings.rateLimitPerMinute;
-  const limiter = limit > 0 ? (store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : new MemoryRateLimiter(limit)) : undefined;
+  const counted = limit > 0 && !store.rateCounter ? new MemoryRateLimiter(limit) : undefined;
+  const limiter = limit > 0 ? (store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : counted) : undefined;
   const jwt = JwtVerifier.fromConfig(settings, (reason) =>
     app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
   );
@@ -143,8 +149,10 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //     store's JSON text, sent as they are. Under 0.3 µs.
 
   // 11. onSend: a request refused before its body was read has its connection closed after the answer, the
-  //     rest of the body drained first; once the process stops serving, every answer says Connection: close.
-  //     One hook for both (each hook is a pass through Fastify's runner): nothing to do for most answers.
+  //     rest of the body drained first; from the moment the process begins to stop (its drain included),
+  //     every answer says Connection: close, so that each keep-alive connection ends after an answer, never
+  //     under a request the client is sending. One hook for both (each hook is a pass through Fastify's
+  //     runner): one flag read for most answers.
   let stopping = false;
   app.addHook('onSend', (request, reply, payload, done) => {
     closeAfterRefusedBody(request, reply);
@@ -166,7 +174,8 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   return {
     deadlines,
     routes,
-    closing: () => void (stopping = true),
+    stopping: () => void (stopping = true),
+    rateLimits: counted,
     revoked: (tokenId) => verifier.forget(tokenId),
     services: [
       { name: 'request deadlines', start: () => deadlines.start(), stop: () => deadlines.stop() },

@@ -4,6 +4,7 @@ import { BACKUP_SETTINGS } from './backup.js';
 import { EVENT_SETTINGS } from './events.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.js';
 import { readSetting } from './read.js';
+import { PROCESS_SETTINGS } from './process.js';
 import { LISTEN_SETTINGS, SERVER_SETTINGS } from './server.js';
 import type { Setting } from './setting.js';
 import { STORE_SETTINGS } from './store.js';
@@ -25,6 +26,7 @@ export const SETTINGS = {
   ...STORE_SETTINGS,
   ...AUTH_SETTINGS,
   ...SERVER_SETTINGS,
+  ...PROCESS_SETTINGS,
   ...IDEMPOTENCY_SETTINGS,
   ...WEBHOOK_SETTINGS,
   ...EVENT_SETTINGS,

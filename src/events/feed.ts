@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { comparePositions, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
+import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedEvent, type FeedPosition } from '../store/event-store.js';
 import type { EventType } from '../model/events.js';
 import { preamble } from './frames.js';
 import { CATCH_UP_PAGE, EventStream, framesOf, type StreamSource } from './stream.js';
@@ -37,6 +37,9 @@ export function gone(id: string): HttpError {
 
 /** How long a stopping server gives its streams to end cleanly before cutting them. */
 const STREAM_CLOSE_GRACE_MS = 1000;
+
+/** The last line of a stream the server ends as it stops (a comment: clients ignore it). */
+const PARTING = 'the server is stopping: reconnect';
 
 /**
  * The change feed's streams of one process: it opens them (within their slots), ends those whose token is
@@ -84,10 +87,12 @@ export class Feed implements StreamSource {
    * A new stream of the events after `after` (an event id), or from now when undefined; only events of
    * `types` when given; held by `owner` until it ends, and ended when the owner's token is no longer good.
    * Refused with 429 when the owner's token or address holds its share of the streams, 503 when
-   * EVENTS_MAX_STREAMS are open or the service is stopping, 410 for an id the feed does not hold.
+   * EVENTS_MAX_STREAMS are open, 410 for an id the feed does not hold. Asked of a feed that is stopping (a
+   * request on a connection kept alive to a process that is leaving or handing over), the stream ends at
+   * once, cleanly: its client reconnects, elsewhere, from where it was (a 503 would make EventSource give up).
    */
   async openStream(after: string | undefined, types: readonly EventType[] | undefined, owner: StreamOwner): Promise<EventStream> {
-    if (this.stopping) throw new HttpError(503, 'the service is shutting down: reconnect', { 'retry-after': '1' });
+    if (this.stopping) return this.parting();
     this.slots.take(owner);
     let opened = false;
     this.opening++;
@@ -96,7 +101,7 @@ export class Feed implements StreamSource {
       this.heartbeats ??= setInterval(() => this.heartbeat(), this.settings.heartbeatMs).unref();
       const head = this.follower.head;
       const cursor = after === undefined ? head.position : await this.position(after);
-      if (this.stopping) throw new HttpError(503, 'the service is shutting down: reconnect', { 'retry-after': '1' });
+      if (this.stopping) return this.parting();
       // Without a cursor the client learns where it starts (the newest event, or before the first), so that a
       // reconnect before any event comes resumes from there.
       const start = preamble(this.settings.retryMs, after === undefined ? (head.id ?? FEED_START_ID) : undefined);
@@ -124,11 +129,18 @@ export class Feed implements StreamSource {
     this.credentials.stop();
     if (this.streams.size === 0) return;
     const ended = [...this.streams.keys()].map((stream) => new Promise<void>((resolve) => stream.once('close', () => resolve())));
-    for (const stream of this.streams.keys()) stream.end('the server is stopping: reconnect');
+    for (const stream of this.streams.keys()) stream.end(PARTING);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(ended), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
     for (const stream of this.streams.keys()) stream.destroy();
+  }
+
+  /** A stream that says how long to wait before reconnecting, then ends: what a stopping feed answers. */
+  private parting(): EventStream {
+    const stream = new EventStream(FEED_START, undefined, this, this.settings.maxBacklogBytes, preamble(this.settings.retryMs, undefined));
+    stream.end(PARTING);
+    return stream;
   }
 
   read(after: FeedPosition): Promise<FeedEvent[]> {

@@ -77,7 +77,9 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         const hangUp = () => stream.destroy();
         socket.once('end', hangUp);
         stream.once('close', () => socket.off('end', hangUp));
-        reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no');
+        // Connection: close: once the stream ends (the server stopping, or handing over to a new worker), its
+        // connection ends with it, and the client reconnects on a new one, never on one that is going away.
+        reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no').header('connection', 'close');
         // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
         return reply.send(stream as unknown as []);
       }

@@ -153,6 +153,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, 400, `${validationMessage(error, request, reply)}${hint}`);
     }
     const status = error.statusCode ?? 500;
+    // A request for no route whose body Fastify could not read (a QUERY without Content-Type, say): that there
+    // is no such route is what the client needs to know.
+    if (request.is404 && status >= 400 && status < 500) return notFound(request, reply);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 413, bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {
       const phrase = FRAMEWORK_MESSAGES[error.code];
@@ -162,7 +165,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return send(reply, 500, internalError(request.id));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = pathOf(request);
     const shown = shownPath(path);
     const allowed = allowedMethods(app, path);
@@ -172,5 +175,6 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, 405, `method ${request.method} is not allowed on ${shown}${hint}; allowed: ${allowed.join(', ')}`);
     }
     return send(reply, 404, `no such resource: ${request.method} ${shown}${hint}`);
-  });
+  };
+  app.setNotFoundHandler(notFound);
 }

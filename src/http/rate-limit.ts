@@ -39,6 +39,12 @@ function tokenKey(tokenId: string): string {
   return `${TOKEN_PREFIX}${tokenId}`;
 }
 
+/** A process's counts in the current window, as one process hands them to the next (a reload: process/serving.ts). */
+export interface RateCounts {
+  window: number;
+  counts: Array<[key: string, count: number]>;
+}
+
 /** The limiter of one process: a Map per window, dropped whole when the window turns. */
 export class MemoryRateLimiter implements RateLimiter {
   private window = -1;
@@ -53,22 +59,52 @@ export class MemoryRateLimiter implements RateLimiter {
 
   hit(key: string): RateDecision {
     const now = this.now();
+    const window = this.turn(now);
+    let bucket = key;
+    let before = this.counts.get(key);
+    if (before === undefined) {
+      bucket = this.bucketOf(key);
+      before = this.counts.get(bucket) ?? 0;
+    }
+    this.counts.set(bucket, before + 1);
+    return decision(this.limit, now, window, before);
+  }
+
+  /** The counts of the current window (none once it has turned), for the process that takes over from this one. */
+  counted(): RateCounts {
+    const window = Math.floor(this.now() / WINDOW_MS);
+    return { window, counts: window === this.window ? [...this.counts] : [] };
+  }
+
+  /**
+   * Adds the counts another process made in the current window to this one's (those of a window that has
+   * turned are dropped): a client's budget is not made whole again because the process serving it was replaced.
+   */
+  absorb({ window, counts }: RateCounts): void {
+    if (window !== this.turn(this.now())) return;
+    for (const [key, count] of counts) {
+      const bucket = this.counts.has(key) ? key : this.bucketOf(key);
+      this.counts.set(bucket, (this.counts.get(bucket) ?? 0) + count);
+    }
+  }
+
+  /** The window `now` is in, the counts emptied when it is a new one. */
+  private turn(now: number): number {
     const window = Math.floor(now / WINDOW_MS);
     if (window !== this.window) {
       this.window = window;
       this.counts = new Map();
       this.addresses = 0;
     }
-    let bucket = key;
-    let before = this.counts.get(key);
-    if (before === undefined) {
-      const isToken = key.startsWith(TOKEN_PREFIX);
-      if (!isToken && this.addresses >= MAX_ADDRESS_KEYS) bucket = OVERFLOW;
-      else if (!isToken) this.addresses++;
-      before = this.counts.get(bucket) ?? 0;
-    }
-    this.counts.set(bucket, before + 1);
-    return decision(this.limit, now, window, before);
+    return window;
+  }
+
+  /** Where a key not counted yet in this window counts: its own bucket, or the shared one once addresses are too many. */
+  private bucketOf(key: string): string {
+    if (key.startsWith(TOKEN_PREFIX)) return key;
+    if (this.addresses >= MAX_ADDRESS_KEYS) return OVERFLOW;
+    this.addresses++;
+    return key;
   }
 }
 

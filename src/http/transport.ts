@@ -33,6 +33,18 @@ function answerInProgress(socket: Socket): boolean {
   return response !== undefined && response.headersSent && !response.writableFinished;
 }
 
+/** An Error answer written on a socket itself, closing the connection: for what Node's parser or server meets before any route. */
+function writeError(socket: Socket, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
+  const body = JSON.stringify({ error: status, message });
+  const lines = Object.entries({ ...SECURITY_HEADERS, ...headers })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${lines}Connection: close\r\n\r\n${body}`,
+  );
+}
+
 /**
  * Answers a malformed or too slow request on the socket itself (no request object exists yet) in the
  * Error shape, then closes the connection. Nothing is written when an answer has already begun.
@@ -41,17 +53,29 @@ function clientErrorHandler(this: FastifyInstance, error: Error & { code?: strin
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, message } = clientErrorAnswer(error.code);
   this.log.info({ code: error.code, status }, `client error: ${message}; closing the connection`);
-  if (socket.writable && !answerInProgress(socket)) {
-    const body = JSON.stringify({ error: status, message });
-    const headers = Object.entries(SECURITY_HEADERS)
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join('');
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `${headers}Connection: close\r\n\r\n${body}`,
-    );
-  }
+  if (socket.writable && !answerInProgress(socket)) writeError(socket, status, message);
   socket.destroy();
+}
+
+/**
+ * The two requests Node's server answers itself unless told otherwise, in its own way: an `Expect` other
+ * than 100-continue (an empty 417) and CONNECT (the connection dropped without a word). Both are answered
+ * in the Error shape here, and their connection closed (their body, or tunnel, is never read).
+ */
+function answerWhatNodeWould(server: FastifyInstance['server']): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const body = JSON.stringify({
+      error: 417,
+      message: `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported (only 100-continue is)`,
+    });
+    response.shouldKeepAlive = false;
+    response.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  });
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    writeError(socket, 405, 'method CONNECT is not allowed: this service is not a proxy', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' });
+    socket.destroySoon();
+  });
 }
 
 /** Errors the router raises before routing (a URL that does not decode, a path parameter too long). */
@@ -106,6 +130,7 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
  */
 export function configureServer(app: FastifyInstance, settings: TransportSettings): RequestDeadlines {
   app.server.maxConnections = settings.maxConnections;
+  answerWhatNodeWould(app.server);
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   // A request not received whole in time is answered 408 on its socket, as Node itself would.
   const deadlines = new RequestDeadlines(settings.requestTimeoutMs, (request) =>

@@ -1,32 +1,21 @@
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { AggregatorRegistry } from 'prom-client';
 import type { Scrape } from './server.js';
 
 /**
- * Metrics with WEB_CONCURRENCY > 1 (node:cluster): each worker keeps its own registry, and the primary,
- * which serves no requests, owns the metrics listener. A scrape of it asks every worker over the cluster's
- * IPC channel and answers their metrics aggregated by prom-client's AggregatorRegistry: counters and
- * histograms added up, each default metric by its own rule, the webhook backlog by its largest value.
+ * Metrics of the supervisor's workers (process/workers.ts): each worker keeps its own registry, and the
+ * supervisor, which serves no requests, owns the metrics listener. A scrape of it asks every worker that
+ * serves for its registry as JSON (process/protocol.ts: not prom-client's own cluster messages, whose form
+ * could change from one release's prom-client to the next, while a supervisor outlives releases), and
+ * answers their sum, by prom-client's aggregation: counters and histograms added up, each default metric by
+ * its own rule, the gauges read from the store (the webhook backlog, the backups') by their largest value.
+ * During a reload the old and the new worker both answer for a moment; the old one's counts leave the sum
+ * when it exits (a counter reset, to Prometheus).
  */
 
-/**
- * In a worker: answer the primary's requests with this registry. prom-client installs the worker's
- * message listener when an AggregatorRegistry is made; do it early, so that a scrape during the worker's
- * start is answered rather than timed out.
- */
-export function answerPrimary(registry: Registry): void {
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([registry]);
-}
-
-/**
- * In the primary: every worker's metrics, aggregated (a worker that does not answer within 5 s fails the
- * scrape), followed by the primary's `own` metrics (the scheduled backups', which no worker has).
- */
-export function clusterScrape(own?: Registry): Scrape {
-  const aggregator = new AggregatorRegistry();
+/** The scrape's answer: the sum of every worker's metrics, each as its registry's getMetricsAsJSON() gave them. */
+export function summed(workers: () => Promise<unknown[][]>): Scrape {
   return async () => {
-    const [workers, primary] = await Promise.all([aggregator.clusterMetrics(), own?.metrics() ?? '']);
-    const separator = primary !== '' && !workers.endsWith('\n') ? '\n' : '';
-    return { contentType: aggregator.contentType, body: `${workers}${separator}${primary}` };
+    const registry = AggregatorRegistry.aggregate(await workers());
+    return { contentType: registry.contentType, body: await registry.metrics() };
   };
 }

@@ -7,6 +7,13 @@ import { defaultErrorResponse, errorResponse } from './errors.js';
 import { API_DESCRIPTION } from './intro.js';
 import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
+/**
+ * The interface's version, which the specification fixes at 1.0.0: the API's, not the service's release
+ * (GET /healthz names that one, package.json's). It changes only with a change to the API that breaks its
+ * clients (docs/upgrading.md: semantic versioning).
+ */
+const API_VERSION = '1.0.0';
+
 declare module 'fastify' {
   interface FastifySchema {
     operationId?: string;
@@ -172,7 +179,7 @@ export function buildOpenApi(
     openapi: '3.1.0',
     info: {
       title: 'Plant Store',
-      version: '1.0.0',
+      version: API_VERSION,
       description: API_DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
     },

@@ -1,31 +1,84 @@
+import { Server as NetServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
+import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
 import { listenForScrapes, type Scrape } from '../metrics/server.js';
-import type { Service } from './services.js';
 
 /** The process's listeners: the API's, and the metrics' (a listener of its own, METRICS_PORT). */
 
 /**
- * The HTTP listener as a service. Its stop finishes the requests in flight: close() ends the connections
- * idle at that moment, but a keep-alive connection whose request was in flight turns idle only after its
- * answer, and would hold close() open until its keep-alive timeout, so those are swept as they turn idle.
- * Closing the app also ends the event streams first (app/services.ts), so that they do not hold it open.
- * `closing`: from a stop signal on, answers tell clients to close their keep-alive connections, so they
- * send no next request into a connection about to end.
+ * After the drain, between closing the listener and closing the connections left idle: a connection
+ * accepted a moment before the listener closed has not sent its first request yet, and would be closed
+ * under it.
  */
-export function httpListener(app: App, config: Config): Service & { closing(): void } {
+const FIRST_REQUEST_GRACE_MS = 500;
+
+/** Resolves once `server` has no connection left, after `limitMs`, or when `hurry` aborts. */
+async function connectionsGone(server: NetServer, limitMs: number, hurry: AbortSignal): Promise<void> {
+  const count = () => new Promise<number>((resolve) => server.getConnections((_error, n) => resolve(n ?? 0)));
+  for (const deadline = Date.now() + limitMs; Date.now() < deadline && !hurry.aborted && (await count()) > 0;) await pause(100, hurry);
+}
+
+/** Waits `ms`, or less when `hurry` aborts. */
+async function pause(ms: number, hurry: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal: hurry }).catch(() => undefined);
+}
+
+/**
+ * The HTTP listener as a service, with the drain a load balancer can follow:
+ * - drain, `leaving` (SIGTERM): `/readyz` answers 503 and every answer says Connection: close, for
+ *   SHUTDOWN_DRAIN_MS, while everything is still served and new connections still taken: a balancer
+ *   checking `/readyz` takes the instance out, and clients' keep-alive connections end after an answer.
+ *   Then no new connection is taken (the socket itself stays open as long as another worker listens on it).
+ * - drain, `handover` (a reload, whose new worker already takes connections on the same socket): no new
+ *   connection from the start, every answer saying Connection: close, the event streams ended (their
+ *   clients reconnect, to the new worker), `/readyz` still 200 (it speaks for the socket, which stays
+ *   ready). Then it waits for its connections to end by themselves: each busy one after its next answer,
+ *   each idle one when its client drops it, which a client does before the keep-alive timeout the server
+ *   announced (`Keep-Alive: timeout=`, KEEP_ALIVE_TIMEOUT_MS), when Node closes it anyway. No connection is
+ *   closed by this side while a client may be sending on it: closing an idle connection races the
+ *   client's next request (it fails, reset), which a reload must never make fail.
+ * - stop: the connections idle now close, those with a request in flight after its answer (which says
+ *   so); event streams end cleanly (the app closing ends them, app.ts), so that their clients resume
+ *   elsewhere; then the app's timers stop. Connections that turn idle are swept as they do: close() ends
+ *   only those idle when it is called, and a keep-alive connection whose answer is being written would
+ *   otherwise hold the stop open until its keep-alive timeout.
+ */
+export function httpListener(made: { readonly app: App }, config: Config): Service {
+  // Closes the listening handle only: http.Server's close() would also close, at once, the connections
+  // idle at this moment, among them those accepted a moment ago whose first request is on its way.
+  const stopAccepting = () => {
+    if (made.app.server.listening) NetServer.prototype.close.call(made.app.server);
+  };
   return {
     name: 'http listener',
-    closing: () => app.closing(),
     async start() {
-      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      await made.app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
         const code = (error as NodeJS.ErrnoException).code ?? String(error);
         throw new Error(`HOST/PORT: cannot listen on ${config.host}:${config.port} (${code})`, { cause: error });
       });
     },
+    async drain(reason, hurry) {
+      made.app.stopping({ leaving: reason === 'leaving' });
+      if (reason === 'handover') {
+        stopAccepting();
+        await made.app.endStreams();
+        // One second past the keep-alive timeout: Node has closed every idle connection by then (workers.ts waits as long).
+        await connectionsGone(made.app.server, config.keepAliveTimeoutMs + 1000, hurry);
+      } else if (config.shutdownDrainMs > 0) {
+        await pause(config.shutdownDrainMs, hurry);
+        stopAccepting();
+        await pause(FIRST_REQUEST_GRACE_MS, hurry);
+      }
+    },
     async stop() {
-      app.closing();
+      const { app } = made;
+      app.stopping({ leaving: false });
+      // Before the streams end, so that their clients reconnect to another process, not to this one.
+      stopAccepting();
+      app.server.closeIdleConnections();
       const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
       sweep.unref();
       try {
@@ -37,24 +90,19 @@ export function httpListener(app: App, config: Config): Service & { closing(): v
   };
 }
 
-/** Where a listener's news goes: the log of a serving process, stderr for the primary of several workers. */
-export interface ListenerLog {
-  listening(url: string): void;
-  failed(error: unknown): void;
-}
-
-/** The log of a serving process as a ListenerLog. */
-export function logOf(log: Pick<FastifyBaseLogger, 'info' | 'error'>): ListenerLog {
+/**
+ * The metrics listener (METRICS_PORT), the supervisor's: `scrape` makes the text it serves (every worker's
+ * metrics, summed: metrics/cluster.ts). Its address is logged once it listens.
+ */
+export function metricsListener(config: Config, scrape: Scrape, log: Pick<FastifyBaseLogger, 'info' | 'error'>): Service {
+  let scrapes: Awaited<ReturnType<typeof listenForScrapes>> | undefined;
   return {
-    listening: (url) => log.info({ url }, `metrics listening at ${url}`),
-    failed: (error) => log.error({ err: error }, 'metrics scrape failed'),
+    name: 'metrics listener',
+    async start() {
+      const address = { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
+      scrapes = await listenForScrapes(address, scrape, (error) => log.error({ err: error }, 'metrics scrape failed'));
+      log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
+    },
+    stop: () => scrapes?.close(),
   };
-}
-
-/** The metrics listener (METRICS_PORT; `scrape` makes the text it serves), started at once: its address is told. */
-export async function metricsListener(config: Config, scrape: Scrape, log: ListenerLog): Promise<Service> {
-  const address = { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
-  const scrapes = await listenForScrapes(address, scrape, (error) => log.failed(error));
-  log.listening(scrapes.url);
-  return { name: 'metrics listener', stop: () => scrapes.close() };
 }

@@ -4,7 +4,6 @@ import type { Config } from '../config/config.js';
 import { chooseLogFormat, prettyDestination } from '../logging/format.js';
 import { createLogger, logDestination } from '../logging/logger.js';
 import type { Store } from '../store/store.js';
-import { rootWarning } from './root.js';
 
 /**
  * The process's logger: JSON lines on stdout, written in batches, or readable text for a person at a
@@ -15,17 +14,14 @@ export async function processLogger(config: Config): Promise<Logger> {
   return createLogger(config.logLevel, format === 'pretty' ? await prettyDestination() : logDestination());
 }
 
-/** A line on stderr, for the process that has no logger (the primary of several workers) and for failing starts. */
+/** A line on stderr: what the operator must see even without reading the log (a failed start, a reload). */
 export function stderrLine(text: string): void {
   process.stderr.write(`plant-store: ${text}\n`);
 }
 
-/** What the operator should know of this start, once: the store's findings, running as root, settings that open doors. */
-export function startupWarnings(log: FastifyBaseLogger, config: Config, store: Store, options: { asRoot: boolean }): void {
+/** What the operator should know of a worker's start: the store's findings, settings that open doors (running as root: the supervisor says it). */
+export function startupWarnings(log: FastifyBaseLogger, config: Config, store: Store): void {
   for (const warning of store.warnings) log.warn(warning);
-  // Said once: by the primary when there are workers.
-  const root = options.asRoot ? rootWarning(process.geteuid?.()) : undefined;
-  if (root) log.warn(root);
   store.searchIndex.onFailure((message) =>
     log.error(`search index: cannot catch up with the writes (${message}); searches stay exact, trying again every second`),
   );

@@ -12,6 +12,15 @@ export interface Migration {
    * if that query answers true (one row, one boolean column).
    */
   steps?: ReadonlyArray<{ sql: string; when?: string }>;
+  /**
+   * PostgreSQL only: a contracting change, one the release before cannot run beside (it drops or
+   * renames what that release still reads or writes, or adds a rule its writes break). Every other
+   * migration must leave the release before fully working on the migrated schema, since a rolling upgrade
+   * runs both on it (docs/upgrading.md); this one is applied only once no process of an older release is
+   * running (instances.ts: the registry), at a later start or `plant-store migrate`, and held until then.
+   * A contract that can simply wait for the next release should: that release applies it at its start.
+   */
+  contract?: true;
 }
 
 /**
@@ -32,6 +41,7 @@ export const MIGRATION_TABLE: ReadonlyArray<{ name: string; sqlite?: number; pos
   { name: 'search_index_derived', sqlite: 7, does: 'the search index kept after the writes, its mark in the feed (PostgreSQL keeps it in them)' },
   { name: 'idempotency_keys', sqlite: 8, postgres: 8, does: 'answers kept for Idempotency-Keys' },
   { name: 'idempotency_outcomes', sqlite: 9, postgres: 9, does: 'outcomes kept instead, earlier answers moved under the kind answer' },
+  { name: 'instances', postgres: 10, does: 'the processes on the database and the release each runs (SQLite has one host)' },
 ];
 
 /**
@@ -47,6 +57,8 @@ export function checked(kind: 'sqlite' | 'postgres', migrations: Migration[]): M
       throw new Error(`${kind} migration ${m.version} (${m.name}) is not the one MIGRATION_TABLE names for that version (store/migration.ts)`);
     if (kind === 'sqlite' && m.steps)
       throw new Error(`sqlite migration ${m.version} (${m.name}) has steps: SQLite applies each migration in one transaction`);
+    if (kind === 'sqlite' && m.contract)
+      throw new Error(`sqlite migration ${m.version} (${m.name}) is a contract: on SQLite a contracting change waits for the next release`);
   });
   if (table.length !== migrations.length)
     throw new Error(`${kind} migrations: MIGRATION_TABLE names ${table.length}, the store has ${migrations.length}`);

@@ -1,26 +1,51 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBody, send } from '../http/errors.js';
 import type { Store } from '../store/store.js';
+import { VERSION } from '../version.js';
 
-const Status = Type.Object({ status: Type.String(), store: Type.Optional(Type.String()) });
+/** GET /healthz: the process is up, and which release answers (during a rolling upgrade or a reload, several may). */
+export const Health = Type.Object(
+  {
+    status: Type.Literal('ok'),
+    version: Type.String({ description: "The service's version (package.json's), semantic versioning", examples: [VERSION] }),
+  },
+  { additionalProperties: false, description: 'The process is up; its version' },
+);
+
+/** GET /readyz: the store answers and takes writes. */
+export const Readiness = Type.Object(
+  {
+    status: Type.Literal('ready'),
+    store: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')], { description: 'The store this instance serves from' }),
+  },
+  { additionalProperties: false, description: 'Ready for requests' },
+);
+
 const NOT_READY = 'not ready: the store does not answer, or cannot take writes';
+const LEAVING = 'not ready: this instance is stopping; it still serves what it is sent until its listener closes, but send new requests to another';
 
 /** Health, readiness and the API's own description: public, so that probes and tools need no token. */
-export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi: () => object }> = (app, { store, openApi }, done) => {
+export const systemRoutes: FastifyPluginCallbackTypebox<{
+  store: Store;
+  openApi: () => object;
+  /** True once the instance is leaving (SIGTERM's drain): /readyz answers 503. */
+  leaving?: () => boolean;
+}> = (app, { store, openApi, leaving }, done) => {
+  const health = { status: 'ok' as const, version: VERSION };
   app.get(
     '/healthz',
     {
-      // Answered even while shedding load: the process is up, just busy.
+      // Answered even while shedding load, and while stopping: the process is up, just busy or leaving.
       config: { auth: 'public', servesWhenOverloaded: true, probe: true },
       schema: {
         operationId: 'health',
         tags: ['system'],
-        summary: 'The process is up',
-        response: { 200: Status },
-        responseDescriptions: { 200: 'Up' },
+        summary: 'The process is up, and its version',
+        response: { 200: Health },
+        responseDescriptions: { 200: 'Up: `{"status": "ok", "version": "…"}`' },
       },
     },
-    async (_request, reply) => reply.send({ status: 'ok' }),
+    async (_request, reply) => reply.send(health),
   );
 
   app.get(
@@ -30,13 +55,18 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{ store: Store; openApi:
       schema: {
         operationId: 'ready',
         tags: ['system'],
-        summary: 'The store answers and can take writes',
-        response: { 200: Status, 503: ErrorBody },
-        responseDescriptions: { 200: 'Ready', 503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary)' },
-        errorExamples: { 503: NOT_READY },
+        summary: 'The store answers and can take writes, and the instance is not stopping',
+        response: { 200: Readiness, 503: ErrorBody },
+        responseDescriptions: {
+          200: 'Ready',
+          503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary); or the instance is stopping (from SIGTERM on, for `SHUTDOWN_DRAIN_MS`, while it still serves every other request)',
+        },
+        errorExamples: { 503: [NOT_READY, LEAVING] },
       },
     },
     async (request, reply) => {
+      // A load balancer checking this takes the instance out of rotation before its listener closes.
+      if (leaving?.() === true) return send(reply, 503, LEAVING);
       try {
         await store.ping();
       } catch (error) {

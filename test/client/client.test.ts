@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createClient } from '@plant-store/client';
 import { TOKEN, testApp } from '../helpers.js';
+import { VERSION } from '../../src/version.js';
 
 /** The ids of a JSON text as written, digits and all. */
 function idsIn(text: string): string[] {
@@ -203,7 +204,7 @@ describe('the client against a live server', async () => {
 
   it('reaches the public operations without options', async () => {
     const { data } = await client.GET('/healthz');
-    assert.deepEqual(data, { status: 'ok' });
+    assert.deepEqual(data, { status: 'ok', version: VERSION });
   });
 
   it('sends writes as Prefer: handling=strict: an unknown field is refused, 400 naming it, nothing written', async () => {

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
+import { VERSION } from '../../src/version.js';
 import { TOKEN } from '../helpers.js';
 import { addPlants, eventually, openConsole, signIn, type PageWindow } from './harness.js';
 
@@ -78,7 +79,7 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
     await page.keyboard.press('Escape');
     await page.getByRole('link', { name: 'About' }).click();
     await page.getByText(/^ready \(store: sqlite\)/).waitFor();
-    await page.getByText('1.0.0', { exact: true }).waitFor();
+    await page.getByText(VERSION, { exact: true }).waitFor();
     assert.equal(await page.getByRole('link', { name: /API reference/ }).getAttribute('href'), 'docs');
     assert.equal(await page.getByRole('link', { name: /OpenAPI document/ }).getAttribute('href'), 'openapi.json');
 

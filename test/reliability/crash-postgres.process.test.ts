@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { killService } from '../process/supervised.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
 
@@ -41,7 +42,7 @@ describe('crash durability on PostgreSQL', { skip }, () => {
       const ackedThisRound = () => [...known.values()].filter((k) => k.acked?.name.startsWith(`r${round} `)).length;
       await waitUntil(() => ackedThisRound() >= 1000, 120_000, 'writes to be acknowledged');
       await sleep(Math.floor(Math.random() * 1000));
-      service.signal('SIGKILL');
+      killService(service);
       assert.equal((await service.exited).signal, 'SIGKILL');
       stop.now = true;
       const acked = (await Promise.all(writers)).reduce((a, b) => a + b, 0);

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../helpers.js';
+import { killService } from '../process/supervised.js';
 import { sleep, startServer, waitUntil } from '../process.js';
 import { sqliteIntegrity, TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
 
 /**
  * Crash durability of the real server process: clients write plants at full speed (creates and
- * replacements) while the process is killed with SIGKILL at a random moment, several rounds in a row,
+ * replacements) while the service (the supervisor and its worker) is killed with SIGKILL at a random moment, several rounds in a row,
  * restarting in between. After each restart every write answered 200/201 is there with exactly the
  * acknowledged content (a write in flight at the kill may or may not be), nothing never sent is there,
  * PRAGMA integrity_check is ok, and the service started on its own. CRASH_ROUNDS sets the rounds (default 3).
@@ -29,7 +30,7 @@ test(`SIGKILL at a random moment, ${ROUNDS} rounds: every acknowledged write sur
     const started = Date.now();
     await waitUntil(() => ackedSoFar() >= 1000, 120_000, 'writes to be acknowledged');
     await sleep(Math.floor(Math.random() * 1000));
-    server.signal('SIGKILL');
+    killService(server);
     const exit = await server.exited;
     stop.now = true;
     const acked = (await Promise.all(writers)).reduce((a, b) => a + b, 0);

@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { Migration } from '../migration.js';
+import { liveInstances } from './instances.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
 /**
@@ -17,12 +19,22 @@ const LOCK_POLL_MS = 200;
  * so a crashed migrator releases it. The waiter asks for it again and again rather than blocking in one
  * statement: a statement waiting holds a snapshot, and CREATE INDEX CONCURRENTLY waits for every older
  * snapshot to go, which would be a deadlock.
+ *
+ * A contracting migration (store/migration.ts) is applied only when no process seen lately knows fewer
+ * migrations (instances.ts); else it is held, said in `held` (the store's warnings), and the ones after it
+ * are applied all the same: it is applied at a later start, or by `plant-store migrate`, once they have gone.
+ * A database holding versions this code does not know (a newer release migrated it) is left as it is.
  */
-export async function migratePostgres(client: pg.Client | pg.PoolClient): Promise<number[]> {
-  const migrations = POSTGRES_MIGRATIONS;
+export async function migratePostgres(
+  client: pg.Client | pg.PoolClient,
+  migrations: readonly Migration[] = POSTGRES_MIGRATIONS,
+): Promise<{ applied: number[]; held: string[] }> {
+  const known = migrations.map((m) => m.version);
   // Nothing to do is the common start, and needs no write and no lock (a read-only replica can start).
-  if ((await appliedVersions(client)).size === migrations.length) return [];
+  const before = await appliedVersions(client);
+  if (known.every((version) => before.has(version))) return { applied: [], held: [] };
   const applied: number[] = [];
+  const held: string[] = [];
   // Migrations may legitimately take longer than a request's statement timeout.
   await client.query('SET statement_timeout = 0');
   while (!(await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [MIGRATION_LOCK_KEY])).rows[0]!.locked) {
@@ -36,6 +48,13 @@ export async function migratePostgres(client: pg.Client | pg.PoolClient): Promis
     const versions = await appliedVersions(client);
     for (const migration of migrations) {
       if (versions.has(migration.version)) continue;
+      if (migration.contract) {
+        const older = (await liveInstances(client)).filter((instance) => instance.schema < migration.version);
+        if (older.length > 0) {
+          held.push(heldMessage(migration, older));
+          continue;
+        }
+      }
       const record = () => client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
       await client.query('BEGIN');
       try {
@@ -57,7 +76,15 @@ export async function migratePostgres(client: pg.Client | pg.PoolClient): Promis
   } finally {
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
-  return applied;
+  return { applied, held };
+}
+
+function heldMessage(migration: Migration, older: Awaited<ReturnType<typeof liveInstances>>): string {
+  const running = older.map((i) => `${i.host} pid ${i.pid} runs ${i.release} (seen ${Math.round(i.seenMsAgo / 1000)} s ago)`);
+  return (
+    `migration ${migration.version} (${migration.name}) is held until every process runs a release that knows it: ${running.join('; ')}; ` +
+    'it is applied at the next start or by plant-store migrate once they have stopped (docs/upgrading.md)'
+  );
 }
 
 /** Whether a query answers true (one row, its one column). */

@@ -287,4 +287,23 @@ UPDATE idempotency_keys SET kind = 'answer', outcome = json_build_object('status
 ALTER TABLE idempotency_keys DROP COLUMN status, DROP COLUMN headers, DROP COLUMN body, ALTER COLUMN kind SET NOT NULL;
 `,
   },
+  {
+    version: 10,
+    name: 'instances',
+    sql: `
+-- Every process that has the store open (a server, each of its workers, a CLI command while it runs) keeps
+-- a row here, seen every few seconds (postgres/instances.ts): the release it runs and the newest migration
+-- its code knows. A contracting migration waits until no process seen lately knows fewer than it. A table
+-- the release before never reads: adding it leaves that release working beside this one.
+CREATE TABLE instances (
+  id         text PRIMARY KEY,    -- <host>:<pid>:<random>, one per process and store
+  host       text NOT NULL,
+  pid        integer NOT NULL,
+  release    text NOT NULL,       -- the package's version
+  schema     integer NOT NULL,    -- the newest migration its code knows
+  started_at bigint NOT NULL,     -- epoch ms, by the database's clock
+  seen_at    bigint NOT NULL
+);
+`,
+  },
 ]);

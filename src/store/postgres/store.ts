@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { translatePgError } from './errors.js';
 import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
+import { VERSION } from '../../version.js';
+import { InstanceRegistry } from './instances.js';
 import { migratePostgres } from './migrate.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { PostgresEvents } from './feed.js';
@@ -73,6 +75,8 @@ export class PostgresStore implements Store {
   readonly rateCounter: RateCounter;
   readonly writeBatches: Readonly<BatchCounts>;
   readonly idempotency: PostgresIdempotency;
+  /** This process in the database's registry of processes and their releases (instances.ts). */
+  readonly registry: InstanceRegistry;
 
   private constructor(
     private readonly pool: FailoverPool,
@@ -117,6 +121,9 @@ export class PostgresStore implements Store {
     this.idempotency = new PostgresIdempotency(query, transaction, writes);
     this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
+    // On the reads' connections when there are some: kept open anyway, and never waiting behind writes, so
+    // that a beat is on time while the writes queue up.
+    this.registry = new InstanceRegistry(readQuery, POSTGRES_MIGRATIONS.at(-1)!.version);
   }
 
   /**
@@ -126,7 +133,8 @@ export class PostgresStore implements Store {
    * same primary, and a failover found by one is tried first by the other.
    */
   static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
-    const connection: pg.ClientConfig = { keepAlive: true, application_name: 'plant-store' };
+    // pg_stat_activity names each session's release too: plant-store/1.1.0 (releases before 1.1.0 said plant-store).
+    const connection: pg.ClientConfig = { keepAlive: true, application_name: `plant-store/${VERSION}` };
     // The service writes: unless the URL says otherwise, only the primary will do.
     const hosts = hostsOf(url, 'primary', options.timeoutMs);
     let migrator: HostClient | undefined;
@@ -134,8 +142,9 @@ export class PostgresStore implements Store {
     let created: boolean;
     try {
       migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
-      created = (await migratePostgres(migrator)).length === POSTGRES_MIGRATIONS.length;
-      warnings = await checkSearchIndex(migrator);
+      const { applied, held } = await migratePostgres(migrator);
+      created = applied.length === POSTGRES_MIGRATIONS.length;
+      warnings = [...held, ...(await checkSearchIndex(migrator))];
     } catch (error) {
       throw translatePgError(error);
     } finally {
@@ -170,7 +179,9 @@ export class PostgresStore implements Store {
     // behind it waited.
     const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
     if (reads) await opened(reads, readPoolSize);
-    return new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings, created);
+    const store = new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings, created);
+    await store.registry.start();
+    return store;
   }
 
   /** Ready means connected to a writable primary: a standby (in recovery), or a read-only primary, answers but cannot take a write. */
@@ -193,6 +204,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.registry.stop();
     await Promise.all(
       [this.pool, this.readPool, this.replicaPool].map(async (pool) => {
         if (pool && !pool.ended && !pool.ending) await pool.end();

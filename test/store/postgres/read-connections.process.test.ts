@@ -19,7 +19,7 @@ const skipReason = postgresUnavailableReason();
  */
 async function lockWaiters(admin: pg.Client): Promise<number> {
   const { rows } = await admin.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store' AND wait_event_type = 'Lock'",
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'plant-store/%' AND wait_event_type = 'Lock'",
   );
   return rows[0]!.n;
 }
@@ -39,7 +39,7 @@ async function untilSessions(url: string, count: number, what: string): Promise<
   try {
     for (let waited = 0; ; waited += 50) {
       const { rows } = await observer.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-store'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'plant-store/%'",
       );
       if (rows[0]!.n === count) return;
       assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store, not ${count}: ${what}`);

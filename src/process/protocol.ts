@@ -1,0 +1,66 @@
+import type { RateCounts } from '../http/rate-limit.js';
+
+/**
+ * What the supervisor and its workers tell each other: the worker's role, in an environment variable set
+ * as it is forked, then messages over node:cluster's IPC channel. A supervisor lives as long as the
+ * service, across reloads, so the workers of a later release talk to the supervisor of an earlier one:
+ * this protocol only ever grows (a message or a field one side does not know is ignored), and what a
+ * message means never changes. Stopping is asked by signals, not messages (a worker still starting has
+ * no listener yet): SIGTERM drains and stops, SIGINT stops at once.
+ */
+
+/** The environment variable that carries a worker's role (JSON). */
+export const WORKER_ENV = 'PLANT_STORE_WORKER';
+
+/** What a worker is told as it is forked. */
+export interface WorkerRole {
+  /** Its place among the WEB_CONCURRENCY workers, from 0; a worker that replaces another takes its place. */
+  slot: number;
+  /** It says what is said once per start: the first token, or that no token can call the API. */
+  announce: boolean;
+  /** It takes the scheduled backups (BACKUP_DIR): one worker does. */
+  backups: boolean;
+  /** In a reload: the version of the worker it replaces. */
+  replaces?: string;
+}
+
+/** A worker's messages to the supervisor. */
+export type WorkerMessage =
+  /** Serving: listening, every service started. */
+  | { plantStore: 'ready'; version: string }
+  /** Its start failed, and why (it exits 1 next). */
+  | { plantStore: 'failed'; message: string }
+  /** Handing over in a reload: its rate limits' counts, for the worker that replaces it. */
+  | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without METRICS_PORT). */
+  | { plantStore: 'metrics'; request: number; metrics: unknown[] };
+
+/** The supervisor's messages to a worker. */
+export type SupervisorMessage =
+  /** A new worker serves in this one's place: finish what is in flight and exit (the socket stays open). */
+  | { plantStore: 'handover' }
+  /** The counts of the worker this one replaced, to add to its own. */
+  | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** A scrape of METRICS_PORT: its metrics, please, answered with the same `request`. */
+  | { plantStore: 'metrics'; request: number };
+
+/** The role in the environment; a worker forked without one (by another supervisor) has the smallest. */
+export function roleOf(env: NodeJS.ProcessEnv): WorkerRole {
+  const fallback: WorkerRole = { slot: 0, announce: false, backups: false };
+  try {
+    const given = JSON.parse(env[WORKER_ENV] ?? '{}') as Partial<WorkerRole>;
+    return {
+      slot: typeof given.slot === 'number' ? given.slot : fallback.slot,
+      announce: given.announce === true,
+      backups: given.backups === true,
+      ...(typeof given.replaces === 'string' && { replaces: given.replaces }),
+    };
+  } catch {
+    return fallback;
+  }
+}
+
+/** A message of this protocol (others on the channel, prom-client's, are not). */
+export function isOurs<T extends { plantStore: string }>(message: unknown): message is T {
+  return typeof message === 'object' && message !== null && typeof (message as { plantStore?: unknown }).plantStore === 'string';
+}

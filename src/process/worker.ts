@@ -1,0 +1,91 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { RateCounts } from '../http/rate-limit.js';
+import { isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
+
+/** One worker process as its supervisor sees it (process/workers.ts keeps them all). */
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Stopped by the stop asked of it (SIGTERM or SIGINT before its handler was installed: nothing was in flight), or exited 0. */
+export function clean(exit: Exit): boolean {
+  return (exit.code === 0 && exit.signal === null) || exit.signal === 'SIGTERM' || exit.signal === 'SIGINT';
+}
+
+export function described(exit: Exit): string {
+  return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+export class WorkerProcess {
+  private readonly worker: Worker;
+  state: 'starting' | 'serving' | 'leaving' = 'starting';
+  /** Its version, from its ready message. */
+  version: string | undefined;
+  /** Why its start failed, as it said before exiting. */
+  failure: string | undefined;
+  /** True once it serves; false when it exited first. */
+  readonly ready: Promise<boolean>;
+  /** Its exit, once every message it sent has been read. */
+  readonly exited: Promise<Exit>;
+  /** The metrics requests it has not answered yet, by request number. */
+  private readonly asked = new Map<number, (metrics: unknown[]) => void>();
+
+  /** Forks a worker for `role`; `handingOver` is given the rate-limit counts it sends as it hands over. */
+  constructor(
+    readonly role: WorkerRole,
+    handingOver: (counts: RateCounts) => void,
+  ) {
+    this.worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role) });
+    let readied: (ready: boolean) => void = () => undefined;
+    this.ready = new Promise<boolean>((resolve) => (readied = resolve));
+    // The exit, and the channel closed: every message the worker sent before exiting has been read by then.
+    const disconnected = new Promise<void>((resolve) => this.worker.once('disconnect', resolve));
+    this.exited = new Promise<Exit>((resolve) =>
+      this.worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => void disconnected.then(() => resolve({ code, signal }))),
+    );
+    this.worker.on('message', (message: unknown) => {
+      if (!isOurs<WorkerMessage>(message)) return;
+      if (message.plantStore === 'ready') {
+        this.state = 'serving';
+        this.version = message.version;
+        readied(true);
+      } else if (message.plantStore === 'metrics') this.asked.get(message.request)?.(message.metrics);
+      else if (message.plantStore === 'failed') this.failure = message.message;
+      else if (message.plantStore === 'rate-counts') handingOver(message.counts);
+    });
+    void this.exited.then(() => {
+      readied(false);
+      for (const answer of this.asked.values()) answer([]);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.worker.process.pid;
+  }
+
+  send(message: SupervisorMessage): void {
+    this.worker.send(message);
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.worker.process.kill(signal);
+  }
+
+  /** Its registry's metrics (METRICS_PORT), answered to request number `request`; none once it has exited. */
+  metrics(request: number): Promise<unknown[]> {
+    return new Promise<unknown[]>((resolve) => {
+      this.asked.set(request, (metrics) => {
+        this.asked.delete(request);
+        resolve(metrics);
+      });
+      this.send({ plantStore: 'metrics', request });
+    });
+  }
+
+  /** Forgets a request it has not answered (the scrape gave up). */
+  forget(request: number): void {
+    this.asked.delete(request);
+  }
+}
