@@ -53,8 +53,9 @@ function announce(kind: StopKind, config: Config): string {
 /**
  * What a serving process does when its supervisor asks, once it serves: SIGTERM drains and stops, SIGINT
  * (Ctrl-C, which reaches every process of a terminal's group) stops at once, a `handover` message stops
- * after a short drain while a new worker serves on the same socket (it is handed this one's rate-limit
- * counts first); `metrics` is answered with `registry`'s (METRICS_PORT). Once stopping, a further stop
+ * once its clients have dropped their connections, while a new worker serves on the same socket (the new
+ * one is handed this one's rate-limit counts first); `metrics` is answered with `registry`'s (METRICS_PORT).
+ * Once stopping, a further stop
  * request cuts what is left of the drain short (the supervisor decides "now": a second signal to it kills
  * the workers). Exits 0 when every service stopped, 1 otherwise.
  */
