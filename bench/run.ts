@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { closeOtlpSink, HAS_EQUAL_WORK, targetsOf, type Target, type Workspace } from './contenders.js';
 import type { ImportMeasurement } from './import.js';
 import { IDLE_KEY, idleRuns, IMPORT_KEY, importRuns, line, maximumRate, measure } from './measure.js';
-import { machine, writeResults, type Measurement } from './report.js';
+import { machine, writeRunRecord, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 import { reportText } from './sections.js';
 import { EQUAL_WORK_JS, HAS_TASKSET, ROOT } from './servers.js';
@@ -16,7 +16,7 @@ import { postgresStores, sqliteStores } from './stores.js';
  *
  * Runs every scenario (bench/scenarios.ts) against the baseline and the service alternately (at least twice
  * each), the servers pinned to CPU 0 and the load generator to CPU 1, and writes the tables of a full run to
- * bench/RESULTS.md. DATABASE_URL=postgres://… or --postgres runs the service on PostgreSQL instead of SQLite.
+ * a dated record, bench/history/<date>-<store>-run.md. DATABASE_URL=postgres://… or --postgres runs the service on PostgreSQL instead of SQLite.
  * The parts: the command line (settings.ts), the servers (contenders.ts, servers.ts), one run of one server
  * (measure.ts, load.ts), the report (sections.ts, report.ts, targets.ts).
  */
@@ -86,10 +86,10 @@ async function main(): Promise<void> {
     text,
   ].join('\n');
   if (!SETTINGS.only && !SETTINGS.quick) {
-    writeResults(join(ROOT, 'bench', 'RESULTS.md'), SETTINGS.postgres ? 'postgres' : 'sqlite', generated);
-    process.stdout.write('\nwrote bench/RESULTS.md\n');
+    const path = writeRunRecord(join(ROOT, 'bench', 'history'), SETTINGS.postgres ? 'postgres' : 'sqlite', generated);
+    process.stdout.write(`\nwrote ${relative(ROOT, path)}: bring bench/RESULTS.md's figures up to date from it\n`);
   } else {
-    process.stdout.write('\n(--only or --quick: bench/RESULTS.md left as it was)\n');
+    process.stdout.write('\n(--only or --quick: no record written to bench/history/)\n');
   }
 }
 

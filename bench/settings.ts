@@ -6,9 +6,9 @@ import { parseArgs } from 'node:util';
 
 const USAGE = `npm run bench [-- options]
 
-  --only=post64,get100k   these scenarios only (keys: --list; also idle, import1m); RESULTS.md is left alone
+  --only=post64,get100k   these scenarios only (keys: --list; also idle, import1m); no record written
   --runs=N                runs per server and scenario, alternating (at least 2)
-  --quick                 0.5 s warm-up + 2 s per measurement (RESULTS.md is left alone)
+  --quick                 0.5 s warm-up + 2 s per measurement; no record written
   --postgres              the service on PostgreSQL: a throwaway local cluster (or DATABASE_URL=postgres://…)
   --compare=<other checkout>/dist/src/server.js   another build measured in the same alternation
   --peers                 json-server 0.17 beside the 64-connection POST scenario
@@ -17,6 +17,8 @@ const USAGE = `npm run bench [-- options]
   --sqlite-synchronous=NORMAL   comparison only: what the fsync costs
   --list                  the scenarios, their keys and titles; nothing is measured
   --help                  this text
+
+A full run (no --only, no --quick) writes its tables to bench/history/<date>-<store>-run.md.
 `;
 
 const { values: options } = parseArgs({
