@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
 import { request, startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
-import { openSource, until, type Received } from './sse.js';
+import { openSource, type Received } from './sse.js';
+import { needs, until } from '../toolkit.js';
 
 /**
  * The change feed's promise under concurrent writers on two instances on one PostgreSQL database: a
@@ -56,10 +57,9 @@ interface Body {
 
 const body = (event: Received): Body => JSON.parse(event.data) as Body;
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the change feed on two PostgreSQL instances', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the change feed on two PostgreSQL instances: ${skipReason} ***\n\n`);
   test('the change feed on two PostgreSQL instances', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
@@ -104,7 +104,7 @@ if (skipReason) {
           () => consumer.received.length >= listed.length,
           `the consumer's ${listed.length} events (it has ${consumer.received.length}, missing those at ${missing().join(', ')}; ` +
             `${consumer.connections.length} connections, Last-Event-IDs ${consumer.connections.map((h) => listed.indexOf(h['Last-Event-ID'] ?? '')).join(',')})`,
-          30_000,
+          { timeoutMs: 30_000 },
         );
         await new Promise((resolve) => setTimeout(resolve, 300));
         context.diagnostic(
@@ -166,7 +166,7 @@ if (skipReason) {
       for (let i = 0; i < 5; i++) {
         const written = Date.now();
         assert.equal((await request(`${b.url}/plants`, { method: 'POST', token: TOKEN, body: `{"id":${i},"name":"via B"}` })).status, 200);
-        await until(() => onA.received.length === i + 1, `write ${i} on A`, 10_000);
+        await until(() => onA.received.length === i + 1, `write ${i} on A`, { timeoutMs: 10_000 });
         lags.push(Date.now() - written);
       }
       context.diagnostic(`a write through B reached a stream on A after ${lags.join(', ')} ms (EVENTS_POLL_MS 250)`);

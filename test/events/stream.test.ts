@@ -4,8 +4,9 @@ import { Metrics } from '../../src/metrics/registry.js';
 import { FEED_START_ID } from '../../src/store/event-store.js';
 import { newId } from '../../src/model/ids.js';
 import { testApp, TOKEN, type TestApp } from '../helpers.js';
-import { listen, openSource, rawStream, stalledClient, until } from './sse.js';
+import { listen, openSource, rawStream, stalledClient } from './sse.js';
 import { LARGE_DATA } from '../tier.js';
+import { until } from '../toolkit.js';
 
 /**
  * GET /events as Server-Sent Events, through a real client (the `eventsource` package, which follows the
@@ -192,7 +193,7 @@ describe('GET /events (Server-Sent Events)', () => {
     const newest = (await listAll(t))[0]![0];
     const origin = await listen(t.app);
     const stream = await rawStream(`${origin}/events`, { authorization: `Bearer ${TOKEN}` });
-    await until(() => stream.text().includes(': heartbeat\n\n'), 'a heartbeat', 5000);
+    await until(() => stream.text().includes(': heartbeat\n\n'), 'a heartbeat', { timeoutMs: 5000 });
     assert.ok(stream.text().startsWith(`retry: 1234\nid: ${newest}\nevent: start\ndata:\n\n`), JSON.stringify(stream.text()));
     stream.abort();
   });
@@ -247,7 +248,7 @@ describe('GET /events (Server-Sent Events)', () => {
       stalled.setEncoding('utf8').on('data', (chunk: string) => (stalledText += chunk));
       stalled.resume();
       await closed;
-      await until(() => reader.received.length === rows, `the reader's ${rows} events`, 60_000);
+      await until(() => reader.received.length === rows, `the reader's ${rows} events`, { timeoutMs: 60_000 });
       assert.deepEqual(reader.statuses, [200], 'the reader was never cut off');
       const feed = await listAll(t);
       assert.equal(feed.length, rows);

@@ -3,12 +3,12 @@ import { after, describe, it, test } from 'node:test';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { assertError, testApp } from '../helpers.js';
+import { needs } from '../toolkit.js';
 
 /** On PostgreSQL every instance counts against one limit: the counts live in the database. */
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('shared rate-limit tests', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING shared rate-limit tests: ${skipReason} ***\n\n`);
   test('shared rate limits', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);

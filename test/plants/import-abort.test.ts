@@ -5,15 +5,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { testApp, TOKEN } from '../helpers.js';
 import { LogSink } from '../log-sink.js';
 import { request } from '../reliability/raw-http.js';
-
-/** Waits until `check` holds, polling. */
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from '../toolkit.js';
 
 test('a client that goes away in the middle of an import is logged at info, without a stack, and nothing is stored', async () => {
   const sink = new LogSink();

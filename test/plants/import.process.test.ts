@@ -6,6 +6,7 @@ import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
+import { needs } from '../toolkit.js';
 
 /**
  * Bulk import against the real server process: a 200 MB NDJSON body streamed in adds a bounded amount
@@ -111,7 +112,7 @@ describe('bulk import and export, real process', () => {
     },
   );
 
-  const skip = postgresUnavailableReason();
+  const skip = needs('the large import on PostgreSQL', postgresUnavailableReason());
   test(
     `PostgreSQL: a ${TARGET_BYTES / 2 ** 20} MB import with flat memory; abandoned exports release their connection`,
     { skip, timeout: 10 * 60_000 },

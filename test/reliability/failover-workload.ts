@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { request, sleep, waitUntil, type ServerProcess } from '../process.js';
+import { request, type ServerProcess } from '../process.js';
 import { check, writer, type Answer, type Known, type Plant } from './crash-workload.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * The failover tests' workload and checks: clients write at full speed (the crash tests' writers) and
@@ -39,11 +40,11 @@ export async function writeThroughFailover(service: ServerProcess, failover: () 
   const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop, (answer) => answers.push(answer)));
   const acked = (since: number) => answers.filter((a) => a.status !== 503 && a.at > since).length;
   try {
-    await waitUntil(() => acked(0) >= WRITES_EACH_SIDE, 60_000, 'writes to be acknowledged');
+    await until(() => acked(0) >= WRITES_EACH_SIDE, 'writes to be acknowledged', { timeoutMs: 60_000 });
     const killedAt = Date.now();
     await failover();
     const promotedAt = Date.now();
-    await waitUntil(() => acked(promotedAt) >= WRITES_EACH_SIDE, 60_000, 'writes to be acknowledged by the new primary');
+    await until(() => acked(promotedAt) >= WRITES_EACH_SIDE, 'writes to be acknowledged by the new primary', { timeoutMs: 60_000 });
     return { known, answers, readiness, killedAt, promotedAt };
   } finally {
     stop.now = true;

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tempDir, TOKEN } from '../helpers.js';
-import { sleep, startServer } from '../process.js';
+import { startServer } from '../process.js';
 import { Collector, SERVER, type ReceivedSpan } from './collector.js';
+import { sleep } from '../toolkit.js';
 
 /**
  * The server with the standard OpenTelemetry environment: OTLP/HTTP in protobuf (the default), decoded

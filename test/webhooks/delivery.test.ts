@@ -4,17 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { VERSION } from '../../src/version.js';
 import { quietLog, webhookHarness } from './harness.js';
 import { verify } from './receiver.js';
-
-/** Polls `check` until it holds or `timeoutMs` passes. */
-async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+import { until } from '../toolkit.js';
 
 describe('webhook deliveries to a real receiver, verified with the standardwebhooks package', () => {
   it('announces created, updated and deleted plants, signed, with exact int64 ids and the documented headers', async () => {
@@ -106,7 +96,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     const attempts = await receiver.waitFor(3);
     for (const a of attempts) verify(secret, a);
     assert.equal(new Set(attempts.map((a) => a.headers['webhook-id'])).size, 1, 'one webhook-id for every attempt');
-    const [message] = await eventually(async () => {
+    const [message] = await until(async () => {
       const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return log[0]?.status === 'failed' ? log : undefined;
     }, 'the message to be failed');
@@ -137,14 +127,14 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
     await receiver.waitFor(1);
-    const pending = await eventually(async () => {
+    const pending = await until(async () => {
       const [m] = (await t.call('GET', `/webhooks/${id}/deliveries?status=pending`)).json();
       return m?.attempts === 1 ? m : undefined;
     }, 'the first attempt to be recorded');
     assert.equal(pending.lastStatus, 503);
     assert.match(pending.nextAttemptAt, /^\d{4}-/);
     await receiver.waitFor(2);
-    const delivered = await eventually(async () => {
+    const delivered = await until(async () => {
       const [m] = (await t.call('GET', `/webhooks/${id}/deliveries?status=delivered`)).json();
       return m;
     }, 'the message to be delivered');
@@ -169,7 +159,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
     await receiver.waitFor(1);
-    const endpoint = await eventually(async () => {
+    const endpoint = await until(async () => {
       const e = (await t.call('GET', `/webhooks/${id}`)).json();
       return e.enabled === false ? e : undefined;
     }, 'the endpoint to be disabled');
@@ -193,7 +183,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     const again = await receiver.waitFor(3);
     const replayed = again.slice(1).map((d) => d.headers['webhook-id']);
     assert.ok(replayed.includes(again[0]!.headers['webhook-id']), 'a replay keeps the webhook-id');
-    const first = await eventually(async () => {
+    const first = await until(async () => {
       const l = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       const m = l.find((x: { id: string }) => x.id === again[0]!.headers['webhook-id']);
       return m?.status === 'delivered' ? m : undefined;
@@ -207,7 +197,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
     await receiver.waitFor(1);
-    const [message] = await eventually(async () => {
+    const [message] = await until(async () => {
       const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return log[0]?.status === 'failed' ? log : undefined;
     }, 'the message to fail');
@@ -225,7 +215,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     // The receiver holds the first delivery; plant writes are answered meanwhile.
     assert.equal((await t.call('POST', '/plants', { body: { id: 2, name: 'b' } })).statusCode, 200);
     assert.equal(receiver.received.length >= 1, true);
-    const log = await eventually(async () => {
+    const log = await until(async () => {
       const l = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return l.length === 2 && l.every((m: { status: string }) => m.status === 'delivered') ? l : undefined;
     }, 'both messages to be delivered');
@@ -240,7 +230,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     receiver.answer = () => ({ status: 500 });
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
-    const endpoint = await eventually(async () => {
+    const endpoint = await until(async () => {
       const e = (await t.call('GET', `/webhooks/${id}`)).json();
       return e.enabled === false ? e : undefined;
     }, 'the endpoint to be disabled');
@@ -257,7 +247,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     });
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
-    const [message] = await eventually(async () => {
+    const [message] = await until(async () => {
       const log = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return log[0]?.status === 'failed' ? log : undefined;
     }, 'the attempt to fail');
@@ -280,7 +270,7 @@ describe('webhook deliveries to a real receiver, verified with the standardwebho
     // Registered while allowed; localhost resolves (from /etc/hosts) to loopback when the delivery connects.
     const { id } = await register({ url: receiver.url.replace('127.0.0.1', 'localhost') });
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
-    const [message] = await eventually(async () => {
+    const [message] = await until(async () => {
       const deliveries = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
       return deliveries[0]?.status === 'failed' ? deliveries : undefined;
     }, 'the attempt to fail');

@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it, test } from 'node:test';
 import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
@@ -59,10 +60,9 @@ function runSuites(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: num
   });
 }
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the HTTP suites on PostgreSQL', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the HTTP suites on PostgreSQL: ${skipReason} ***\n\n`);
   test('HTTP suites on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { hashToken } from '../../../src/auth/tokens.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * Reads have connections of their own to the primary (readPoolSize): a GET by id, a page, a count and a
@@ -11,7 +12,7 @@ import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
  * and they still see every write acknowledged before them.
  */
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('PostgreSQL read connections', postgresUnavailableReason());
 
 /**
  * Sessions of the service on this database waiting for a lock (the writes held up by the test's lock), seen

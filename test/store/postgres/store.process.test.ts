@@ -16,8 +16,9 @@ import { searchContract } from '../search-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('PostgreSQL store tests', postgresUnavailableReason());
 
 /** A loopback port nothing listens on: connections are refused at once. */
 async function closedPort(): Promise<number> {
@@ -41,7 +42,6 @@ async function silentPort(): Promise<number> {
 }
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING PostgreSQL store tests: ${skipReason} ***\n\n`);
   test('PostgreSQL store', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
