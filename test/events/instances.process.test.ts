@@ -156,7 +156,10 @@ if (skipReason) {
       },
     );
 
-    it('gives a stream on one instance the writes made through the other, within a second or so (EVENTS_POLL_MS)', async (context) => {
+    // The docs promise a write through another instance reaches a stream within EVENTS_POLL_MS (250 ms). The
+    // bound asserted is forty times that: a loaded machine stalls either process for seconds at times, and it
+    // still fails a follower that does not poll (it would never come) or polls far less often.
+    it('gives a stream on one instance the writes made through the other, each within ten seconds (it polls every EVENTS_POLL_MS)', async (context) => {
       const url = await server.createDatabase();
       const env = { DATABASE_URL: url, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '1' };
       const [a, b] = await Promise.all([startServer(after, { env }), startServer(after, { env })]);
@@ -166,7 +169,7 @@ if (skipReason) {
       for (let i = 0; i < 5; i++) {
         const written = Date.now();
         assert.equal((await request(`${b.url}/plants`, { method: 'POST', token: TOKEN, body: `{"id":${i},"name":"via B"}` })).status, 200);
-        await until(() => onA.received.length === i + 1, `write ${i} on A`, { timeoutMs: 10_000 });
+        await until(() => onA.received.length === i + 1, `write ${i} on A within ten seconds`, { timeoutMs: 10_000 });
         lags.push(Date.now() - written);
       }
       context.diagnostic(`a write through B reached a stream on A after ${lags.join(', ')} ms (EVENTS_POLL_MS 250)`);

@@ -174,15 +174,23 @@ describe('Idempotency-Key on POST /plants', () => {
   });
 
   it('is swept in the background: the answers past their time to live are deleted, the others kept', async () => {
-    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 1 } });
-    await post(t, { id: 1, name: 'a' }, 'swept');
+    // Five seconds to live: the kept answer is made after the swept one expired, and the sweep starts at once;
+    // it stays unexpired through the sweep's first batch unless the machine stalls for five seconds.
+    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 5 } });
     const store = t.store.idempotency;
+    await post(t, { id: 1, name: 'a' }, 'swept');
+    await until(async () => (await store.count()) === 0, 'the first answer to expire');
+    const kept = await post(t, { id: 2, name: 'b' }, 'kept');
     let deleted = 0;
     const counting = { deleteExpired: (limit: number) => store.deleteExpired(limit).then((n) => ((deleted += n), n)) };
-    const stop = sweepExpiredKeys(counting, 1000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
+    const stop = sweepExpiredKeys(counting, 5000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
     after(stop);
-    await until(() => deleted === 1, 'the sweep to delete the expired answer', { timeoutMs: 30_000 });
+    await until(() => deleted === 1, 'the sweep to delete the expired answer');
     stop();
+    assert.equal(await store.count(), 1, 'the unexpired answer is kept');
+    const replayed = await post(t, { id: 2, name: 'b' }, 'kept');
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.equal(replayed.headers.etag, kept.headers.etag);
   });
 
   it('stops a sweep under way when stopped: no batch asked for after, no warning for the store closing', async () => {

@@ -352,10 +352,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
-    it('answers ping while open', async () => {
+    it('answers ping while open, and no longer once closed: a ping asks the database', async () => {
       const store = await open();
       await store.ping();
       await store.close();
+      await assert.rejects(store.ping());
     });
 
     it('gives every write a new version, never reused, even for the same content or after a delete', async () => {
