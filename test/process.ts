@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { after } from 'node:test';
-import { sleep, until } from './toolkit.js';
+import { until } from './toolkit.js';
 
 /**
  * Runs the built server (dist/src/server.js) and the CLI (bin/plant-store.js) as real processes, the
@@ -113,14 +113,16 @@ export async function startServer(cleanup: typeof after, options: StartOptions =
     await proc.exited.catch(() => undefined);
   });
 
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let url: string | undefined;
-  while (url === undefined) {
-    if (!proc.running) throw new Error(`server exited before listening\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`);
-    if (Date.now() > deadline) throw new Error(`server did not listen within ${START_TIMEOUT_MS} ms\nstderr: ${proc.stderr}`);
-    url = LISTENING.exec(proc.stdout)?.[1];
-    if (url === undefined) await sleep(25);
-  }
+  const url = await until(
+    () => {
+      if (!proc.running) throw new Error(`server exited before listening\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`);
+      return LISTENING.exec(proc.stdout)?.[1];
+    },
+    'the server to listen',
+    { timeoutMs: START_TIMEOUT_MS },
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\nstderr: ${proc.stderr}`);
+  });
   await until(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 'server to answer /healthz', {
     timeoutMs: START_TIMEOUT_MS,
   });

@@ -111,7 +111,8 @@ test('SIGTERM with event streams open: each stream gets what was written and end
   assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null }, server.stdout);
   const took = Date.now() - started;
   for (const stream of streams) assert.equal(await stream.ended, true, 'the answer ended, not broken');
-  assert.ok(took < 5000, `stopped in ${took} ms`);
+  // Before the force-exit timer (10 s), as the line below also says: generous for a loaded machine.
+  assert.ok(took < 10_000, `stopped in ${took} ms`);
   assert.ok(!server.stdout.includes('exiting anyway'), 'not stopped by the force-exit timer');
   assert.match(server.stdout, /"signal":"SIGTERM".*"msg":"shutting down/);
 });

@@ -3,7 +3,7 @@ import { after, describe, it, test } from 'node:test';
 import { request, startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { openSource, type Received } from './sse.js';
-import { needs, until } from '../toolkit.js';
+import { needs, sleep, until } from '../toolkit.js';
 
 /**
  * The change feed's promise under concurrent writers on two instances on one PostgreSQL database: a
@@ -80,13 +80,17 @@ if (skipReason) {
         let loading = true;
         const cutting = (async () => {
           while (loading) {
-            await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 250));
+            await sleep(150 + Math.random() * 250);
             consumer.cut();
           }
         })();
         const outcomes = (await Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(instances[i % 2]!, i, WRITES_PER_WRITER)))).flat();
         loading = false;
         await cutting;
+        // A last write, on a plant of its own: any event sent twice comes before it on the stream, so once it is in, all are.
+        const last = await request(`${b.url}/plants`, { method: 'POST', token: TOKEN, body: `{"id":${PLANTS},"name":"the last"}` });
+        assert.equal(last.status, 200, last.text);
+        outcomes.push({ name: 'the last', kind: 'post', id: PLANTS, status: 200 });
 
         // The feed as the API lists it, page by page.
         const listed: string[] = [];
@@ -106,7 +110,7 @@ if (skipReason) {
             `${consumer.connections.length} connections, Last-Event-IDs ${consumer.connections.map((h) => listed.indexOf(h['Last-Event-ID'] ?? '')).join(',')})`,
           { timeoutMs: 30_000 },
         );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await until(() => consumer.received.some((event) => event.id === listed.at(-1)), 'the last write on the stream', { timeoutMs: 30_000 });
         context.diagnostic(
           `${outcomes.length} writes (${outcomes.filter((o) => o.status === 503).length} answered 503), ${listed.length} events, ` +
             `${consumer.connections.length} connections of the consumer`,

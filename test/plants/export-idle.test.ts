@@ -8,7 +8,7 @@ import { listen } from '../events/sse.js';
 import { testApp, TOKEN } from '../helpers.js';
 import { LogSink } from '../log-sink.js';
 import { LARGE_DATA } from '../tier.js';
-import { until } from '../toolkit.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * EXPORT_IDLE_TIMEOUT_MS on a real server: an export whose client stops reading is ended and logged, and
@@ -82,7 +82,7 @@ describe('EXPORT_IDLE_TIMEOUT_MS', () => {
         for (const byte of value) if (byte === 10) lines++;
         if (!paused && bytes > 1024 * 1024) {
           paused = true;
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sleep(300);
         }
       }
       assert.equal(lines, PLANTS);

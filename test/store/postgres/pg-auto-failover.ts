@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 
 import { findPostgresBin, freePort } from './pg-server.js';
-import { until } from '../../toolkit.js';
+import { sleep, until } from '../../toolkit.js';
 
 /**
  * A throwaway pg_auto_failover formation on loopback: a monitor and two data nodes (a primary and its
@@ -213,7 +213,7 @@ export class AutoFailover {
       running.map(async ({ name, keeper }) => {
         await this.pgAutoctl(['stop', '--pgdata', join(this.dir, name), '--immediate']).catch(() => undefined);
         const exited = new Promise((resolve) => keeper.once('close', resolve));
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+        await Promise.race([exited, sleep(10_000)]);
         if (keeper.exitCode === null && keeper.signalCode === null) await this.kill(name);
       }),
     );

@@ -7,7 +7,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { listPlants, tempDir } from '../../helpers.js';
 
 import { sqliteBefore } from '../older-schema.js';
-import { until } from '../../toolkit.js';
+import { sleep, until } from '../../toolkit.js';
 
 /**
  * The SQLite search index as derived data: kept by the writer thread after the writes commit, its mark
@@ -133,7 +133,8 @@ describe('sqlite search index, derived', () => {
       await until(() => told.length > 0, 'the failure told', { timeoutMs: 15_000 });
       assert.match(told[0]!, /locked|busy/i);
       assert.equal(await store.plants.count({ q: 'oxalis' }), 2, 'searches stay exact meanwhile');
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // A window in which it tries again (it looks for others' writes every second): still told once.
+      await sleep(1500);
       assert.equal(told.length, 1, 'told once while it keeps failing');
       other.exec('ROLLBACK');
       other.close();
