@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { relative } from 'node:path';
 import { test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 
 /**
  * The tests' shared toolkit, one of each: waiting until something has happened (`until`), a pause where
  * time itself is what a test needs (`sleep`), the next page's link (`nextLink`), waiting for a revoked
- * token to be refused (`becomesRefused`), and skipping for what this machine lacks (`needs`). It loads
- * nothing of the app, so that any test may use it.
+ * token to be refused (`becomesRefused`), the threads the code under test starts (`watchThreads`), and
+ * skipping for what this machine lacks (`needs`). It loads nothing of the app, so that any test may use it.
  */
 
 /** A pause, for what is about time itself (spreading writes, a kill at a random moment), never to wait for something to happen. */
@@ -68,6 +70,39 @@ export async function becomesRefused(url: string, token: string): Promise<void> 
     `${url} to refuse the revoked token`,
     { timeoutMs: REVOCATION_BOUND_MS, everyMs: 50 },
   );
+}
+
+/** A thread started by the code under test, as watchThreads sees it. */
+export interface WatchedThread extends Worker {
+  /** Called after each message the code posts to the thread (a test may stop the thread there). */
+  afterPost?: (message: unknown) => void;
+}
+
+/**
+ * The threads started from now on, in order (until `cleanup` runs): node:worker_threads' Worker replaced by
+ * one that is the same but for being listed, and seen by the modules that import it (syncBuiltinESMExports).
+ */
+export function watchThreads(cleanup: (restore: () => void) => void): WatchedThread[] {
+  const threads = createRequire(import.meta.url)('node:worker_threads') as { Worker: typeof Worker };
+  const Real = threads.Worker;
+  const started: WatchedThread[] = [];
+  threads.Worker = class extends Real implements WatchedThread {
+    afterPost?: (message: unknown) => void;
+    constructor(...args: ConstructorParameters<typeof Real>) {
+      super(...args);
+      started.push(this);
+    }
+    override postMessage(...args: Parameters<Worker['postMessage']>): void {
+      super.postMessage(...args);
+      this.afterPost?.(args[0]);
+    }
+  };
+  syncBuiltinESMExports();
+  cleanup(() => {
+    threads.Worker = Real;
+    syncBuiltinESMExports();
+  });
+  return started;
 }
 
 /** Set to `fail` (CI does, in .ci/run): a test that cannot run for a missing dependency or privilege fails the run. */

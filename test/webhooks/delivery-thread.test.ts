@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { DueMessage } from '../../src/store/webhook-store.js';
 import { DeliveryThread } from '../../src/webhooks/delivery-thread.js';
 import { sign } from '../../src/webhooks/signing.js';
-import { until } from '../toolkit.js';
+import { until, watchThreads } from '../toolkit.js';
 
 /**
  * Deliveries sent from a thread of their own (webhooks/delivery-thread.ts): the same attempts as the
@@ -19,28 +18,6 @@ const SECRET = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
 
 function message(url: string, eventId = 'msg_1', payload = '{"n":1}'): DueMessage {
   return { seq: eventId, endpointId: 'ep_1', url, secrets: [SECRET], eventId, payload, roundAttempts: 0 };
-}
-
-/**
- * Counts the threads started from now on (until `cleanup`): node:worker_threads' Worker replaced by one that
- * counts and is otherwise the same, seen by the modules that import it through syncBuiltinESMExports.
- */
-function countThreads(cleanup: (fn: () => void) => void): () => number {
-  const threads = createRequire(import.meta.url)('node:worker_threads') as { Worker: typeof import('node:worker_threads').Worker };
-  const Real = threads.Worker;
-  let started = 0;
-  threads.Worker = class extends Real {
-    constructor(...args: ConstructorParameters<typeof Real>) {
-      super(...args);
-      started++;
-    }
-  };
-  syncBuiltinESMExports();
-  cleanup(() => {
-    threads.Worker = Real;
-    syncBuiltinESMExports();
-  });
-  return () => started;
 }
 
 describe('the delivery thread', () => {
@@ -124,7 +101,7 @@ describe('the delivery thread', () => {
   });
 
   it('a thread that never sent closes at once, having started nothing', async (t) => {
-    const started = countThreads((fn) => t.after(fn));
+    const threads = watchThreads((restore) => t.after(restore));
     const thread = new DeliveryThread({ timeoutMs: 1000, allowPrivateNetworks: true });
     let closed = false;
     const closing = thread.close().then(() => (closed = true));
@@ -133,12 +110,12 @@ describe('the delivery thread', () => {
     assert.equal(closed, true, 'closed within the turn');
     await closing;
     assert.deepEqual(await thread.send(message(`${url}/ok`)), { status: null, error: 'the service is stopping' });
-    assert.equal(started(), 0, 'no thread was started');
+    assert.equal(threads.length, 0, 'no thread was started');
     // The count sees a thread that is started: one that sends.
     const sending = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
     try {
       assert.equal((await sending.send(message(`${url}/ok`, 'msg_counted'))).status, 204);
-      assert.equal(started(), 1);
+      assert.equal(threads.length, 1);
     } finally {
       await sending.close();
     }
