@@ -18,14 +18,12 @@ import { until } from '../toolkit.js';
 function recordingLog(): { log: ReturnType<typeof createLogger>; lines: () => Array<Record<string, unknown>> } {
   const sink = new LogSink();
   const lines = () =>
-    sink
-      .lines()
-      .map(({ level, msg, deleted, err }) => ({
-        level,
-        msg,
-        ...(deleted === undefined ? {} : { deleted }),
-        ...(err === undefined ? {} : { err: (err as { type: string }).type }),
-      }));
+    sink.lines().map(({ level, msg, deleted, err }) => ({
+      level,
+      msg,
+      ...(deleted === undefined ? {} : { deleted }),
+      ...(err === undefined ? {} : { err: (err as { type: string }).type }),
+    }));
   return { log: createLogger('debug', sink), lines };
 }
 
