@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cpus, release, totalmem } from 'node:os';
 import type { LoadResult } from './load.js';
 import type { StreamStats } from './streams.js';
 import type { DeliveryStats } from './subscriber.js';
 
-/** Turning measurements into the table of bench/RESULTS.md. */
+/** Turning measurements into the tables of a run (written as a dated record of a full run, bench/history/). */
 
 export interface Measurement extends LoadResult {
   scenario: string;
@@ -260,14 +261,16 @@ export function machine(): string {
   return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, Node ${process.version}`;
 }
 
-/** Replaces one generated section of RESULTS.md (sqlite or postgres), keeping what people wrote around it. */
-export function writeResults(path: string, section: string, generated: string): void {
-  const BEGIN = `<!-- bench:${section}:begin (written by npm run bench; edit outside these markers) -->`;
-  const END = `<!-- bench:${section}:end -->`;
-  const block = `${BEGIN}\n${generated}\n${END}`;
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : `# Benchmark results\n\n${BEGIN}\n${END}\n`;
-  const start = current.indexOf(BEGIN);
-  const end = current.indexOf(END);
-  const next = start === -1 || end === -1 ? `${current}\n${block}\n` : current.slice(0, start) + block + current.slice(end + END.length);
-  writeFileSync(path, next);
+/**
+ * Writes a full run's tables as a dated record beside RESULTS.md (history/<date>-<store>-run.md: a second
+ * full run of the same day gets -2, -3): RESULTS.md holds today's figures as people summed them up, and
+ * points to the run they came from. Answers the file's path.
+ */
+export function writeRunRecord(historyDir: string, store: 'sqlite' | 'postgres', generated: string): string {
+  const date = new Date().toISOString().slice(0, 10);
+  mkdirSync(historyDir, { recursive: true });
+  let path = join(historyDir, `${date}-${store}-run.md`);
+  for (let n = 2; existsSync(path); n++) path = join(historyDir, `${date}-${store}-run-${n}.md`);
+  writeFileSync(path, `# Full run of ${date}, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}\n\nWritten by \`npm run bench\`.\n\n${generated}\n`);
+  return path;
 }

@@ -12,8 +12,12 @@
 // given to it, while Node 22 and later read each argument as a glob pattern and look a directory up as a
 // file (so `node --test dist/test/` fails there). Files named *.test.ts only: helpers are not tests.
 // Other arguments go to the runner (`npm test -- --test-reporter=dot`).
+// A test that needs what this machine lacks (a tool, PostgreSQL, Chromium, root) is skipped here, and the
+// run ends with the list of those (test/toolkit.ts, `needs`); with PLANT_STORE_TEST_MISSING=fail (CI sets
+// it in .ci/run) each of them fails the run instead.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const SOURCES = 'test';
@@ -36,6 +40,28 @@ if (files.length === 0 || missing.length > 0) {
   process.exit(1);
 }
 // Set either way, so that a PLANT_STORE_TEST_TIER left in the environment never thins `npm test`.
-const env = { ...process.env, [TIER_ENV]: unit ? 'unit' : 'full' };
+const skipsDir = mkdtempSync(join(tmpdir(), 'plant-store-test-skips-'));
+const skipsFile = join(skipsDir, 'skips.jsonl');
+const env = { ...process.env, [TIER_ENV]: unit ? 'unit' : 'full', PLANT_STORE_TEST_SKIPS: skipsFile };
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...runnerArgs, ...files], { stdio: 'inherit', env });
+/** Each line of the skips file: test/toolkit.ts, needs. */
+/** @type {(line: string) => { file: string, what: string, missing: string, failing: boolean }} */
+const parseSkip = JSON.parse;
+const skipped = existsSync(skipsFile)
+  ? readFileSync(skipsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => parseSkip(line))
+  : [];
+rmSync(skipsDir, { recursive: true, force: true });
+if (skipped.length === 0) {
+  process.stdout.write('\nrun-tests: no test was skipped for a missing dependency or privilege\n');
+} else {
+  const failing = skipped.some((skip) => skip.failing);
+  process.stdout.write(
+    `\nrun-tests: ${skipped.length} test group(s) ${failing ? 'FAILED' : 'skipped'} for a missing dependency or privilege` +
+      `${failing ? ' (PLANT_STORE_TEST_MISSING=fail)' : ' (CI fails on these: .ci/run sets PLANT_STORE_TEST_MISSING=fail)'}:\n` +
+      skipped.map((skip) => `  ${skip.file}: ${skip.what}: ${skip.missing}\n`).join(''),
+  );
+}
 process.exit(result.status ?? 1);

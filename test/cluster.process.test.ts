@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import { tempDir } from './helpers.js';
-import { request, startServer, waitUntil } from './process.js';
+import { request, startServer } from './process.js';
+import { until } from './toolkit.js';
 
 /** WEB_CONCURRENCY: how many processes serve (src/cluster.ts). */
 describe('WEB_CONCURRENCY', () => {
@@ -30,7 +31,7 @@ describe('WEB_CONCURRENCY', () => {
     const token = 'cluster-test-token-0123456789abcdef';
     const server = await startServer(after, { env: { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: token, WEB_CONCURRENCY: '2' } });
     assert.match(server.stderr, /starting 2 worker processes/);
-    await waitUntil(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 30_000, 'two workers to listen');
+    await until(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 'two workers to listen', { timeoutMs: 30_000 });
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => request(`${server.url}/plants`, { method: 'POST', token, body: `{"id":${i},"name":"p${i}"}` })),
     );

@@ -6,8 +6,9 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir, TOKEN } from './helpers.js';
-import { baseEnv, cli, request, startServer, waitUntil } from './process.js';
+import { baseEnv, cli, request, startServer } from './process.js';
 import { freePort, postgresUnavailableReason } from './store/postgres/pg-server.js';
+import { needs, until } from './toolkit.js';
 
 /**
  * The guide's pages as a reader follows them, beyond the quick start (test/readme.process.test.ts): the
@@ -30,8 +31,7 @@ function block(text: string, marker: string): string {
   return found[1]!;
 }
 
-const pgSkip = postgresUnavailableReason();
-if (pgSkip) process.stderr.write(`\n*** SKIPPING the PostgreSQL page's steps: ${pgSkip} ***\n\n`);
+const pgSkip = needs("the PostgreSQL page's steps", postgresUnavailableReason());
 
 /** The page's steps, with the port given, as a script in `dir`: bash runs it there with `set -e`. */
 function postgresSteps(dir: string, port: string): { script: string; pgBin: string } {
@@ -89,7 +89,7 @@ describe("the PostgreSQL page's local cluster, step by step", { skip: pgSkip, ti
 
   test(
     'its commands, run as a user other than root in a folder of theirs, make the same cluster',
-    { skip: !asRoot && 'run as root, the first test takes this path' },
+    { skip: needs("the PostgreSQL page's steps as a user other than root", !asRoot && 'they run as root, and the first test takes this path') },
     async () => {
       const port = String(await freePort());
       const dir = tempDir(after);
@@ -147,16 +147,18 @@ describe("the webhooks page's receiver", { timeout: 120_000 }, () => {
     let printed = '';
     receiver.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
     after(() => receiver.kill('SIGKILL'));
-    await waitUntil(
+    await until(
       async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).catch(() => undefined))?.status === 400,
-      10_000,
       'the receiver to listen',
+      { timeoutMs: 10_000 },
     );
 
     for (const body of ['{"id": 1, "name": "Monstera"}', '{"id": 1, "name": "Monstera", "tag": "shade"}'])
       assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body })).status, 200);
     assert.equal((await request(`${server.url}/plants/1`, { method: 'DELETE', token: TOKEN })).status, 204);
-    await waitUntil(() => printed.trim().split('\n').length === 3, 30_000, `the receiver to print the three events (it printed: ${printed})`);
+    await until(() => printed.trim().split('\n').length === 3, `the receiver to print the three events (it printed: ${printed})`, {
+      timeoutMs: 30_000,
+    });
     assert.deepEqual(
       printed
         .trim()
@@ -170,14 +172,13 @@ describe("the webhooks page's receiver", { timeout: 120_000 }, () => {
       (JSON.parse((await request(`${server.url}/webhooks/${endpoint.id}/deliveries`, { token: TOKEN })).text) as Array<{ status: string }>).map(
         (d) => d.status,
       );
-    await waitUntil(async () => (await statuses()).every((status) => status === 'delivered'), 10_000, 'every delivery to be recorded');
+    await until(async () => (await statuses()).every((status) => status === 'delivered'), 'every delivery to be recorded', { timeoutMs: 10_000 });
     assert.deepEqual(await statuses(), ['delivered', 'delivered', 'delivered']);
   });
 });
 
 const systemdAnalyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((path) => existsSync(path));
-const systemdSkip = systemdAnalyze ? false : 'systemd-analyze is not installed';
-if (systemdSkip) process.stderr.write(`\n*** SKIPPING the systemd unit's check: ${systemdSkip} ***\n\n`);
+const systemdSkip = needs("the systemd unit's check", systemdAnalyze ? false : 'systemd-analyze is not installed');
 
 describe("the production page's systemd unit", () => {
   test('passes systemd-analyze verify, with nothing to say', { skip: systemdSkip }, async () => {

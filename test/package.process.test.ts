@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
 import { npm, npmOutput } from './npm.js';
-import { baseEnv, request, run, waitUntil } from './process.js';
+import { baseEnv, request, run } from './process.js';
+import { until } from './toolkit.js';
 
 /**
  * The service as it is deployed (docs/production.md): `npm pack` at the root, the tarball installed with
@@ -231,10 +232,10 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
   it('serves with npx plant-store serve: the first token, a POST stored and read back, a clean stop on SIGTERM', async () => {
     const server = serve(app, { DATABASE_URL: `file:${join(dir, 'data', 'plant-store.db')}` });
     let url: string | undefined;
-    await waitUntil(
+    await until(
       () => (url = /Server listening at (http:\/\/[^\s"]+)/.exec(server.output.stdout)?.[1]) !== undefined,
-      60_000,
       `the server to listen\nstderr: ${server.output.stderr}`,
+      { timeoutMs: 60_000 },
     );
     const token = /^ {4}(ps_\S+)$/m.exec(server.output.stderr)?.[1];
     assert.ok(token, server.output.stderr);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { after } from 'node:test';
+import { until } from './toolkit.js';
 
 /**
  * Runs the built server (dist/src/server.js) and the CLI (bin/plant-store.js) as real processes, the
@@ -113,15 +114,19 @@ export async function startServer(cleanup: typeof after, options: StartOptions =
     await proc.exited.catch(() => undefined);
   });
 
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let url: string | undefined;
-  while (url === undefined) {
-    if (!proc.running) throw new Error(`server exited before listening\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`);
-    if (Date.now() > deadline) throw new Error(`server did not listen within ${START_TIMEOUT_MS} ms\nstderr: ${proc.stderr}`);
-    url = LISTENING.exec(proc.stdout)?.[1];
-    if (url === undefined) await sleep(25);
-  }
-  await waitUntil(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, START_TIMEOUT_MS, 'server to answer /healthz');
+  const url = await until(
+    () => {
+      if (!proc.running) throw new Error(`server exited before listening\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`);
+      return LISTENING.exec(proc.stdout)?.[1];
+    },
+    'the server to listen',
+    { timeoutMs: START_TIMEOUT_MS },
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\nstderr: ${proc.stderr}`);
+  });
+  await until(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 'server to answer /healthz', {
+    timeoutMs: START_TIMEOUT_MS,
+  });
 
   const listeningUrl = url;
   return {
@@ -184,20 +189,6 @@ export async function run(args: string[], options: StartOptions & { timeoutMs?: 
 /** `plant-store ...args` against the store `databaseUrl` names. */
 export function cli(databaseUrl: string, ...args: string[]): Promise<Ran> {
   return run([CLI_JS, ...args], { env: { DATABASE_URL: databaseUrl } });
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls the condition until it holds; rejects naming what it waited for when it never does. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
 }
 
 /** A request with a bearer token and a JSON body, answered as status + raw text (ids beyond 2^53 stay exact). */

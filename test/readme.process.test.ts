@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from './helpers.js';
 import { baseEnv, CLI_JS, startServer } from './process.js';
+import { needs } from './toolkit.js';
 
 /**
  * The quick start, pasted in order: every block marked `<!-- quick start` in the README, then in the docs
@@ -82,8 +83,7 @@ function pattern(line: string): RegExp {
 }
 
 const curl = existsSync('/usr/bin/curl') || existsSync('/usr/local/bin/curl');
-const skip = curl ? false : 'curl is missing (.ci/run installs it)';
-if (skip) process.stderr.write(`\n*** SKIPPING the README test: ${skip} ***\n\n`);
+const skip = needs('the README test', curl ? false : 'curl is missing (.ci/run installs it)');
 
 describe('the README', () => {
   test('its quick start works when pasted in order on a fresh store', { skip, timeout: 300_000 }, async () => {

@@ -4,7 +4,8 @@ import { after, test } from 'node:test';
 import { parse, parseNumberAndBigInt } from 'lossless-json';
 import { tempDir } from './helpers.js';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
-import { request, startServer, waitUntil, type ServerProcess } from './process.js';
+import { request, startServer, type ServerProcess } from './process.js';
+import { until } from './toolkit.js';
 
 /** Data outlives the process: across a graceful restart, and every acknowledged write across SIGKILL. */
 
@@ -127,7 +128,7 @@ test('every plant answered 200 is still there, exactly, after the process is kil
   const db = openConnection(join(dir, 'x.db'), { readonly: true });
   try {
     const behind = prepare(db, "SELECT (SELECT max(position) FROM events) - value FROM counters WHERE name = 'search_position'").pluck();
-    await waitUntil(() => behind.get() === 0, 10_000, 'the search index catches up after the restart');
+    await until(() => behind.get() === 0, 'the search index catches up after the restart', { timeoutMs: 10_000 });
     const indexed = prepare(db, 'SELECT count(*) FROM plants_search WHERE plants_search MATCH ?').pluck();
     assert.equal(indexed.get('"plant"'), names.size, 'every stored plant is in the index');
   } finally {

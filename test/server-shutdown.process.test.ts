@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { rawStream } from './events/sse.js';
 import { tempDir } from './helpers.js';
-import { request, startServer, waitUntil } from './process.js';
+import { request, startServer } from './process.js';
+import { until } from './toolkit.js';
 
 /**
  * SIGTERM and SIGINT stop the server gracefully: no new connections, the request in flight finishes,
@@ -44,7 +45,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const idle = await open(server.port);
     const idleText = readUntilClosed(idle);
     idle.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n');
-    await waitUntil(() => server.stdout.includes('"url":"/healthz"'), 30_000, 'the idle connection to be answered');
+    await until(() => server.stdout.includes('"url":"/healthz"'), 'the idle connection to be answered', { timeoutMs: 30_000 });
 
     // A request in flight: its headers are in, half of its body is not. "Expect: 100-continue" makes
     // the server say when it has taken the request in (Node answers 100 as it dispatches it).
@@ -58,11 +59,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       `POST /plants HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${Buffer.byteLength(plant)}\r\nExpect: 100-continue\r\n\r\n`,
     );
-    await waitUntil(() => received.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 30_000, 'the server to take the request in');
+    await until(() => received.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to take the request in', { timeoutMs: 30_000 });
     inFlight.write(plant.slice(0, half));
 
     server.signal(signal);
-    await waitUntil(() => server.stdout.includes('shutting down'), 30_000, 'the server to begin shutting down');
+    await until(() => server.stdout.includes('shutting down'), 'the server to begin shutting down', { timeoutMs: 30_000 });
     await idleText;
     await assert.rejects(open(server.port), { code: 'ECONNREFUSED' }, 'new connections are refused');
     assert.ok(server.running, 'still running while a request is in flight');
@@ -100,17 +101,18 @@ test('SIGTERM with event streams open: each stream gets what was written and end
   const dir = tempDir(after);
   const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: TOKEN } });
   const streams = await Promise.all([1, 2, 3].map(() => rawStream(`${server.url}/events`, { authorization: `Bearer ${TOKEN}` })));
-  await waitUntil(() => streams.every((stream) => stream.text().startsWith('retry:')), 30_000, 'the streams to start');
+  await until(() => streams.every((stream) => stream.text().startsWith('retry:')), 'the streams to start', { timeoutMs: 30_000 });
   const created = await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body: '{"id":1,"name":"before the stop"}' });
   assert.equal(created.status, 200, created.text);
-  await waitUntil(() => streams.every((stream) => stream.text().includes('event: plant.created')), 30_000, 'the event on every stream');
+  await until(() => streams.every((stream) => stream.text().includes('event: plant.created')), 'the event on every stream', { timeoutMs: 30_000 });
 
   // Streams never end by themselves (a heartbeat keeps each alive): the server must end them to stop.
   const started = Date.now();
   assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null }, server.stdout);
   const took = Date.now() - started;
   for (const stream of streams) assert.equal(await stream.ended, true, 'the answer ended, not broken');
-  assert.ok(took < 5000, `stopped in ${took} ms`);
+  // Before the force-exit timer (10 s), as the line below also says: generous for a loaded machine.
+  assert.ok(took < 10_000, `stopped in ${took} ms`);
   assert.ok(!server.stdout.includes('exiting anyway'), 'not stopped by the force-exit timer');
   assert.match(server.stdout, /"signal":"SIGTERM".*"msg":"shutting down/);
 });

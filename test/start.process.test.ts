@@ -5,7 +5,8 @@ import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
-import { baseEnv, waitUntil } from './process.js';
+import { baseEnv } from './process.js';
+import { until } from './toolkit.js';
 
 /**
  * `npm start` builds only what changed (its prestart is `tsc -b tsconfig.build.json`, incremental): in a
@@ -55,7 +56,7 @@ async function startOnce(checkout: string): Promise<void> {
     }
   };
   try {
-    await waitUntil(() => output.includes('Server listening at') || child.exitCode !== null, 300_000, 'npm start to listen');
+    await until(() => output.includes('Server listening at') || child.exitCode !== null, 'npm start to listen', { timeoutMs: 300_000 });
     assert.match(output, /Server listening at/, output);
     kill('SIGTERM');
     await exited;

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { JWKS_MAX_BYTES, JWKS_REFRESH_MS, JWKS_RETRY_MS, JWKS_UNKNOWN_KID_REFETCH_MS, KeysUnavailableError } from '../../src/auth/jwks.js';
 import { JwtVerifier, type VerifiedJwt } from '../../src/auth/jwt.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, signingKey } from './identity-provider.js';
+import { until } from '../toolkit.js';
 
 /** The remote key set's fetching rules, on a clock the test moves (tokens live an hour, far beyond the moves). */
 describe('the JWKS cache', async () => {
@@ -51,7 +52,7 @@ describe('the JWKS cache', async () => {
     jwks.mode = 'fail';
     clock.now += JWKS_REFRESH_MS;
     assert.equal(await accepted(tokenA), true, 'the known key still serves');
-    await waitFor(() => failures.length === 1);
+    await until(() => failures.length === 1, 'the failed refresh to be reported');
     assert.match(failures[0]!, /500/);
     assert.equal(jwks.fetches, 2);
     clock.now += 1000;
@@ -125,10 +126,3 @@ describe('the JWKS cache', async () => {
     assert.equal(typeof (await verifier.verify(tokenA)), 'object');
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; !condition(); i++) {
-    if (i > 200) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

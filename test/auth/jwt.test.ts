@@ -7,6 +7,7 @@ import { JWT_LEEWAY_S } from '../../src/auth/jwt.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, nowSeconds, signingKey, unsigned } from './identity-provider.js';
+import { until } from '../toolkit.js';
 
 const FULL = { scope: 'plants:read plants:write' };
 const JWT_SETTINGS = { jwtIssuer: ISSUER, jwtAudience: AUDIENCE };
@@ -146,7 +147,8 @@ describe('JWTs verified with the keys of a JWKS (JWT_JWKS_URL)', async () => {
     const exp = nowSeconds() - JWT_LEEWAY_S + 2;
     const token = await mint(key, { ...FULL, exp });
     assert.equal((await read(t, token)).statusCode, 200);
-    await new Promise((resolve) => setTimeout(resolve, (exp + JWT_LEEWAY_S) * 1000 - Date.now() + 50));
+    // Time itself is the point: past exp and the leeway by the clock.
+    await until(() => Date.now() > (exp + JWT_LEEWAY_S) * 1000, 'the token to be past its exp and the leeway');
     assertRefused(await read(t, token), 'the JWT has expired');
   });
 });
@@ -260,7 +262,8 @@ describe('with the JWKS endpoint down', async () => {
     for (const token of [TOKEN, stored]) {
       const started = performance.now();
       assert.equal((await t.call('GET', '/plants', { token })).statusCode, 200);
-      assert.ok(performance.now() - started < 1000, 'answered at once');
+      // Generous for a loaded machine, and short of the key fetch's 5 s time-out that a token held up by the keys would wait out.
+      assert.ok(performance.now() - started < 4000, 'answered at once');
     }
     const res = await t.call('GET', '/plants', { token: await mint(await signingKey('key-a'), FULL) });
     assertError(res, 503, 'JWT_JWKS_URL');
@@ -273,9 +276,11 @@ describe('with the JWKS endpoint down', async () => {
     const t = await testApp(after, { config: { jwtJwksUrl: hanging.url, ...JWT_SETTINGS } });
     // A JWT waits for the keys (at most the fetch's 5 s time-out); a static token meanwhile does not.
     const jwtAnswer = t.call('GET', '/plants', { token: await mint(await signingKey('key-a'), FULL) });
-    const started = performance.now();
-    assert.equal((await t.call('GET', '/plants')).statusCode, 200);
-    assert.ok(performance.now() - started < 1000, `a static token took ${performance.now() - started} ms`);
+    const staticAnswer = t.call('GET', '/plants');
+    // Answered while the JWT still waits for the keys: the static token's answer comes first.
+    const first = await Promise.race([jwtAnswer.then(() => 'the JWT'), staticAnswer.then(() => 'the static token')]);
+    assert.equal(first, 'the static token');
+    assert.equal((await staticAnswer).statusCode, 200);
     assertError(await jwtAnswer, 503, 'JWT_JWKS_URL');
     assert.ok(hanging.fetches >= 1);
   });

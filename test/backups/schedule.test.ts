@@ -7,8 +7,9 @@ import { backupName } from '../../src/backups/names.js';
 import { BackupSchedule, type ScheduleLog } from '../../src/backups/schedule.js';
 import { backupMetrics } from '../../src/metrics/backups.js';
 import { tempDir } from '../helpers.js';
-import { waitUntil } from '../process.js';
+
 import { integrity, numbered, plantsIn, storeWith } from '../store/sqlite/backup/files.js';
+import { until } from '../toolkit.js';
 
 /** The server's schedule: when backups are taken, how they are named, pruned, counted and logged. */
 
@@ -41,7 +42,7 @@ describe('scheduled backups', () => {
     const into = join(dir, 'backups');
     const { backups, lines, metric, taken } = schedule(store, into, 1, 2);
     await backups.start();
-    await waitUntil(() => taken().length >= 3, 60_000, 'three backups');
+    await until(() => taken().length >= 3, 'three backups', { timeoutMs: 60_000 });
     await backups.stop();
 
     const names = readdirSync(into).sort();
@@ -89,12 +90,12 @@ describe('scheduled backups', () => {
     const store = join(dir, 'plants.db');
     const { backups, lines, metric, taken } = schedule(store, join(dir, 'backups'), 1, 3);
     await backups.start();
-    await waitUntil(() => lines.some((line) => line.level === 'error'), 60_000, 'a failure');
+    await until(() => lines.some((line) => line.level === 'error'), 'a failure', { timeoutMs: 60_000 });
     const failure = lines.find((line) => line.level === 'error')!;
     assert.equal(failure.message, `backup failed: there is no SQLite store at ${store} to back up; the next attempt is in 1s`);
     assert.ok((await metric('plant_store_backups_total{outcome="failed"}')) >= 1);
     await storeWith(store, numbered(2));
-    await waitUntil(() => taken().length >= 1, 60_000, 'a backup once the store exists');
+    await until(() => taken().length >= 1, 'a backup once the store exists', { timeoutMs: 60_000 });
     assert.equal(await metric('plant_store_backups_total{outcome="ok"}'), 1);
   });
 
@@ -104,7 +105,7 @@ describe('scheduled backups', () => {
     const into = join(dir, 'backups');
     const { backups, lines, metric } = schedule(store, into, 3600, 3);
     await backups.start();
-    await waitUntil(() => readdirSync(into).some((name) => name.includes('.partial-')), 60_000, 'a backup in progress', 5);
+    await until(() => readdirSync(into).some((name) => name.includes('.partial-')), 'a backup in progress', { timeoutMs: 60_000, everyMs: 5 });
     await backups.stop();
     assert.deepEqual(readdirSync(into), []);
     assert.equal(lines.filter((line) => line.level !== 'info').length, 0, JSON.stringify(lines));

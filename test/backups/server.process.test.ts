@@ -5,8 +5,9 @@ import { after, describe, it } from 'node:test';
 import { backupName } from '../../src/backups/names.js';
 import { tempDir } from '../helpers.js';
 import { scrape, valueOf } from '../metrics/scrape.js';
-import { request, run, SERVER_JS, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { request, run, SERVER_JS, startServer, type ServerProcess } from '../process.js';
 import { integrity, plantsIn } from '../store/sqlite/backup/files.js';
+import { until } from '../toolkit.js';
 
 /** BACKUP_DIR: the server takes backups on its schedule, names, prunes, counts and logs them, and never fails for them. */
 
@@ -49,7 +50,7 @@ describe('scheduled backups by the server', () => {
     const server = await startServer(after, { env: env(dir) });
     for (let id = 1; id <= 20; id++) await request(`${server.url}/plants/${id}`, { method: 'PUT', token: TOKEN, body: `{"name":"p${id}"}` });
     const count = taken(server).length;
-    await waitUntil(() => taken(server).length >= count + 3, 60_000, 'three more backups');
+    await until(() => taken(server).length >= count + 3, 'three more backups', { timeoutMs: 60_000 });
 
     const names = readdirSync(into).sort();
     assert.equal(names.length, 2, names.join(' '));
@@ -68,14 +69,14 @@ describe('scheduled backups by the server', () => {
     rmSync(into, { recursive: true });
     // (One in progress when it went fails as its file cannot be written; the next ones before they begin.)
     const missing = `backup failed: the directory ${into} does not exist; the next attempt is in 1s`;
-    await waitUntil(() => failed(server).some((line) => line.msg === missing), 60_000, 'a failed backup');
+    await until(() => failed(server).some((line) => line.msg === missing), 'a failed backup', { timeoutMs: 60_000 });
     assert.ok(failed(server).every((line) => line.level === 50 && / the next attempt is in 1s$/.test(line.msg)));
     assert.equal((await request(`${server.url}/plants/21`, { method: 'PUT', token: TOKEN, body: '{"name":"p21"}' })).status, 201);
     const later = await scrape(metricsUrl(server)!);
     assert.ok(valueOf(later.metrics, 'plant_store_backups_total', { outcome: 'failed' })! >= 1);
     // …and once it is back, the next one is taken.
     mkdirSync(into);
-    await waitUntil(() => readdirSync(into).some((name) => BACKUP.test(name)), 60_000, 'a backup once the directory is back');
+    await until(() => readdirSync(into).some((name) => BACKUP.test(name)), 'a backup once the directory is back', { timeoutMs: 60_000 });
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
   });
 
@@ -86,8 +87,8 @@ describe('scheduled backups by the server', () => {
     mkdirSync(join(dir, 'backups'));
     writeFileSync(join(dir, 'backups', backupName(join(dir, 'plants.db'), new Date())), '');
     const server = await startServer(after, { env: env(dir, { WEB_CONCURRENCY: '2', BACKUP_INTERVAL: '3s', BACKUP_KEEP: '10' }) });
-    await waitUntil(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 30_000, 'two workers to listen');
-    await waitUntil(() => taken(server).length >= 3, 60_000, 'three backups');
+    await until(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 'two workers to listen', { timeoutMs: 30_000 });
+    await until(() => taken(server).length >= 3, 'three backups', { timeoutMs: 60_000 });
     const pids = new Set(taken(server).map((line) => line.pid));
     assert.equal(pids.size, 1, 'every backup taken by one process');
     assert.ok(!pids.has(server.child.pid!), 'a worker: the supervisor runs none of the service');

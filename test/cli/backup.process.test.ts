@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from '../helpers.js';
-import { cli, request, run, SERVER_JS, startServer, waitUntil, type Ran } from '../process.js';
+import { cli, request, run, SERVER_JS, startServer, type Ran } from '../process.js';
 import { dirState, integrity, plantsIn, withHiddenTrigger } from '../store/sqlite/backup/files.js';
+import { until } from '../toolkit.js';
 
 /** `plant-store backup FILE` and `plant-store restore FILE`, as an operator runs them beside a server. */
 
@@ -53,7 +54,7 @@ describe('backup and restore beside a running server', async () => {
 
   test('backup while the server takes writes: the copy holds every plant acknowledged before it began, and is consistent', async () => {
     const load = writeLoad(server.url, 8);
-    await waitUntil(() => load.acknowledged.size >= 200, 30_000, 'writes to be acknowledged');
+    await until(() => load.acknowledged.size >= 200, 'writes to be acknowledged', { timeoutMs: 30_000 });
     before = new Map(load.acknowledged);
     const backup = await cli(databaseUrl, 'backup', copy);
     const during = load.acknowledged.size - before.size;

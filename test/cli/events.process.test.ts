@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { FEED_START_ID } from '../../src/store/event-store.js';
 import { tempDir } from '../helpers.js';
-import { baseEnv, cli, CLI_JS, request, run, startServer, waitUntil, type Exit, type ServerProcess } from '../process.js';
+import { baseEnv, cli, CLI_JS, request, run, startServer, type Exit, type ServerProcess } from '../process.js';
 import { freePort, postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
+import { needs, until } from '../toolkit.js';
 
 /** `plant-store events tail`: the change feed as NDJSON, from the store DATABASE_URL names, until stopped. */
 
@@ -67,12 +68,12 @@ describe('events tail on SQLite', async () => {
     const firstId = (JSON.parse(first!) as { id: string }).id;
     const following = tail(databaseUrl, '--after', firstId);
     const fromStart = tail(databaseUrl, '--after', FEED_START_ID);
-    await waitUntil(() => following.lines().length === 1, 10_000, 'the event after --after');
+    await until(() => following.lines().length === 1, 'the event after --after', { timeoutMs: 10_000 });
     await write(server, 'PATCH', '/plants/1', '{"tag":"green"}');
     await write(server, 'DELETE', '/plants/9223372036854775807');
     const all = await listed(server);
     assert.equal(all.length, 4);
-    await waitUntil(() => following.lines().length === 3 && fromStart.lines().length === 4, 10_000, 'the new events');
+    await until(() => following.lines().length === 3 && fromStart.lines().length === 4, 'the new events', { timeoutMs: 10_000 });
     assert.deepEqual(following.lines(), all.slice(1), 'exactly the JSON GET /events lists, ids exact, in order');
     assert.deepEqual(fromStart.lines(), all, `${FEED_START_ID} is the place before every event`);
     assert.deepEqual(
@@ -88,15 +89,17 @@ describe('events tail on SQLite', async () => {
     const now = tail(databaseUrl);
     const deletes = tail(databaseUrl, '--type', 'plant.deleted', '--type', 'plant.updated', '--after', FEED_START_ID);
     const newest = (JSON.parse((await listed(server)).at(-1)!) as { id: string }).id;
-    await waitUntil(() => now.stderr().includes(`following the events after ${newest}\n`), 10_000, 'the tail to start at the newest event');
+    await until(() => now.stderr().includes(`following the events after ${newest}\n`), 'the tail to start at the newest event', {
+      timeoutMs: 10_000,
+    });
     const typeOf = (line: string) => (JSON.parse(line) as { type: string }).type;
     const wanted = (lines: string[]) => lines.filter((line) => typeOf(line) !== 'plant.created');
     const earlier = wanted(await listed(server));
     assert.ok(earlier.length > 0, 'the first test patched and deleted');
-    await waitUntil(() => deletes.lines().length === earlier.length, 10_000, 'the earlier updates and deletions');
+    await until(() => deletes.lines().length === earlier.length, 'the earlier updates and deletions', { timeoutMs: 10_000 });
     await write(server, 'POST', '/plants', '{"id":3,"name":"After"}');
     await write(server, 'DELETE', '/plants/3');
-    await waitUntil(() => now.lines().length === 2 && deletes.lines().length === earlier.length + 1, 10_000, 'the new events');
+    await until(() => now.lines().length === 2 && deletes.lines().length === earlier.length + 1, 'the new events', { timeoutMs: 10_000 });
     const all = await listed(server);
     assert.deepEqual(now.lines(), all.slice(-2), 'only what committed after it started');
     assert.deepEqual(deletes.lines(), wanted(all), 'only updates and deletions');
@@ -156,28 +159,27 @@ describe('events tail --url, from a running service', async () => {
   test('follows GET /events as a stream and, when the service goes away and comes back, resumes with Last-Event-ID: every event once', async () => {
     await write(server, 'POST', '/plants', '{"id":9223372036854775807,"name":"Max"}');
     const following = tail({ PLANT_STORE_TOKEN: TOKEN }, '--url', server.url, '--after', FEED_START_ID);
-    await waitUntil(() => following.lines().length === 1, 10_000, 'the first event');
+    await until(() => following.lines().length === 1, 'the first event', { timeoutMs: 10_000 });
     await write(server, 'PATCH', '/plants/9223372036854775807', '{"tag":"big"}');
-    await waitUntil(() => following.lines().length === 2, 10_000, 'the event as it commits');
+    await until(() => following.lines().length === 2, 'the event as it commits', { timeoutMs: 10_000 });
 
     // The service stops (its streams end cleanly); changes are made meanwhile, straight into its database.
     assert.equal((await server.stop('SIGTERM')).code, 0);
     const imported = await run([CLI_JS, 'plants', 'import', '-'], { env: { DATABASE_URL: databaseUrl }, input: '{"id":5,"name":"while away"}\n' });
     assert.equal(imported.code, 0, imported.stderr);
-    await waitUntil(() => /connection lost/.test(following.stderr()), 10_000, 'the tail to notice');
+    await until(() => /connection lost/.test(following.stderr()), 'the tail to notice', { timeoutMs: 10_000 });
     // (Last: a server started in a test is stopped when that test ends.)
     server = await startServer(after, { env });
     await write(server, 'DELETE', '/plants/5');
-    await waitUntil(() => following.lines().length === 4, 20_000, 'the events made while it was away, and after');
+    await until(() => following.lines().length === 4, 'the events made while it was away, and after', { timeoutMs: 20_000 });
     assert.match(following.stderr(), /reconnected/);
     assert.deepEqual(following.lines(), await listed(server), 'every event once, in order, as GET /events lists them');
     assert.deepEqual(await following.stop(), { code: 0, signal: null });
   });
 });
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('events tail on PostgreSQL', postgresUnavailableReason());
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING events tail on PostgreSQL: ${skipReason} ***\n\n`);
   test('events tail on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   test(
@@ -189,19 +191,19 @@ if (skipReason) {
       const server = await startServer(after, { env: { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: TOKEN } });
       await write(server, 'POST', '/plants', '{"id":1,"name":"Before"}');
       const following = tail(databaseUrl, '--after', FEED_START_ID);
-      await waitUntil(() => following.lines().length === 1, 10_000, 'the first event');
+      await until(() => following.lines().length === 1, 'the first event', { timeoutMs: 10_000 });
 
       await postgres.stop('fast');
-      await waitUntil(() => /cannot read events/.test(following.stderr()), 10_000, 'the tail to notice the outage');
+      await until(() => /cannot read events/.test(following.stderr()), 'the tail to notice the outage', { timeoutMs: 10_000 });
       await postgres.startServer();
       // The server reconnects too; its first writes may be refused while it does.
-      await waitUntil(
+      await until(
         async () => (await request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body: '{"id":2,"name":"After"}' })).status === 200,
-        30_000,
         'a write after the restart',
+        { timeoutMs: 30_000 },
       );
       await write(server, 'DELETE', '/plants/1');
-      await waitUntil(() => following.lines().length === 3, 20_000, 'the events made after the restart');
+      await until(() => following.lines().length === 3, 'the events made after the restart', { timeoutMs: 20_000 });
       assert.match(following.stderr(), /reading events again/);
       assert.deepEqual(following.lines(), await listed(server), 'every event once, in order');
       assert.deepEqual(await following.stop(), { code: 0, signal: null });

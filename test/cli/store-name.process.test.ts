@@ -4,6 +4,7 @@ import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { CLI_JS, run, type Ran } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
+import { needs } from '../toolkit.js';
 
 /**
  * Every command that writes names the store it wrote to, on stderr: the SQLite file's absolute path, or the
@@ -83,7 +84,7 @@ describe('every write names its store', () => {
     assert.match(restored.stderr, new RegExp(`^restored ${file.replaceAll('.', '\\.')} from `));
   });
 
-  const skip = postgresUnavailableReason();
+  const skip = needs("the CLI's PostgreSQL store name", postgresUnavailableReason());
   test('PostgreSQL: the URL without its password', { skip, timeout: 120_000 }, async () => {
     const postgres = await TestPostgres.start(after);
     const url = new URL(await postgres.createDatabase());

@@ -8,7 +8,8 @@ import { createToken } from '../../src/auth/tokens.js';
 import { FEED_START_ID } from '../../src/store/event-store.js';
 import { registerEndpoint } from '../../src/webhooks/endpoints.js';
 import { openSqlite, tempDir } from '../helpers.js';
-import { baseEnv, CLI_JS, run, waitUntil, type Ran } from '../process.js';
+import { baseEnv, CLI_JS, run, type Ran } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * Stored text that anyone with plants:write (or a webhook's or token's maker) chose, printed by every command
@@ -110,7 +111,7 @@ describe('stored text on a terminal and to a pipe', async () => {
     after(() => void (child.exitCode === null && child.kill('SIGKILL')));
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    await waitUntil(() => stderr.includes('reconnecting'), 10_000, 'the message');
+    await until(() => stderr.includes('reconnecting'), 'the message', { timeoutMs: 10_000 });
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('close', resolve));
     assert.match(stderr, /connection lost \(503: busy Fern\\x1b\[2K\\rOK /);
@@ -125,7 +126,7 @@ describe('stored text on a terminal and to a pipe', async () => {
     after(() => void (child.exitCode === null && child.kill('SIGKILL')));
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    await waitUntil(() => stdout.split('\n').length > 2, 10_000, 'the events');
+    await until(() => stdout.split('\n').length > 2, 'the events', { timeoutMs: 10_000 });
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('close', resolve));
     assert.deepEqual(controls(stdout), []);

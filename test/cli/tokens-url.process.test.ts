@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { assertFails, cli, CLI_JS, request, run, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { assertFails, cli, CLI_JS, request, run, startServer } from '../process.js';
 import { freePort } from '../store/postgres/pg-server.js';
+import { becomesRefused } from '../toolkit.js';
 
 /**
  * `plant-store token create|list|revoke --url URL`: the token commands through a running service's API
@@ -24,10 +25,6 @@ interface Listed {
   scopes: string[];
   createdAt: string;
   revokedAt: string | null;
-}
-
-async function becomesRefused(server: ServerProcess, token: string): Promise<void> {
-  await waitUntil(async () => (await request(`${server.url}/token`, { token })).status === 401, 3000, 'the revoked token to be refused', 100);
 }
 
 describe('tokens through a running service (--url)', async () => {
@@ -110,14 +107,14 @@ describe('tokens through a running service (--url)', async () => {
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.equal(revoked.stdout, '');
     assert.equal(revoked.stderr, `revoked token ${id} "to revoke" at ${server.url}; it is refused within a second\n`);
-    await becomesRefused(server, byName);
+    await becomesRefused(`${server.url}/token`, byName);
     assert.notEqual((await stored()).find((t) => t.id === id)?.revokedAt, null);
 
     const byId = await made(['--name', 'by id', '--scope', 'plants:read']);
     const other = await idOf('by id');
     const again = await tokens(['revoke', other]);
     assert.equal(again.stderr, `revoked token ${other} "by id" at ${server.url}; it is refused within a second\n`);
-    await becomesRefused(server, byId);
+    await becomesRefused(`${server.url}/token`, byId);
 
     // An active token's id wins over another active token's name equal to it.
     const reportingId = await idOf('reporting');
@@ -191,7 +188,7 @@ describe('tokens through a running service (--url)', async () => {
     const self = await tokens(['revoke', 'admin', '--self'], admin);
     assert.equal(self.code, 0, self.stderr);
     assert.equal(self.stderr, `revoked token ${id} "admin" at ${server.url}; it is refused within a second\n`);
-    await becomesRefused(server, admin);
+    await becomesRefused(`${server.url}/token`, admin);
   });
 
   test('an unreachable service, a missing token, --self without --url: one line', async () => {

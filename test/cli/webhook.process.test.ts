@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { CLI_JS, request, run, startServer, waitUntil } from '../process.js';
+import { CLI_JS, request, run, startServer } from '../process.js';
 import { Receiver, verify } from '../webhooks/receiver.js';
+import { until } from '../toolkit.js';
 
 /** `plant-store webhook ...` against the database of a running server, as an operator uses it. */
 
@@ -45,14 +46,13 @@ describe('webhook commands against a running server', async () => {
     assert.match(table.stdout, /^ID\s+URL\s+EVENTS\s+STATE\n/);
     assert.ok(table.stdout.includes(endpoint.id));
 
-    await waitUntil(
+    await until(
       async () => {
         const log = await webhook('deliveries', endpoint.id, '--json', '--status', 'delivered');
         return log.code === 0 && (JSON.parse(log.stdout) as unknown[]).length === 1;
       },
-      10_000,
       'the delivery to be in the log',
-      200,
+      { timeoutMs: 10_000, everyMs: 200 },
     );
     const log = await webhook('deliveries', endpoint.id);
     // The event's type, its plant and its time, then what became of it.

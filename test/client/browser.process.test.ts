@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { browserSkip, watchedPage } from '../chromium.js';
 import { tempDir, TOKEN } from '../helpers.js';
 import { startServer } from '../process.js';
+import { needs } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the client's browser test: ${skip} ***\n\n`);
+const skip = needs("the client's browser test", browserSkip);
 
 /** The package's built modules, served as they are (no bundler), and openapi-fetch's ESM build. */
 const CLIENT_DIST = fileURLToPath(new URL('../../../packages/client/dist/', import.meta.url));
@@ -32,6 +32,7 @@ const IMPORT_MAP = {
 function mainScript(serviceUrl: string): string {
   return `import { createClient } from '@plant-store/client';
 import { parseJson } from '@plant-store/client/json';
+import { needs } from '../toolkit.js';
 
 const show = (value) => JSON.parse(JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v + 'n' : v)));
 const client = createClient({ baseUrl: ${JSON.stringify(serviceUrl)}, headers: { Authorization: 'Bearer ${TOKEN}' } });

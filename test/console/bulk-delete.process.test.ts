@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { browserSkip } from '../chromium.js';
-import { addPlants, eventually, openConsole, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's bulk delete browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's bulk delete browser tests", browserSkip);
 
 /** Whether the page's "Select all on this page" box is checked, mixed (indeterminate), or neither. */
 const pageBox = (page: import('playwright-core').Page) =>
@@ -27,7 +27,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
       if (request.method() === 'DELETE') deletes.set(new URL(request.url()).pathname, request.headers()['if-match']);
     });
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).join() === '1,2,3,4,5', 'the plants');
+    await until(async () => (await shownIds(page)).join() === '1,2,3,4,5', 'the plants');
     assert.equal(await page.getByRole('button', { name: 'Delete selected' }).isDisabled(), true, 'nothing selected yet');
 
     const versions: Record<string, string> = {};
@@ -43,14 +43,14 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     await page.getByText('4 plants selected.').waitFor();
     assert.equal(await pageBox(page), 'mixed');
     // Each selected plant's version is read as it is selected.
-    await eventually(async () => [1, 2, 3, 4].every((id) => answers.includes(`200 GET /plants/${id}`)), 'the versions read');
+    await until(async () => [1, 2, 3, 4].every((id) => answers.includes(`200 GET /plants/${id}`)), 'the versions read');
 
     // Meanwhile, another client: renames Bravo, deletes Charlie, writes Delta again as it was (a new version, the same content).
     assert.equal((await t.call('PATCH', '/plants/2', { body: { name: 'Bravo (theirs)' } })).statusCode, 200);
     assert.equal((await t.call('DELETE', '/plants/3')).statusCode, 204);
     assert.equal((await t.call('PUT', '/plants/4', { body: { name: 'Delta', tag: 'd' } })).statusCode, 200);
     // The table follows the feed; the selection stays.
-    await eventually(async () => (await shownIds(page)).join() === '1,2,4,5', 'Charlie gone from the table');
+    await until(async () => (await shownIds(page)).join() === '1,2,4,5', 'Charlie gone from the table');
     await page.getByText('4 plants selected.').waitFor();
 
     // Cancel first: nothing is deleted.
@@ -88,7 +88,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     assert.equal((await t.call('GET', '/plants/2')).json().name, 'Bravo (theirs)');
     assert.equal((await t.call('GET', '/plants/4')).statusCode, 200);
     assert.equal((await t.call('GET', '/plants/5')).statusCode, 200);
-    await eventually(async () => (await shownIds(page)).join() === '2,4,5', 'the table after');
+    await until(async () => (await shownIds(page)).join() === '2,4,5', 'the table after');
     assert.equal(await page.getByRole('button', { name: 'Delete selected' }).isDisabled(), true, 'the selection is cleared');
 
     for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
@@ -102,7 +102,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
       Array.from({ length: 12 }, (_, i) => ({ id: i + 1, name: `Seedling ${i + 1}` })),
     );
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).length === 10, 'a page of ten');
+    await until(async () => (await shownIds(page)).length === 10, 'a page of ten');
     const all = page.getByRole('checkbox', { name: 'Select all on this page' });
     await all.check();
     await page.getByText('10 plants selected.').waitFor();
@@ -120,7 +120,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     await page.getByRole('dialog', { name: 'Delete 10 plants?' }).getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Deleted 10 plants.' }).waitFor();
     assert.equal(await page.getByRole('alert').count(), 0, 'no failure to list');
-    await eventually(async () => (await shownIds(page)).join() === '11,12', 'the two left');
+    await until(async () => (await shownIds(page)).join() === '11,12', 'the two left');
     assert.deepEqual(
       (await t.call('GET', '/plants')).json().map((plant: { id: number }) => plant.id),
       [11, 12],
@@ -140,7 +140,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     });
     // Without events:read the table is not refreshed by the feed: its rows can be older than the plants.
     await signIn(page, await t.tokenWith('plants:read', 'plants:write'));
-    await eventually(async () => (await shownIds(page)).join() === '1,2', 'the plants');
+    await until(async () => (await shownIds(page)).join() === '1,2', 'the plants');
     assert.equal((await t.call('PATCH', '/plants/1', { body: { tag: 'changed' } })).statusCode, 200);
     await page.getByRole('checkbox', { name: 'Select Fern' }).check();
     await page.getByRole('checkbox', { name: 'Select Ivy' }).check();
@@ -162,7 +162,7 @@ describe('the console: deleting the plants selected', { skip, timeout: 180_000 }
     const { t, page, errors } = await openConsole(after);
     await addPlants(t, [{ id: 1, name: 'Fern' }]);
     await signIn(page, await t.tokenWith('plants:read'));
-    await eventually(async () => (await shownIds(page)).join() === '1', 'the plant');
+    await until(async () => (await shownIds(page)).join() === '1', 'the plant');
     assert.equal(await page.getByRole('checkbox').count(), 0);
     assert.equal(await page.getByRole('button', { name: 'Delete selected' }).count(), 0);
     assert.deepEqual(errors(), []);

@@ -32,14 +32,18 @@ interface FakeClient {
   GET(path: string, options: { params: { header: Record<string, string> }; signal: AbortSignal }): Promise<unknown>;
 }
 
-/** A client whose GET /events gives the answers in turn, then a stream that stays open; `asked` records each request's headers. */
-function scripted(answers: Answer[]): { client: FakeClient; asked: Array<Record<string, string>>; waiting: Promise<void> } {
+/**
+ * A client whose GET gives the answers in turn, then a stream that stays open; `asked` records each request's
+ * headers and `paths` its path (checked by the tests: an assertion in here would be caught by the feed).
+ */
+function scripted(answers: Answer[]): { client: FakeClient; asked: Array<Record<string, string>>; paths: string[]; waiting: Promise<void> } {
   const asked: Array<Record<string, string>> = [];
+  const paths: string[] = [];
   let release!: () => void;
   const waiting = new Promise<void>((resolve) => (release = resolve));
   const client: FakeClient = {
     GET(path, { params, signal }) {
-      assert.equal(path, '/events');
+      paths.push(path);
       asked.push(params.header);
       const answer = answers.shift();
       if (answer === undefined) {
@@ -66,7 +70,7 @@ function scripted(answers: Answer[]): { client: FakeClient; asked: Array<Record<
       return Promise.resolve({ response: new Response(body), data: body });
     },
   };
-  return { client, asked, waiting };
+  return { client, asked, paths, waiting };
 }
 
 const created = (id: number, name: string) => JSON.stringify({ type: 'plant.created', timestamp: '2026-01-01T00:00:00.000Z', data: { id, name } });
@@ -78,7 +82,7 @@ describe("the console's change feed follower", () => {
   });
 
   it("hands on the plant events with their ids, and resumes after a drop with Last-Event-ID after the stream's retry hint", async () => {
-    const { client, asked, waiting } = scripted([
+    const { client, asked, paths, waiting } = scripted([
       // The stream cut in the middle of lines and of a CRLF; a `start` frame, a heartbeat, an event of another type.
       {
         chunks: [
@@ -119,10 +123,11 @@ describe("the console's change feed follower", () => {
       { 'last-event-id': 'msg_3' },
     ]);
     assert.deepEqual(states, ['connecting', 'live', 'reconnecting', 'live', 'reconnecting', 'reconnecting', 'live', 'reconnecting', 'live']);
+    assert.deepEqual(paths, ['/events', '/events', '/events', '/events', '/events']);
   });
 
   it('sends no Last-Event-ID once the stream cleared it (an empty id), and starts over after 410', async () => {
-    const { client, asked, waiting } = scripted([
+    const { client, asked, paths, waiting } = scripted([
       { chunks: ['retry: 1\nid: msg_1\nevent: plant.created\ndata: ' + created(1, 'a') + '\n\nid\ndata: x\n\n'] },
       { chunks: ['retry: 1\nid: msg_9\n\n'] },
       { status: 410, message: 'msg_9 is no longer in the feed' },
@@ -137,10 +142,11 @@ describe("the console's change feed follower", () => {
     feed.stop();
     await running;
     assert.deepEqual(asked, [{}, {}, { 'last-event-id': 'msg_9' }, {}]);
+    assert.deepEqual(paths, ['/events', '/events', '/events', '/events']);
   });
 
   it('stops for good when the token may not read the feed', async () => {
-    const { client, asked } = scripted([{ status: 403, message: 'this token lacks the scope events:read' }]);
+    const { client, asked, paths } = scripted([{ status: 403, message: 'this token lacks the scope events:read' }]);
     const states: State[] = [];
     await new m.ChangeFeed(
       client,
@@ -149,5 +155,6 @@ describe("the console's change feed follower", () => {
     ).run();
     assert.deepEqual(states, [{ kind: 'connecting' }, { kind: 'stopped', reason: 'this token lacks the scope events:read' }]);
     assert.equal(asked.length, 1);
+    assert.deepEqual(paths, ['/events']);
   });
 });

@@ -79,15 +79,6 @@ export async function shownIds(page: Page): Promise<string[]> {
   return (await rows(page)).map((row) => row.split(' | ')[0]!);
 }
 
-/** Waits (polling, up to `timeoutMs`) until `condition` holds; fails naming `what`. */
-export async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Creates plants through the API, as another client would. */
 export async function addPlants(t: TestApp, plants: Array<{ id: number | string; name: string; tag?: string }>): Promise<void> {
   for (const plant of plants) {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
-import { addPlants, eventually, openConsole, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's keyboard shortcut browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's keyboard shortcut browser tests", browserSkip);
 
 /** The focused element: `input#id`, or `tag: text`. */
 function focused(page: Page): Promise<string> {
@@ -21,7 +21,7 @@ describe('the console: keyboard shortcuts', { skip, timeout: 180_000 }, () => {
     const { t, page, origin, requests, errors } = await openConsole(after);
     await addPlants(t, [{ id: 1, name: 'Fern' }]);
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).join() === '1', 'the plant');
+    await until(async () => (await shownIds(page)).join() === '1', 'the plant');
     const search = page.getByRole('searchbox', { name: 'Search' });
     const newPlant = page.getByRole('dialog', { name: 'New plant' });
     const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
@@ -46,7 +46,7 @@ describe('the console: keyboard shortcuts', { skip, timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'Export CSV' }).focus();
     await page.keyboard.press('n');
     await newPlant.waitFor();
-    await eventually(async () => (await focused(page)).startsWith('input#'), 'the focus in the dialog');
+    await until(async () => (await focused(page)).startsWith('input#'), 'the focus in the dialog');
     assert.equal(await newPlant.getByLabel('Id').inputValue(), '');
     // In a dialog, shortcuts are off: `?` types, `/` too.
     await page.keyboard.type('?/');

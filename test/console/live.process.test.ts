@@ -4,10 +4,10 @@ import { parseJson } from '@plant-store/client/json';
 import type { Page, Request } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
 import { TOKEN, type TestApp } from '../helpers.js';
-import { addPlants, eventually, openConsole, rows, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, rows, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's live browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's live browser tests", browserSkip);
 
 /** The feed as GET /events lists it: [id, type], in commit order. */
 async function listed(t: TestApp): Promise<Array<[string, string]>> {
@@ -45,16 +45,16 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     const { t, page, errors } = await openConsole(after);
     await addPlants(t, [{ id: 1, name: 'Already here' }]);
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).join() === '1', 'the first plant');
+    await until(async () => (await shownIds(page)).join() === '1', 'the first plant');
     await live(page);
 
     // Written by another client (the API, in-process): it appears within a second (waited for up to a few seconds).
     await addPlants(t, [{ id: 2, name: 'Arrived live', tag: 'new' }]);
-    await eventually(async () => (await rows(page)).includes('2 | Arrived live | new | Edit plant 2Delete plant 2'), 'the new plant', 5000);
+    await until(async () => (await rows(page)).includes('2 | Arrived live | new | Edit plant 2Delete plant 2'), 'the new plant', { timeoutMs: 5000 });
     assert.equal((await t.call('PATCH', '/plants/1', { body: { name: 'Renamed elsewhere' } })).statusCode, 200);
-    await eventually(async () => (await rows(page))[0]!.startsWith('1 | Renamed elsewhere |'), 'the change', 5000);
+    await until(async () => (await rows(page))[0]!.startsWith('1 | Renamed elsewhere |'), 'the change', { timeoutMs: 5000 });
     assert.equal((await t.call('DELETE', '/plants/2')).statusCode, 204);
-    await eventually(async () => (await shownIds(page)).join() === '1', 'the plant deleted', 5000);
+    await until(async () => (await shownIds(page)).join() === '1', 'the plant deleted', { timeoutMs: 5000 });
     assert.deepEqual(errors(), []);
   });
 
@@ -72,7 +72,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
       { id: '9007199254740993', name: 'Beyond 2^53', tag: 'big' },
     ]);
     assert.equal((await t.call('PATCH', '/plants/1', { body: { tag: 'changed' } })).statusCode, 200);
-    await eventually(async () => (await changesShown(page)).length === 3, 'three changes');
+    await until(async () => (await changesShown(page)).length === 3, 'three changes');
     assert.deepEqual(await changesShown(page), await listed(t));
     assert.deepEqual(
       (await rows(page)).map((row) => row.split(' | ').slice(1, 5).join(' | ')),
@@ -85,7 +85,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     await addPlants(t, [{ id: 3, name: 'Three' }]);
     assert.equal((await t.call('DELETE', '/plants/1')).statusCode, 204);
     await addPlants(t, [{ id: 4, name: 'Four' }]);
-    await eventually(async () => (await changesShown(page)).length === 6, 'the changes made across the cut');
+    await until(async () => (await changesShown(page)).length === 6, 'the changes made across the cut');
     assert.deepEqual(await changesShown(page), await listed(t), 'every event once, in commit order');
     await live(page);
 
@@ -105,7 +105,7 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     const { t, page, errors } = await openConsole(after);
     await openChanges(page);
     await addPlants(t, [{ id: 1, name: 'One' }]);
-    await eventually(async () => (await changesShown(page)).length === 1, 'the first change');
+    await until(async () => (await changesShown(page)).length === 1, 'the first change');
 
     await page.getByRole('button', { name: 'Pause' }).click();
     await addPlants(t, [

@@ -5,10 +5,10 @@ import type { Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
 import { VERSION } from '../../src/version.js';
 import { TOKEN } from '../helpers.js';
-import { addPlants, eventually, openConsole, signIn, type PageWindow } from './harness.js';
+import { addPlants, openConsole, signIn, type PageWindow } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's offline, CSP and accessibility browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's offline, CSP and accessibility browser tests", browserSkip);
 
 interface Violation {
   id: string;
@@ -242,7 +242,7 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'New plant' });
     await dialog.waitFor();
-    await eventually(async () => (await focused()).startsWith('input#'), 'the focus in the dialog');
+    await until(async () => (await focused()).startsWith('input#'), 'the focus in the dialog');
     await page.keyboard.type('42');
     await page.keyboard.press('Tab');
     await page.keyboard.type('Typed plant');

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { browserSkip } from '../chromium.js';
-import { addPlants, eventually, openConsole, rows, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, rows, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's plant browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's plant browser tests", browserSkip);
 
 /** 2^63 - 1, the largest id: a JS number cannot hold it. */
 const MAX_ID = '9223372036854775807';
@@ -20,7 +20,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
       { id: 5, name: 'FERN-leaf lavender' },
     ]);
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).join() === '1,2,3,4,5', 'the five plants');
+    await until(async () => (await shownIds(page)).join() === '1,2,3,4,5', 'the five plants');
     assert.deepEqual(await rows(page), [
       '1 | Boston Fern | fern | Edit plant 1Delete plant 1',
       '2 | Monstera | tropical | Edit plant 2Delete plant 2',
@@ -33,20 +33,20 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     // Search: the API's q, any case.
     await page.getByRole('searchbox', { name: 'Search' }).fill('fern');
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => (await shownIds(page)).join() === '1,3,5', 'the ferns');
+    await until(async () => (await shownIds(page)).join() === '1,3,5', 'the ferns');
     assert.ok(answers.includes('200 GET /plants'));
     // With a tag too; then by tag alone, two of them.
     await page.getByLabel('With tag').fill('fern');
     await page.keyboard.press('Enter');
-    await eventually(async () => (await shownIds(page)).join() === '1,3', 'the ferns tagged fern');
+    await until(async () => (await shownIds(page)).join() === '1,3', 'the ferns tagged fern');
     await page.getByRole('searchbox', { name: 'Search' }).fill('');
     await page.getByLabel('With tag').fill('succulent, tropical');
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => (await shownIds(page)).join() === '2,4', 'the succulent and the tropical plant');
+    await until(async () => (await shownIds(page)).join() === '2,4', 'the succulent and the tropical plant');
     await page.getByLabel('Sort by').selectOption({ label: 'Name, A to Z' });
-    await eventually(async () => (await shownIds(page)).join() === '4,2', 'by name');
+    await until(async () => (await shownIds(page)).join() === '4,2', 'by name');
     await page.getByLabel('Sort by').selectOption({ label: 'Id, descending' });
-    await eventually(async () => (await shownIds(page)).join() === '4,2', 'by id, descending');
+    await until(async () => (await shownIds(page)).join() === '4,2', 'by id, descending');
     await page.getByLabel('With tag').fill('none-such');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No plants found.').waitFor();
@@ -59,17 +59,17 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     await page.getByLabel('With tag').fill('');
     await page.getByLabel('Sort by').selectOption({ label: 'Id, ascending' });
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => (await shownIds(page)).length === 25 && (await shownIds(page))[0] === '1', 'the first page');
+    await until(async () => (await shownIds(page)).length === 25 && (await shownIds(page))[0] === '1', 'the first page');
     assert.equal(await page.getByRole('button', { name: 'Previous page' }).isDisabled(), true);
     await page.getByRole('button', { name: 'Next page' }).click();
-    await eventually(async () => (await shownIds(page))[0] === '120', 'the second page');
+    await until(async () => (await shownIds(page))[0] === '120', 'the second page');
     assert.equal((await shownIds(page)).at(-1), '144');
     await page.getByRole('button', { name: 'Next page' }).click();
-    await eventually(async () => (await shownIds(page)).join() === Array.from({ length: 10 }, (_, i) => 145 + i).join(), 'the last page');
+    await until(async () => (await shownIds(page)).join() === Array.from({ length: 10 }, (_, i) => 145 + i).join(), 'the last page');
     await page.getByRole('status').filter({ hasText: 'Page 3 · 60 plants found' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await eventually(async () => (await shownIds(page))[0] === '120', 'back to the second page');
+    await until(async () => (await shownIds(page))[0] === '120', 'back to the second page');
     assert.ok(answers.some((answer) => answer === '200 GET /plants'));
     assert.deepEqual(errors(), []);
   });
@@ -92,7 +92,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
       .getByRole('status')
       .filter({ hasText: `Created plant ${MAX_ID}.` })
       .waitFor();
-    await eventually(async () => (await shownIds(page)).includes(MAX_ID), 'the new plant in the table');
+    await until(async () => (await shownIds(page)).includes(MAX_ID), 'the new plant in the table');
     const stored = await t.call('GET', `/plants/${MAX_ID}`);
     assert.equal(stored.payload, `{"id":${MAX_ID},"name":"Biggest leaf","tag":"huge"}`);
 
@@ -137,7 +137,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
       const dialog = page.getByRole('dialog', { name: `Edit plant ${id}` });
       // The form opens with the row's values and reads the stored plant (its ETag) before Save is enabled:
       // a write from another client must come after that read to be a conflict, not the version read.
-      await eventually(() => dialog.getByRole('button', { name: 'Save' }).isEnabled(), 'the stored plant read into the form');
+      await until(() => dialog.getByRole('button', { name: 'Save' }).isEnabled(), 'the stored plant read into the form');
       assert.equal(await dialog.getByLabel('Id').getAttribute('readonly'), '');
       return dialog;
     };
@@ -166,7 +166,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     await dialog.getByRole('button', { name: 'Keep mine' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved plant 7.' }).waitFor();
     assert.deepEqual((await t.call('GET', '/plants/7')).json(), { id: 7, name: 'Fern (mine)', tag: 'shade' });
-    await eventually(async () => (await rows(page)).includes('7 | Fern (mine) | shade | Edit plant 7Delete plant 7'), 'the row updated');
+    await until(async () => (await rows(page)).includes('7 | Fern (mine) | shade | Edit plant 7Delete plant 7'), 'the row updated');
 
     // Again, and this time take the stored one: nothing is sent.
     dialog = await edit(7);
@@ -176,7 +176,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     await dialog.getByRole('button', { name: 'Take stored' }).click();
     await page.getByRole('status').filter({ hasText: 'Kept the stored version of plant 7.' }).waitFor();
     assert.deepEqual((await t.call('GET', '/plants/7')).json(), { id: 7, name: 'Fern, replaced' });
-    await eventually(async () => (await rows(page)).some((row) => row.startsWith('7 | Fern, replaced |')), 'the stored version shown');
+    await until(async () => (await rows(page)).some((row) => row.startsWith('7 | Fern, replaced |')), 'the stored version shown');
 
     // Deleted meanwhile: said so; keeping mine creates it again.
     dialog = await edit(8);
@@ -198,7 +198,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
       { id: 2, name: 'Delete me', tag: 'old' },
     ]);
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).join() === '1,2', 'both plants');
+    await until(async () => (await shownIds(page)).join() === '1,2', 'both plants');
     await page.getByRole('button', { name: 'Delete plant 2' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete plant 2?' });
     assert.equal(await dialog.getByRole('paragraph').first().innerText(), 'Delete me (old) will be deleted. This cannot be undone.');
@@ -208,7 +208,7 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'Delete plant 2' }).click();
     await page.getByRole('dialog', { name: 'Delete plant 2?' }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('status').filter({ hasText: 'Deleted plant 2.' }).waitFor();
-    await eventually(async () => (await shownIds(page)).join() === '1', 'the plant gone from the table');
+    await until(async () => (await shownIds(page)).join() === '1', 'the plant gone from the table');
     assert.equal((await t.call('GET', '/plants/2')).statusCode, 404);
     assert.deepEqual(errors(), []);
   });

@@ -4,10 +4,10 @@ import type { Page, Route } from 'playwright-core';
 import { createToken } from '../../src/auth/tokens.js';
 import { browserSkip } from '../chromium.js';
 import { TOKEN } from '../helpers.js';
-import { eventually, openConsole, signIn, type PageWindow } from './harness.js';
+import { openConsole, signIn, type PageWindow } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's sign-in browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's sign-in browser tests", browserSkip);
 
 /** What the page keeps in its storage and cookies, and its address. */
 async function kept(page: Page) {
@@ -64,7 +64,7 @@ describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
     await signIn(page, secret);
     assert.equal(await t.store.tokens.revoke(record.id), true);
     // The service trusts a valid token up to TOKEN_CACHE_MS: ask until it refuses.
-    await eventually(async () => {
+    await until(async () => {
       if (await page.getByLabel('Token').isVisible()) return true;
       await page.getByRole('button', { name: 'Search' }).click();
       return false;
@@ -123,12 +123,12 @@ describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
       },
     );
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => held !== undefined, 'the search held');
+    await until(async () => held !== undefined, 'the search held');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(page, TOKEN);
     // The first token revoked, the held search goes on: the service refuses it (401), to a session ended.
     assert.equal(await t.store.tokens.revoke(record.id), true);
-    await eventually(async () => (await t.call('GET', '/plants', { token: first })).statusCode === 401, 'the first token refused');
+    await until(async () => (await t.call('GET', '/plants', { token: first })).statusCode === 401, 'the first token refused');
     const refused = page.waitForResponse((response) => response.status() === 401);
     await held!.continue();
     await refused;

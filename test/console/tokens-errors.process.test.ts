@@ -8,9 +8,9 @@ import { AUDIENCE, ISSUER, nowSeconds } from '../auth/identity-provider.js';
 import { browserSkip } from '../chromium.js';
 import { TOKEN, type TestApp } from '../helpers.js';
 import { openConsole, signIn, type ConsoleUnderTest } from './harness.js';
+import { needs } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's tokens browser tests (errors, retries, scopes): ${skip} ***\n\n`);
+const skip = needs("the console's tokens browser tests (errors, retries, scopes)", browserSkip);
 
 /** Every request to POST /tokens the page sends from now on. */
 function tokenPosts(page: Page): Request[] {

@@ -4,10 +4,10 @@ import type { Page, Request } from 'playwright-core';
 import { createToken } from '../../src/auth/tokens.js';
 import { browserSkip } from '../chromium.js';
 import { TOKEN } from '../helpers.js';
-import { eventually, openConsole, rows, signIn, type ConsoleUnderTest, type PageWindow } from './harness.js';
+import { openConsole, rows, signIn, type ConsoleUnderTest, type PageWindow } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's tokens browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's tokens browser tests", browserSkip);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -115,7 +115,7 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     await shown.getByRole('button', { name: 'Done' }).click();
     await shown.waitFor({ state: 'detached' });
     await page.getByRole('status').filter({ hasText: 'Created reporting.' }).waitFor();
-    await eventually(async () => (await rowOf(page, 'reporting')) !== undefined, 'the new row');
+    await until(async () => (await rowOf(page, 'reporting')) !== undefined, 'the new row');
     assert.deepEqual(
       (await rowOf(page, 'reporting'))!.filter((_, i) => i !== 3),
       [made.id, 'reporting', 'plants:read', 'active', 'Revoke reporting'],
@@ -137,7 +137,7 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
       if (leave === 'another view') await page.getByRole('heading', { level: 1, name: 'About' }).waitFor();
       await page.goto(`${page.url().split('#')[0]}#tokens`);
       await page.getByRole('table').waitFor();
-      await eventually(async () => (await rowOf(page, `ci ${leave}`)) !== undefined, 'the row of the second token');
+      await until(async () => (await rowOf(page, `ci ${leave}`)) !== undefined, 'the row of the second token');
       assert.equal(await shown.count(), 0);
       assert.ok(!(await keptAndShown(page)).includes(again), `the secret after ${leave}`);
     }
@@ -152,7 +152,7 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     const { t, page, answers } = under;
     const { secret, record } = await createToken(t.store.tokens, 'reporting', ['plants:read']);
     await openTokens(page);
-    await eventually(async () => (await rowOf(page, 'reporting')) !== undefined, 'the row');
+    await until(async () => (await rowOf(page, 'reporting')) !== undefined, 'the row');
 
     await page.getByRole('button', { name: 'Revoke reporting', exact: true }).click();
     const ask = page.getByRole('dialog', { name: 'Revoke the token reporting?' });
@@ -168,19 +168,19 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     await page.getByRole('status').filter({ hasText: 'Revoked reporting.' }).waitFor();
     assert.ok(answers.includes(`204 DELETE /tokens/${record.id}`), answers.join('\n'));
     assert.ok(!under.requests.some((url) => url.includes('self=')), 'another token is revoked without self=true');
-    await eventually(async () => (await rowOf(page, 'reporting'))?.[4]?.startsWith('revoked at ') === true, 'the row revoked');
+    await until(async () => (await rowOf(page, 'reporting'))?.[4]?.startsWith('revoked at ') === true, 'the row revoked');
     assert.equal(await page.getByRole('button', { name: 'Revoke reporting', exact: true }).count(), 0);
     assert.notEqual((await t.call('GET', `/tokens/${record.id}`)).json().revokedAt, null);
-    await eventually(async () => (await t.call('GET', '/plants', { token: secret })).statusCode === 401, 'the revoked token refused');
+    await until(async () => (await t.call('GET', '/plants', { token: secret })).statusCode === 401, 'the revoked token refused');
 
     // Shown with the active ones, or on its own.
     const show = page.getByRole('combobox', { name: 'Show' });
     await show.selectOption({ label: 'Revoked only' });
-    await eventually(async () => (await rows(page)).length === 1 && (await rowOf(page, 'reporting')) !== undefined, 'the revoked alone');
+    await until(async () => (await rows(page)).length === 1 && (await rowOf(page, 'reporting')) !== undefined, 'the revoked alone');
     await show.selectOption({ label: 'Active only' });
-    await eventually(async () => (await rowOf(page, 'reporting')) === undefined && (await rowOf(page, 'admin')) !== undefined, 'the active alone');
+    await until(async () => (await rowOf(page, 'reporting')) === undefined && (await rowOf(page, 'admin')) !== undefined, 'the active alone');
     await show.selectOption({ label: 'Active and revoked' });
-    await eventually(async () => (await rows(page)).length === 2, 'both');
+    await until(async () => (await rows(page)).length === 2, 'both');
     assertOnOrigin(under);
   });
 
@@ -206,7 +206,7 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     assert.notEqual((await t.call('GET', `/tokens/${id}`)).json().revokedAt, null);
     const kept = await page.evaluate(() => (globalThis as unknown as PageWindow).sessionStorage.length);
     assert.equal(kept, 0, 'the token is forgotten');
-    await eventually(async () => (await t.call('GET', '/token', { token: secret })).statusCode === 401, 'the token refused');
+    await until(async () => (await t.call('GET', '/token', { token: secret })).statusCode === 401, 'the token refused');
     // A reload stays signed out.
     await page.reload();
     await page.getByLabel('Token', { exact: true }).waitFor();
@@ -224,15 +224,15 @@ describe('the console: tokens', { skip, timeout: 180_000 }, () => {
     await signIn(page, TOKEN);
     await openTokens(page);
     const shownNames = async () => (await rows(page)).map((row) => row.split(' | ')[1]);
-    await eventually(async () => (await rows(page)).length === 25, 'a page of 25');
+    await until(async () => (await rows(page)).length === 25, 'a page of 25');
     assert.deepEqual(await shownNames(), listed.slice(0, 25));
     await page.getByRole('button', { name: 'Next page' }).click();
-    await eventually(async () => (await rows(page)).length === 5, 'the second page');
+    await until(async () => (await rows(page)).length === 5, 'the second page');
     assert.deepEqual(await shownNames(), listed.slice(25));
     assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
     await page.getByText('Page 2').waitFor();
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await eventually(async () => (await rows(page)).length === 25, 'the first page again');
+    await until(async () => (await rows(page)).length === 25, 'the first page again');
     assert.equal(await page.getByRole('button', { name: 'Previous page' }).isDisabled(), true);
 
     // In the address: a reload shows the Tokens view, Back the view before.

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { browserSkip } from '../chromium.js';
-import { addPlants, eventually, openConsole, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's import and export browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's import and export browser tests", browserSkip);
 
 describe('the console: import and export', { skip, timeout: 180_000 }, () => {
   it('imports a CSV file with its progress and the counts, and tells a bad file in words, nothing stored', async () => {
@@ -49,7 +49,7 @@ describe('the console: import and export', { skip, timeout: 180_000 }, () => {
     assert.equal(seen[0], `Sending: 0 of ${csv.length}`);
     assert.equal(seen.at(-1), `Sent; the service is storing the plants: ${csv.length} of ${csv.length}`);
     assert.deepEqual(sent, { type: 'text/csv', authorization: 'Bearer test-token-full-access-0123456789a' });
-    await eventually(async () => (await shownIds(page)).join() === '1,2,3,9223372036854775807', 'the imported plants in the table');
+    await until(async () => (await shownIds(page)).join() === '1,2,3,9223372036854775807', 'the imported plants in the table');
     assert.equal(
       (await t.call('GET', '/plants?limit=10')).payload,
       JSON.stringify([
@@ -99,7 +99,7 @@ describe('the console: import and export', { skip, timeout: 180_000 }, () => {
     await page.getByLabel('With tag').fill('fern');
     await page.getByLabel('Sort by').selectOption({ label: 'Name, Z to A' });
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => (await shownIds(page)).join() === '3,1,9007199254740993', 'the ferns by name, descending');
+    await until(async () => (await shownIds(page)).join() === '3,1,9007199254740993', 'the ferns by name, descending');
 
     for (const [button, format, expected] of [
       ['Export CSV', 'csv', 'id,name,tag\r\n3,Maidenhair fern,fern\r\n1,Boston Fern,fern\r\n9007199254740993,Big fern,fern\r\n'],

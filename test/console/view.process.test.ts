@@ -3,10 +3,10 @@ import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
 import { TOKEN } from '../helpers.js';
-import { addPlants, eventually, openConsole, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's sorting and address browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's sorting and address browser tests", browserSkip);
 
 /** The aria-sort of the Id and Name column headers. */
 async function ariaSort(page: Page): Promise<[string | null, string | null]> {
@@ -30,7 +30,7 @@ async function controls(page: Page): Promise<string[]> {
 const hashOf = (page: Page) => new URL(page.url()).hash;
 
 /** Waits until the table shows these ids, in this order. */
-const showing = (page: Page, ids: string, what = ids) => eventually(async () => (await shownIds(page)).join() === ids, what);
+const showing = (page: Page, ids: string, what = ids) => until(async () => (await shownIds(page)).join() === ids, what);
 
 describe('the console: sorting by the headers, and the view in the address', { skip, timeout: 180_000 }, () => {
   it('sorts by a click on the Id or Name header, ascending then descending, each header telling its order by aria-sort', async () => {
@@ -86,7 +86,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
     assert.ok(['', '#plants'].includes(hashOf(page)), hashOf(page));
     const id = page.getByRole('columnheader', { name: 'Id' }).getByRole('button', { name: 'Id', exact: true });
     await id.click();
-    await eventually(async () => hashOf(page) === '#plants?sort=id', 'the order chosen, in the address');
+    await until(async () => hashOf(page) === '#plants?sort=id', 'the order chosen, in the address');
     await showing(page, '1,2,3', 'by id, ascending');
     assert.deepEqual(await ariaSort(page), ['ascending', 'none']);
     await id.click();
@@ -119,7 +119,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
     await page.keyboard.press('Enter');
     const focusedId = () =>
       page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id);
-    await eventually(async () => (await focusedId()) === 'main', 'the focus on the view');
+    await until(async () => (await focusedId()) === 'main', 'the focus on the view');
     assert.equal(hashOf(page), view);
     await showing(page, '2', 'the search kept');
     assert.equal(await page.getByRole('searchbox', { name: 'Search' }).inputValue(), 'ivy');
@@ -133,7 +133,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
       { id: 100, name: 'Ivy', tag: 'shade' },
     ]);
     await signIn(page);
-    await eventually(async () => (await shownIds(page)).length === 15, 'every plant');
+    await until(async () => (await shownIds(page)).length === 15, 'every plant');
     assert.deepEqual(await page.getByLabel('Page size').locator('option').allInnerTexts(), ['10', '25', '50', '100']);
     assert.equal(await page.getByLabel('Page size').inputValue(), '25');
 
@@ -141,12 +141,12 @@ describe('the console: sorting by the headers, and the view in the address', { s
     await page.getByRole('searchbox', { name: 'Search' }).fill('fern');
     await page.getByLabel('With tag').fill('shade, sun');
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the search in the address');
+    await until(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the search in the address');
     await page.getByRole('columnheader', { name: 'Name' }).getByRole('button').click();
     await page.getByRole('columnheader', { name: 'Name' }).getByRole('button').click();
-    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name', 'the order in the address');
+    await until(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name', 'the order in the address');
     await page.getByLabel('Page size').selectOption('10');
-    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name&limit=10', 'the page size in the address');
+    await until(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun&sort=-name&limit=10', 'the page size in the address');
     const firstTen = Array.from({ length: 10 }, (_, i) => String(14 - i)).join();
     await showing(page, firstTen, 'ferns 14 to 5, ten a page');
     const view = ['fern', 'shade, sun', '-name', '10'];
@@ -172,7 +172,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
     // Back: each earlier view in turn, its controls and rows; Forward again.
     const back = async (hash: string, ids: string, shown: string[]) => {
       await page.goBack();
-      await eventually(async () => hashOf(page) === hash, hash);
+      await until(async () => hashOf(page) === hash, hash);
       await showing(page, ids, `${hash}: ${ids}`);
       assert.deepEqual(await controls(page), shown, hash);
     };
@@ -191,17 +191,17 @@ describe('the console: sorting by the headers, and the view in the address', { s
     ]);
     await back('#plants?q=fern&tag=shade&tag=sun', ferns([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]), ['fern', 'shade, sun', 'id', '25']);
     await page.goBack();
-    await eventually(async () => (await shownIds(page)).length === 15, 'every plant again');
+    await until(async () => (await shownIds(page)).length === 15, 'every plant again');
     assert.deepEqual(await controls(page), ['', '', 'id', '25']);
     await page.goForward();
-    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'Forward');
-    await eventually(async () => (await shownIds(page)).length === 14, 'the ferns again');
+    await until(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'Forward');
+    await until(async () => (await shownIds(page)).length === 14, 'the ferns again');
 
     // The sections keep the plants view: Changes, then Plants, returns to it.
     await page.getByRole('link', { name: 'Changes' }).click();
     await page.getByRole('heading', { level: 1, name: 'Changes' }).waitFor();
     await page.getByRole('link', { name: 'Plants' }).click();
-    await eventually(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the plants view kept');
+    await until(async () => hashOf(page) === '#plants?q=fern&tag=shade&tag=sun', 'the plants view kept');
 
     for (const url of [...requests, page.url(), other.url()]) {
       assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);

@@ -4,10 +4,10 @@ import type { Locator, Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
 import { webhookHarness } from '../webhooks/harness.js';
 import { Receiver, verify } from '../webhooks/receiver.js';
-import { addPlants, eventually, openConsole, rows, signIn } from './harness.js';
+import { addPlants, openConsole, rows, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the console's webhook browser tests: ${skip} ***\n\n`);
+const skip = needs("the console's webhook browser tests", browserSkip);
 
 /** Adds an endpoint in the console; the secret it shows once. */
 async function addEndpoint(page: Page, url: string, description: string, without: string[] = []): Promise<string> {
@@ -66,12 +66,15 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     await addEndpoint(page, gone.url, 'Retired', ['plant.deleted']);
     const failing = endpointCard(page, h.receiver.url);
     const retired = endpointCard(page, gone.url);
+    // Its id and when it was added as the API has them, the time in the browser's own words.
+    const listed = (await h.t.call('GET', '/webhooks')).json<Array<{ id: string; url: string; createdAt: string }>>();
+    const added = listed.find((endpoint) => endpoint.url === h.receiver.url)!;
     assert.deepEqual(await facts(failing), {
       State: 'enabled',
       Events: 'plant.created, plant.updated, plant.deleted',
       Description: 'The shop front',
-      Added: (await facts(failing)).Added!,
-      Id: (await facts(failing)).Id!,
+      Added: await page.evaluate((iso) => new Date(iso).toLocaleString(), added.createdAt),
+      Id: added.id,
     });
     assert.equal((await facts(retired)).Events, 'plant.created, plant.updated');
 
@@ -79,7 +82,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     await addPlants(h.t, [{ id: 1, name: 'Fern' }]);
     await h.receiver.waitFor(2);
     await gone.waitFor(1);
-    await eventually(async () => {
+    await until(async () => {
       await page.getByRole('button', { name: 'Refresh', exact: true }).click();
       return (await facts(retired)).State!.startsWith('disabled: ');
     }, 'the 410 endpoint disabled');
@@ -87,7 +90,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
 
     await failing.getByRole('button', { name: 'Deliveries' }).click();
     const deliveries = failing.getByRole('region', { name: `Deliveries of ${h.receiver.url}` });
-    await eventually(async () => {
+    await until(async () => {
       await deliveries.getByRole('button', { name: 'Refresh deliveries' }).click();
       return (await rows(page, deliveries.getByRole('table'))).some((row) => row.includes('failed'));
     }, 'the failed message');
@@ -109,7 +112,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     h.receiver.answer = () => ({ status: 503, headers: { 'retry-after': '3600' } });
     await addPlants(h.t, [{ id: 2, name: 'Ivy' }]);
     await h.receiver.waitFor(3);
-    await eventually(async () => {
+    await until(async () => {
       await deliveries.getByRole('button', { name: 'Refresh deliveries' }).click();
       return (await rows(page, deliveries.getByRole('table')))[0]!.includes('pending');
     }, 'the pending message');
@@ -118,7 +121,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     assert.deepEqual(cells.slice(0, 5), ['plant.created plant 2', 'pending', '1', '503', 'HTTP 503']);
     assert.notEqual(cells[6], '—', 'the next attempt is shown');
     await deliveries.getByLabel('Status').selectOption({ label: 'Failed' });
-    await eventually(async () => (await rows(page, deliveries.getByRole('table'))).length === 1, 'the failed message alone');
+    await until(async () => (await rows(page, deliveries.getByRole('table'))).length === 1, 'the failed message alone');
 
     // The receiver is fixed: the failed message is replayed and delivered, signed with the secret shown.
     h.receiver.answer = () => ({ status: 204 });
@@ -127,7 +130,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     const [, , , delivered] = await h.receiver.waitFor(4);
     assert.equal(verify(secret, delivered!).data.id, '1');
     await deliveries.getByLabel('Status').selectOption({ label: 'Delivered' });
-    await eventually(
+    await until(
       async () => (await rows(page, deliveries.getByRole('table')))[0]?.startsWith('plant.created plant 1 | delivered | 3 | 204') === true,
       'delivered',
     );
@@ -143,10 +146,10 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
 
     // Disable and enable again; then delete, after asking.
     await failing.getByRole('button', { name: 'Disable' }).click();
-    await eventually(async () => (await facts(failing)).State === 'disabled', 'disabled');
+    await until(async () => (await facts(failing)).State === 'disabled', 'disabled');
     assert.equal((await h.t.call('GET', `/webhooks/${(await facts(failing)).Id}`)).json().enabled, false);
     await failing.getByRole('button', { name: 'Enable' }).click();
-    await eventually(async () => (await facts(failing)).State === 'enabled', 'enabled again');
+    await until(async () => (await facts(failing)).State === 'enabled', 'enabled again');
     await retired.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog', { name: 'Delete this endpoint?' }).getByRole('button', { name: 'Delete' }).click();
     await page

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { browserSkip, watchedPage } from '../chromium.js';
 import { tempDir, testApp, TOKEN } from '../helpers.js';
+import { needs } from '../toolkit.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON */
 type Json = any;
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the /docs browser test: ${skip} ***\n\n`);
+const skip = needs('the /docs browser test', browserSkip);
 
 /** 2^53 + 1: a JS number cannot hold it (JSON.parse reads …992). */
 const BIG_ID = '9007199254740993';

@@ -3,7 +3,8 @@ import { after, test } from 'node:test';
 import type { Request } from 'playwright-core';
 import { browserSkip, launchChromium } from '../chromium.js';
 import { tempDir, testApp, type TestApp } from '../helpers.js';
-import { listen, until } from './sse.js';
+import { listen } from './sse.js';
+import { needs, until } from '../toolkit.js';
 
 /**
  * The change feed in a browser's own EventSource (Debian's Chromium): a page of the service's origin
@@ -12,8 +13,7 @@ import { listen, until } from './sse.js';
  * nothing and getting nothing twice.
  */
 
-const skip = browserSkip;
-if (skip) process.stderr.write(`\n*** SKIPPING the EventSource browser test: ${skip} ***\n\n`);
+const skip = needs('the EventSource browser test', browserSkip);
 
 interface Seen {
   id: string;

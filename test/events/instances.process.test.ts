@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
 import { request, startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
-import { openSource, until, type Received } from './sse.js';
+import { openSource, type Received } from './sse.js';
+import { needs, sleep, until } from '../toolkit.js';
 
 /**
  * The change feed's promise under concurrent writers on two instances on one PostgreSQL database: a
@@ -56,10 +57,9 @@ interface Body {
 
 const body = (event: Received): Body => JSON.parse(event.data) as Body;
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the change feed on two PostgreSQL instances', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the change feed on two PostgreSQL instances: ${skipReason} ***\n\n`);
   test('the change feed on two PostgreSQL instances', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
@@ -80,13 +80,17 @@ if (skipReason) {
         let loading = true;
         const cutting = (async () => {
           while (loading) {
-            await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 250));
+            await sleep(150 + Math.random() * 250);
             consumer.cut();
           }
         })();
         const outcomes = (await Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(instances[i % 2]!, i, WRITES_PER_WRITER)))).flat();
         loading = false;
         await cutting;
+        // A last write, on a plant of its own: any event sent twice comes before it on the stream, so once it is in, all are.
+        const last = await request(`${b.url}/plants`, { method: 'POST', token: TOKEN, body: `{"id":${PLANTS},"name":"the last"}` });
+        assert.equal(last.status, 200, last.text);
+        outcomes.push({ name: 'the last', kind: 'post', id: PLANTS, status: 200 });
 
         // The feed as the API lists it, page by page.
         const listed: string[] = [];
@@ -104,9 +108,9 @@ if (skipReason) {
           () => consumer.received.length >= listed.length,
           `the consumer's ${listed.length} events (it has ${consumer.received.length}, missing those at ${missing().join(', ')}; ` +
             `${consumer.connections.length} connections, Last-Event-IDs ${consumer.connections.map((h) => listed.indexOf(h['Last-Event-ID'] ?? '')).join(',')})`,
-          30_000,
+          { timeoutMs: 30_000 },
         );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await until(() => consumer.received.some((event) => event.id === listed.at(-1)), 'the last write on the stream', { timeoutMs: 30_000 });
         context.diagnostic(
           `${outcomes.length} writes (${outcomes.filter((o) => o.status === 503).length} answered 503), ${listed.length} events, ` +
             `${consumer.connections.length} connections of the consumer`,
@@ -156,7 +160,10 @@ if (skipReason) {
       },
     );
 
-    it('gives a stream on one instance the writes made through the other, within a second or so (EVENTS_POLL_MS)', async (context) => {
+    // The docs promise a write through another instance reaches a stream within EVENTS_POLL_MS (250 ms). The
+    // bound asserted is forty times that: a loaded machine stalls either process for seconds at times, and it
+    // still fails a follower that does not poll (it would never come) or polls far less often.
+    it('gives a stream on one instance the writes made through the other, each within ten seconds (it polls every EVENTS_POLL_MS)', async (context) => {
       const url = await server.createDatabase();
       const env = { DATABASE_URL: url, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '1' };
       const [a, b] = await Promise.all([startServer(after, { env }), startServer(after, { env })]);
@@ -166,7 +173,7 @@ if (skipReason) {
       for (let i = 0; i < 5; i++) {
         const written = Date.now();
         assert.equal((await request(`${b.url}/plants`, { method: 'POST', token: TOKEN, body: `{"id":${i},"name":"via B"}` })).status, 200);
-        await until(() => onA.received.length === i + 1, `write ${i} on A`, 10_000);
+        await until(() => onA.received.length === i + 1, `write ${i} on A within ten seconds`, { timeoutMs: 10_000 });
         lags.push(Date.now() - written);
       }
       context.diagnostic(`a write through B reached a stream on A after ${lags.join(', ')} ms (EVENTS_POLL_MS 250)`);

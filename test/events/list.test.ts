@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { newId } from '../../src/model/ids.js';
 import { TOKEN_IN_URL_REFUSED } from '../../src/http/auth.js';
 import { assertError, testApp, TOKEN, type TestApp } from '../helpers.js';
+import { nextLink } from '../toolkit.js';
 
 /** GET /events as JSON pages: the change feed's shape, order, paging, filters, errors and scopes. */
 
@@ -16,13 +17,6 @@ interface Event {
 /** The events of a page, ids of plants as text (exact). */
 function eventsOf(payload: string): Event[] {
   return JSON.parse(payload.replace(/"data":\{"id":(-?\d+)/g, '"data":{"id":"$1"')) as Event[];
-}
-
-function nextLink(header: string | string[] | number | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const match = /^<([^>]+)>;\s*rel="next"$/.exec(String(header));
-  assert.ok(match, `Link header "${String(header)}" is not <url>; rel="next"`);
-  return match[1];
 }
 
 /** Follows the Link headers from `url` to the end: every event, and every page's size. */

@@ -80,15 +80,6 @@ export function openSource(cleanup: typeof after, url: string, token: string | n
   return { source, received, connections, statuses, cut: () => cutCurrent?.() };
 }
 
-/** Polls until `condition` holds, or fails saying what it waited for. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A stream read by hand (fetch): its status and headers, and its text as it arrives. */
 export interface RawStream {
   status: number;

@@ -7,7 +7,8 @@ import type { Principal } from '../../src/model/principal.js';
 import type { TokenRecord } from '../../src/store/store.js';
 import { AUDIENCE, ISSUER, mint, nowSeconds } from '../auth/identity-provider.js';
 import { testApp, TOKEN } from '../helpers.js';
-import { listen, rawStream, until } from './sse.js';
+import { listen, rawStream } from './sse.js';
+import { until } from '../toolkit.js';
 
 /**
  * A token is checked when a stream opens, and again while it lives: a stored token revoked, or a JWT past

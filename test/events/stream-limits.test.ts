@@ -5,7 +5,8 @@ import { streamRoomWarnings } from '../../src/config/events.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { LogSink } from '../log-sink.js';
 import { testApp, TOKEN } from '../helpers.js';
-import { listen, rawStream, until, type RawStream } from './sse.js';
+import { listen, rawStream, type RawStream } from './sse.js';
+import { until } from '../toolkit.js';
 
 /**
  * No one client holds the service through its event streams: each token and each client address holds at

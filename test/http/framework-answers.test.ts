@@ -5,6 +5,7 @@ import type { App } from '../../src/app.js';
 import { VERSION } from '../../src/version.js';
 import { testApp, TOKEN } from '../helpers.js';
 import { exchange, parseAnswers, request, type RawAnswer } from '../reliability/raw-http.js';
+import { until } from '../toolkit.js';
 
 /**
  * Every way Node's HTTP server or Fastify can answer a request on its own, before or around any route,
@@ -125,11 +126,6 @@ async function open(port: number, text: string): Promise<{ socket: Socket; recei
   return { socket, received: () => received, closed };
 }
 
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  assert.ok(condition(), `timed out waiting for ${what}`);
-}
-
 describe('while the app closes', () => {
   test("a request that arrives on an open connection is served, with Connection: close, not refused with Fastify's own 503", async () => {
     const t = await testApp(after);
@@ -138,7 +134,7 @@ describe('while the app closes', () => {
     // Half a request's headers: the connection is busy, so closing does not end it.
     const client = await open(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n');
     const closing = t.app.close();
-    await eventually(() => !t.app.server.listening, 'the listener to close');
+    await until(() => !t.app.server.listening, 'the listener to close');
     client.socket.write('\r\n');
     await client.closed;
     const [answer, ...more] = parseAnswers(client.received());

@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { sweepExpiredKeys } from '../../src/http/idempotency.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
-import { waitUntil } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * Idempotency-Key on POST /plants (http/idempotency.ts), in-process, on either store (PostgreSQL too:
@@ -162,27 +162,35 @@ describe('Idempotency-Key on POST /plants', () => {
     const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 1 } });
     const first = await post(t, { id: 1, name: 'a' }, 'short');
     assert.equal(await t.store.idempotency.count(), 1);
-    await waitUntil(async () => (await t.store.idempotency.count()) === 0, 30_000, 'the answer to expire');
+    await until(async () => (await t.store.idempotency.count()) === 0, 'the answer to expire', { timeoutMs: 30_000 });
     const after1s = await post(t, { id: 1, name: 'a' }, 'short');
     assert.equal(after1s.statusCode, 200);
     assert.equal(after1s.headers['idempotent-replayed'], undefined);
     assert.notEqual(after1s.headers.etag, first.headers.etag, 'written again');
-    await waitUntil(async () => (await t.store.idempotency.count()) === 0, 30_000, 'the second answer to expire');
+    await until(async () => (await t.store.idempotency.count()) === 0, 'the second answer to expire', { timeoutMs: 30_000 });
     assert.equal(await t.store.idempotency.deleteExpired(10), 1, 'the sweep deletes the expired answer');
     assert.equal(await t.store.idempotency.deleteExpired(10), 0);
     assert.equal(await t.store.idempotency.count(), 0);
   });
 
   it('is swept in the background: the answers past their time to live are deleted, the others kept', async () => {
-    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 1 } });
-    await post(t, { id: 1, name: 'a' }, 'swept');
+    // Five seconds to live: the kept answer is made after the swept one expired, and the sweep starts at once;
+    // it stays unexpired through the sweep's first batch unless the machine stalls for five seconds.
+    const t = await testApp(after, { config: { idempotencyKeyTtlSeconds: 5 } });
     const store = t.store.idempotency;
+    await post(t, { id: 1, name: 'a' }, 'swept');
+    await until(async () => (await store.count()) === 0, 'the first answer to expire');
+    const kept = await post(t, { id: 2, name: 'b' }, 'kept');
     let deleted = 0;
     const counting = { deleteExpired: (limit: number) => store.deleteExpired(limit).then((n) => ((deleted += n), n)) };
-    const stop = sweepExpiredKeys(counting, 1000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
+    const stop = sweepExpiredKeys(counting, 5000, { warn: () => assert.fail('the sweep failed'), debug: () => undefined });
     after(stop);
-    await waitUntil(() => deleted === 1, 30_000, 'the sweep to delete the expired answer');
+    await until(() => deleted === 1, 'the sweep to delete the expired answer');
     stop();
+    assert.equal(await store.count(), 1, 'the unexpired answer is kept');
+    const replayed = await post(t, { id: 2, name: 'b' }, 'kept');
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.equal(replayed.headers.etag, kept.headers.etag);
   });
 
   it('stops a sweep under way when stopped: no batch asked for after, no warning for the store closing', async () => {
@@ -198,10 +206,11 @@ describe('Idempotency-Key on POST /plants', () => {
     const stop = sweepExpiredKeys(endless, 3_600_000, { warn: () => assert.fail('warned'), debug: () => undefined });
     after(stop);
     answer();
-    await waitUntil(() => asked === 2, 10_000, 'a second batch');
+    await until(() => asked === 2, 'a second batch', { timeoutMs: 10_000 });
     stop();
     answer();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The sweep asks its next batch one turn of the event loop after the last (setImmediate): ten turns on, none was asked.
+    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(asked, 2, 'no batch after the stop');
   });
 });

@@ -4,14 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
 import { addressKey, MAX_ADDRESS_KEYS, MemoryRateLimiter } from '../../src/http/rate-limit.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
-
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { until } from '../toolkit.js';
 
 /** Starts on a fresh minute's first 50 s, so that a fixed one-minute window cannot turn mid-test. */
 async function awayFromWindowEdge(): Promise<void> {

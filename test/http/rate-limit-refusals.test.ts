@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 import { AUDIENCE, ISSUER, JwksServer, mint, signingKey } from '../auth/identity-provider.js';
+import { until } from '../toolkit.js';
 
 /**
  * Every request answered counts against the rate limit, refusals included: against its token once the
@@ -16,7 +17,7 @@ const LIMIT = 3;
 
 /** Starts on a minute's first 50 s, so that a fixed one-minute window cannot turn mid-test. */
 async function awayFromWindowEdge(): Promise<void> {
-  while (Date.now() % 60_000 >= 50_000) await new Promise((resolve) => setTimeout(resolve, 200));
+  await until(() => Date.now() % 60_000 < 50_000, 'the rate-limit window to be far from its end', { timeoutMs: 20_000, everyMs: 200 });
 }
 
 /** LIMIT answers of `status`, each with the RateLimit headers counting down, then 429 naming `who`. */

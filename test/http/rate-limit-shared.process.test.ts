@@ -3,19 +3,19 @@ import { after, describe, it, test } from 'node:test';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { assertError, testApp } from '../helpers.js';
+import { needs, sleep } from '../toolkit.js';
 
 /** On PostgreSQL every instance counts against one limit: the counts live in the database. */
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('shared rate-limit tests', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING shared rate-limit tests: ${skipReason} ***\n\n`);
   test('shared rate limits', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
   // Windows are whole minutes: start a test well inside one, so the counts cannot reset mid-test.
   const clearOfWindowEdge = async () => {
     const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    if (intoMinute > 55_000) await sleep(60_500 - intoMinute);
   };
 
   describe('rate limits shared between instances on PostgreSQL', () => {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { accessLogHook, createLogger, logDestination } from '../../src/logging/logger.js';
 import { tempDir } from '../helpers.js';
+import { until } from '../toolkit.js';
 
 class Sink extends Writable {
   text = '';
@@ -80,8 +81,7 @@ test('the batched destination holds routine lines back, writes them within its p
     'a warning is written at once, after everything before it',
   );
   log.info('later');
-  const deadline = Date.now() + 5000;
-  while (!readFileSync(file, 'utf8').includes('later') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await until(() => readFileSync(file, 'utf8').includes('later'), 'the periodic flush');
   assert.match(readFileSync(file, 'utf8'), /"msg":"later"/, 'written by the periodic flush');
 
   // A process that logs and exits at once loses nothing.

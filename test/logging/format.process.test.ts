@@ -8,7 +8,8 @@ import { loadConfig } from '../../src/config/config.js';
 import { chooseLogFormat, prettyDestination } from '../../src/logging/format.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { tempDir } from '../helpers.js';
-import { baseEnv, SERVER_JS, waitUntil } from '../process.js';
+import { baseEnv, SERVER_JS } from '../process.js';
+import { needs, until } from '../toolkit.js';
 
 /** Without terminal colour codes, which the assertions look through. */
 const plain = stripVTControlCharacters;
@@ -45,7 +46,7 @@ describe('the log format', () => {
   const script = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
   it(
     'a real start on a terminal: readable lines on stdout, the first token on stderr only',
-    { skip: script ? false : 'SKIPPED: util-linux `script` is not installed, so no terminal can be given to the server' },
+    { skip: needs('a real start on a terminal', !script && 'util-linux `script` is not installed, so no terminal can be given to the server') },
     async () => {
       const dir = tempDir(after);
       const stderrFile = join(dir, 'stderr.txt');
@@ -63,11 +64,11 @@ describe('the log format', () => {
         await closed;
       });
 
-      await waitUntil(() => plain(terminal).includes('plant store ready'), 30_000, `the ready line on the terminal, got: ${terminal}`);
+      await until(() => plain(terminal).includes('plant store ready'), `the ready line on the terminal, got: ${terminal}`, { timeoutMs: 30_000 });
       const url = /Server listening at (http:\/\/[\d.:]+)/.exec(plain(terminal))?.[1];
       assert.ok(url, terminal);
       assert.equal((await fetch(`${url}/healthz`)).status, 200);
-      await waitUntil(() => plain(terminal).includes('GET /healthz 200'), 10_000, `the access line, got: ${terminal}`);
+      await until(() => plain(terminal).includes('GET /healthz 200'), `the access line, got: ${terminal}`, { timeoutMs: 10_000 });
 
       const lines = plain(terminal)
         .split(/\r?\n/)

@@ -7,9 +7,10 @@ import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { histogramOf, parse } from './scrape.js';
+import { needs } from '../toolkit.js';
 
 // Started before any test is declared: the file's after() hooks run once its tests end.
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('PostgreSQL commit metrics', postgresUnavailableReason());
 const server = skipReason ? undefined : await TestPostgres.start(after);
 
 /** plant_store_commit_batch_size and _duration_seconds of a registry, as scraped. */
@@ -54,7 +55,6 @@ describe('commit metrics', () => {
 });
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING PostgreSQL commit metrics: ${skipReason} ***\n\n`);
   test('commit metrics on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   describe('commit metrics on PostgreSQL', () => {

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { Metrics } from '../../src/metrics/registry.js';
 import { openSqlite, tempDir } from '../helpers.js';
-import { waitUntil } from '../process.js';
+
 import { parse, valueOf } from './scrape.js';
+import { until } from '../toolkit.js';
 
 /** The search index's lag, wired as src/server.ts wires it: read from the store at each scrape. */
 it('reports how far the search index is behind the writes, in changes and seconds, and 0 once it caught up', async () => {
@@ -20,7 +21,7 @@ it('reports how far the search index is behind the writes, in changes and second
   const { events, seconds } = await read();
   assert.ok(events !== undefined && events >= 0 && events <= 50, `events ${events}`);
   assert.ok(seconds !== undefined && seconds >= 0 && seconds < 10, `seconds ${seconds}`);
-  await waitUntil(async () => (await read()).events === 0, 10_000, 'the index to catch up');
+  await until(async () => (await read()).events === 0, 'the index to catch up', { timeoutMs: 10_000 });
   assert.deepEqual(await read(), { events: 0, seconds: 0 });
 });
 

@@ -3,8 +3,9 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { request, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { request, startServer, type ServerProcess } from '../process.js';
 import { histogramOf, scrape, valueOf } from './scrape.js';
+import { until } from '../toolkit.js';
 
 const TOKEN = 'metrics-process-token-0123456789abc';
 const METRICS_LINE = /metrics listening at (http:\/\/[^\s"]+)/;
@@ -12,7 +13,7 @@ const METRICS_LINE = /metrics listening at (http:\/\/[^\s"]+)/;
 /** The metrics URL the process named in its log (METRICS_PORT=0 binds a free port). */
 async function metricsUrl(server: ServerProcess): Promise<string> {
   let url: string | undefined;
-  await waitUntil(() => (url = METRICS_LINE.exec(server.stdout + server.stderr)?.[1]) !== undefined, 10_000, 'the metrics address');
+  await until(() => (url = METRICS_LINE.exec(server.stdout + server.stderr)?.[1]) !== undefined, 'the metrics address', { timeoutMs: 10_000 });
   return url!;
 }
 
@@ -80,7 +81,7 @@ describe('metrics in the real process', () => {
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       },
     });
-    await waitUntil(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 30_000, 'two workers to listen');
+    await until(() => (server.stdout.match(/Server listening at/g) ?? []).length === 2, 'two workers to listen', { timeoutMs: 30_000 });
     const url = await metricsUrl(server);
     // A subscriber nobody answers for (port 9 refuses): every event's first attempt fails and waits 5 s to retry.
     const hook = await request(`${server.url}/webhooks`, { method: 'POST', token: TOKEN, body: '{"url":"http://127.0.0.1:9/hooks"}' });
@@ -90,10 +91,10 @@ describe('metrics in the real process', () => {
     for (let id = 0; id < 20; id++) statuses.push(await postAlone(server.url, `{"id":${id},"name":"p${id}"}`));
     assert.deepEqual([...new Set(statuses)], [200]);
     let m = (await scrape(url)).metrics;
-    await waitUntil(
+    await until(
       async () => valueOf((m = (await scrape(url)).metrics), 'plant_store_webhook_deliveries_total', { outcome: 'retry' }) === 20,
-      10_000,
       '20 failed first attempts',
+      { timeoutMs: 10_000 },
     );
     assert.equal(valueOf(m, 'http_requests_total', { method: 'POST', route: '/plants', status: '200' }), 20);
     assert.equal(histogramOf(m, 'http_request_duration_seconds', { method: 'POST', route: '/plants' })!.count, 20);

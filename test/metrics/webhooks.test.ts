@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { Metrics } from '../../src/metrics/registry.js';
-import { waitUntil } from '../process.js';
+
 import { webhookHarness } from '../webhooks/harness.js';
 import { parse, valueOf } from './scrape.js';
+import { until } from '../toolkit.js';
 
 /** The dispatcher and the store wired to a registry as src/server.ts wires them, against a real loopback receiver. */
 it('counts deliveries by outcome as the dispatcher decides them, and the backlog drains to 0', async () => {
@@ -31,6 +32,6 @@ it('counts deliveries by outcome as the dispatcher decides them, and the backlog
   await register({ events: ['plant.created'] });
   for (const id of [1, 2]) assert.equal((await t.call('POST', '/plants', { body: { id, name: `p${id}` } })).statusCode, 200);
   await receiver.waitFor(4);
-  await waitUntil(async () => (await read()).backlog === 0, 10_000, 'the backlog to drain');
+  await until(async () => (await read()).backlog === 0, 'the backlog to drain', { timeoutMs: 10_000 });
   assert.deepEqual(await read(), { delivered: 1, retry: 2, failed: 1, backlog: 0 });
 });

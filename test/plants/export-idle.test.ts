@@ -4,10 +4,11 @@ import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { listen } from '../events/sse.js';
-import { waitUntil } from '../process.js';
+
 import { testApp, TOKEN } from '../helpers.js';
 import { LogSink } from '../log-sink.js';
 import { LARGE_DATA } from '../tier.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * EXPORT_IDLE_TIMEOUT_MS on a real server: an export whose client stops reading is ended and logged, and
@@ -56,7 +57,7 @@ describe('EXPORT_IDLE_TIMEOUT_MS', () => {
       const stalled = await Promise.all([1, 2, 3, 4].map(() => stalledExport(origin)));
       const ended = () => sink.lines().filter((line) => String(line.msg).startsWith('export ended: the client took nothing for 1000 ms'));
       // Before the time-out existed these were held forever: the test's own time-out fails it.
-      await waitUntil(() => ended().length === 4, 100_000, 'the four exports to be ended');
+      await until(() => ended().length === 4, 'the four exports to be ended', { timeoutMs: 100_000 });
       // Reading again, each client finds its answer cut short: the connection closes without the chunked end.
       for (const tail of await Promise.all(stalled.map(({ readRest }) => readRest()))) assert.ok(!tail.endsWith('0\r\n\r\n'), JSON.stringify(tail));
       for (const line of ended()) {
@@ -81,7 +82,7 @@ describe('EXPORT_IDLE_TIMEOUT_MS', () => {
         for (const byte of value) if (byte === 10) lines++;
         if (!paused && bytes > 1024 * 1024) {
           paused = true;
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sleep(300);
         }
       }
       assert.equal(lines, PLANTS);

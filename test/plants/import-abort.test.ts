@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/logging/logger.js';
 import { testApp, TOKEN } from '../helpers.js';
 import { LogSink } from '../log-sink.js';
 import { request } from '../reliability/raw-http.js';
-
-/** Waits until `check` holds, polling. */
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from '../toolkit.js';
 
 test('a client that goes away in the middle of an import is logged at info, without a stack, and nothing is stored', async () => {
   const sink = new LogSink();
@@ -33,14 +26,18 @@ test('a client that goes away in the middle of an import is logged at info, with
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.once('connect', resolve));
-    socket.write(Buffer.concat([head, Buffer.from(sent)]));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const arrived = new Promise<IncomingMessage>((resolve) => t.app.server.once('request', resolve));
+    const bytes = Buffer.concat([head, Buffer.from(sent)]);
+    socket.write(bytes);
+    // Gone in the middle: once the server has read the head and the first rows (and nothing more is coming).
+    const incoming = await arrived;
+    await until(() => incoming.socket.bytesRead >= bytes.length, 'the server to have read the first part');
     socket.destroy();
 
-    await until(() => sink.text.includes('"reqId"'), 'a log line of the request');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const wentAway = (line: Record<string, unknown>) => line.msg === 'import: the client went away before the body ended; nothing stored';
+    await until(() => sink.lines().some(wentAway), `${contentType}: a line saying the client went away`);
     const lines = sink.lines();
-    const dropped = lines.find((line) => line.msg === 'import: the client went away before the body ended; nothing stored');
+    const dropped = lines.find(wentAway);
     assert.ok(dropped, `${contentType}: no line says the client went away:\n${sink.text}`);
     assert.equal(dropped.level, 30, 'at info: it is the client doing, not a fault');
     assert.equal(typeof dropped.reqId, 'string');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { testApp, TOKEN } from '../helpers.js';
 import { exchange, request } from '../reliability/raw-http.js';
+import { sleep } from '../toolkit.js';
 
 /**
  * Imports have their own time limit (IMPORT_TIMEOUT_MS) instead of REQUEST_TIMEOUT_MS: a large upload may
@@ -56,7 +57,7 @@ test('an import slower than IMPORT_TIMEOUT_MS is cut off with 408, and nothing o
   assert.ok(result.closedByServer);
   assert.equal(result.answers[0]?.status, 408, result.raw);
   assert.deepEqual(JSON.parse(result.answers[0].body), { error: 408, message: 'the request was not received in time' });
-  // The import was aborted: nothing is stored, now or later.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The import was aborted: nothing is stored, now or later (a window for a wrong late commit to show in).
+  await sleep(300);
   assert.equal(await t.store.plants.count(), 0);
 });

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { assertError, testApp, type TestApp } from '../helpers.js';
-
-/** The URL of a Link: <…>; rel="next" header, or undefined when there is none. */
-function nextLink(header: string | string[] | number | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const match = /^<([^>]+)>;\s*rel="next"$/.exec(String(header));
-  assert.ok(match, `Link header "${String(header)}" is not <url>; rel="next"`);
-  return match[1];
-}
+import { nextLink } from '../toolkit.js';
 
 /** Creates plants (concurrently, a few at a time) with these ids, names "p<id>", and a tag on the even ones. */
 async function seed(t: TestApp, ids: readonly bigint[]): Promise<void> {

@@ -5,6 +5,7 @@ import { parseJson } from '@plant-store/client/json';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { CATALOGUE, expected } from '../store/search-contract.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
+import { nextLink } from '../toolkit.js';
 
 /**
  * GET /plants?q=&tag=&sort=&cursor= over HTTP: the parameters alone and together, the cursor in the Link
@@ -16,13 +17,6 @@ async function seed(t: TestApp, plants: readonly StoredPlant[]): Promise<void> {
   const session = await t.store.plants.startImport();
   await session.add([...plants]);
   await session.commit({ createOnly: false });
-}
-
-function nextLink(header: string | string[] | number | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const match = /^<([^>]+)>;\s*rel="next"$/.exec(String(header));
-  assert.ok(match, `Link header "${String(header)}" is not <url>; rel="next"`);
-  return match[1];
 }
 
 const params = (link: string) => new URL(link, 'http://x').searchParams;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { rawStream } from '../events/sse.js';
 import { tempDir } from '../helpers.js';
-import { waitUntil } from '../process.js';
+import { until } from '../toolkit.js';
 import { parseAnswers } from '../reliability/raw-http.js';
 import { serve } from './supervised.js';
 
@@ -39,16 +39,18 @@ test('SIGTERM: /readyz 503 for SHUTDOWN_DRAIN_MS while the rest is served, then 
     SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
   });
   const stream = await rawStream(`${server.url}/events`, auth);
-  await waitUntil(() => stream.text().startsWith('retry:'), 30_000, 'the stream to start');
+  await until(() => stream.text().startsWith('retry:'), 'the stream to start', { timeoutMs: 30_000 });
   // Two keep-alive connections, answered once each: one stays idle, the other sends again during the drain.
   const idle = await open(server.port);
   const busy = await open(server.port);
   for (const client of [idle, busy]) client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-  await waitUntil(() => [idle, busy].every((client) => client.received().includes('"status":"ok"')), 30_000, 'the first answers');
+  await until(() => [idle, busy].every((client) => client.received().includes('"status":"ok"')), 'the first answers', { timeoutMs: 30_000 });
   assert.match(idle.received(), /\r\nConnection: keep-alive\r\n/);
 
   server.signal('SIGTERM');
-  await waitUntil(() => server.stdout().includes(`"msg":"shutting down: /readyz answers 503 for ${DRAIN_MS / 1000} s`), 30_000, 'the drain to begin');
+  await until(() => server.stdout().includes(`"msg":"shutting down: /readyz answers 503 for ${DRAIN_MS / 1000} s`), 'the drain to begin', {
+    timeoutMs: 30_000,
+  });
 
   // The drain: not ready, everything else served (new connections included), every answer closing its connection.
   const ready = await fetch(`${server.url}/readyz`);
@@ -64,11 +66,11 @@ test('SIGTERM: /readyz 503 for SHUTDOWN_DRAIN_MS while the rest is served, then 
   });
   assert.equal(created.status, 200, await created.text());
   assert.equal(created.headers.get('connection'), 'close');
-  await waitUntil(() => stream.text().includes('made during the drain'), 30_000, 'the event on the open stream');
+  await until(() => stream.text().includes('made during the drain'), 'the event on the open stream', { timeoutMs: 30_000 });
 
   // The keep-alive connection that sends again is answered, then closed: between requests, never under one.
   busy.socket.write('GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' + TOKEN + '\r\n\r\n');
-  await waitUntil(() => busy.closed(), 30_000, 'the busy connection to be closed after its answer');
+  await until(() => busy.closed(), 'the busy connection to be closed after its answer', { timeoutMs: 30_000 });
   const answers = parseAnswers(busy.received());
   assert.deepEqual(
     answers.map((answer) => [answer.status, answer.headers.connection]),
@@ -81,7 +83,7 @@ test('SIGTERM: /readyz 503 for SHUTDOWN_DRAIN_MS while the rest is served, then 
   assert.equal((await fetch(`${server.url}/readyz`)).status, 503, 'still draining when the connections were looked at');
 
   // After the drain: the idle connection closed without a word, the stream ended cleanly, no more connections.
-  await waitUntil(() => idle.closed(), 30_000, 'the idle connection to be closed after the drain');
+  await until(() => idle.closed(), 'the idle connection to be closed after the drain', { timeoutMs: 30_000 });
   assert.equal(parseAnswers(idle.received()).length, 1, 'nothing written to the idle connection');
   assert.equal(await stream.ended, true, 'the stream ended, not broken');
   assert.match(stream.text(), /made during the drain/);

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { waitUntil } from '../process.js';
+import { needs, until } from '../toolkit.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { client, connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
 import { alive, install, listeningSocket, serve, setVersion, type Supervised } from './supervised.js';
@@ -36,11 +36,11 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
   const probe = connectProbe(server.port);
   const metricsUrl = /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(server.stdout())?.[1];
   const scrapes = metricsUrl === undefined ? undefined : scrapeProbe(metricsUrl);
-  await waitUntil(() => load.requests() >= 200, 60_000, 'the load to be under way');
+  await until(() => load.requests() >= 200, 'the load to be under way', { timeoutMs: 60_000 });
 
   setVersion(dir, NEW);
   server.signal('SIGHUP');
-  await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, 'the reload to end').catch((error: unknown) => {
+  await until(() => server.stderr().includes('plant-store: reloaded:'), 'the reload to end', { timeoutMs: 120_000 }).catch((error: unknown) => {
     const notLoad = server
       .stdout()
       .split('\n')
@@ -48,7 +48,7 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
     throw new Error(`${(error as Error).message}\nstderr: ${server.stderr()}\nlog: ${notLoad.slice(-30).join('\n')}`);
   });
   const reloaded = load.requests();
-  await waitUntil(() => load.requests() >= reloaded + 200, 60_000, 'the load to go on after the reload');
+  await until(() => load.requests() >= reloaded + 200, 'the load to go on after the reload', { timeoutMs: 60_000 });
   const summary = await load.stop();
   const probed = await probe.stop();
   const scraped = (await scrapes?.stop()) ?? { scrapes: 0, failed: [] };
@@ -63,7 +63,7 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
 
   // Every event the feed holds since the consumer started, once each, in order.
   const expected = await feedIds(server.url, token, feed.startedAfter);
-  await waitUntil(() => feed.received.length >= expected.length, 60_000, 'the consumer to catch up');
+  await until(() => feed.received.length >= expected.length, 'the consumer to catch up', { timeoutMs: 60_000 });
   assert.deepEqual(feed.received, expected);
   assert.ok(expected.length >= summary.acknowledged.size, 'an event for each plant made');
 
@@ -73,7 +73,7 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
   // The old workers wait for their clients to drop their keep-alive connections: these clients now do.
   feed.close();
   await http.close();
-  for (const worker of before) await waitUntil(() => !alive(worker.pid), 30_000, `old worker ${worker.pid} to exit`);
+  for (const worker of before) await until(() => !alive(worker.pid), `old worker ${worker.pid} to exit`, { timeoutMs: 30_000 });
   assert.deepEqual(
     [
       ...new Set(
@@ -120,7 +120,7 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     for (let i = 0; i < 20; i++) await remaining();
     const before = await remaining();
     server.signal('SIGHUP');
-    await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, `the reload; stderr: ${server.stderr()}`);
+    await until(() => server.stderr().includes('plant-store: reloaded:'), `the reload; stderr: ${server.stderr()}`, { timeoutMs: 120_000 });
     const after_ = await remaining();
     assert.ok(after_.reset <= before.reset, 'still the same window');
     assert.equal(after_.left, before.left - 1, 'counted on from where the old worker was');
@@ -138,17 +138,17 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     idle.on('close', () => (closed = true));
     idle.on('error', () => undefined);
     idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await waitUntil(() => received.includes('"status":"ok"'), 30_000, 'the answer on the idle connection');
+    await until(() => received.includes('"status":"ok"'), 'the answer on the idle connection', { timeoutMs: 30_000 });
     server.signal('SIGHUP');
-    await waitUntil(() => server.stderr().includes('plant-store: reloaded:'), 120_000, `the reload; stderr: ${server.stderr()}`);
+    await until(() => server.stderr().includes('plant-store: reloaded:'), `the reload; stderr: ${server.stderr()}`, { timeoutMs: 120_000 });
     // Serving nothing new, the old worker waits for that client (up to KEEP_ALIVE_TIMEOUT_MS, 72 s).
-    await waitUntil(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 30_000, 'the handover');
+    await until(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 'the handover', { timeoutMs: 30_000 });
     assert.equal(alive(old!.pid), true, 'the old worker waits');
     assert.equal(closed, false, 'its idle connection is not closed under its client');
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 0, signal: null });
     assert.equal(alive(old!.pid), false);
-    await waitUntil(() => closed, 30_000, 'the idle connection closed by the stop');
+    await until(() => closed, 'the idle connection closed by the stop', { timeoutMs: 30_000 });
     assert.match(server.stdout(), new RegExp(`"pid":${old!.pid},.*"msg":"asked to stop sooner: the drain ends now"`));
     idle.destroy();
   });
@@ -162,7 +162,9 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     setVersion(dir, NEW);
     appendFileSync(join(dir, 'dist', 'src', 'process', 'serving.js'), "\nthrow new Error('this release is broken');\n");
     server.signal('SIGHUP');
-    await waitUntil(() => server.stderr().includes('plant-store: reload failed'), 120_000, `the reload to fail; stderr: ${server.stderr()}`);
+    await until(() => server.stderr().includes('plant-store: reload failed'), `the reload to fail; stderr: ${server.stderr()}`, {
+      timeoutMs: 120_000,
+    });
     assert.match(
       server.stderr(),
       /plant-store: reload failed: the new worker \d+ exited before it was ready \(exit code 1\): this release is broken; the workers of version 1\.0\.0-before keep serving\n/,
@@ -196,13 +198,15 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     writeFileSync(join(dir, 'hang.js'), 'setInterval(() => undefined, 1000); await new Promise(() => undefined);\n');
     appendFileSync(join(dir, 'dist', 'src', 'process', 'serving.js'), "\nawait import('../../../hang.js');\n");
     server.signal('SIGHUP');
-    await waitUntil(() => server.stderr().includes('plant-store: reload failed'), 120_000, `the reload to fail; stderr: ${server.stderr()}`);
+    await until(() => server.stderr().includes('plant-store: reload failed'), `the reload to fail; stderr: ${server.stderr()}`, {
+      timeoutMs: 120_000,
+    });
     assert.match(
       server.stderr(),
       /plant-store: reload failed: the new worker (\d+) was not ready within RELOAD_TIMEOUT_MS \(3 s\); the workers of version 1\.0\.0-before keep serving\n/,
     );
     const hung = Number(/the new worker (\d+) was not ready/.exec(server.stderr())![1]);
-    await waitUntil(() => !alive(hung), 30_000, 'the hung worker to be gone');
+    await until(() => !alive(hung), 'the hung worker to be gone', { timeoutMs: 30_000 });
     assert.equal(alive(old!.pid), true);
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
     server.signal('SIGTERM');
@@ -210,9 +214,8 @@ describe('SIGHUP on SQLite, at the default settings', () => {
   });
 });
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the reload on PostgreSQL', postgresUnavailableReason());
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the reload on PostgreSQL: ${skipReason} ***\n\n`);
   test('SIGHUP on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   describe('SIGHUP on PostgreSQL', () => {

@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { baseEnv, waitUntil, type Exit } from '../process.js';
+import { baseEnv, type Exit } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * The supervisor and its workers as an operator sees them: `plant-store serve` run from an installed
@@ -78,7 +79,7 @@ export async function serve(
     await exited;
   });
   const running = () => child.exitCode === null && child.signalCode === null;
-  await waitUntil(() => !running() || workers().length >= (options.count ?? 1), 60_000, `the workers to be ready; stderr: ${stderr}`);
+  await until(() => !running() || workers().length >= (options.count ?? 1), `the workers to be ready; stderr: ${stderr}`, { timeoutMs: 60_000 });
   if (!running()) throw new Error(`the server exited before it served\nstdout: ${stdout}\nstderr: ${stderr}`);
   const url = /Server listening at (http:\/\/[^\s"]+)/.exec(stdout)![1]!;
   return {

@@ -5,7 +5,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { baseEnv, CLI_JS, run, waitUntil } from '../process.js';
+import { baseEnv, CLI_JS, run } from '../process.js';
+import { needs, until } from '../toolkit.js';
 import { alive, freePort, serve } from './supervised.js';
 
 /**
@@ -37,7 +38,7 @@ describe('a worker that crashes', () => {
     const [first] = server.workers();
     assert.equal(await post(server.url, 1), 200);
     process.kill(first!.pid, 'SIGKILL');
-    await waitUntil(() => server.workers().length === 2, 60_000, `a new worker; stderr: ${server.stderr()}`);
+    await until(() => server.workers().length === 2, `a new worker; stderr: ${server.stderr()}`, { timeoutMs: 60_000 });
     assert.match(server.stderr(), new RegExp(`plant-store: worker ${first!.pid} exited \\(killed by SIGKILL\\); starting another\\n`));
     assert.equal(server.running(), true);
     assert.equal(await post(server.url, 2), 200);
@@ -85,12 +86,12 @@ describe('signals', () => {
     const server = await serve(after, { ...sqlite(), SHUTDOWN_DRAIN_MS: '600000' });
     const [worker] = server.workers();
     server.signal('SIGTERM');
-    await waitUntil(() => server.stdout().includes('"msg":"shutting down: /readyz answers 503'), 30_000, 'the drain to begin');
+    await until(() => server.stdout().includes('"msg":"shutting down: /readyz answers 503'), 'the drain to begin', { timeoutMs: 30_000 });
     assert.equal((await fetch(`${server.url}/readyz`)).status, 503);
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 1, signal: null });
     assert.match(server.stderr(), /plant-store: second SIGTERM: killing the workers\n/);
-    await waitUntil(() => !alive(worker!.pid), 30_000, 'the worker to be gone');
+    await until(() => !alive(worker!.pid), 'the worker to be gone', { timeoutMs: 30_000 });
   });
 
   test('SIGINT stops at once, whatever SHUTDOWN_DRAIN_MS: no drain, exit 0', async () => {
@@ -114,7 +115,7 @@ describe('signals', () => {
       `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
         `Content-Length: 100\r\nExpect: 100-continue\r\n\r\n`,
     );
-    await waitUntil(() => received.startsWith('HTTP/1.1 100 Continue'), 30_000, 'the server to take the request in');
+    await until(() => received.startsWith('HTTP/1.1 100 Continue'), 'the server to take the request in', { timeoutMs: 30_000 });
     socket.write('{"id":');
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 1, signal: null });
@@ -129,7 +130,7 @@ describe('signals', () => {
     const server = await serve(after, { ...sqlite(), SHUTDOWN_DRAIN_MS: '600000' });
     const [worker] = server.workers();
     server.signal('SIGTERM');
-    await waitUntil(() => server.stdout().includes('"msg":"shutting down: /readyz answers 503'), 30_000, 'the drain to begin');
+    await until(() => server.stdout().includes('"msg":"shutting down: /readyz answers 503'), 'the drain to begin', { timeoutMs: 30_000 });
     process.kill(worker!.pid, 'SIGKILL');
     assert.deepEqual(await server.exited, { code: 1, signal: null });
     assert.match(
@@ -143,7 +144,7 @@ const script = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path
 
 test(
   'under a terminal, SIGHUP is the terminal hanging up: the service stops, at once, rather than reload and outlive it',
-  { skip: script ? false : 'SKIPPED: util-linux `script` is not installed, so no terminal can be given to the server' },
+  { skip: needs('a hangup under a terminal', !script && 'util-linux `script` is not installed, so no terminal can be given to the server') },
   async () => {
     const env = sqlite();
     // script gives the server a terminal; its log is JSON all the same, to be read here.
@@ -158,11 +159,11 @@ test(
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await closed;
     });
-    await waitUntil(() => output.includes('"msg":"supervising 1 worker"'), 60_000, `the service to serve; got: ${output}`);
+    await until(() => output.includes('"msg":"supervising 1 worker"'), `the service to serve; got: ${output}`, { timeoutMs: 60_000 });
     const line = output.split(/\r?\n/).find((text) => text.includes('"msg":"supervising 1 worker"'))!;
     const { pid, workers } = JSON.parse(line) as { pid: number; workers: number[] };
     process.kill(pid, 'SIGHUP');
-    await waitUntil(() => !alive(pid) && !alive(workers[0]!), 60_000, `the supervisor and its worker to exit; got: ${output}`);
+    await until(() => !alive(pid) && !alive(workers[0]!), `the supervisor and its worker to exit; got: ${output}`, { timeoutMs: 60_000 });
     assert.ok(!output.includes('reloading'), output);
     assert.match(output, /"signal":"SIGHUP","msg":"the terminal hung up: stopping, the workers at once"/);
     await closed;

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { startServer, type ServerProcess } from '../process.js';
 import { killService } from '../process/supervised.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
+import { needs, sleep, until } from '../toolkit.js';
 
 /**
  * Crash durability on PostgreSQL: the service killed with SIGKILL while clients write at full speed
@@ -15,7 +16,7 @@ import { TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-wo
  * would be lost by the database crash this test makes.
  */
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
-const skip = postgresUnavailableReason();
+const skip = needs('crash durability on PostgreSQL', postgresUnavailableReason());
 
 async function cluster(): Promise<TestPostgres> {
   const server = await TestPostgres.start(after);
@@ -40,7 +41,7 @@ describe('crash durability on PostgreSQL', { skip }, () => {
       const stop = { now: false };
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, round, w, known, stop));
       const ackedThisRound = () => [...known.values()].filter((k) => k.acked?.name.startsWith(`r${round} `)).length;
-      await waitUntil(() => ackedThisRound() >= 1000, 120_000, 'writes to be acknowledged');
+      await until(() => ackedThisRound() >= 1000, 'writes to be acknowledged', { timeoutMs: 120_000 });
       await sleep(Math.floor(Math.random() * 1000));
       killService(service);
       assert.equal((await service.exited).signal, 'SIGKILL');
@@ -68,16 +69,16 @@ describe('crash durability on PostgreSQL', { skip }, () => {
       };
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop, counted));
       const acked = () => [...known.values()].filter((k) => k.acked !== undefined).length;
-      await waitUntil(() => acked() >= 1000, 120_000, 'writes to be acknowledged');
+      await until(() => acked() >= 1000, 'writes to be acknowledged', { timeoutMs: 120_000 });
       await sleep(Math.floor(Math.random() * 1000));
       await db.stop('immediate');
       const ackedBeforeCrash = acked();
       // Down until writes are refused (within DB_TIMEOUT_MS of being sent): a fixed pause could end before
       // any write had waited that long on a busy machine.
-      await waitUntil(() => unavailable > 0, 30_000, 'a write to be answered 503 while the database is down');
+      await until(() => unavailable > 0, 'a write to be answered 503 while the database is down', { timeoutMs: 30_000 });
       assert.ok(service.running, 'the service survives its database going away');
       await db.startServer();
-      await waitUntil(() => acked() >= ackedBeforeCrash + 500, 120_000, 'writes to be acknowledged again after the database restart');
+      await until(() => acked() >= ackedBeforeCrash + 500, 'writes to be acknowledged again after the database restart', { timeoutMs: 120_000 });
       stop.now = true;
       await Promise.all(writers);
       const count = await verifyAfterCrash(service, known);

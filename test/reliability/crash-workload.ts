@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
-import { request, sleep, type ServerProcess } from '../process.js';
+import { request, type ServerProcess } from '../process.js';
+import { sleep } from '../toolkit.js';
 
 /**
  * The crash tests' workload: clients writing plants at full speed (creates and replacements) against a

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { killService } from '../process/supervised.js';
-import { sleep, startServer, waitUntil } from '../process.js';
+import { startServer } from '../process.js';
 import { sqliteIntegrity, TOKEN, verifyAfterCrash, writer, WRITERS, type Known } from './crash-workload.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * Crash durability of the real server process: clients write plants at full speed (creates and
@@ -28,7 +29,7 @@ test(`SIGKILL at a random moment, ${ROUNDS} rounds: every acknowledged write sur
     // A random moment once writes flow: after at least a few hundred acknowledgements.
     const ackedSoFar = () => [...known.values()].filter((k) => k.acked?.name.startsWith(`r${round} `)).length;
     const started = Date.now();
-    await waitUntil(() => ackedSoFar() >= 1000, 120_000, 'writes to be acknowledged');
+    await until(() => ackedSoFar() >= 1000, 'writes to be acknowledged', { timeoutMs: 120_000 });
     await sleep(Math.floor(Math.random() * 1000));
     killService(server);
     const exit = await server.exited;

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { startServer, waitUntil } from '../process.js';
+import { startServer } from '../process.js';
 import { AutoFailover, autoFailoverUnavailableReason } from '../store/postgres/pg-auto-failover.js';
 import { postgresUnavailableReason } from '../store/postgres/pg-server.js';
 import { TOKEN } from './crash-workload.js';
 import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover-workload.js';
+import { needs, until } from '../toolkit.js';
 
 /**
  * The same failover with a real orchestrator: pg_auto_failover (monitor, primary, secondary on
@@ -13,10 +14,8 @@ import { assertAllOn, assertRodeThrough, writeThroughFailover } from './failover
  * surely demoted, lets it take writes. The service has the connection string pg_auto_failover gives
  * (every node, target_session_attrs=read-write) and is left alone.
  */
-const skip = postgresUnavailableReason() ?? autoFailoverUnavailableReason();
+const skip = needs('the pg_auto_failover test', postgresUnavailableReason() ?? autoFailoverUnavailableReason());
 const DB_TIMEOUT_MS = 1500;
-
-if (skip) process.stderr.write(`\n*** SKIPPING the pg_auto_failover test: ${skip} ***\n\n`);
 
 /** Whether the server on `port` takes writes: a primary, and not held read-only. */
 async function takesWrites(port: number): Promise<boolean> {
@@ -56,7 +55,7 @@ describe('PostgreSQL failover by pg_auto_failover', { skip }, () => {
       });
       const run = await writeThroughFailover(service, async () => {
         await formation.kill('node1');
-        await waitUntil(() => takesWrites(formation.port('node2')), 60_000, 'pg_auto_failover to promote node2', 50);
+        await until(() => takesWrites(formation.port('node2')), 'pg_auto_failover to promote node2', { timeoutMs: 60_000, everyMs: 50 });
       });
       assert.ok(service.running, 'the service rode through without a restart');
       const figures = assertRodeThrough(run, DB_TIMEOUT_MS);

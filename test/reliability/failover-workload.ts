@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { request, sleep, waitUntil, type ServerProcess } from '../process.js';
+import { request, type ServerProcess } from '../process.js';
 import { check, writer, type Answer, type Known, type Plant } from './crash-workload.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * The failover tests' workload and checks: clients write at full speed (the crash tests' writers) and
@@ -39,11 +40,11 @@ export async function writeThroughFailover(service: ServerProcess, failover: () 
   const writers = Array.from({ length: WRITERS }, (_, w) => writer(service, 1, w, known, stop, (answer) => answers.push(answer)));
   const acked = (since: number) => answers.filter((a) => a.status !== 503 && a.at > since).length;
   try {
-    await waitUntil(() => acked(0) >= WRITES_EACH_SIDE, 60_000, 'writes to be acknowledged');
+    await until(() => acked(0) >= WRITES_EACH_SIDE, 'writes to be acknowledged', { timeoutMs: 60_000 });
     const killedAt = Date.now();
     await failover();
     const promotedAt = Date.now();
-    await waitUntil(() => acked(promotedAt) >= WRITES_EACH_SIDE, 60_000, 'writes to be acknowledged by the new primary');
+    await until(() => acked(promotedAt) >= WRITES_EACH_SIDE, 'writes to be acknowledged by the new primary', { timeoutMs: 60_000 });
     return { known, answers, readiness, killedAt, promotedAt };
   } finally {
     stop.now = true;
@@ -53,8 +54,8 @@ export async function writeThroughFailover(service: ServerProcess, failover: () 
 
 /**
  * The service rode through: only 200/201 (writer() fails on anything else) and 503, some 503 while there
- * was no primary, none waiting longer than DB_TIMEOUT_MS (plus the HTTP round trip), writes acknowledged
- * again within DB_TIMEOUT_MS plus a few seconds of the promotion, /readyz 503 during the switch and 200
+ * was no primary, none waiting longer than DB_TIMEOUT_MS (plus a loaded machine's seconds), writes acknowledged
+ * again within DB_TIMEOUT_MS plus ten seconds of the promotion, /readyz 503 during the switch and 200
  * after. Returns the figures, for the test's diagnostic.
  */
 export function assertRodeThrough(run: FailoverRun, dbTimeoutMs: number): string {
@@ -64,10 +65,14 @@ export function assertRodeThrough(run: FailoverRun, dbTimeoutMs: number): string
     unavailable.some((a) => a.at > killedAt && a.at < promotedAt),
     'requests during the switch are answered 503',
   );
+  // The bounds are the point, and generous for a loaded machine: a request waits DB_TIMEOUT_MS at most, and
+  // the tests leave no primary for longer than that plus 4 s, so one that waited for the promotion shows;
+  // writes resume within seconds of it, where a service that had to be restarted, or looked for the new
+  // primary once a minute, would not.
   const slowest = Math.max(...answers.map((a) => a.ms));
-  assert.ok(slowest <= dbTimeoutMs + 1000, `a request waited ${slowest} ms (DB_TIMEOUT_MS ${dbTimeoutMs})`);
+  assert.ok(slowest <= dbTimeoutMs + 4000, `a request waited ${slowest} ms (DB_TIMEOUT_MS ${dbTimeoutMs})`);
   const firstAfter = Math.min(...answers.filter((a) => a.status !== 503 && a.at > promotedAt).map((a) => a.at)) - promotedAt;
-  assert.ok(firstAfter <= dbTimeoutMs + 3000, `first write acknowledged ${firstAfter} ms after the promotion`);
+  assert.ok(firstAfter <= dbTimeoutMs + 10_000, `first write acknowledged ${firstAfter} ms after the promotion`);
 
   assert.deepEqual([...new Set(readiness.map((r) => r.status))].sort(), [200, 503]);
   assert.ok(

@@ -3,9 +3,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { request, sleep, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { request, startServer, type ServerProcess } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { request as rawRequest } from './raw-http.js';
+import { needs, sleep, until } from '../toolkit.js';
 
 /**
  * Idempotency-Keys across a crash of the real server (SIGKILL), on SQLite and on PostgreSQL: a key whose
@@ -16,7 +17,7 @@ import { request as rawRequest } from './raw-http.js';
 const TOKEN = 'idempotency-crash-token-0123456789ab';
 const URL = 'https://93.184.215.14/hook';
 const CLIENTS = 8;
-const skipPostgres = postgresUnavailableReason();
+const skipPostgres = needs('Idempotency-Keys across SIGKILL on PostgreSQL', postgresUnavailableReason());
 
 interface Stores {
   name: string;
@@ -66,7 +67,7 @@ function crashSuite(stores: Stores): void {
       const env = { DATABASE_URL: await stores.fresh(), PLANT_STORE_TOKENS: TOKEN };
       let server = await startServer(after, { env });
       await sendUnread(server, 'committed');
-      await waitUntil(async () => (await endpointsByKey(server)).has('committed'), 30_000, 'the endpoint to be committed');
+      await until(async () => (await endpointsByKey(server)).has('committed'), 'the endpoint to be committed', { timeoutMs: 30_000 });
       server.signal('SIGKILL');
       await server.exited;
       server = await startServer(after, { env });
@@ -131,14 +132,14 @@ function crashSuite(stores: Stores): void {
         }
       };
       const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
-      await waitUntil(() => answered.size >= 200, 120_000, 'keyed writes to be answered');
+      await until(() => answered.size >= 200, 'keyed writes to be answered', { timeoutMs: 120_000 });
       await sleep(Math.floor(Math.random() * 300));
       server.signal('SIGKILL');
       await server.exited;
       restart.next = startServer(after, { env });
       server = await restart.next;
       const atRestart = answered.size;
-      await waitUntil(() => answered.size >= atRestart + 100, 120_000, 'keyed writes after the restart');
+      await until(() => answered.size >= atRestart + 100, 'keyed writes after the restart', { timeoutMs: 120_000 });
       stop = true;
       await Promise.all(clients);
       const stored = await endpointsByKey(server);

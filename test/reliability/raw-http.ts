@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { sleep } from '../toolkit.js';
 
 /**
  * Raw HTTP/1.1 over a socket, for what an in-process inject cannot send: chunked and truncated
@@ -83,7 +84,7 @@ export function exchange(port: number, chunks: Array<string | Buffer>, options: 
       for (const chunk of chunks) {
         if (socket.destroyed) return;
         socket.write(chunk);
-        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+        if (gapMs > 0) await sleep(gapMs);
       }
       if (end && !socket.destroyed) socket.end();
     })();

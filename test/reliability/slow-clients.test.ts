@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { testApp, TOKEN } from '../helpers.js';
 import { exchange, request, type RawAnswer } from './raw-http.js';
+import { until } from '../toolkit.js';
 
 /**
  * Slow and abusive clients on a real listening server, with short timeouts so that the tests are quick:
@@ -32,14 +33,6 @@ function open(port: number): Promise<Socket> {
     const socket = connect(port, '127.0.0.1', () => resolve(socket));
     socket.on('error', reject);
   });
-}
-
-async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for: ${what}`);
 }
 
 describe('slow and abusive clients', async () => {

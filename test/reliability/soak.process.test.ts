@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { request, sleep, startServer } from '../process.js';
+import { request, startServer } from '../process.js';
+import { needs, sleep } from '../toolkit.js';
 
 /**
  * Soak: the real server under mixed load (reads, lists, creates, replacements, patches, deletes and a
@@ -23,7 +24,10 @@ function rssMb(pid: number): number {
 
 test(
   `soak: ${SECONDS} s of mixed load, only documented answers, memory levels off`,
-  { timeout: (SECONDS + 120) * 1000, skip: process.platform === 'linux' ? false : 'reads the server memory from /proc (Linux only)' },
+  {
+    timeout: (SECONDS + 120) * 1000,
+    skip: needs('the soak test', process.platform !== 'linux' && 'it reads the server memory from /proc (Linux only)'),
+  },
   async (t) => {
     const dir = tempDir(after);
     const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'soak.db')}`, PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info' } });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/logging/logger.js';
 import { assertError, openSqlite, tempDir, testApp } from '../helpers.js';
+import { needs } from '../toolkit.js';
 
 /**
  * A database file that stops being writable while the service runs. As root a chmod changes nothing,
@@ -35,8 +36,7 @@ function immutabilityUnavailable(): string | undefined {
 }
 
 const refused = immutabilityUnavailable();
-const skip = refused === undefined ? false : `chattr +i is not possible here: ${refused}`;
-if (skip) process.stderr.write(`\n*** SKIPPING the unwritable-file test: ${skip} ***\n\n`);
+const skip = needs('the unwritable-file test', refused === undefined ? false : `chattr +i is not possible here: ${refused}`);
 
 test('an unwritable database file: writes answer 503 with a log line, reads go on, writes resume when it is writable again', { skip }, async () => {
   const dir = tempDir(after);

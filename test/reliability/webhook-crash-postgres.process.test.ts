@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { sleep, startServer, waitUntil } from '../process.js';
+import { startServer } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { announcements, assertAllAnnounced, registerEndpoint, TOKEN, webhookWriter, type Writes } from './webhook-workload.js';
+import { needs, sleep, until } from '../toolkit.js';
 
 /**
  * Webhooks on PostgreSQL: every acknowledged change announced after the service is SIGKILLed under
@@ -12,7 +13,7 @@ import { announcements, assertAllAnnounced, registerEndpoint, TOKEN, webhookWrit
  * is claimed FOR UPDATE SKIP LOCKED with a lease), and the messages an instance had claimed when it died
  * delivered by the other once their lease passed.
  */
-const skip = postgresUnavailableReason();
+const skip = needs('webhooks across crashes on PostgreSQL', postgresUnavailableReason());
 const WRITERS = 12;
 
 async function cluster(): Promise<TestPostgres> {
@@ -53,14 +54,17 @@ describe('webhooks on PostgreSQL', { skip }, () => {
     const writes: Writes = { acked: new Set(), maybe: new Set() };
     const stop = { now: false };
     const writers = Array.from({ length: WRITERS }, (_, w) => webhookWriter(() => server.url, `1${String(w).padStart(2, '0')}`, writes, stop));
-    await waitUntil(() => writes.acked.size >= 500, 120_000, 'writes to be acknowledged');
+    await until(() => writes.acked.size >= 500, 'writes to be acknowledged', { timeoutMs: 120_000 });
     await sleep(Math.floor(Math.random() * 500));
     server.signal('SIGKILL');
     await server.exited;
     stop.now = true;
     await Promise.all(writers);
     server = await startServer(after, { env });
-    await waitUntil(() => [...writes.acked].every((w) => announced().has(w)), 60_000, 'every acknowledged write to be announced', 200);
+    await until(() => [...writes.acked].every((w) => announced().has(w)), 'every acknowledged write to be announced', {
+      timeoutMs: 60_000,
+      everyMs: 200,
+    });
     assertAllAnnounced(writes, announced());
     t.diagnostic(`${writes.acked.size} acknowledged writes, all announced; ${receiver.received.length} deliveries`);
     await server.stop('SIGTERM');
@@ -84,16 +88,19 @@ describe('webhooks on PostgreSQL', { skip }, () => {
       const writers = Array.from({ length: WRITERS }, (_, w) =>
         webhookWriter(() => (w % 2 === 0 && aAlive ? a : b).url, `2${String(w).padStart(2, '0')}`, writes, stop),
       );
-      await waitUntil(() => writes.acked.size >= 400, 120_000, 'writes through both instances');
+      await until(() => writes.acked.size >= 400, 'writes through both instances', { timeoutMs: 120_000 });
       // Kill one instance while it has deliveries in flight; the other goes on, and takes its claims over.
       a.signal('SIGKILL');
       aAlive = false;
       await a.exited;
       const atKill = writes.acked.size;
-      await waitUntil(() => writes.acked.size >= atKill + 200, 120_000, 'writes through the surviving instance');
+      await until(() => writes.acked.size >= atKill + 200, 'writes through the surviving instance', { timeoutMs: 120_000 });
       stop.now = true;
       await Promise.all(writers);
-      await waitUntil(() => [...writes.acked].every((w) => announced().has(w)), 60_000, 'every acknowledged write to be announced', 200);
+      await until(() => [...writes.acked].every((w) => announced().has(w)), 'every acknowledged write to be announced', {
+        timeoutMs: 60_000,
+        everyMs: 200,
+      });
       assertAllAnnounced(writes, announced());
       assert.deepEqual(receiver.concurrent, [], 'no message was sent by both instances at once');
       t.diagnostic(`${writes.acked.size} acknowledged writes through two instances, all announced; ${receiver.received.length} deliveries`);

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { sleep, startServer, waitUntil } from '../process.js';
+import { startServer } from '../process.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { announcements, assertAllAnnounced, registerEndpoint, TOKEN, webhookWriter, type Writes } from './webhook-workload.js';
+import { sleep, until } from '../toolkit.js';
 
 /**
  * Webhooks survive a crash (SQLite): clients write at full speed while the service, subscribed to by a
@@ -36,7 +37,7 @@ test(
       const writers = Array.from({ length: WRITERS }, (_, w) =>
         webhookWriter(() => server.url, `${round}${String(w).padStart(2, '0')}`, writes, stop),
       );
-      await waitUntil(() => writes.acked.size - before >= 500, 120_000, 'writes to be acknowledged');
+      await until(() => writes.acked.size - before >= 500, 'writes to be acknowledged', { timeoutMs: 120_000 });
       await sleep(Math.floor(Math.random() * 500));
       server.signal('SIGKILL');
       await server.exited;
@@ -48,7 +49,10 @@ test(
       server = await startServer(after, { env });
     }
     // Messages the killed processes had claimed wait for their lease (2 × 1 s + 1 s), then go out.
-    await waitUntil(() => [...writes.acked].every((w) => announced().has(w)), 60_000, 'every acknowledged write to be announced', 200);
+    await until(() => [...writes.acked].every((w) => announced().has(w)), 'every acknowledged write to be announced', {
+      timeoutMs: 60_000,
+      everyMs: 200,
+    });
     assertAllAnnounced(writes, announced());
     t.diagnostic(
       `${writes.acked.size} acknowledged writes, all announced by ${(Date.now() - started) / 1000} s; ${receiver.received.length} deliveries (at least once)`,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { request, sleep, type ServerProcess } from '../process.js';
+import { request, type ServerProcess } from '../process.js';
 import { verify, type Receiver } from '../webhooks/receiver.js';
+import { sleep } from '../toolkit.js';
 
 /**
  * The webhook crash tests' workload: clients create and replace plants at full speed, remembering every

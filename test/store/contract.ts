@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PageKey, Store } from '../../src/store/store.js';
 import { listPlants } from '../helpers.js';
+import { until } from '../toolkit.js';
 
 /**
  * The behaviour every store implementation must have. Each implementation's test file calls this
@@ -340,7 +341,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const store = await open();
       try {
         const first = await store.tokens.create({ id: 'b1', name: 'one', hash: Buffer.alloc(32, 4), scopes: ['plants:read', 'plants:write'] });
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        // The second a millisecond later at least, so that createdAt orders them.
+        await until(() => Date.now() > Date.parse(first.createdAt), 'the clock to pass the first token');
         const second = await store.tokens.create({ id: 'a2', name: 'two', hash: Buffer.alloc(32, 5), scopes: ['plants:write'] });
         assert.match(first.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
         assert.deepEqual(await store.tokens.list(), [first, second]);
@@ -352,10 +354,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
-    it('answers ping while open', async () => {
+    it('answers ping while open, and no longer once closed: a ping asks the database', async () => {
       const store = await open();
       await store.ping();
       await store.close();
+      await assert.rejects(store.ping());
     });
 
     it('gives every write a new version, never reused, even for the same content or after a delete', async () => {

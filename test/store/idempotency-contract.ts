@@ -6,6 +6,7 @@ import type { PutOptions, Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { newId } from '../../src/model/ids.js';
 import { withStore } from './webhook-contract.js';
+import { until } from '../toolkit.js';
 
 /**
  * Idempotency-Keys as the store keeps them (store/idempotency.ts), the same on every store: each write made
@@ -25,8 +26,6 @@ function put(plant: StoredPlant, options: PutOptions = {}): Extract<KeyedWrite, 
 async function events(store: Store): Promise<number> {
   return (await store.events.read({ after: FEED_START, limit: 1000 })).length;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function idempotencyContract(name: string, open: () => Promise<Store>): void {
   describe(`idempotency store contract: ${name}`, () => {
@@ -95,17 +94,17 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
       withStore(open, async (store) => {
         await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
         await store.idempotency.write(claim('long'), put({ id: 2, name: 'b' }));
-        await sleep(20);
-        assert.equal(await store.idempotency.find('token-a', 'short'), undefined);
+        const expired = (key: string) => async () => (await store.idempotency.find('token-a', key)) === undefined;
+        await until(expired('short'), 'the 1 ms outcome to expire');
         assert.equal(await store.idempotency.count(), 1);
         const again = await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
         assert.deepEqual([again.replayed, (again.outcome as { outcome: string }).outcome], [false, 'replaced']);
-        await sleep(20);
+        await until(expired('short'), 'the 1 ms outcome to expire again');
         const taken = await store.idempotency.write(claim('short', { ttlMs: 60_000, fingerprint: 'new' }), put({ id: 1, name: 'c' }));
         assert.deepEqual([taken.replayed, taken.fingerprint], [false, 'new'], 'an expired key is taken over');
         assert.equal(await store.idempotency.count(), 2);
         await store.idempotency.write(claim('third', { ttlMs: 1 }), put({ id: 3, name: 'c' }));
-        await sleep(20);
+        await until(expired('third'), 'the third outcome to expire');
         assert.equal(await store.idempotency.count(), 2);
         assert.equal(await store.idempotency.deleteExpired(10), 1);
         assert.equal(await store.idempotency.deleteExpired(10), 0);
@@ -122,8 +121,7 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
           );
         }
         for (let i = 0; i < 3; i++) await store.idempotency.write(claim(`kept${i}`), put({ id: 5000 + i, name: 'kept' }));
-        await sleep(20);
-        assert.equal(await store.idempotency.count(), 3);
+        await until(async () => (await store.idempotency.count()) === 3, 'the 1 ms outcomes to expire');
         const batches: number[] = [];
         const counted = { deleteExpired: (limit: number) => store.idempotency.deleteExpired(limit).then((n) => (batches.push(n), n)) };
         let swept = false;

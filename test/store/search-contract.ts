@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseJson } from '@plant-store/client/json';
-import { foldCase } from '../../src/model/fold.js';
 import { PLANT_SORTS, type ListOptions, type PageKey, type PlantSort, type Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { LARGE_DATA } from '../tier.js';
@@ -24,11 +23,53 @@ function compare(sort: PlantSort): (a: StoredPlant, b: StoredPlant) => number {
   return sort.startsWith('-') ? (a, b) => ascending(b, a) : ascending;
 }
 
+/**
+ * Unicode's full case folding (CaseFolding.txt, statuses C and F) of the characters these tests use, copied
+ * from the table rather than computed by the product's foldCase, so that the expectations never share its
+ * mistakes. ASCII letters fold to lower case; the characters listed fold as given (a lower-case letter, an
+ * emoji or a private-use character to itself); any other fails the test until it is added from the table.
+ */
+const FOLDS: Readonly<Record<string, string>> = {
+  É: 'é',
+  é: 'é',
+  ß: 'ss',
+  ẞ: 'ss',
+  ı: 'ı',
+  Δ: 'δ',
+  δ: 'δ',
+  Ο: 'ο',
+  ο: 'ο',
+  ό: 'ό',
+  Σ: 'σ',
+  σ: 'σ',
+  ς: 'σ',
+  τ: 'τ',
+  υ: 'υ',
+  φ: 'φ',
+  ﬁ: 'fi',
+  '𐐀': '𐐨',
+  '𐐁': '𐐩',
+  '𐐨': '𐐨',
+  '𐐩': '𐐩',
+  '😀': '😀',
+  '\uE000': '\uE000',
+};
+
+function fold(text: string): string {
+  let folded = '';
+  for (const char of text) {
+    if (char <= '\x7f') folded += char.toLowerCase();
+    else if (Object.hasOwn(FOLDS, char)) folded += FOLDS[char];
+    else assert.fail(`the search tests' fold has no U+${char.codePointAt(0)!.toString(16).toUpperCase()}: add it from Unicode's CaseFolding.txt`);
+  }
+  return folded;
+}
+
 /** What the filter selects, in its order, as the stores should answer. */
 export function expected(plants: readonly StoredPlant[], { q, tags, sort = 'id' }: Filter): StoredPlant[] {
-  const folded = q === undefined ? undefined : foldCase(q);
+  const folded = q === undefined ? undefined : fold(q);
   return plants
-    .filter((p) => (folded === undefined || foldCase(p.name).includes(folded)) && (!tags?.length || (p.tag !== undefined && tags.includes(p.tag))))
+    .filter((p) => (folded === undefined || fold(p.name).includes(folded)) && (!tags?.length || (p.tag !== undefined && tags.includes(p.tag))))
     .sort(compare(sort));
 }
 

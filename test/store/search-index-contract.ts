@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StoredPlant } from '../../src/model/plant.js';
 import type { Store } from '../../src/store/store.js';
-import { waitUntil } from '../process.js';
+
 import { expected, walk } from './search-contract.js';
+import { until } from '../toolkit.js';
 
 /**
  * The search index, on every store: where it follows the writes after they commit (SQLite), a search
@@ -84,7 +85,7 @@ export function searchIndexContract(name: string, open: () => Promise<Store>, op
         await assertSearches(store, plants, 'after concurrent renames and deletes');
 
         // Once the writes stop, the index catches up with all of them, and the answers stay the same.
-        await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+        await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 10_000 });
         assert.deepEqual(await store.searchIndex.lag(), { events: 0, ms: 0 });
         await assertSearches(store, plants, 'once the index caught up');
       } finally {
@@ -101,7 +102,7 @@ export function searchIndexContract(name: string, open: () => Promise<Store>, op
         assert.ok(lag.events >= 0 && lag.events <= 20, JSON.stringify(lag));
         assert.ok(lag.ms >= 0 && lag.ms <= Date.now() - before + 1000, JSON.stringify(lag));
         if (lag.events === 0) assert.equal(lag.ms, 0);
-        await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+        await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 10_000 });
       } finally {
         await store.close();
       }

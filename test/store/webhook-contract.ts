@@ -6,8 +6,7 @@ import type { NewEndpointRecord } from '../../src/store/webhook-store.js';
 import { EVENT_TYPES, eventBody, type EventType } from '../../src/model/events.js';
 import { newId } from '../../src/model/ids.js';
 import { DISABLED_AT_EVENT } from '../../src/model/delivery-reasons.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { until } from '../toolkit.js';
 
 function endpoint(overrides: Partial<NewEndpointRecord> = {}): NewEndpointRecord {
   return {
@@ -217,8 +216,11 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         await plants.put({ id: 1, name: 'a' });
         assert.equal((await webhooks.claimDue(10, 300)).length, 1);
         assert.equal((await webhooks.claimDue(10, 300)).length, 0, 'leased');
-        await sleep(400);
-        const again = await webhooks.claimDue(10, 60_000);
+        // Claimable again once the 300 ms lease has passed (asked until then, it stays leased: nothing is claimed).
+        const again = await until(async () => {
+          const claimed = await webhooks.claimDue(10, 60_000);
+          return claimed.length > 0 ? claimed : undefined;
+        }, 'the lease to pass');
         assert.equal(again.length, 1, 'the lease passed: claimed again');
         await webhooks.updateEndpoint(e.id, { enabled: false });
         await plants.put({ id: 2, name: 'b' }); // failed at once: disabled
@@ -432,8 +434,9 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
       withStore(open, async ({ plants, webhooks }) => {
         const e = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
         await plants.put({ id: 1, name: 'early' });
-        await sleep(30);
-        const middle = Date.now();
+        // The window starts after the first event's time (taken before its commit): the next millisecond.
+        const written = Date.now();
+        const middle = await until(() => Date.now() > written && Date.now(), 'the clock to pass the first write');
         await plants.put({ id: 2, name: 'in the window' });
         const claimed = await webhooks.claimDue(10, 60_000);
         await webhooks.recordAttempts(

@@ -4,7 +4,8 @@ import { after, describe, test } from 'node:test';
 import { REVOKED } from '../../src/events/credentials.js';
 import { rawStream } from '../events/sse.js';
 import { tempDir } from '../helpers.js';
-import { request, startServer, waitUntil, type ServerProcess } from '../process.js';
+import { request, startServer } from '../process.js';
+import { becomesRefused } from '../toolkit.js';
 
 /**
  * Tokens managed over the API of a running server, as an operator without a shell on it would: the
@@ -13,11 +14,6 @@ import { request, startServer, waitUntil, type ServerProcess } from '../process.
  */
 
 const SECRET = /ps_[A-Za-z0-9_-]{43}/;
-
-/** Polls until the token is refused; the deadline is generous (a revocation takes effect within a second; the machine may be loaded). */
-async function becomesRefused(server: ServerProcess, token: string): Promise<void> {
-  await waitUntil(async () => (await request(`${server.url}/events`, { token })).status === 401, 30_000, 'the revoked token to be refused', 50);
-}
 
 describe('tokens over the API of a running server', async () => {
   const databaseUrl = `file:${join(tempDir(after), 'tokens.db')}`;
@@ -53,7 +49,7 @@ describe('tokens over the API of a running server', async () => {
     // The test's time-out fails a stream that never ends, rather than hanging.
     assert.equal(await stream.ended, true);
     assert.ok(stream.text().endsWith(`: ${REVOKED}\n\n`), stream.text());
-    await becomesRefused(server, browser.secret);
+    await becomesRefused(`${server.url}/events`, browser.secret);
     const refused = await request(`${server.url}/events`, { token: browser.secret });
     assert.match(refused.text, /unknown or revoked bearer token/);
 
@@ -63,7 +59,7 @@ describe('tokens over the API of a running server', async () => {
     assert.equal((await request(`${server.url}/tokens/${admin.id}?self=true`, { method: 'DELETE', token: admin.secret })).status, 204);
     assert.equal(await other.ended, true);
     assert.ok(other.text().endsWith(`: ${REVOKED}\n\n`), other.text());
-    await becomesRefused(server, admin.secret);
+    await becomesRefused(`${server.url}/events`, admin.secret);
 
     const listed = JSON.parse((await request(`${server.url}/tokens`, { token: first })).text) as Array<{ name: string; revokedAt: string | null }>;
     assert.deepEqual(

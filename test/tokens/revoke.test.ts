@@ -3,7 +3,8 @@ import { after, describe, it } from 'node:test';
 import { createToken } from '../../src/auth/tokens.js';
 import { REVOKED } from '../../src/events/credentials.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
-import { listen, rawStream, until } from '../events/sse.js';
+import { listen, rawStream } from '../events/sse.js';
+import { until } from '../toolkit.js';
 
 /**
  * DELETE /tokens/{id}: revokes a stored token, which every instance then refuses within a second and

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { after } from 'node:test';
 import { startTracing, type Tracing, type TracingSettings } from '../../src/tracing/sdk.js';
 import { decodeTraces } from './otlp-proto.js';
+import { until } from '../toolkit.js';
 
 /**
  * An OTLP/HTTP collector on loopback, as the tests' stand-in for an OpenTelemetry Collector: it takes
@@ -143,15 +144,17 @@ export class Collector {
 
   /** Waits until spans matching `match` have arrived (`count` of them at least), or fails after `timeoutMs`. */
   async waitFor(match: (span: ReceivedSpan) => boolean, count = 1, timeoutMs = 10_000): Promise<ReceivedSpan[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    return until(
+      () => {
+        const found = this.spans.filter(match);
+        return found.length >= count && found;
+      },
+      `${count} matching spans`,
+      { timeoutMs },
+    ).catch((error: Error) => {
       const found = this.spans.filter(match);
-      if (found.length >= count) return found;
-      if (Date.now() > deadline) {
-        throw new Error(`expected ${count} matching spans, got ${found.length} of ${this.spans.map((s) => s.name).join(', ') || 'none'}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      throw new Error(`${error.message}: got ${found.length} of ${this.spans.map((s) => s.name).join(', ') || 'none'}`);
+    });
   }
 }
 

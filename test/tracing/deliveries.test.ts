@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { webhookHarness } from '../webhooks/harness.js';
 import { CLIENT, ERROR, tracingTo, type ReceivedSpan } from './collector.js';
+import { until } from '../toolkit.js';
 
 /**
  * Webhook deliveries traced: each attempt a CLIENT span, the child of the request whose write queued the
@@ -23,13 +24,12 @@ async function exported(): Promise<ReceivedSpan[]> {
 
 /** Waits until the delivery spans of this webhook-id (attempts) have been exported. */
 async function deliverySpans(webhookId: string, count: number): Promise<ReceivedSpan[]> {
-  for (let tries = 0; ; tries++) {
-    const spans = (await exported()).filter((s) => s.attributes['plant_store.webhook.id'] === webhookId);
-    // A span ends once its attempt's answer is in: a moment after the receiver saw the request.
-    if (spans.length >= count || tries > 100)
-      return spans.sort((a, b) => Number(a.attributes['plant_store.webhook.attempt']) - Number(b.attributes['plant_store.webhook.attempt']));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  // A span ends once its attempt's answer is in: a moment after the receiver saw the request.
+  const spans = await until(async () => {
+    const found = (await exported()).filter((s) => s.attributes['plant_store.webhook.id'] === webhookId);
+    return found.length >= count && found;
+  }, `${count} delivery spans of ${webhookId}`);
+  return spans.sort((a, b) => Number(a.attributes['plant_store.webhook.attempt']) - Number(b.attributes['plant_store.webhook.attempt']));
 }
 
 describe('webhook delivery spans', () => {

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tempDir, TOKEN } from '../helpers.js';
-import { sleep, startServer } from '../process.js';
+import { startServer } from '../process.js';
 import { Collector, SERVER, type ReceivedSpan } from './collector.js';
+import { sleep } from '../toolkit.js';
 
 /**
  * The server with the standard OpenTelemetry environment: OTLP/HTTP in protobuf (the default), decoded
@@ -79,7 +80,9 @@ describe('tracing in the server process', () => {
     const started = Date.now();
     assert.equal((await server.stop()).code, 0);
     const took = Date.now() - started;
-    assert.ok(took >= 4500 && took < 9000, `stopped after the shutdown's 5 s bound, before the forced exit (${took} ms)`);
+    // A lower bound, which a loaded machine only lengthens; the force-exit timer (10 s) says so in the log if it ends the process.
+    assert.ok(took >= 4500, `stopped after the shutdown's 5 s bound (${took} ms)`);
+    assert.ok(!server.stdout.includes('exiting anyway'), 'before the forced exit');
     assert.match(server.stdout, /spans not exported within 5000 ms of stopping were dropped/);
   });
 

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { DueMessage } from '../../src/store/webhook-store.js';
 import { DeliveryThread } from '../../src/webhooks/delivery-thread.js';
 import { sign } from '../../src/webhooks/signing.js';
+import { until, watchThreads } from '../toolkit.js';
 
 /**
  * Deliveries sent from a thread of their own (webhooks/delivery-thread.ts): the same attempts as the
@@ -23,13 +24,18 @@ describe('the delivery thread', () => {
   let server: Server;
   let url: string;
   const received: Array<{ id: string; body: string; signature: string; timestamp: string; traceparent?: string }> = [];
+  /** Requests to /hang that the receiver has whole (and never answers). */
+  let hanging = 0;
 
   before(async () => {
     server = createServer((request: IncomingMessage, response: ServerResponse) => {
       let body = '';
       request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       request.on('end', () => {
-        if (request.url === '/hang') return;
+        if (request.url === '/hang') {
+          hanging++;
+          return;
+        }
         received.push({
           id: String(request.headers['webhook-id']),
           body,
@@ -80,20 +86,38 @@ describe('the delivery thread', () => {
 
   it('stopping with attempts in hand: they fail, within a second, and nothing is sent after', async () => {
     const thread = new DeliveryThread({ timeoutMs: 60_000, allowPrivateNetworks: true });
-    const hanging = thread.send(message(`${url}/hang`));
-    // Sent: the receiver has it (it never answers).
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const before = hanging;
+    const pending = thread.send(message(`${url}/hang`));
+    await until(() => hanging > before, 'the receiver to have the attempt (it never answers)');
     const started = Date.now();
     await thread.close();
-    const outcome = await hanging;
+    const outcome = await pending;
     assert.equal(outcome.status, null);
     assert.match(outcome.error ?? '', /delivery thread stopped/);
-    assert.ok(Date.now() - started < 5000, 'the close did not wait for the attempt');
+    // The bound is the point: the attempt's own time-out is 60 s, the close's grace 1 s; half a minute tells
+    // the two apart however loaded the machine, where "within a second" would fail on a stalled one.
+    assert.ok(Date.now() - started < 30_000, 'the close did not wait for the attempt');
     assert.deepEqual(await thread.send(message(`${url}/ok`)), { status: null, error: 'the service is stopping' });
   });
 
-  it('a thread that never sent closes at once, having started nothing', async () => {
+  it('a thread that never sent closes at once, having started nothing', async (t) => {
+    const threads = watchThreads((restore) => t.after(restore));
     const thread = new DeliveryThread({ timeoutMs: 1000, allowPrivateNetworks: true });
-    await thread.close();
+    let closed = false;
+    const closing = thread.close().then(() => (closed = true));
+    // At once: before the next turn of the event loop, where a thread to stop would take one of its own.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(closed, true, 'closed within the turn');
+    await closing;
+    assert.deepEqual(await thread.send(message(`${url}/ok`)), { status: null, error: 'the service is stopping' });
+    assert.equal(threads.length, 0, 'no thread was started');
+    // The count sees a thread that is started: one that sends.
+    const sending = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
+    try {
+      assert.equal((await sending.send(message(`${url}/ok`, 'msg_counted'))).status, 204);
+      assert.equal(threads.length, 1);
+    } finally {
+      await sending.close();
+    }
   });
 });

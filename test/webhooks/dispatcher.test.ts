@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../../src/store/webhook-store.js';
 import type { AttemptOutcome } from '../../src/webhooks/delivery.js';
+import { sleep, until } from '../toolkit.js';
 
 const quiet = { warn: () => undefined, debug: () => undefined, error: () => undefined };
 
@@ -58,14 +59,14 @@ describe('dispatcher: claims ahead of the free slots', () => {
         inFlight++;
         most = Math.max(most, inFlight);
         sent.push(message.seq);
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await sleep(1);
         inFlight--;
         return { status: 204, error: null };
       },
     };
     const dispatcher = new Dispatcher(store, sender, settings(4), quiet);
     dispatcher.start();
-    for (let i = 0; i < 200 && recorded.length < 100; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => recorded.length === 100, 'every message to be recorded');
     await dispatcher.stop();
     assert.equal(recorded.length, 100);
     assert.deepEqual(
@@ -97,7 +98,7 @@ describe('dispatcher: claims ahead of the free slots', () => {
     };
     const dispatcher = new Dispatcher(store, sender, settings(2), quiet);
     dispatcher.start();
-    while (sent.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    await until(() => sent.length === 2, 'two messages to be sent');
     assert.deepEqual(
       claims.map((c) => c.limit),
       [4],
@@ -141,7 +142,7 @@ describe('dispatcher: a store that fails', () => {
     assert.equal(claims, 2, 'one more at the wake-up');
     failing = false;
     dispatcher.wake();
-    for (let i = 0; i < 200 && recorded.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => recorded.length === 3, 'the messages to be sent once the store is back');
     await dispatcher.stop();
     assert.equal(recorded.length, 3, 'sent once the store is back');
   });

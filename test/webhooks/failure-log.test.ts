@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { AttemptRecord } from '../../src/store/webhook-store.js';
 import { FAILURE_LOG_INTERVAL_MS, FailureLog } from '../../src/webhooks/failure-log.js';
-import { waitUntil } from '../process.js';
+
 import { quietLog, webhookHarness } from './harness.js';
+import { until } from '../toolkit.js';
 
 interface Line {
   fields: Record<string, unknown>;
@@ -77,7 +78,9 @@ describe('failed delivery attempts in the log', () => {
     const { id } = await register();
     await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
     await receiver.waitFor(3);
-    await waitUntil(async () => (await t.call('GET', `/webhooks/${id}/deliveries`)).json()[0]?.status === 'failed', 10_000, 'the message to fail');
+    await until(async () => (await t.call('GET', `/webhooks/${id}/deliveries`)).json()[0]?.status === 'failed', 'the message to fail', {
+      timeoutMs: 10_000,
+    });
     const failures = lines.filter((line) => line.message.startsWith('webhooks: delivery to endpoint'));
     assert.equal(failures.length, 1, JSON.stringify(lines));
     assert.match(failures[0]!.message, new RegExp(`^webhooks: delivery to endpoint ${id} failed \\(HTTP 500\\); retried at \\d{4}-`));

@@ -9,11 +9,13 @@ export interface Received {
   at: number;
 }
 
-/** How the receiver answers a delivery: a status, headers, and a delay before answering. */
+/** How the receiver answers a delivery: a status, headers, and a delay before answering (after `after`, when given). */
 export interface Answer {
   status: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** The answer waits for this first: deliveries held unanswered until the test lets them go. */
+  after?: Promise<void>;
 }
 
 /**
@@ -24,6 +26,9 @@ export class Receiver {
   readonly received: Received[] = [];
   /** webhook-ids that arrived while an earlier delivery of the same id was still unanswered: sent twice at once. */
   readonly concurrent: string[] = [];
+  /** Deliveries arrived and not answered yet, and the most there were at once (a test may reset it). */
+  inFlight = 0;
+  maxInFlight = 0;
   private readonly unanswered = new Map<string, number>();
   answer: (delivery: Received, index: number) => Answer = () => ({ status: 204 });
   private waiters: Array<() => void> = [];
@@ -36,13 +41,16 @@ export class Receiver {
       const id = String(request.headers['webhook-id']);
       if (this.unanswered.has(id)) this.concurrent.push(id);
       this.unanswered.set(id, (this.unanswered.get(id) ?? 0) + 1);
-      const { status, headers = {}, delayMs = 0 } = this.answer(delivery, index);
-      setTimeout(() => {
+      this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+      const { status, headers = {}, delayMs = 0, after } = this.answer(delivery, index);
+      const respond = () => {
         const left = (this.unanswered.get(id) ?? 1) - 1;
         if (left === 0) this.unanswered.delete(id);
         else this.unanswered.set(id, left);
+        this.inFlight--;
         if (!response.destroyed) response.writeHead(status, headers).end();
-      }, delayMs);
+      };
+      void (after ?? Promise.resolve()).then(() => setTimeout(respond, delayMs));
       for (const wake of this.waiters.splice(0)) wake();
     });
   });

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { PlantLookups, type LookupRow, type LookupSettings } from '../../../src/store/postgres/gathered-reads.js';
 import type { QueryBy } from '../../../src/store/postgres/query.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
+import { until } from '../../toolkit.js';
 
 /**
  * The gathered reads' rules, against a stand-in database that records every statement: how statements
@@ -107,7 +108,8 @@ describe('PostgreSQL reads by id, gathered (postgres/gathered-reads.ts)', () => 
     await turn();
     assert.ok(db.sent[0]!.deadline >= asked + 50 && db.sent[0]!.deadline <= Date.now() + 50);
     const late = lookups.get(4);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    const lateAsked = Date.now();
+    await until(() => Date.now() > lateAsked + 50, "the late read's 50 ms to pass");
     db.release();
     await first;
     await assert.rejects(late, (error) => error instanceof StoreUnavailableError && /DB_TIMEOUT_MS \(50 ms\)/.test(error.message));

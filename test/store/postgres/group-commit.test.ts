@@ -5,6 +5,7 @@ import { PostgresWriteBatcher, type BatchSettings } from '../../../src/store/pos
 import type { Query, QueryBy, Transaction } from '../../../src/store/postgres/query.js';
 import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.js';
 import type { StoredPlant } from '../../../src/model/plant.js';
+import { sleep, until } from '../../toolkit.js';
 
 /**
  * The group commit's rules, against a stand-in database that records every statement: how batches form,
@@ -115,7 +116,7 @@ describe('PostgreSQL group commit (postgres/group-commit.ts)', () => {
     const db = fakeDatabase({
       stall: async () => {
         most = Math.max(most, ++inFlight);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await sleep(5);
         inFlight--;
       },
     });
@@ -136,7 +137,7 @@ describe('PostgreSQL group commit (postgres/group-commit.ts)', () => {
   });
 
   it('refuses a write at once beyond the queue limit, as busy', async () => {
-    const db = fakeDatabase({ stall: () => new Promise((resolve) => setTimeout(resolve, 20)) });
+    const db = fakeDatabase({ stall: () => sleep(20) });
     const batcher = new PostgresWriteBatcher(
       db.queryBy,
       db.transaction,
@@ -165,7 +166,7 @@ describe('PostgreSQL group commit (postgres/group-commit.ts)', () => {
     const asked = Date.now();
     const late = batcher.write(put(2));
     assert.ok(db.deadlines[0]! - asked <= 50, 'the first batch ends by its write’s deadline');
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await until(() => Date.now() > asked + 50, "the late write's 50 ms to pass");
     release();
     await stuck;
     await assert.rejects(late, StoreUnavailableError);

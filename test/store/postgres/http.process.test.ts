@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it, test } from 'node:test';
 import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * The HTTP behaviour on PostgreSQL: the same in-process suites that run on SQLite (test/plants/*,
@@ -12,32 +13,38 @@ import { postgresUnavailableReason, TEST_PG_ENV, TestPostgres } from './pg-serve
  */
 
 const DIST_TEST = fileURLToPath(new URL('../..', import.meta.url));
+/** The tests' sources (test/, beside dist/): what exists is read there, since a compiled test outlives its renamed source. */
+const SOURCES = fileURLToPath(new URL('../../../../test/', import.meta.url));
+const compiled = (source: string) => source.replace(/\.ts$/, '.js');
 /** The in-process suites of a folder (*.process tests start real servers on stores of their own, PostgreSQL included). */
 const suitesIn = (folder: string) =>
-  existsSync(DIST_TEST + folder)
-    ? readdirSync(DIST_TEST + folder)
-        .filter((f) => f.endsWith('.test.js') && !f.endsWith('.process.test.js'))
-        .map((f) => `${folder}/${f}`)
-    : [];
+  readdirSync(SOURCES + folder)
+    .filter((f) => f.endsWith('.test.ts') && !f.endsWith('.process.test.ts'))
+    .map((f) => compiled(`${folder}/${f}`));
+/** Suites named one by one: a file renamed or moved must be renamed here too, or the test below fails saying so. */
+const NAMED = [
+  'http/auth.test.ts',
+  // Refusals counted against the rate limit: by the store's shared counts there (SharedRateLimiter).
+  'http/rate-limit-refusals.test.ts',
+  // A JWT's principal: its Idempotency-Key answers kept apart from another's of the same name.
+  'auth/jwt-principals.test.ts',
+  // Idempotency-Keys: their outcomes kept in PostgreSQL's transactions (the webhook POSTs' too), the answers' bytes.
+  'http/idempotency.test.ts',
+  'http/idempotency-answers.test.ts',
+  'http/idempotency-upgrade.test.ts',
+  'webhooks/keyed.test.ts',
+  // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
+  'tracing/spans.test.ts',
+  'tracing/deliveries.test.ts',
+];
+const MISSING = NAMED.filter((file) => !existsSync(SOURCES + file));
 const SUITES = [
   ...suitesIn('plants'),
   ...suitesIn('events'),
   // Tokens over the API: made, listed and revoked in PostgreSQL's tokens table (a revoked token refused, its streams ended).
   ...suitesIn('tokens'),
-  'http/auth.test.js',
-  // Refusals counted against the rate limit: by the store's shared counts there (SharedRateLimiter).
-  'http/rate-limit-refusals.test.js',
-  // A JWT's principal: its Idempotency-Key answers kept apart from another's of the same name.
-  'auth/jwt-principals.test.js',
-  // Idempotency-Keys: their outcomes kept in PostgreSQL's transactions (the webhook POSTs' too), the answers' bytes.
-  'http/idempotency.test.js',
-  'http/idempotency-answers.test.js',
-  'http/idempotency-upgrade.test.js',
-  'webhooks/keyed.test.js',
-  // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
-  'tracing/spans.test.js',
-  'tracing/deliveries.test.js',
-].filter((file) => existsSync(DIST_TEST + file));
+  ...NAMED.filter((file) => !MISSING.includes(file)).map(compiled),
+];
 
 /** Runs test files in a `node --test` of their own; resolves with its exit code and output. */
 function runSuites(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
@@ -59,17 +66,17 @@ function runSuites(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: num
   });
 }
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the HTTP suites on PostgreSQL', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the HTTP suites on PostgreSQL: ${skipReason} ***\n\n`);
   test('HTTP suites on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
 
   describe('the HTTP suites, on PostgreSQL', () => {
-    it('has suites to run', () => {
+    it('has suites to run, and every suite it names exists', () => {
       assert.ok(SUITES.length >= 2, `found only ${SUITES.join(', ')}`);
+      assert.deepEqual(MISSING, [], 'named in test/store/postgres/http.process.test.ts but not in test/: rename or remove them there');
     });
 
     for (const file of SUITES) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
 import { request, startServer, type ServerProcess } from '../../process.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * Idempotency-Keys shared by every instance on one PostgreSQL database: a key used through one instance is
@@ -10,7 +11,7 @@ import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
  */
 
 const TOKEN = 'idempotency-instances-token-0123456';
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('Idempotency-Keys on several PostgreSQL instances', postgresUnavailableReason());
 
 function post(instance: ServerProcess, path: string, body: string, key: string, headers: Record<string, string> = {}) {
   return request(`${instance.url}${path}`, { method: 'POST', token: TOKEN, body, headers: { 'idempotency-key': key, ...headers } });

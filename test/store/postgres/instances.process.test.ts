@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, test } from 'node:test';
-import { cli, request, startServer, waitUntil, type ServerProcess } from '../../process.js';
+import { cli, request, startServer, type ServerProcess } from '../../process.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs, until } from '../../toolkit.js';
 
 /**
  * Scale-out: real service processes (dist/src/server.js) on one PostgreSQL database. Races between
@@ -13,7 +14,7 @@ const TOKEN = 'instances-test-token-0123456789abc';
 /** Generous: a bound that proves "no hang", not a speed. */
 const NO_HANG_MS = 30_000;
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('the PostgreSQL scale-out tests', postgresUnavailableReason());
 
 /** Two instances (one process each) on one fresh database. */
 async function twoInstances(server: TestPostgres, env: Record<string, string> = {}): Promise<[ServerProcess, ServerProcess, string]> {
@@ -47,7 +48,6 @@ function get(instance: ServerProcess, path: string, token = TOKEN) {
 }
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING the PostgreSQL scale-out tests: ${skipReason} ***\n\n`);
   test('several instances on PostgreSQL', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);
@@ -112,7 +112,9 @@ if (skipReason) {
       const revoked = await cli(url, 'token', 'revoke', 'reader');
       assert.equal(revoked.code, 0, revoked.stderr);
       for (const instance of [a, b]) {
-        await waitUntil(async () => (await get(instance, '/plants?limit=1', token)).status === 401, NO_HANG_MS, 'the revoked token to be refused');
+        await until(async () => (await get(instance, '/plants?limit=1', token)).status === 401, 'the revoked token to be refused', {
+          timeoutMs: NO_HANG_MS,
+        });
       }
     });
 
@@ -138,7 +140,7 @@ if (skipReason) {
       const instance = await startServer(after, { env: { DATABASE_URL: url, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '2', LOG_LEVEL: 'info' } });
       assert.match(instance.stderr, /starting 2 worker processes/);
       // Both workers come up (each logs that it listens) and share the port.
-      await waitUntil(() => (instance.stdout.match(/Server listening at/g) ?? []).length === 2, NO_HANG_MS, 'two workers to listen');
+      await until(() => (instance.stdout.match(/Server listening at/g) ?? []).length === 2, 'two workers to listen', { timeoutMs: NO_HANG_MS });
       const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(instance, `{"id":${i},"name":"p${i}"}`)));
       assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
       assert.equal(JSON.parse((await get(instance, '/plants')).text).length, 20);
@@ -159,7 +161,7 @@ if (skipReason) {
       } finally {
         await server.freeze(false);
       }
-      await waitUntil(async () => (await get(a, '/readyz')).status === 200, NO_HANG_MS, 'the instance to be ready again');
+      await until(async () => (await get(a, '/readyz')).status === 200, 'the instance to be ready again', { timeoutMs: NO_HANG_MS });
       assert.equal((await get(a, '/plants/8')).text, '{"id":8,"name":"before"}');
     });
 
@@ -184,7 +186,7 @@ if (skipReason) {
 
       await server.startServer();
       for (const instance of [a, b]) {
-        await waitUntil(async () => (await get(instance, '/readyz')).status === 200, NO_HANG_MS, 'the instance to be ready again');
+        await until(async () => (await get(instance, '/readyz')).status === 200, 'the instance to be ready again', { timeoutMs: NO_HANG_MS });
       }
       assert.equal((await get(b, '/plants/5')).text, '{"id":5,"name":"before"}');
       assert.equal((await post(b, '{"id":6,"name":"after"}')).status, 200);

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import type { after } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { waitUntil } from '../../process.js';
+
 import { findPostgresBin, freePort } from './pg-server.js';
+import { sleep, until } from '../../toolkit.js';
 
 /**
  * A throwaway pg_auto_failover formation on loopback: a monitor and two data nodes (a primary and its
@@ -71,7 +72,7 @@ export class AutoFailover {
 
     await formation.create('monitor', ports.monitor, []);
     formation.runNode('monitor', ports.monitor);
-    await waitUntil(() => formation.monitorAnswers(), 30_000, 'the pg_auto_failover monitor');
+    await until(() => formation.monitorAnswers(), 'the pg_auto_failover monitor', { timeoutMs: 30_000 });
     for (const [setting, value] of Object.entries(QUICK_HEALTH_CHECKS)) {
       await formation.monitorSql(`ALTER SYSTEM SET pgautofailover.${setting} = ${value}`);
     }
@@ -123,14 +124,13 @@ export class AutoFailover {
   }
 
   private async waitForStates(wanted: Record<string, string[]>): Promise<void> {
-    await waitUntil(
+    await until(
       async () => {
         const states: Record<string, string> = await this.states().catch(() => ({}));
         return Object.entries(wanted).every(([node, allowed]) => allowed.includes(states[node] ?? ''));
       },
-      60_000,
       `pg_auto_failover nodes in states ${JSON.stringify(wanted)}`,
-      250,
+      { timeoutMs: 60_000, everyMs: 250 },
     );
   }
 
@@ -213,7 +213,7 @@ export class AutoFailover {
       running.map(async ({ name, keeper }) => {
         await this.pgAutoctl(['stop', '--pgdata', join(this.dir, name), '--immediate']).catch(() => undefined);
         const exited = new Promise((resolve) => keeper.once('close', resolve));
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+        await Promise.race([exited, sleep(10_000)]);
         if (keeper.exitCode === null && keeper.signalCode === null) await this.kill(name);
       }),
     );

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { hashToken } from '../../../src/auth/tokens.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs, until } from '../../toolkit.js';
 
 /**
  * Reads have connections of their own to the primary (readPoolSize): a GET by id, a page, a count and a
@@ -11,7 +12,7 @@ import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
  * and they still see every write acknowledged before them.
  */
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('PostgreSQL read connections', postgresUnavailableReason());
 
 /**
  * Sessions of the service on this database waiting for a lock (the writes held up by the test's lock), seen
@@ -26,10 +27,7 @@ async function lockWaiters(admin: pg.Client): Promise<number> {
 
 /** Waits until `count` of the service's sessions wait for a lock (each one a main-pool connection held). */
 async function untilWaiting(admin: pg.Client, count: number): Promise<void> {
-  for (let waited = 0; (await lockWaiters(admin)) < count; waited += 20) {
-    assert.ok(waited < 20_000, `${count} writes wait on the lock`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await until(async () => (await lockWaiters(admin)) >= count, `${count} writes to wait on the lock`);
 }
 
 /** Waits until the service has exactly `count` sessions on this database (its pools' connections). */
@@ -37,14 +35,14 @@ async function untilSessions(url: string, count: number, what: string): Promise<
   const observer = new pg.Client({ connectionString: url });
   await observer.connect();
   try {
-    for (let waited = 0; ; waited += 50) {
+    let sessions = 0;
+    await until(async () => {
       const { rows } = await observer.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'plant-store/%'",
       );
-      if (rows[0]!.n === count) return;
-      assert.ok(waited < 20_000, `${rows[0]!.n} sessions of the store, not ${count}: ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      sessions = rows[0]!.n;
+      return sessions === count;
+    }, `${count} sessions of the store (${what})`).catch((error: Error) => assert.fail(`${error.message}: ${sessions} sessions`));
   } finally {
     await observer.end();
   }

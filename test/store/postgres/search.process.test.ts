@@ -6,6 +6,7 @@ import { PostgresStore } from '../../../src/store/postgres/store.js';
 import type { ListOptions } from '../../../src/store/store.js';
 import { postgresBefore } from '../older-schema.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * Finding plants on PostgreSQL: each shape of request can be served by the index made for it (EXPLAIN),
@@ -30,10 +31,9 @@ function nodes(plan: PlanNode): PlanNode[] {
 const describeNode = (n: PlanNode) =>
   `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}${n['Scan Direction'] === 'Backward' ? ' backward' : ''}`;
 
-const skipReason = postgresUnavailableReason();
+const skipReason = needs('PostgreSQL search tests', postgresUnavailableReason());
 
 if (skipReason) {
-  process.stderr.write(`\n*** SKIPPING PostgreSQL search tests: ${skipReason} ***\n\n`);
   test('PostgreSQL search', { skip: skipReason }, () => {});
 } else {
   const server = await TestPostgres.start(after);

@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { tempDir } from '../../helpers.js';
 import { baseEnv, CLI_JS } from '../../process.js';
+import { needs } from '../../toolkit.js';
 
 /**
  * A data folder the service's user may not write, as an operator meets it: the folder made by root (or
@@ -45,9 +46,9 @@ function plantStore(args: string[], env: Record<string, string>): Promise<{ code
 }
 
 const user = await otherUser();
-if (user.skip) process.stderr.write(`\n*** SKIPPING the read-only data folder's messages: ${user.skip} ***\n\n`);
+const folderSkip = needs("the read-only data folder's messages", user.skip);
 
-describe('a data folder the user running plant-store may not write', { skip: user.skip, timeout: 120_000 }, () => {
+describe('a data folder the user running plant-store may not write', { skip: folderSkip, timeout: 120_000 }, () => {
   const dir = tempDir(after);
   // A folder others may enter, as /srv is (mkdtemp's is 700).
   chmodSync(dir, 0o755);
@@ -78,7 +79,7 @@ describe('a data folder the user running plant-store may not write', { skip: use
 });
 
 // Run as root only: a file of one's own is made private (0600) at open, so only another user's file stays unwritable.
-const fileSkip = user.skip || (asRoot ? false : 'a file of another user needs root to make');
+const fileSkip = needs("a database file of another user's messages", user.skip || (!asRoot && 'a file of another user needs root to make'));
 describe('a database file the user running plant-store may not write, in a folder it may', { skip: fileSkip, timeout: 120_000 }, () => {
   const dir = tempDir(after);
   chmodSync(dir, 0o755);

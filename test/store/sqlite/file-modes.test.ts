@@ -7,7 +7,7 @@ import { backupSqlite } from '../../../src/store/sqlite/backup/backup.js';
 import { restoreSqlite } from '../../../src/store/sqlite/backup/restore.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { tempDir } from '../../helpers.js';
-import { waitUntil } from '../../process.js';
+import { until } from '../../toolkit.js';
 
 /**
  * The store's files, its backups and the directories the service makes are private to the service's user
@@ -59,7 +59,7 @@ for (const umask of [0o022, 0o000]) {
       const schedule = new BackupSchedule(path, { dir, intervalSeconds: 3600, keep: 2 }, quiet);
       await schedule.start();
       after(() => schedule.stop());
-      await waitUntil(() => readdirSync(dir).some((name) => name.endsWith('.db')), 30_000, 'the first scheduled backup');
+      await until(() => readdirSync(dir).some((name) => name.endsWith('.db')), 'the first scheduled backup', { timeoutMs: 30_000 });
       assert.equal(modeOf(join(root, 'backups')), '700');
       assert.equal(modeOf(dir), '700');
       for (const name of readdirSync(dir)) assert.equal(modeOf(join(dir, name)), '600', name);

@@ -10,7 +10,7 @@ import { COMMON_Q, MATCH_IDS_SQL, pageOfMatchesSql } from '../../../src/store/sq
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import type { ListOptions } from '../../../src/store/store.js';
 import { tempDir } from '../../helpers.js';
-import { waitUntil } from '../../process.js';
+import { until } from '../../toolkit.js';
 
 /**
  * q in a name order with the index holding every plant: one pass over the index's candidates finds the
@@ -48,7 +48,7 @@ describe('sqlite: q in a name order, with the search index current', () => {
     }
     await session.add(rows);
     await session.commit({ createOnly: false });
-    await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+    await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 10_000 });
   });
   after(() => store.close());
 
@@ -122,7 +122,7 @@ describe('sqlite: q in a name order that COMMON_Q names or more hold', () => {
       const count = COMMON_Q + 300;
       await session.add(Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Ivy ${String((i * 7919) % count).padStart(5, '0')}` })));
       await session.commit({ createOnly: false });
-      await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 10_000, 'the index catches up');
+      await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 10_000 });
       const first = await store.plants.page({ q: 'ivy', sort: 'name', limit: 3 });
       assert.deepEqual(
         (parseJson(first.json) as StoredPlant[]).map((p) => p.name),
@@ -152,7 +152,7 @@ describe('sqlite: q in a name order that names starting alike hold, far along th
       await session.add(Array.from({ length: before }, (_, i) => ({ id: i + 1, name: `Alba ${String(i).padStart(6, '0')}` })));
       await session.add(Array.from({ length: matches }, (_, i) => ({ id: before + i + 1, name: `Red ${String(i).padStart(5, '0')}` })));
       await session.commit({ createOnly: false });
-      await waitUntil(async () => (await store.searchIndex.lag()).events === 0, 30_000, 'the index catches up');
+      await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 30_000 });
       const first = await store.plants.page({ q: 'red', sort: 'name', limit: 3 });
       assert.deepEqual(
         (parseJson(first.json) as StoredPlant[]).map((p) => p.name),

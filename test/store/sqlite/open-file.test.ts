@@ -25,20 +25,30 @@ test('a store opened during a restore serves the restored file, not the one set 
     join(dir, 'restored.db'),
     numbered(3, (id) => `restored ${id}`),
   );
-  // What restore.ts does, with a pause while it holds the lock: leave WAL mode, take the exclusive lock,
-  // rename the old file aside and the new one into place, then let go.
+  // What restore.ts does, holding the lock until the store being opened has the old file open (its
+  // descriptor in /proc/<pid>/fd: the open then waits on the lock), so that the race is run every time,
+  // on a slow machine too: leave WAL mode, take the exclusive lock, rename the old file aside and the new
+  // one into place, then let go.
   const swap = `import Database from ${JSON.stringify(BETTER_SQLITE3)};
-    import { renameSync } from 'node:fs';
-    const db = new Database(${JSON.stringify(path)});
+    import { readdirSync, readlinkSync, renameSync } from 'node:fs';
+    const path = ${JSON.stringify(path)};
+    const opened = () => readdirSync('/proc/' + process.ppid + '/fd').filter((fd) => {
+      try { return readlinkSync('/proc/' + process.ppid + '/fd/' + fd) === path; } catch { return false; }
+    }).length;
+    const db = new Database(path);
     db.exec('PRAGMA busy_timeout = 0');
     db.exec('PRAGMA journal_mode = DELETE');
     db.exec('BEGIN EXCLUSIVE');
+    const before = opened();
     process.stdout.write('locked\\n');
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 700);
-    renameSync(${JSON.stringify(path)}, ${JSON.stringify(`${path}.aside`)});
-    renameSync(${JSON.stringify(restored)}, ${JSON.stringify(path)});
+    // A minute at most: the test's open comes at once. Without it, exit 3: the test fails, the race not run.
+    for (let waited = 0; opened() <= before && waited < 60000; waited += 5) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    const raced = opened() > before;
+    renameSync(path, ${JSON.stringify(`${path}.aside`)});
+    renameSync(${JSON.stringify(restored)}, path);
     db.exec('COMMIT');
-    db.close();`;
+    db.close();
+    process.exitCode = raced ? 0 : 3;`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', swap], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
   await once(child.stdout, 'data');
@@ -50,7 +60,7 @@ test('a store opened during a restore serves the restored file, not the one set 
   } finally {
     await store.close();
   }
-  assert.deepEqual(await exited, [0, null]);
+  assert.deepEqual(await exited, [0, null], 'the swap happened while the store had the old file open');
   assert.equal(plantsIn(path).get('4'), 'written after', 'the write went to the file in place');
   assert.equal(plantsIn(`${path}.aside`).get('4'), undefined, 'and not to the one set aside');
 });

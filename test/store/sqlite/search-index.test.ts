@@ -5,8 +5,9 @@ import { openConnection, prepare, type Connection } from '../../../src/store/sql
 import { MAX_TERMS, searchTerms } from '../../../src/store/sqlite/search-terms.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { listPlants, tempDir } from '../../helpers.js';
-import { waitUntil } from '../../process.js';
+
 import { sqliteBefore } from '../older-schema.js';
+import { sleep, until } from '../../toolkit.js';
 
 /**
  * The SQLite search index as derived data: kept by the writer thread after the writes commit, its mark
@@ -27,7 +28,7 @@ function indexed(db: Connection, match: string): number[] {
   return prepare(db, 'SELECT rowid FROM plants_search WHERE plants_search MATCH ? ORDER BY rowid').pluck().all(match) as number[];
 }
 
-const caughtUp = (db: Connection) => waitUntil(() => mark(db).position === mark(db).last, 10_000, 'the index catches up');
+const caughtUp = (db: Connection) => until(() => mark(db).position === mark(db).last, 'the index catches up', { timeoutMs: 10_000 });
 
 describe('sqlite search index, derived', () => {
   it('follows the writes in the background: the plants in the index, the mark at the last event', async () => {
@@ -129,10 +130,11 @@ describe('sqlite search index, derived', () => {
         INSERT INTO plants (id, name, tag, version, name_fold) VALUES (2, 'Oxalis two', NULL, 1000, 'oxalis two');
         INSERT INTO events (id, type, at, body) VALUES ('msg_other', 'plant.created', ${Date.now()}, '${body}');
         COMMIT; BEGIN IMMEDIATE`);
-      await waitUntil(() => told.length > 0, 15_000, 'the failure told');
+      await until(() => told.length > 0, 'the failure told', { timeoutMs: 15_000 });
       assert.match(told[0]!, /locked|busy/i);
       assert.equal(await store.plants.count({ q: 'oxalis' }), 2, 'searches stay exact meanwhile');
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // A window in which it tries again (it looks for others' writes every second): still told once.
+      await sleep(1500);
       assert.equal(told.length, 1, 'told once while it keeps failing');
       other.exec('ROLLBACK');
       other.close();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { request, waitUntil } from '../../../process.js';
+import { request } from '../../../process.js';
+import { until } from '../../../toolkit.js';
 import type { Instance } from './fleet.js';
 
 /**
@@ -111,10 +112,10 @@ export class CrossVersion {
     assert.equal(used.status, 200, `${what}: a token made through the writer, used through the reader: ${used.text}`);
     await this.expect(reader, 'GET', `/tokens/${token.id}`, {}, 200, what);
     await this.expect(reader, 'DELETE', `/tokens/${token.id}`, {}, 204, what);
-    await waitUntil(
+    await until(
       async () => (await request(`${writer.url}/plants?limit=1`, { token: token.secret })).status === 401,
-      10_000,
       `${what}: the revoked token refused`,
+      { timeoutMs: 10_000 },
     );
   }
 

@@ -1,5 +1,5 @@
 import { EventStreamReader } from '../../../../src/net/event-stream.js';
-import { sleep, waitUntil } from '../../../process.js';
+import { sleep, until } from '../../../toolkit.js';
 import { connectTo, type Origin, type Transport } from './transport.js';
 
 /**
@@ -41,7 +41,7 @@ export class FeedConsumer {
   async start(): Promise<void> {
     const failed = this.failures.length;
     this.running = this.follow();
-    await waitUntil(() => this.reader.lastEventId !== '' || this.failures.length > failed, 30_000, 'the event stream to start');
+    await until(() => this.reader.lastEventId !== '' || this.failures.length > failed, 'the event stream to start', { timeoutMs: 30_000 });
     if (this.failures.length > failed) {
       await this.stop();
       throw new Error(`the event stream did not start: ${this.failures[failed]!.detail}`);
@@ -89,7 +89,9 @@ export class FeedConsumer {
 
   /** Waits until the last event received is `lastId` (the feed's newest). */
   async caughtUp(lastId: string | undefined, timeoutMs = 60_000): Promise<void> {
-    await waitUntil(() => lastId === undefined || this.ids.at(-1) === lastId, timeoutMs, `the stream to receive the feed's last event ${lastId}`);
+    await until(() => lastId === undefined || this.ids.at(-1) === lastId, `the stream to receive the feed's last event ${lastId}`, {
+      timeoutMs: timeoutMs,
+    });
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { after } from 'node:test';
-import { baseEnv, SERVER_JS, sleep, waitUntil, type Exit } from '../../../process.js';
+import { baseEnv, SERVER_JS, type Exit } from '../../../process.js';
+import { sleep, until } from '../../../toolkit.js';
 
 /**
  * A fleet as an operator runs one: instances on ports of their own (a balancer names each by its address),
@@ -140,7 +141,7 @@ export class Instance {
    */
   async inRotation(count = 5): Promise<void> {
     const before = this.served;
-    await waitUntil(() => this.served >= before + count, START_TIMEOUT_MS, `${this.name} to answer requests through the balancer`);
+    await until(() => this.served >= before + count, `${this.name} to answer requests through the balancer`, { timeoutMs: START_TIMEOUT_MS });
   }
 }
 

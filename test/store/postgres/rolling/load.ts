@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { after } from 'node:test';
-import { sleep, waitUntil } from '../../../process.js';
+import { sleep, until } from '../../../toolkit.js';
 import { describe, FeedConsumer, type Failure } from './feed-consumer.js';
 import { connectTo, type Answer, type Origin, type Transport } from './transport.js';
 
@@ -124,7 +124,7 @@ export class Load {
     let resume = () => {};
     this.paused = new Promise<void>((resolve) => (resume = resolve));
     try {
-      await waitUntil(() => this.busy === 0, 30_000, 'the load to pause');
+      await until(() => this.busy === 0, 'the load to pause', { timeoutMs: 30_000 });
       return await work();
     } finally {
       this.paused = undefined;

@@ -4,6 +4,7 @@ import { freePort, postgresUnavailableReason, TestPostgres } from '../pg-server.
 import { balancerUnavailableReason, startBalancer, type BalancerKind } from './balancers.js';
 import { Instance, roll, THIS_CHECKOUT } from './fleet.js';
 import { Load } from './load.js';
+import { needs } from '../../../toolkit.js';
 
 /**
  * A rolling restart nobody notices, behind each balancer docs/production.md configures: two instances of
@@ -17,8 +18,7 @@ const pgSkip = postgresUnavailableReason();
 const server = pgSkip ? undefined : await TestPostgres.start(after);
 
 for (const kind of ['haproxy', 'nginx'] as const satisfies readonly BalancerKind[]) {
-  const skip = pgSkip ?? balancerUnavailableReason(kind);
-  if (skip) process.stderr.write(`\n*** SKIPPING the rolling restart behind ${kind}: ${skip} ***\n\n`);
+  const skip = needs(`the rolling restart behind ${kind}`, pgSkip ?? balancerUnavailableReason(kind));
   describe(`a rolling restart behind ${kind}`, { skip }, () => {
     test('fails no request, loses nothing, delivers every event once', async () => {
       const started = Date.now();

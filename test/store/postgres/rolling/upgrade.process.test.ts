@@ -4,7 +4,8 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { POSTGRES_MIGRATIONS } from '../../../../src/store/postgres/migrations.js';
 import { VERSION } from '../../../../src/version.js';
-import { request, waitUntil } from '../../../process.js';
+import { request } from '../../../process.js';
+import { needs, until } from '../../../toolkit.js';
 import { Receiver } from '../../../webhooks/receiver.js';
 import { freePort, postgresUnavailableReason, TestPostgres } from '../pg-server.js';
 import { balancerUnavailableReason, startBalancer } from './balancers.js';
@@ -26,8 +27,10 @@ import { buildRelease, PREVIOUS_RELEASE, previousReleaseUnavailableReason } from
  */
 
 const TOKEN = 'rolling-upgrade-token-0123456789abcdef';
-const skip = postgresUnavailableReason() ?? balancerUnavailableReason('haproxy') ?? previousReleaseUnavailableReason();
-if (skip) process.stderr.write(`\n*** SKIPPING the rolling upgrade from the previous release: ${skip} ***\n\n`);
+const skip = needs(
+  'the rolling upgrade from the previous release',
+  postgresUnavailableReason() ?? balancerUnavailableReason('haproxy') ?? previousReleaseUnavailableReason(),
+);
 const server = skip ? undefined : await TestPostgres.start(after);
 
 /** Each kind of request of the load, as the access log shows it answered: the previous release must serve every one on the migrated schema. */
@@ -86,10 +89,10 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
       const mark = old.log.length;
       await probes.across(upgraded, old);
       await probes.across(old, upgraded);
-      await waitUntil(
+      await until(
         () => Object.values(KINDS).every((kind) => kind.test(old.logSince(mark))),
-        60_000,
         'the previous release to answer every kind of request through the balancer on the migrated schema',
+        { timeoutMs: 60_000 },
       ).catch(() => {
         const missing = Object.entries(KINDS).filter(([, kind]) => !kind.test(old.logSince(mark)));
         throw new Error(
@@ -118,7 +121,7 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
     // whichever release sent it (at least once: a delivery may be repeated, as webhooks are).
     const feed = await readFeedOf({ ...balancer, token: TOKEN });
     const delivered = new Set<string>();
-    await waitUntil(
+    await until(
       () => {
         for (const delivery of receiver.received.splice(0)) {
           try {
@@ -130,8 +133,8 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
         }
         return feed.every((id) => delivered.has(id));
       },
-      60_000,
       'every event delivered to the webhook endpoint',
+      { timeoutMs: 60_000 },
     ).catch(() => {
       throw new Error(`${feed.filter((id) => !delivered.has(id)).length} of ${feed.length} events never delivered to the endpoint`);
     });

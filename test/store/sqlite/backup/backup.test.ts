@@ -7,8 +7,9 @@ import { backupSqlite } from '../../../../src/store/sqlite/backup/backup.js';
 import { SQLITE_MIGRATIONS } from '../../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../../src/store/sqlite/store.js';
 import { tempDir } from '../../../helpers.js';
-import { waitUntil } from '../../../process.js';
+
 import { dirState, integrity, numbered, plantsIn, storeWith } from './files.js';
+import { until } from '../../../toolkit.js';
 
 /** backupSqlite: the copy `plant-store backup` and the server's schedule both take. */
 
@@ -29,7 +30,7 @@ describe('SQLite backup', () => {
       }
     };
     const writers = Array.from({ length: 8 }, writer);
-    await waitUntil(() => acknowledged.size >= 200, 30_000, 'writes to be acknowledged');
+    await until(() => acknowledged.size >= 200, 'writes to be acknowledged', { timeoutMs: 30_000 });
     const before = new Map(acknowledged);
     const result = await backupSqlite(path, join(dir, 'copy.db'));
     const duringBackup = acknowledged.size - before.size;
