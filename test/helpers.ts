@@ -75,6 +75,9 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** How long a test app's close waits for its clients before it cuts their connections. */
+const CLOSE_GRACE_MS = 5000;
+
 /** The app in-process on a store of its own (a real SQLite file; see openTestStore), closed when the test file ends. */
 export async function testApp(
   cleanup: typeof after,
@@ -100,7 +103,14 @@ export async function testApp(
   });
   await app.ready();
   cleanup(async () => {
-    await app.close();
+    // A test that failed half-way may leave a client connected that never reads (a stalled export, say),
+    // which a graceful close would wait for forever: after a grace period, every connection is cut.
+    const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+    try {
+      await app.close();
+    } finally {
+      clearTimeout(cut);
+    }
     await store.close();
   });
   return {

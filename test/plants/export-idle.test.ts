@@ -55,6 +55,8 @@ describe('EXPORT_IDLE_TIMEOUT_MS', () => {
 
       // Four: as many as a PostgreSQL test store has pool connections, half of SQLite's export slots.
       const stalled = await Promise.all([1, 2, 3, 4].map(() => stalledExport(origin)));
+      // Should an assertion fail, no client is left connected unread for the app's close to wait on.
+      after(() => stalled.forEach(({ socket }) => socket.destroy()));
       const ended = () => sink.lines().filter((line) => String(line.msg).startsWith('export ended: the client took nothing for 1000 ms'));
       // Before the time-out existed these were held forever: the test's own time-out fails it.
       await until(() => ended().length === 4, 'the four exports to be ended', { timeoutMs: 100_000 });
