@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { TokenVerifier } from '../src/auth/tokens.js';
 import { authHook } from '../src/http/auth.js';
 import { installErrorHandling, HttpError } from '../src/http/errors.js';
-import { Idempotency } from '../src/http/idempotency.js';
+import { Writes } from '../src/http/writes.js';
 import { OverloadMonitor } from '../src/http/overload.js';
 import { addressKey, limitedAuthentication, MemoryRateLimiter } from '../src/http/rate-limit.js';
 import { installSecurity, type RequestCheck } from '../src/http/security.js';
@@ -283,20 +283,20 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
   const routes: RouteOptions[] = [];
   if (generator === 'ours') app.addHook('onRoute', (route) => void routes.push(route));
   else await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'Plant Store', version: '1.0.0' } } });
-  const idempotency = new Idempotency(store.idempotency, 86_400_000);
-  await app.register(plantRoutes, { plants: store.plants, idempotency });
+  const writes = new Writes(store, 86_400_000);
+  await app.register(plantRoutes, { plants: store.plants, writes });
   await app.register(plantListRoute, { plants: store.plants });
   await app.register(plantImportRoute, {
     plants: store.plants,
-    idempotency,
+    writes,
     bodyLimit: 2 ** 30,
     maxRowBytes: 65536,
     timeoutMs: 600_000,
     deadlines: { extend: () => undefined } as never,
     unknownFields: 'lenient',
   });
-  await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: false });
-  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
+  await app.register(webhookRoutes, { webhooks: store.webhooks, writes, allowPrivateNetworks: false });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes });
   await app.register(systemRoutes, { store, openApi: () => ({}) });
   await app.ready();
   const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: 1024 * 1024 };

@@ -5,6 +5,7 @@ import { migratePostgres } from './migrate.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { PostgresEvents } from './feed.js';
 import { PostgresIdempotency } from './idempotency.js';
+import { PostgresWrites } from './writes.js';
 import { PostgresSearchIndex } from './search-index.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
@@ -72,6 +73,7 @@ export class PostgresStore implements Store {
   readonly searchIndex: PostgresSearchIndex;
   readonly rateCounter: RateCounter;
   readonly writeBatches: Readonly<BatchCounts>;
+  readonly writes: PostgresWrites;
   readonly idempotency: PostgresIdempotency;
 
   private constructor(
@@ -114,7 +116,8 @@ export class PostgresStore implements Store {
       options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
     );
     this.plants = new PostgresPlants(pool, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
-    this.idempotency = new PostgresIdempotency(query, transaction, writes);
+    this.writes = new PostgresWrites(query, transaction, writes);
+    this.idempotency = new PostgresIdempotency(query);
     this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
   }
