@@ -32,7 +32,8 @@ export interface CallOptions {
 }
 
 /** The paths the CLI calls; test/cli/api-types.test.ts holds them, and their types, to the served document's. */
-export type ApiPath = '/plants' | '/plants/{id}' | '/plants/import' | '/tokens' | '/tokens/{id}';
+export type ApiPath =
+  '/plants' | '/plants/{id}' | '/plants/import' | '/tokens' | '/tokens/{id}' | '/webhooks' | '/webhooks/{id}' | '/webhooks/{id}/deliveries';
 
 type Method = 'get' | 'post' | 'delete';
 
@@ -139,6 +140,14 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A 404 names the service it came from, as the store's commands name the store ("no plant with id 5 at http://…"). */
+export function atService(api: { where: string }): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`);
+    throw error;
+  };
 }
 
 /** A request sent twice whose answer was lost both times: it may have been done. */
