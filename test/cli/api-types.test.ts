@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { components, paths, PathsWithMethod } from '@plant-store/client';
-import type { ApiPath, ClientModule } from '../../src/cli/api.js';
+import type { components, FollowOptions as ClientFollowOptions, paths, PathsWithMethod } from '@plant-store/client';
+import type { ApiPath, ClientModule, FollowOptions } from '../../src/cli/api.js';
 import type { NewPlantInput } from '../../src/cli/plant-args.js';
 import type { ImportQuery, ListQuery } from '../../src/cli/plants-http.js';
 import type { CreatedTokenAnswer, NewTokenBody, RevokeQuery, TokenListQuery } from '../../src/cli/tokens-http.js';
@@ -57,7 +57,10 @@ const checks: [
   Same<paths['/webhooks']['post']['responses'][201]['content']['application/json'], CreatedEndpointAnswer>,
   Same<paths['/webhooks']['get']['responses'][200]['content']['application/json'], Endpoint[]>,
   Same<paths['/webhooks/{id}/deliveries']['get']['responses'][200]['content']['application/json'], Delivery[]>,
+  // What it gives the change feed's follower is the package's FollowOptions.
+  Fits<FollowOptions, ClientFollowOptions>,
 ] = [
+  true,
   true,
   true,
   true,
@@ -101,4 +104,6 @@ test("the CLI's view of the API is the client package's: paths, parameters, answ
   const bundle = (await import(new URL('../../client/index.js', import.meta.url).href)) as ClientModule;
   const client = bundle.createClient({ baseUrl: 'http://127.0.0.1:9', headers: {} });
   assert.equal(typeof client.request, 'function');
+  assert.equal(typeof bundle.followEvents, 'function');
+  assert.equal(typeof bundle.FollowError, 'function');
 });
