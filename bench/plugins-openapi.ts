@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validatorCompiler } from '../src/http/validation.js';
-import { Idempotency } from '../src/http/idempotency.js';
+import { Writes } from '../src/http/writes.js';
 import { buildOpenApi } from '../src/openapi/document.js';
 import { plantImportRoute } from '../src/plants/import-route.js';
 import { plantListRoute } from '../src/plants/list-route.js';
@@ -40,20 +40,20 @@ async function documentedApp(store: Store, generator: 'ours' | '@fastify/swagger
   const routes: RouteOptions[] = [];
   if (generator === 'ours') app.addHook('onRoute', (route) => void routes.push(route));
   else await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'Plant Store', version: '1.0.0' } } });
-  const idempotency = new Idempotency(store.idempotency, 86_400_000);
-  await app.register(plantRoutes, { plants: store.plants, idempotency });
+  const writes = new Writes(store, 86_400_000);
+  await app.register(plantRoutes, { plants: store.plants, writes });
   await app.register(plantListRoute, { plants: store.plants });
   await app.register(plantImportRoute, {
     plants: store.plants,
-    idempotency,
+    writes,
     bodyLimit: 2 ** 30,
     maxRowBytes: 65536,
     timeoutMs: 600_000,
     deadlines: { extend: () => undefined } as never,
     unknownFields: 'lenient',
   });
-  await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: false });
-  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
+  await app.register(webhookRoutes, { webhooks: store.webhooks, writes, allowPrivateNetworks: false });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes });
   await app.register(systemRoutes, { store, openApi: () => ({}) });
   await app.ready();
   const documented = { schemas: [...namedSchemas, ...webhookSchemas], webhooks: WEBHOOK_EVENTS, signing: SIGNING, bodyLimit: 1024 * 1024 };

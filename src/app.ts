@@ -10,8 +10,8 @@ import { docsRoutes } from './docs/routes.js';
 import { Feed } from './events/feed.js';
 import { eventRoutes } from './events/routes.js';
 import { FeedEventSchema } from './events/schema.js';
-import { Idempotency } from './http/idempotency.js';
 import type { MemoryRateLimiter } from './http/rate-limit.js';
+import { Writes } from './http/writes.js';
 import type { Metrics } from './metrics/registry.js';
 import { buildOpenApi } from './openapi/document.js';
 import { plantImportRoute } from './plants/import-route.js';
@@ -58,29 +58,29 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
   const app = Fastify(serverOptions(settings, logger)).withTypeProvider<TypeBoxTypeProvider>();
   const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing });
 
-  // Idempotency-Key on every POST: the outcomes kept in the store, the keys running now in this process.
-  const idempotency = new Idempotency(store.idempotency, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
+  // The writes of every POST, one way in, with an Idempotency-Key or without: the keys running now in this process.
+  const writes = new Writes(store, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);
   // The change feed's one reader of the store, handing new events to every open stream of this app.
   const feed = new Feed(store.events, store.tokens, feedSettings(settings), app.log, metrics?.feed);
   for (const warning of streamRoomWarnings(settings)) app.log.warn(warning);
   const services = runWithApp(app, [...pipeline.services, { name: 'change feed', stopsFirst: true, stop: () => feed.close() }]);
 
   // The API, resource by resource. Every route says who may call it (config.auth).
-  await app.register(plantRoutes, { plants: store.plants, idempotency });
+  await app.register(plantRoutes, { plants: store.plants, writes });
   await app.register(plantListRoute, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
   await app.register(plantImportRoute, {
     plants: store.plants,
-    idempotency,
+    writes,
     bodyLimit: settings.importBodyLimit,
     maxRowBytes: settings.importMaxRowBytes,
     timeoutMs: settings.importTimeoutMs,
     deadlines: pipeline.deadlines,
     unknownFields: settings.unknownFields === 'refuse' ? 'strict' : 'lenient',
   });
-  await app.register(webhookRoutes, { webhooks: store.webhooks, idempotency, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, idempotency });
+  await app.register(webhookRoutes, { webhooks: store.webhooks, writes, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes });
   await app.register(eventRoutes, { feed, events: store.events });
-  await app.register(tokenRoutes, { tokens: store.tokens, idempotency, unlisted: unlistedTokens(settings), revoked: pipeline.revoked });
+  await app.register(tokenRoutes, { tokens: store.tokens, writes, unlisted: unlistedTokens(settings), revoked: pipeline.revoked });
   let openApi: object | undefined;
   const documented = {
     schemas: [

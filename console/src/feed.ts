@@ -1,12 +1,13 @@
-import { EventStreamReader, type ServerSentEvent } from '@plant-store/client';
+import { FollowError, followEvents, type ServerSentEvent } from '@plant-store/client';
 import { parseJson } from '@plant-store/client/json';
 import { EVENT_TYPES, type Client, type EventType, type Id } from './api.js';
 
 /**
- * The change feed, followed live: GET /events as Server-Sent Events, read with fetch's streaming body so
- * that the token goes in the Authorization header (EventSource could only put it in the URL). When the
- * connection drops it reconnects after the stream's `retry:` hint, sending Last-Event-ID: the id of the
- * last event it got, so nothing is missed and nothing comes twice.
+ * The change feed, followed live by the client package's follower (followEvents: reconnecting after the
+ * `retry:` hint with backoff, resuming with Last-Event-ID, the token in the Authorization header where an
+ * EventSource could only put it in the URL), by its one policy (docs/change-feed.md). The console waits
+ * for the service however long it is away (it came from there), and where the follower ends on a 410 (the
+ * events after the last one seen are past the feed's retention) it starts again from now, having said so.
  */
 
 export interface Change {
@@ -32,12 +33,7 @@ interface EventBody {
   data: { id: Id; name?: string; tag?: string };
 }
 
-const RETRY_MAX_MS = 30_000;
-
 export class ChangeFeed {
-  private lastId: string | undefined;
-  private retryMs = 2000;
-  private failures = 0;
   private readonly abort = new AbortController();
 
   constructor(
@@ -50,67 +46,26 @@ export class ChangeFeed {
     this.abort.abort();
   }
 
-  /** Follows the feed until stop(), reconnecting after every drop; resolves once stopped. */
+  /** Follows the feed until stop(), or until the service refuses it; resolves then. */
   async run(): Promise<void> {
-    const signal = this.abort.signal;
-    this.onState({ kind: 'connecting' });
-    while (!signal.aborted) {
-      let reason: string;
+    const { signal } = this.abort;
+    for (let first = true; !signal.aborted; first = false) {
       try {
-        reason = await this.follow(signal);
+        await followEvents(this.client, {
+          signal,
+          giveUpMs: Infinity,
+          onEvent: (event) => this.dispatch(event),
+          // Said once: a start after a 410 is still reconnecting, as far as the page shows.
+          onState: (state) => (first || state.kind !== 'connecting' ? this.onState(state) : undefined),
+        });
       } catch (error) {
-        if (signal.aborted) return;
-        reason = error instanceof Error ? error.message : String(error);
+        if (!(error instanceof FollowError) || error.reason !== 'gone') {
+          this.onState({ kind: 'stopped', reason: error instanceof FollowError ? messageOf(error) : String(error) });
+          return;
+        }
+        // Past the feed's retention: the page starts again from now, the gap said.
+        this.onState({ kind: 'reconnecting', reason: messageOf(error) });
       }
-      if (signal.aborted) return;
-      if (reason === '') return;
-      this.onState({ kind: 'reconnecting', reason });
-      // The hint, then longer after failures in a row, up to a cap.
-      const wait = Math.min(RETRY_MAX_MS, this.retryMs * 2 ** Math.min(this.failures, 4));
-      this.failures++;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
-    }
-  }
-
-  /** One connection: why it ended ('' when it must not be tried again). */
-  private async follow(signal: AbortSignal): Promise<string> {
-    const { response, error } = await this.client.GET('/events', {
-      params: { header: this.lastId === undefined ? {} : { 'last-event-id': this.lastId } },
-      headers: { accept: 'text/event-stream' },
-      parseAs: 'stream',
-      signal,
-    });
-    if (error !== undefined) {
-      if (response.status === 401 || response.status === 403) {
-        this.onState({ kind: 'stopped', reason: error.message });
-        return '';
-      }
-      // 410: the last event seen is older than the feed keeps; start again from now (the gap is said).
-      if (response.status === 410) this.lastId = undefined;
-      const retryAfter = Number(response.headers.get('retry-after'));
-      if (retryAfter > 0) this.retryMs = Math.max(this.retryMs, retryAfter * 1000);
-      return error.message;
-    }
-    this.failures = 0;
-    this.onState({ kind: 'live' });
-    await this.read(response.body!);
-    return 'the stream ended';
-  }
-
-  /** Reads the stream to its end (the one Server-Sent Events reader, the client package's), handing on each plant event. */
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const stream = body.getReader();
-    const reader = new EventStreamReader(this.lastId);
-    for (;;) {
-      const { value, done } = await stream.read();
-      if (done) return;
-      for (const event of reader.push(value)) this.dispatch(event);
-      // The id to resume after: the last event ID as dispatched events set it ('' clears it: none sent).
-      this.lastId = reader.lastEventId === '' ? undefined : reader.lastEventId;
-      if (reader.retry !== undefined) this.retryMs = reader.retry;
     }
   }
 
@@ -127,4 +82,9 @@ export class ChangeFeed {
       ...(body.data.tag !== undefined && { tag: body.data.tag }),
     });
   }
+}
+
+/** The service's message alone, without the status the follower puts before it ("403: this token lacks…"). */
+function messageOf(error: FollowError): string {
+  return error.status === undefined ? error.message : error.message.replace(/^\d{3}: /, '');
 }

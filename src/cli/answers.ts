@@ -5,6 +5,7 @@ import { joinProblems, validationProblems } from '../http/validation-messages.js
 import { StoredPlant } from '../model/plant.js';
 import { ImportResult, Plant } from '../plants/schema.js';
 import { CreatedToken, Token } from '../tokens/schema.js';
+import { CreatedEndpoint, Delivery, Endpoint } from '../webhooks/schema.js';
 
 /**
  * What each call the CLI makes through a service promises to answer when it succeeds: its status, and its
@@ -35,6 +36,10 @@ const PROMISES: Readonly<Record<string, Promised>> = {
   'delete /plants/{id}': { status: 204, what: 'no content' },
   'get /plants': { status: 200, what: 'a list of plants', schema: Type.Array(StoredPlant) },
   'post /plants/import': { status: 200, what: 'the counts of an import', schema: ImportResult },
+  'post /webhooks': { status: 201, what: 'a new webhook endpoint', schema: CreatedEndpoint },
+  'get /webhooks': { status: 200, what: 'a list of webhook endpoints', schema: Type.Array(Endpoint) },
+  'delete /webhooks/{id}': { status: 204, what: 'no content' },
+  'get /webhooks/{id}/deliveries': { status: 200, what: 'a list of deliveries', schema: Type.Array(Delivery) },
 };
 
 /** A schema's structure: types, fields, lists and choices; int64 integers stay int64 (a bigint is an integer). */

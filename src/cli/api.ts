@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import type { EventType } from '../model/event-types.js';
 import { TOKEN_VARIABLE, type ApiTarget } from './api-target.js';
 import { unlikePromised } from './answers.js';
+import { fetchWithinOrigin, RedirectRefused } from './origin.js';
 import { say } from './output.js';
 
 /**
@@ -32,7 +34,8 @@ export interface CallOptions {
 }
 
 /** The paths the CLI calls; test/cli/api-types.test.ts holds them, and their types, to the served document's. */
-export type ApiPath = '/plants' | '/plants/{id}' | '/plants/import' | '/tokens' | '/tokens/{id}';
+export type ApiPath =
+  '/plants' | '/plants/{id}' | '/plants/import' | '/tokens' | '/tokens/{id}' | '/webhooks' | '/webhooks/{id}' | '/webhooks/{id}/deliveries';
 
 type Method = 'get' | 'post' | 'delete';
 
@@ -43,9 +46,22 @@ type Method = 'get' | 'post' | 'delete';
  * those types (paths, parameters, answers) to the package's.
  */
 export interface ClientModule {
-  createClient(options: { baseUrl: string; headers: Record<string, string>; fetch?: (request: Request) => Promise<Response> }): {
-    request(method: Method, path: ApiPath, options?: CallOptions): Promise<{ data?: unknown; error?: ErrorBody; response: Response }>;
-  };
+  createClient(options: { baseUrl: string; headers: Record<string, string>; fetch?: (request: Request) => Promise<Response> }): Client;
+  /** The change feed's follower, by its one policy (packages/client/src/follow.ts), and the error that ends it. */
+  followEvents(client: Client, options: FollowOptions): Promise<void>;
+  FollowError: new (...args: never[]) => Error & { reason: 'gone' | 'refused' | 'not-a-stream' | 'unreachable'; status?: number };
+}
+
+type Client = { request(method: Method, path: ApiPath, options?: CallOptions): Promise<{ data?: unknown; error?: ErrorBody; response: Response }> };
+
+/** What the CLI gives the follower (test/cli/api-types.test.ts holds it to the package's FollowOptions). */
+export interface FollowOptions {
+  after?: string;
+  types?: readonly EventType[];
+  signal?: AbortSignal;
+  giveUpMs?: number;
+  onEvent(event: { type: string; data: string; lastEventId: string }): void | Promise<void>;
+  onState?(state: { kind: 'connecting' } | { kind: 'live' } | { kind: 'reconnecting'; reason: string; waitMs: number; answered: boolean }): void;
 }
 
 /** The client package, bundled by the build (scripts/client-bundle.mjs) beside the compiled service, and shipped with it. */
@@ -141,59 +157,50 @@ export class ApiError extends Error {
   }
 }
 
+/** A 404 names the service it came from, as the store's commands name the store ("no plant with id 5 at http://…"). */
+export function atService(api: { where: string }): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`);
+    throw error;
+  };
+}
+
 /** A request sent twice whose answer was lost both times: it may have been done. */
 export class AnswerLostError extends Error {}
 
-/** A redirect the CLI does not follow (fetchWithinOrigin): said, and the command fails. */
-export class RedirectRefused extends Error {}
-
-/** Redirects followed at most, within the service's origin. */
-const REDIRECTS_MAX = 5;
-
-/**
- * fetch, but following a redirect only where nothing can go astray: within the service's origin, and only
- * for a read (GET), at most REDIRECTS_MAX times. fetch itself would follow a 307 to any host and send the
- * request there again, body and all (it drops the token, not the body): a write would be done, or seem done,
- * somewhere else. Any other redirect is refused with a RedirectRefused saying where it pointed.
- */
-export async function fetchWithinOrigin(request: Request): Promise<Response> {
-  let current = request;
-  for (let hops = 0; ; hops++) {
-    const response = await fetch(current, { redirect: 'manual' });
-    const location = response.headers.get('location');
-    if (response.status < 300 || response.status > 399 || location === null) return response;
-    await response.body?.cancel();
-    const from = new URL(current.url);
-    const to = new URL(location, from);
-    const answered = `${from.origin} answered ${current.method} ${from.pathname} with ${response.status}, a redirect`;
-    if (to.origin !== from.origin) {
-      throw new RedirectRefused(
-        `${answered} to another origin (${to.origin}): not followed, so neither the request nor the token went there; if the service has moved, give its address with --url`,
-      );
-    }
-    if (current.method !== 'GET') {
-      throw new RedirectRefused(
-        `${answered} to ${to.pathname}: not followed (only reads are, lest a write be done twice or lose its body); if the service is there, give that address with --url`,
-      );
-    }
-    if (hops >= REDIRECTS_MAX) throw new RedirectRefused(`${answered}, the ${hops + 1}th in a row: not followed further`);
-    current = new Request(to, { method: 'GET', headers: current.headers, signal: current.signal, redirect: 'manual' });
+/** Why the follower of the change feed ended (the client package's FollowError), for the command to say. */
+export class FollowEnded extends Error {
+  constructor(
+    readonly reason: 'gone' | 'refused' | 'not-a-stream' | 'unreachable',
+    message: string,
+    readonly status: number | undefined,
+  ) {
+    super(message);
   }
 }
 
 /** A connection to one service: every call gets its answer's data, or throws one line saying why not. */
 export class Api {
   private constructor(
-    private readonly client: ReturnType<ClientModule['createClient']>,
+    private readonly module: ClientModule,
+    private readonly client: Client,
     readonly target: ApiTarget,
   ) {}
 
   static async connect(target: ApiTarget): Promise<Api> {
-    const client = await loadClient();
-    return new Api(
-      client.createClient({ baseUrl: target.url, headers: { authorization: `Bearer ${target.token}` }, fetch: fetchWithinOrigin }),
-      target,
-    );
+    const module = await loadClient();
+    const client = module.createClient({ baseUrl: target.url, headers: { authorization: `Bearer ${target.token}` }, fetch: fetchWithinOrigin });
+    return new Api(module, client, target);
+  }
+
+  /** Follows GET /events by the client package's follower, its one policy (docs/change-feed.md); how it ended, as a FollowEnded. */
+  async follow(options: FollowOptions): Promise<void> {
+    try {
+      await this.module.followEvents(this.client, options);
+    } catch (error) {
+      if (error instanceof this.module.FollowError) throw new FollowEnded(error.reason, error.message, error.status);
+      throw error;
+    }
   }
 
   /** The service's address as messages show it. */
@@ -214,7 +221,7 @@ export class Api {
     options: CallOptions = {},
     { retry, hidden }: { retry?: string; hidden?: (warning: string) => boolean } = {},
   ): Promise<{ data: unknown; response: Response; warnings: string[] }> {
-    let answer: Awaited<ReturnType<ReturnType<ClientModule['createClient']>['request']>>;
+    let answer: Awaited<ReturnType<Client['request']>>;
     for (let attempt = 1; ; attempt++) {
       try {
         answer = await this.client.request(method, path, options);

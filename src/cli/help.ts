@@ -73,8 +73,8 @@ export function toolHelp(commands: readonly Command[]): string {
 
 The plant store's server (serve), and its tokens, plants and webhooks from the command line: the commands
 work on the store DATABASE_URL names, the server's (a SQLite file by default, relative to the current directory).
-The token and plant commands and events tail can work through a running service instead, from anywhere:
---url URL (or ${URL_VARIABLE}), with the token in ${TOKEN_VARIABLE}.
+The token, plant and webhook commands and events tail can work through a running service instead, from
+anywhere: --url URL (or ${URL_VARIABLE}), with the token in ${TOKEN_VARIABLE}.
 
 Commands:
 ${columns(commands.flatMap(actionRows))}

@@ -5,7 +5,7 @@ import type { PlantSort } from '../store/store.js';
 import { replacedWarning } from '../plants/answers.js';
 import { LIST_LIMIT_MAX } from '../plants/schema.js';
 import { count } from '../words.js';
-import { Api, ApiError, nextPage } from './api.js';
+import { Api, ApiError, atService, nextPage } from './api.js';
 import type { ApiTarget } from './api-target.js';
 import { openSource, sniff } from './import-source.js';
 import { printJson, printStream, say } from './output.js';
@@ -58,14 +58,6 @@ export async function remove(target: ApiTarget, id: PlantId): Promise<void> {
   const api = await Api.connect(target);
   await api.call('delete', '/plants/{id}', { params: { path: { id } } }).catch(atService(api));
   say(`deleted plant ${id} at ${api.where}`);
-}
-
-/** A 404 names the service it came from, as the store's commands name the store ("no plant with id 5 at http://…"). */
-function atService(api: Api): (error: unknown) => never {
-  return (error) => {
-    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`);
-    throw error;
-  };
 }
 
 /** Every plant the selection holds, page after page (Link rel="next"), printed as each page comes; at most `limit`. */

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { parseJson } from '../json/exact.js';
 import { HttpError } from './errors.js';
-import { noteKeyedBody } from './idempotency.js';
+import { fingerprintBody } from './fingerprint.js';
 import { checkJsonDepth, JsonDepthError } from './json-depth.js';
 import { JSON_MEDIA_TYPES } from './media-types.js';
 
@@ -59,9 +59,10 @@ export function parseJsonText(text: string, what = 'the row'): unknown {
  */
 export function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
+  app.decorateRequest('fingerprint', null);
   app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
-    // A keyed POST's body, as sent, is part of its fingerprint (http/idempotency.ts).
-    if (request.headers['idempotency-key'] !== undefined) noteKeyedBody(request, body as Buffer);
+    // A keyed POST's body, as sent, is part of its fingerprint (http/fingerprint.ts), carried by the request.
+    fingerprintBody(request, body as Buffer);
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {

@@ -4,7 +4,7 @@ import { HttpError } from './errors.js';
 /**
  * Headers a request must send at most once. Node joins a header it does not know, sent twice, into one
  * value ("a, b"), which the schema would take for one value: an `Idempotency-Key` sent twice would be one
- * key "a, b", neither of the client's (http/idempotency.ts refuses it before anything is done). Node keeps
+ * key "a, b", neither of the client's (http/writes.ts refuses it before anything is done). Node keeps
  * only the first `Authorization` and drops the others without a word, so that a proxy or another server
  * reading the last one would judge another token than this service: it is refused too (http/auth.ts).
  */

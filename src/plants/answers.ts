@@ -3,14 +3,14 @@ import { etag } from '../http/conditional.js';
 import { HttpError } from '../http/errors.js';
 import { addWarning, type IgnoredFields } from '../http/unknown-fields.js';
 import { toPlantId, type PlantId } from '../model/plant-id.js';
-import type { StoredPlant } from '../model/plant.js';
-import type { Outcomes } from '../store/idempotency.js';
+import type { RequestWrite } from '../http/writes.js';
 import { ImportConflictError, type IfMatch } from '../store/store.js';
+import type { Outcomes } from '../store/writes.js';
 
 /**
  * What the plant routes answer: their refusals, and the answers of the POSTs to what their write did.
  * A POST answers from its write's outcome with one function, without an Idempotency-Key, with one the
- * first time and on every replay of it (http/idempotency.ts), so that all three are the same bytes.
+ * first time and on every replay of it (http/writes.ts), so that all three are the same bytes.
  */
 
 export function notFound(id: PlantId): HttpError {
@@ -31,8 +31,8 @@ export function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
 }
 
 /** The 409 of a create-only import that found an id stored already (the outcome's id, as decimal text). */
-function importConflict(id: PlantId | string): HttpError {
-  return new HttpError(409, new ImportConflictError(typeof id === 'string' ? toPlantId(id) : id).message);
+function importConflict(id: string): HttpError {
+  return new HttpError(409, new ImportConflictError(toPlantId(id)).message);
 }
 
 /** The warning of a POST that replaced a plant rather than creating it (the CLI's --url create tells the two apart by it). */
@@ -42,14 +42,15 @@ export function replacedWarning(id: PlantId): string {
 
 /**
  * POST /plants: 200 with the plant's name and tag and its new ETag, or the 412 the put found
- * (If-None-Match: * of a plant that exists; If-Match not holding). `condition`: the request's If-Match.
+ * (If-None-Match: * of a plant that exists; If-Match not holding).
  */
-export function answerPut(reply: FastifyReply, put: Outcomes['put'], plant: StoredPlant, condition: IfMatch | undefined): FastifyReply {
+export function answerPut(reply: FastifyReply, put: Outcomes['put'], { input: { plant, ifMatch } }: RequestWrite<'put'>): FastifyReply {
   if (put.outcome === 'exists') throw exists(plant.id);
-  if (put.outcome === 'precondition-failed') throw preconditionFailed(plant.id, condition!);
+  if (put.outcome === 'precondition-failed') throw preconditionFailed(plant.id, ifMatch!);
   // Rule 1 keeps the 200 of a POST that replaced a plant; the answer says so (If-None-Match: * only creates).
   if (put.outcome === 'replaced') addWarning(reply, replacedWarning(plant.id));
-  return reply.code(200).header('etag', etag(put.version)).send({ name: plant.name, tag: plant.tag });
+  // The specification's Plant has no id: its serializer writes the name and tag alone.
+  return reply.code(200).header('etag', etag(put.version)).send(plant);
 }
 
 /**

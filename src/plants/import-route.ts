@@ -3,18 +3,21 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { fingerprintBody } from '../http/fingerprint.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { applyHandling, WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Handling } from '../http/preferences.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
+import type { Inputs } from '../store/writes.js';
 import { answerImport } from './answers.js';
 import { ImportRowError, ImportTooLargeError } from './import-errors.js';
-import { importPlants, importUnknownFields, readRows, stageImport, type ImportFormat } from './import.js';
+import { importUnknownFields, readRows, stageImport, type ImportFormat } from './import.js';
 import { ImportHeaders, ImportQuery, ImportResult, NewPlant } from './schema.js';
 
 export interface ImportRouteOptions {
   plants: PlantStore;
-  idempotency: Idempotency;
+  writes: Writes;
   /** IMPORT_BODY_LIMIT. */
   bodyLimit: number;
   /** IMPORT_MAX_ROW_BYTES. */
@@ -49,23 +52,21 @@ function clientWentAway(body: IncomingMessage, error: unknown): boolean {
   return body.readableAborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
 }
 
-/** A create-only import's conflict as the outcome it is (answerImport answers it 409). */
-function conflictOutcome(error: unknown): { conflict: string } {
-  if (error instanceof ImportConflictError) return { conflict: String(error.existing) };
-  throw error;
-}
-
 /**
  * POST /plants/import, in a plugin of its own: its bodies reach the handler as the request stream (its
  * own content-type parsers, which no other route sees), parsed a row at a time, never held whole.
  */
 export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> = (
   app,
-  { plants, idempotency, bodyLimit, maxRowBytes, timeoutMs, deadlines, unknownFields: fallback },
+  { plants, writes, bodyLimit, maxRowBytes, timeoutMs, deadlines, unknownFields: fallback },
   done,
 ) => {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(Object.values(MEDIA_TYPES), (_request, payload, parsed) => parsed(null, payload));
+  app.addContentTypeParser(Object.values(MEDIA_TYPES), (request, payload, parsed) => {
+    // A keyed import's fingerprint takes the body as the rows are read (onBytes).
+    fingerprintBody(request);
+    parsed(null, payload);
+  });
 
   app.post(
     '/plants/import',
@@ -116,31 +117,19 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         limit: bodyLimit,
         maxRowBytes,
         unknownFields,
+        onBytes: request.fingerprint?.update,
       };
       // Not destroyed when the import stops early (a bad row, too large): that would reset the connection
       // under the client still sending, before it reads the answer; the rest is read and dropped instead
       // (http/refused-body.ts).
       const body = (request.body as Readable).iterator({ destroyOnReturn: false });
-      const key = request.headers['idempotency-key'];
+      const rows = new Deferred<Inputs['import']>(
+        (commit) => stageImport(plants, body, options, (session) => commit({ session, createOnly: options.createOnly })),
+        // A replay reads the rows through too, for its fingerprint and their unknown fields' warnings.
+        () => readRows(body, options),
+      );
       try {
-        if (key !== undefined) {
-          // The body's fingerprint is made as it streams (no copy of it is held), complete at the commit.
-          const { createOnly } = options;
-          return await idempotency.runStreamed(
-            request,
-            reply,
-            key,
-            {
-              kind: 'import',
-              // A replay reads the rows through too, for its fingerprint and their unknown fields' warnings.
-              drain: (update) => readRows(body, { ...options, onBytes: update }),
-              write: (update, underKey) =>
-                stageImport(plants, body, { ...options, onBytes: update }, (session) => underKey({ kind: 'import', session, createOnly })),
-            },
-            (imported) => answerImport(reply, imported, unknownFields.ignored),
-          );
-        }
-        return answerImport(reply, await importPlants(plants, body, options).catch(conflictOutcome), unknownFields.ignored);
+        return await writes.apply(reply, writeOf(request, 'import', rows), (_, imported) => answerImport(reply, imported, unknownFields.ignored));
       } catch (error) {
         if (clientWentAway(request.raw, error)) {
           // The client's doing, not a fault: a line at info, no stack. Nothing was stored (all or nothing).

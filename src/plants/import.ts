@@ -206,7 +206,7 @@ export function importPlants(plants: PlantStore, source: AsyncIterable<Buffer | 
 
 /**
  * Stages every row of `source`, then `commit`s the import (PlantImport.commit; or its commit under an
- * Idempotency-Key: http/idempotency.ts); whatever happens, nothing staged is left behind.
+ * Idempotency-Key: http/writes.ts); whatever happens, nothing staged is left behind.
  */
 export async function stageImport<T>(
   plants: PlantStore,

@@ -1,7 +1,8 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { writeOf, type Writes } from '../http/writes.js';
 import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { PlantStore } from '../store/store.js';
@@ -55,7 +56,7 @@ const REPLACED_WARNING = {
   },
 };
 
-export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; idempotency: Idempotency }> = (app, { plants, idempotency }, done) => {
+export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; writes: Writes }> = (app, { plants, writes }, done) => {
   app.post(
     '/plants',
     {
@@ -74,14 +75,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; ide
     },
     async (request, reply) => {
       const { id, name, tag } = request.body;
-      const condition = ifMatch(request.headers['if-match']);
+      const { headers } = request;
       const plant = tag === undefined ? { id, name } : { id, name, tag };
-      const options = { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition };
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined) {
-        return idempotency.run(request, reply, key, { kind: 'put', plant, options }, (put) => answerPut(reply, put, plant, condition));
-      }
-      return answerPut(reply, await plants.put(plant, options), plant, condition);
+      const put = { plant, createOnly: createOnly(headers['if-none-match']), ifMatch: ifMatch(headers['if-match']) };
+      return writes.apply(reply, writeOf(request, 'put', put), answerPut);
     },
   );
 

@@ -1,5 +1,6 @@
-import type { PlantId } from '../model/plant-id.js';
+import { toPlantId, type PlantId } from '../model/plant-id.js';
 import type { StoredPlant } from '../model/plant.js';
+import type { KeyClaim, Kept } from './idempotency.js';
 
 /**
  * The plants as the store keeps them (Store.plants): lists, counts and exports by filter and order, the
@@ -124,6 +125,15 @@ export interface ImportResult {
   replaced: number;
 }
 
+/** An import's outcome: the counts, or (create-only) the first id that existed already, as decimal text: nothing was imported. */
+export type ImportOutcome = ImportResult | { conflict: string };
+
+/** A commit's outcome as PlantImport.commit answers it: the counts, or the conflict thrown. */
+export function importResult(outcome: ImportOutcome): ImportResult {
+  if ('conflict' in outcome) throw new ImportConflictError(toPlantId(outcome.conflict));
+  return outcome;
+}
+
 /**
  * A bulk import in progress: rows are staged as they arrive, nothing is visible until `commit`, which
  * stores all of them in one transaction (duplicate ids: the last row wins), or none.
@@ -132,6 +142,14 @@ export interface PlantImport {
   add(rows: StoredPlant[]): Promise<void>;
   /** With createOnly, refuses (ImportConflictError) when any id exists already, storing nothing. */
   commit(options: { createOnly: boolean }): Promise<ImportResult>;
+  /**
+   * The commit as a write (store/writes.ts): its outcome, a create-only conflict answered rather than
+   * thrown. Under a claim on an Idempotency-Key, the outcome is kept with it in the commit's transaction;
+   * or the key's earlier outcome comes back instead and nothing is committed (`abort` drops the rows).
+   */
+  settle(createOnly: boolean): Promise<ImportOutcome>;
+  settle(createOnly: boolean, claim: KeyClaim): Promise<Kept<'import', ImportOutcome>>;
+  settle(createOnly: boolean, claim?: KeyClaim): Promise<ImportOutcome | Kept<'import', ImportOutcome>>;
   /** Drops what was staged. Safe to call more than once, and after commit. */
   abort(): Promise<void>;
 }

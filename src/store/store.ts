@@ -3,6 +3,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { PlantStore } from './plant-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WebhookStore } from './webhook-store.js';
+import type { WriteStore } from './writes.js';
 
 /**
  * The store: everything the service keeps, behind one small interface with one implementation per
@@ -23,7 +24,12 @@ export interface Store {
   readonly events: EventStore;
   /** The index of names that q is found through. */
   readonly searchIndex: SearchIndex;
-  /** Idempotency-Keys: the writes made under one, and the outcomes kept under them (idempotency.ts). */
+  /**
+   * The writes a request makes, as values (writes.ts): one entry, with a claim on an Idempotency-Key or
+   * without one, each answering its outcome.
+   */
+  readonly writes: WriteStore;
+  /** Idempotency-Keys: the outcomes kept under them (idempotency.ts), found, counted and swept. */
   readonly idempotency: IdempotencyStore;
   /**
    * Rate-limit counts shared by every instance on this database, where the database serves several
@@ -50,7 +56,7 @@ export interface Store {
 }
 
 // The plant store's and the token store's words, declared in plant-store.ts and token-store.ts (where
-// store/idempotency.ts can import them without a circle through this file), reach the rest of the service
+// store/writes.ts can import them without a circle through this file), reach the rest of the service
 // from here, with the Store they belong to.
 export { ImportConflictError, PLANT_SORTS } from './plant-store.js';
 export { DuplicateTokenNameError } from './token-store.js';
@@ -60,6 +66,7 @@ export type {
   DeleteResult,
   ExportOptions,
   IfMatch,
+  ImportOutcome,
   ImportResult,
   ListOptions,
   PageKey,

@@ -3,8 +3,9 @@ import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
-import { outcomeOf, type Outcomes } from '../store/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
+import type { Outcomes } from '../store/writes.js';
 import { nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
 import {
@@ -27,8 +28,8 @@ export interface TokenRouteOptions {
    * `static` when PLANT_STORE_TOKENS holds any, `jwt` when a JWT key is configured. GET /tokens says so.
    */
   unlisted: ReadonlyArray<'static' | 'jwt'>;
-  /** Idempotency-Key on POST /tokens (http/idempotency.ts). */
-  idempotency: Idempotency;
+  /** The write of POST /tokens, with an Idempotency-Key or without (http/writes.ts). */
+  writes: Writes;
   /** Told of each token revoked here, so that this app refuses it from its next request (other instances within a second). */
   revoked?: (tokenId: string) => void;
 }
@@ -37,8 +38,8 @@ export interface TokenRouteOptions {
  * POST /tokens's answer to what its write did, without an Idempotency-Key, with one and on every replay
  * of it: 201 with the token and its secret, or the 409 of a name an active token has.
  */
-function answerCreated(reply: FastifyReply, made: Outcomes['createToken'], name: string): FastifyReply {
-  if (made === 'name-taken') throw new HttpError(409, new DuplicateTokenNameError(name).message);
+function answerCreated(reply: FastifyReply, made: Outcomes['createToken'], { input }: RequestWrite<'createToken'>): FastifyReply {
+  if (made === 'name-taken') throw new HttpError(409, new DuplicateTokenNameError(input.token.name).message);
   const created: CreatedToken = { ...tokenView(made.token), secret: made.secret };
   return reply.code(201).header('location', `/tokens/${made.token.id}`).send(created);
 }
@@ -61,7 +62,7 @@ const UNLISTED_HEADER = {
  * ones, listed, made and revoked with the `tokens:manage` scope (as the CLI's `token` commands do on the
  * store). A token makes only tokens within its own scopes (rules.ts), and revokes itself only when it says so.
  */
-export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, idempotency, revoked }, done) => {
+export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, writes, revoked }, done) => {
   const auth = 'tokens:manage' as const;
 
   app.get(
@@ -153,15 +154,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
       if (managesOnly(maker)) throw insufficientScope([], MANAGES_ONLY);
       const lacked = lackedScopes(maker, scopes);
       if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked));
-      const { secret, token } = newToken(name, scopes);
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined)
-        return idempotency.run(request, reply, key, { kind: 'createToken', token, secret }, (made) => answerCreated(reply, made, name));
-      const record = await tokens.create(token).catch((error: unknown) => {
-        if (error instanceof DuplicateTokenNameError) return undefined;
-        throw error;
-      });
-      return answerCreated(reply, outcomeOf.createToken(record, secret), name);
+      return writes.apply(reply, writeOf(request, 'createToken', newToken(name, scopes)), answerCreated);
     },
   );
 

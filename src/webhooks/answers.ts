@@ -1,13 +1,14 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import type { Outcomes } from '../store/idempotency.js';
+import type { RequestWrite } from '../http/writes.js';
+import type { Outcomes } from '../store/writes.js';
 import { storedEndpoint } from './endpoints.js';
 import { endpointView } from './views.js';
 
 /**
  * What the webhook routes answer: their 404, and the answers of the POSTs to what their write did. A POST
  * answers from its write's outcome with one function, without an Idempotency-Key, with one the first time
- * and on every replay of it (http/idempotency.ts), so that all three are the same bytes.
+ * and on every replay of it (http/writes.ts), so that all three are the same bytes.
  */
 
 export function notFound(id: string): HttpError {
@@ -23,13 +24,13 @@ export function answerCreated(reply: FastifyReply, endpoint: Outcomes['createEnd
 }
 
 /** POST /webhooks/{id}/rotate-secret: 200 with the new secret, or 404. */
-export function answerRotated(reply: FastifyReply, rotated: Outcomes['rotateSecret'], id: string): FastifyReply {
-  if (rotated === 'not-found') throw notFound(id);
+export function answerRotated(reply: FastifyReply, rotated: Outcomes['rotateSecret'], { input }: RequestWrite<'rotateSecret'>): FastifyReply {
+  if (rotated === 'not-found') throw notFound(input.id);
   return reply.code(200).send({ secret: rotated.secret });
 }
 
 /** POST /webhooks/{id}/replay: 202 with how many messages were queued again, or 404. */
-export function answerReplayed(reply: FastifyReply, replayed: Outcomes['replay'], id: string): FastifyReply {
-  if (replayed === 'not-found') throw notFound(id);
+export function answerReplayed(reply: FastifyReply, replayed: Outcomes['replay'], { input }: RequestWrite<'replay'>): FastifyReply {
+  if (replayed === 'not-found') throw notFound(input.endpointId);
   return reply.code(202).send({ requeued: replayed.requeued });
 }

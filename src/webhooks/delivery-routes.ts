@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, HttpError } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { writeOf, type Writes } from '../http/writes.js';
 import { nextPageLink } from '../http/paging.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { WebhookStore } from '../store/webhook-store.js';
@@ -9,17 +10,16 @@ import { NOT_FOUND } from './routes.js';
 import { Delivery, DeliveryQuery, EndpointIdParams, KeyedBodyHeaders, PAGE_LIMIT_DEFAULT, ReplayRequest, ReplayResult } from './schema.js';
 import { deliveryView } from './views.js';
 
-const UNTIL_BEFORE_SINCE = 'body.until must not be before body.since';
+/** The 400 of a replay whose window ends before it starts. */
+function untilBeforeSince(): HttpError {
+  return new HttpError(400, 'body.until must not be before body.since');
+}
 
 /**
  * An endpoint's deliveries: its messages and their attempts, newest first, and the failed ones of a time
  * window sent again. `webhooks:manage`, as for the endpoints (routes.ts).
  */
-export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: WebhookStore; idempotency: Idempotency }> = (
-  app,
-  { webhooks, idempotency },
-  done,
-) => {
+export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: WebhookStore; writes: Writes }> = (app, { webhooks, writes }, done) => {
   const auth = 'webhooks:manage' as const;
 
   app.get(
@@ -63,21 +63,14 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
         responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
-        errorExamples: { 400: UNTIL_BEFORE_SINCE, 404: NOT_FOUND, ...KEY_EXAMPLES },
+        errorExamples: { 400: untilBeforeSince().message, 404: NOT_FOUND, ...KEY_EXAMPLES },
       },
     },
     async (request, reply) => {
       const since = Date.parse(request.body.since);
       const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
-      if (until !== undefined && until < since) throw new HttpError(400, UNTIL_BEFORE_SINCE);
-      const { id } = request.params;
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined) {
-        const write = { kind: 'replay' as const, endpointId: id, since, until };
-        return idempotency.run(request, reply, key, write, (replayed) => answerReplayed(reply, replayed, id));
-      }
-      const requeued = await webhooks.replay(id, since, until);
-      return answerReplayed(reply, requeued === undefined ? 'not-found' : { requeued }, id);
+      if (until !== undefined && until < since) throw untilBeforeSince();
+      return writes.apply(reply, writeOf(request, 'replay', { endpointId: request.params.id, since, until }), answerReplayed);
     },
   );
 

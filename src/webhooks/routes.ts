@@ -1,10 +1,12 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER, type Idempotency } from '../http/idempotency.js';
+import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
+import type { Inputs } from '../store/writes.js';
 import { answerCreated, answerRotated, notFound } from './answers.js';
 import { newEndpoint, type EndpointRules } from './endpoints.js';
 import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
@@ -29,7 +31,7 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
-  idempotency: Idempotency;
+  writes: Writes;
 }
 
 /** The OpenAPI document's example of the webhook routes' 404. */
@@ -40,7 +42,7 @@ export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
  * are delivery-routes.ts's). All need the `webhooks:manage` scope. A URL must reach a public address unless
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
-export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, idempotency, ...rules }, done) => {
+export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, writes, ...rules }, done) => {
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
    * rule it broke go to the log only (a warning: someone may be probing the internal network).
@@ -74,15 +76,10 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     },
     async (request, reply) => {
       // The URL is checked (its DNS) only when the request runs: a retry of one that ran gets its answer.
-      const endpoint = () => newEndpoint(request.body, rules).catch(asBadUrl(request));
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined) {
-        const write = async () => ({ kind: 'createEndpoint' as const, endpoint: await endpoint() });
-        return idempotency.run(request, reply, key, write, (created) => answerCreated(reply, created));
-      }
-      const created = await endpoint();
-      await webhooks.createEndpoint(created);
-      return answerCreated(reply, created);
+      const endpoint = new Deferred<Inputs['createEndpoint']>(async (create) =>
+        create({ endpoint: await newEndpoint(request.body, rules).catch(asBadUrl(request)) }),
+      );
+      return writes.apply(reply, writeOf(request, 'createEndpoint', endpoint), answerCreated);
     },
   );
 
@@ -199,16 +196,8 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { id } = request.params;
-      const secret = newSecret();
-      const previousUntil = Date.now() + ROTATION_OVERLAP_MS;
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined) {
-        const write = { kind: 'rotateSecret' as const, id, secret, previousUntil };
-        return idempotency.run(request, reply, key, write, (rotated) => answerRotated(reply, rotated, id));
-      }
-      const rotated = await webhooks.rotateSecret(id, secret, previousUntil);
-      return answerRotated(reply, rotated ? { secret } : 'not-found', id);
+      const rotation = { id: request.params.id, secret: newSecret(), previousUntil: Date.now() + ROTATION_OVERLAP_MS };
+      return writes.apply(reply, writeOf(request, 'rotateSecret', rotation), answerRotated);
     },
   );
 

@@ -81,6 +81,10 @@ describe('the CLI through --url', () => {
         ['plants', 'export'],
         ['plants', 'import', file],
         ['events', 'tail'],
+        ['webhook', 'add', 'https://hooks.example/x'],
+        ['webhook', 'list'],
+        ['webhook', 'remove', 'ep_1'],
+        ['webhook', 'deliveries', 'ep_1'],
       ];
       const commands = status === 307 ? every : every.slice(0, 2);
       for (const command of commands) {
@@ -118,6 +122,10 @@ describe('the CLI through --url', () => {
       ['plants', 'export'],
       ['plants', 'import', file],
       ['events', 'tail'],
+      ['webhook', 'add', 'https://hooks.example/x'],
+      ['webhook', 'list'],
+      ['webhook', 'remove', 'ep_1'],
+      ['webhook', 'deliveries', 'ep_1'],
     ];
     for (const [i, command] of commands.entries()) {
       // Every command with the line break of the review; the other faults spread over the commands.
@@ -154,6 +162,9 @@ describe('the CLI through --url', () => {
     const other = await fakeServer((request, response) => {
       const { method, url } = request;
       if (method === 'POST' && url === '/tokens') return json(response, 201, { ok: true });
+      if (method === 'POST' && url === '/webhooks') return json(response, 201, { id: 'ep_1', url: 'https://hooks.example/x' });
+      if (method === 'GET' && url!.startsWith('/webhooks/')) return void response.writeHead(200, { 'content-type': 'text/html' }).end('<p>');
+      if (method === 'GET' && url!.startsWith('/webhooks')) return json(response, 200, [{ id: 7 }]);
       if (method === 'GET' && url!.startsWith('/tokens')) return json(response, 200, [ACTIVE]);
       if (method === 'DELETE') return void response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Welcome</h1>');
       if (method === 'GET' && url!.startsWith('/plants/'))
@@ -185,6 +196,16 @@ describe('the CLI through --url', () => {
       [['plants', 'list'], /GET \/plants was answered with JSON that is not a list of plants \(answer must be an array\)/],
       [['plants', 'export'], /GET \/plants was answered with text\/html, where the service answers application\/x-ndjson/],
       [['events', 'tail'], /GET \/events was answered 200 \(text\/html\), where the service answers text\/event-stream\n$/],
+      [
+        ['webhook', 'add', 'https://hooks.example/x'],
+        /POST \/webhooks was answered with JSON that is not a new webhook endpoint \((?=.*answer\.secret is required)(?=.*answer\.events is required).*\); whether anything was done there is not known\n$/,
+      ],
+      [['webhook', 'list'], /GET \/webhooks was answered with JSON that is not a list of webhook endpoints \((?=.*answer\[0\]\.id must be a string)/],
+      [['webhook', 'remove', 'ep_1'], /DELETE \/webhooks\/\{id\} was answered 200 \(text\/html\), where the service answers 204/],
+      [
+        ['webhook', 'deliveries', 'ep_1'],
+        /GET \/webhooks\/\{id\}\/deliveries was answered 200 \(text\/html\), not with a list of deliveries as JSON\n$/,
+      ],
     ];
     for (const [command, words] of cases) {
       const result = await plantStore(other.url, ...command);

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { assertFails, cli, CLI_JS, request, run, startServer } from '../process.js';
 import { freePort } from '../store/postgres/pg-server.js';
 import { becomesRefused } from '../toolkit.js';
+import { keyOf, lossyProxy } from './lossy-proxy.js';
 
 /**
  * `plant-store token create|list|revoke --url URL`: the token commands through a running service's API
@@ -209,37 +208,6 @@ describe('tokens through a running service (--url)', async () => {
     assertFails(selfless, /^plant-store: token revoke: --self is for --url: .*; see "plant-store token revoke --help"\n$/);
   });
 });
-
-/** A proxy in front of the service that drops the answer of the connections `drop` names (1-based); it records every request's bytes. */
-async function lossyProxy(upstream: number, drop: (connection: number) => boolean): Promise<{ url: string; requests: string[] }> {
-  const requests: string[] = [];
-  const sockets = new Set<Socket>();
-  const proxy = createServer((client) => {
-    const n = requests.push('');
-    const server = connect(upstream, '127.0.0.1');
-    for (const socket of [client, server]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined).on('close', () => sockets.delete(socket));
-    }
-    client.on('data', (chunk: Buffer) => (requests[n - 1] += chunk.toString('latin1')));
-    client.pipe(server);
-    if (drop(n)) {
-      // The request was done: its answer came, and is lost on the way back.
-      server.once('data', () => {
-        client.destroy();
-        server.destroy();
-      });
-    } else server.pipe(client);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => proxy.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, requests };
-}
-
-const keyOf = (raw: string) => /\r\nidempotency-key: ([^\r]+)\r\n/i.exec(raw)?.[1];
 
 describe('token create whose answer is lost: asked once more under the same Idempotency-Key, one token made', async () => {
   const dir = tempDir(after);

@@ -8,7 +8,7 @@ import { testApp, TOKEN } from '../helpers.js';
 
 /**
  * What the client package hands a program that follows the change feed: the event types (one list, the
- * service's) and the Server-Sent Events reader, both copies the build makes of the service's own modules.
+ * service's, copied by the build) and the Server-Sent Events reader (its follower: follow.test.ts).
  */
 
 /** The document's event type and the package's are one type (a compile error otherwise). */
@@ -26,7 +26,6 @@ describe('the client package: event types and the event-stream reader', () => {
 
   it("holds copies of the service's modules, made by the build: one source each", () => {
     for (const [source, copy] of [
-      ['src/net/event-stream.ts', 'packages/client/src/event-stream.ts'],
       ['src/model/event-types.ts', 'packages/client/src/event-types.ts'],
       ['src/json/exact.ts', 'packages/client/src/json.ts'],
     ] as const) {

@@ -3,9 +3,9 @@ import { before, describe, it } from 'node:test';
 import { consoleModule } from './modules.js';
 
 /**
- * The console's follower of the change feed (console/src/feed.ts), against scripted answers of GET /events:
- * the plant events handed on with their ids (read by the client package's reader), the `retry:` hint, and
- * each reconnection's Last-Event-ID.
+ * The console's follower of the change feed (console/src/feed.ts, on the client package's followEvents),
+ * against scripted answers of GET /events: the plant events handed on with their ids, the `retry:` hint, each
+ * reconnection's Last-Event-ID, a fresh start after a 410, a stop on a refusal.
  */
 
 interface Change {
@@ -24,6 +24,9 @@ interface ChangeFeed {
 interface FeedModule {
   ChangeFeed: new (client: FakeClient, onChange: (change: Change) => void, onState: (state: State) => void) => ChangeFeed;
 }
+
+/** A stream's media type, as the service answers it. */
+const SSE = { 'content-type': 'text/event-stream; charset=utf-8' };
 
 /** One scripted answer: a stream of these chunks (then its end), or an error status. */
 type Answer = { chunks: string[] } | { status: number; message: string };
@@ -53,7 +56,7 @@ function scripted(answers: Answer[]): { client: FakeClient; asked: Array<Record<
             signal.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')));
           },
         });
-        return Promise.resolve({ response: new Response(body), data: body });
+        return Promise.resolve({ response: new Response(body, { headers: SSE }), data: body });
       }
       if ('status' in answer) {
         const error = { error: answer.status, message: answer.message };
@@ -67,7 +70,7 @@ function scripted(answers: Answer[]): { client: FakeClient; asked: Array<Record<
           else controller.enqueue(next);
         },
       });
-      return Promise.resolve({ response: new Response(body), data: body });
+      return Promise.resolve({ response: new Response(body, { headers: SSE }), data: body });
     },
   };
   return { client, asked, paths, waiting };

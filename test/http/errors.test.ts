@@ -14,6 +14,8 @@ function failingStore(error: () => Error): Store {
   return {
     kind: real.kind,
     plants,
+    // The writes of POSTs (POST /plants's put among them).
+    writes: { apply: fail },
     tokens: real.tokens,
     webhooks: real.webhooks,
     warnings: [],

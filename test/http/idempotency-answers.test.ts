@@ -44,6 +44,7 @@ function send(t: TestApp, { path, body, headers = {} }: Request, key?: string) {
  * bytes, the replay marked and the first not; answers what each answered.
  */
 async function keyedTwice(t: TestApp, request: Request, key: string) {
+  covered.add(request.path.split('?')[0]!.replace(/^\/webhooks\/[^/]+\//, '/webhooks/{id}/'));
   const first = await send(t, request, key);
   const replay = await send(t, request, key);
   assert.equal(first.headers['idempotent-replayed'], undefined);
@@ -67,6 +68,9 @@ function blanked(answer: ReturnType<typeof answerOf>) {
 }
 
 const URL = 'https://93.184.215.14/answers-hook';
+
+/** The paths of the keyed POSTs this file has sent (every one must be: the last test says so). */
+const covered = new Set<string>();
 
 describe('the answers of keyed POSTs, byte for byte', () => {
   it('POST /plants: created and replaced (200, ETag), and the 412s of If-None-Match: * and If-Match', async () => {
@@ -157,5 +161,17 @@ describe('the answers of keyed POSTs, byte for byte', () => {
     const refused = await keyedTwice(t, taken, 'taken');
     assert.deepEqual([refused.status, JSON.parse(refused.body)], [409, { error: 409, message: 'an active token is already named "answers"' }]);
     assert.deepEqual(answerOf(await send(t, taken)), refused);
+  });
+
+  it('covers every POST that takes an Idempotency-Key, so every kind of keyed write', async () => {
+    const t = await testApp(after);
+    const document = (await t.call('GET', '/openapi.json', { token: null })).json<{
+      paths: Record<string, { post?: { parameters?: Array<{ name: string; in: string }> } }>;
+    }>();
+    const keyed = Object.entries(document.paths)
+      .filter(([, item]) => item.post?.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'))
+      .map(([path]) => path);
+    assert.ok(keyed.length >= 6, keyed.join(', '));
+    assert.deepEqual([...covered].sort(), keyed.sort(), 'a keyed POST whose answers this file does not check');
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { sweepExpiredKeys } from '../../src/http/idempotency.js';
+import { sweepExpiredKeys } from '../../src/store/idempotency-sweep.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 import { until } from '../toolkit.js';
 

@@ -9,12 +9,10 @@ test('logs are JSON lines with a request id per request, and never carry a token
   const sink = new LogSink();
   const failing = { put: false };
   const store = openSqlite(tempDir(after));
-  const put = store.plants.put.bind(store.plants);
-  // A disk that fails on demand: the store answers as SQLite does when the disk is full.
-  store.plants.put = (plant, options) =>
-    failing.put
-      ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') }))
-      : put(plant, options);
+  const apply = store.writes.apply.bind(store.writes) as (...args: unknown[]) => Promise<unknown>;
+  // A disk that fails on demand: the store answers as SQLite does when the disk is full (POST's writes go through apply).
+  (store.writes as { apply: (...args: unknown[]) => Promise<unknown> }).apply = (...args) =>
+    failing.put ? Promise.reject(new StoreUnavailableError('SQLite: SQLITE_FULL', { cause: new Error('database or disk is full') })) : apply(...args);
   const t = await testApp(after, { store, logger: createLogger('trace', sink) });
   const readOnly = await t.tokenWith('plants:read');
   const unknown = 'unknownTokenValue_9f8e7d6c5b4a39281706';

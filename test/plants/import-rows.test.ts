@@ -11,7 +11,7 @@ const nowhere = {
     Promise.resolve({
       add: () => Promise.resolve(),
       commit: (): Promise<ImportResult> => Promise.resolve({ created: 0, replaced: 0 }),
-      commitKept: () => Promise.reject(new Error('not kept here')),
+      settle: (): Promise<never> => Promise.reject(new Error('not settled here')),
       abort: () => Promise.resolve(),
     }),
 } as unknown as PlantStore;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FEED_START } from '../../src/store/event-store.js';
-import { sweepExpired, type KeyClaim, type KeyedWrite } from '../../src/store/idempotency.js';
+import type { KeyClaim } from '../../src/store/idempotency.js';
+import { sweepExpired } from '../../src/store/idempotency-sweep.js';
+import type { Write } from '../../src/store/writes.js';
 import type { PutOptions, Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { newId } from '../../src/model/ids.js';
@@ -19,8 +21,8 @@ function claim(key: string, overrides: Partial<KeyClaim> = {}): KeyClaim {
   return { owner: 'token-a', key, fingerprint: `fp-${key}`, ttlMs: 60_000, ...overrides };
 }
 
-function put(plant: StoredPlant, options: PutOptions = {}): Extract<KeyedWrite, { kind: 'put' }> {
-  return { kind: 'put', plant, options };
+function put(plant: StoredPlant, options: PutOptions = {}): Write<'put'> {
+  return { kind: 'put', input: { plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch } };
 }
 
 async function events(store: Store): Promise<number> {
@@ -31,7 +33,7 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
   describe(`idempotency store contract: ${name}`, () => {
     it('keeps the outcome of the write with it, and finds it', () =>
       withStore(open, async (store) => {
-        const made = await store.idempotency.write(claim('k'), put({ id: 1, name: 'a' }));
+        const made = await store.writes.apply(put({ id: 1, name: 'a' }), claim('k'));
         const version = (await store.plants.get(1))!.version;
         assert.deepEqual(made, { kind: 'put', outcome: { outcome: 'created', version }, fingerprint: 'fp-k', replayed: false });
         assert.deepEqual(await store.idempotency.find('token-a', 'k'), { ...made, replayed: true });
@@ -42,20 +44,20 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
 
     it('makes no write for a key that has an outcome: the earlier outcome comes back, whatever the request', () =>
       withStore(open, async (store) => {
-        const first = await store.idempotency.write(claim('k'), put({ id: 1, name: 'a' }));
-        const again = await store.idempotency.write(claim('k', { fingerprint: 'other' }), put({ id: 1, name: 'changed' }));
+        const first = await store.writes.apply(put({ id: 1, name: 'a' }), claim('k'));
+        const again = await store.writes.apply(put({ id: 1, name: 'changed' }), claim('k', { fingerprint: 'other' }));
         assert.deepEqual(again, { ...first, replayed: true });
         assert.equal((await store.plants.get(1))!.plant.name, 'a');
         assert.equal(await events(store), 1);
         // Another owner's key of the same name is its own.
-        const theirs = await store.idempotency.write(claim('k', { owner: 'token-b' }), put({ id: 1, name: 'b' }));
+        const theirs = await store.writes.apply(put({ id: 1, name: 'b' }), claim('k', { owner: 'token-b' }));
         assert.equal(theirs.replayed, false);
         assert.equal((theirs.outcome as { outcome: string }).outcome, 'replaced');
       }));
 
     it('writes once when many callers with one key arrive together', () =>
       withStore(open, async (store) => {
-        const made = await Promise.all(Array.from({ length: 10 }, (_, i) => store.idempotency.write(claim('herd'), put({ id: 7, name: `n${i}` }))));
+        const made = await Promise.all(Array.from({ length: 10 }, (_, i) => store.writes.apply(put({ id: 7, name: `n${i}` }), claim('herd'))));
         assert.equal(made.filter((m) => !m.replayed).length, 1);
         assert.equal(new Set(made.map((m) => JSON.stringify(m.outcome))).size, 1);
         assert.equal(await events(store), 1);
@@ -64,46 +66,49 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
     it("keeps the outcome a write decided without writing (412), and each webhook write's: the endpoint with its secret, the rotation, the replay", () =>
       withStore(open, async (store) => {
         await store.plants.put({ id: 1, name: 'there' });
-        const refused = await store.idempotency.write(claim('c'), put({ id: 1, name: 'x' }, { createOnly: true }));
+        const refused = await store.writes.apply(put({ id: 1, name: 'x' }, { createOnly: true }), claim('c'));
         assert.deepEqual(refused.outcome, { outcome: 'exists' });
-        const failed = await store.idempotency.write(claim('m'), put({ id: 1, name: 'x' }, { ifMatch: [999_999] }));
+        const failed = await store.writes.apply(put({ id: 1, name: 'x' }, { ifMatch: [999_999] }), claim('m'));
         assert.deepEqual(failed.outcome, { outcome: 'precondition-failed' });
         assert.equal((await store.plants.get(1))!.plant.name, 'there');
         const id = newId('ep');
         const endpoint = { id, url: 'https://hooks.example/x', events: ['plant.created' as const], secret: 'whsec_x', createdAt: Date.now() };
-        const created = await store.idempotency.write(claim('e'), { kind: 'createEndpoint', endpoint });
+        const created = await store.writes.apply({ kind: 'createEndpoint', input: { endpoint } }, claim('e'));
         assert.deepEqual(created, { kind: 'createEndpoint', outcome: endpoint, fingerprint: 'fp-e', replayed: false });
-        const twice = await store.idempotency.write(claim('e'), {
-          kind: 'createEndpoint',
-          endpoint: { ...endpoint, id: newId('ep'), secret: 'whsec_z' },
-        });
+        const twice = await store.writes.apply(
+          {
+            kind: 'createEndpoint',
+            input: { endpoint: { ...endpoint, id: newId('ep'), secret: 'whsec_z' } },
+          },
+          claim('e'),
+        );
         assert.deepEqual(twice, { ...created, replayed: true });
         assert.equal((await store.webhooks.listEndpoints({ limit: 10 })).length, 1);
         const rotate = (key: string, endpointId: string) =>
-          store.idempotency.write(claim(key), { kind: 'rotateSecret', id: endpointId, secret: `whsec_${key}`, previousUntil: 0 });
+          store.writes.apply({ kind: 'rotateSecret', input: { id: endpointId, secret: `whsec_${key}`, previousUntil: 0 } }, claim(key));
         assert.deepEqual((await rotate('r', id)).outcome, { secret: 'whsec_r' });
         assert.deepEqual((await rotate('r', id)).outcome, { secret: 'whsec_r' }, 'the first rotation, not a second');
         assert.equal((await rotate('r2', 'ep_none')).outcome, 'not-found');
         const replay = (key: string, endpointId: string) =>
-          store.idempotency.write(claim(key), { kind: 'replay', endpointId, since: 0, until: undefined });
+          store.writes.apply({ kind: 'replay', input: { endpointId, since: 0, until: undefined } }, claim(key));
         assert.deepEqual((await replay('p', id)).outcome, { requeued: 0 });
         assert.equal((await replay('p2', 'ep_none')).outcome, 'not-found');
       }));
 
     it('forgets an outcome past its time to live: the write is made again; the count leaves it out; the sweep deletes it', () =>
       withStore(open, async (store) => {
-        await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
-        await store.idempotency.write(claim('long'), put({ id: 2, name: 'b' }));
+        await store.writes.apply(put({ id: 1, name: 'a' }), claim('short', { ttlMs: 1 }));
+        await store.writes.apply(put({ id: 2, name: 'b' }), claim('long'));
         const expired = (key: string) => async () => (await store.idempotency.find('token-a', key)) === undefined;
         await until(expired('short'), 'the 1 ms outcome to expire');
         assert.equal(await store.idempotency.count(), 1);
-        const again = await store.idempotency.write(claim('short', { ttlMs: 1 }), put({ id: 1, name: 'a' }));
+        const again = await store.writes.apply(put({ id: 1, name: 'a' }), claim('short', { ttlMs: 1 }));
         assert.deepEqual([again.replayed, (again.outcome as { outcome: string }).outcome], [false, 'replaced']);
         await until(expired('short'), 'the 1 ms outcome to expire again');
-        const taken = await store.idempotency.write(claim('short', { ttlMs: 60_000, fingerprint: 'new' }), put({ id: 1, name: 'c' }));
+        const taken = await store.writes.apply(put({ id: 1, name: 'c' }), claim('short', { ttlMs: 60_000, fingerprint: 'new' }));
         assert.deepEqual([taken.replayed, taken.fingerprint], [false, 'new'], 'an expired key is taken over');
         assert.equal(await store.idempotency.count(), 2);
-        await store.idempotency.write(claim('third', { ttlMs: 1 }), put({ id: 3, name: 'c' }));
+        await store.writes.apply(put({ id: 3, name: 'c' }), claim('third', { ttlMs: 1 }));
         await until(expired('third'), 'the third outcome to expire');
         assert.equal(await store.idempotency.count(), 2);
         assert.equal(await store.idempotency.deleteExpired(10), 1);
@@ -117,10 +122,10 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
         const expired = 1000;
         for (let start = 0; start < expired; start += 100) {
           await Promise.all(
-            Array.from({ length: 100 }, (_, i) => store.idempotency.write(claim(`e${start + i}`, { ttlMs: 1 }), put({ id: start + i, name: 'x' }))),
+            Array.from({ length: 100 }, (_, i) => store.writes.apply(put({ id: start + i, name: 'x' }), claim(`e${start + i}`, { ttlMs: 1 }))),
           );
         }
-        for (let i = 0; i < 3; i++) await store.idempotency.write(claim(`kept${i}`), put({ id: 5000 + i, name: 'kept' }));
+        for (let i = 0; i < 3; i++) await store.writes.apply(put({ id: 5000 + i, name: 'kept' }), claim(`kept${i}`));
         await until(async () => (await store.idempotency.count()) === 3, 'the 1 ms outcomes to expire');
         const batches: number[] = [];
         const counted = { deleteExpired: (limit: number) => store.idempotency.deleteExpired(limit).then((n) => (batches.push(n), n)) };
@@ -146,7 +151,7 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
           const session = await store.plants.startImport();
           try {
             await session.add(rows);
-            return await store.idempotency.write(claim(key), { kind: 'import', session, createOnly });
+            return await store.writes.apply({ kind: 'import', input: { session, createOnly } }, claim(key));
           } finally {
             await session.abort();
           }

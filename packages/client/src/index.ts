@@ -13,10 +13,10 @@ import type { HttpMethod, PlantStoreClient } from './types.js';
  * - `error` is the Error shape for every non-2xx answer, even one the service did not write.
  * Everything else is generated: a new operation in the document needs no change here.
  *
- * It also hands out what a program following the change feed needs: EventStreamReader, Server-Sent Events
- * read by the WHATWG rules (GET /events with `Accept: text/event-stream`), and EVENT_TYPES, the event types.
- * Both are copies of the service's own modules (src/net/event-stream.ts, src/model/event-types.ts), made by
- * the build, as json.ts is.
+ * It also hands out what a program following the change feed needs: followEvents (follow.ts: reconnecting,
+ * the `retry:` hint, Last-Event-ID, what a 410 means, backoff: the console's and the CLI's one policy),
+ * EventStreamReader (event-stream.ts: Server-Sent Events read by the WHATWG rules), and EVENT_TYPES, the
+ * event types, a copy of the service's own list (src/model/event-types.ts) made by the build, as json.ts is.
  */
 
 export type { CallOptions, CallResult, HttpMethod, PathsWithMethod, PlantStoreClient } from './types.js';
@@ -24,6 +24,7 @@ export type { ErrorBody } from './content.js';
 export type { components, operations, paths, webhooks } from './openapi-types.js';
 export { EventStreamReader, type ServerSentEvent } from './event-stream.js';
 export { EVENT_TYPES, type EventType } from './event-types.js';
+export { FollowError, followEvents, type FollowOptions, type FollowState } from './follow.js';
 
 /** What the client gives and takes for every `format: int64` value: a number when safe, a bigint beyond 2^53. */
 export type Int64 = number | bigint;

@@ -1,30 +1,10 @@
-import {
-  outcomeOf,
-  replayOf,
-  type AnyOutcome,
-  type EarlierAnswer,
-  type IdempotencyStore,
-  type KeyClaim,
-  type KeyedKind,
-  type KeyedOutcome,
-  type KeyedWrite,
-  type KeyRow,
-  type Outcomes,
-} from '../idempotency.js';
-import type { PostgresWriteBatcher } from './group-commit.js';
-import { commitImportUnder } from './imports.js';
-import { FIND, NOW_ONCE, underKey } from './keys.js';
-import { putWrite } from './plant-writes.js';
-import type { Query, Transaction } from './query.js';
-import { PostgresTokens } from './tokens.js';
-import { PostgresWebhooks } from './webhooks.js';
-import { DuplicateTokenNameError } from '../token-store.js';
+import { replayOf, type IdempotencyStore, type Kept, type KeyRow } from '../idempotency.js';
+import { FIND, NOW_ONCE } from './keys.js';
+import type { Query } from './query.js';
 
 /**
- * Idempotency-Keys on PostgreSQL, shared by every instance: each keyed write made by the same code as
- * without a key, under its key's claim, in its transaction (postgres/keys.ts says how a claim settles
- * races between instances): puts in the group commit's batches, the webhook writes in a transaction of
- * their own, an import in its own (postgres/imports.ts).
+ * The outcomes kept under Idempotency-Keys on PostgreSQL, shared by every instance: found, counted and
+ * swept (the keyed writes are writes.ts's, their claims keys.ts's).
  */
 
 // The longest expired first, found on the expiry index; rows locked by a claim taking an expired key over
@@ -37,56 +17,9 @@ const SWEEP = `DELETE FROM idempotency_keys WHERE (owner, key) IN
 const COUNT = `SELECT count(*)::text AS n FROM idempotency_keys WHERE expires_at > ${NOW_ONCE}`;
 
 export class PostgresIdempotency implements IdempotencyStore {
-  constructor(
-    private readonly query: Query,
-    private readonly transaction: Transaction,
-    /** Puts go through the group commit, their claims and outcomes in the batch's transaction. */
-    private readonly writes: PostgresWriteBatcher,
-  ) {}
+  constructor(private readonly query: Query) {}
 
-  write<W extends KeyedWrite>(claim: KeyClaim, write: W): Promise<KeyedOutcome<W['kind']> | EarlierAnswer> {
-    // Each answers the outcome of the write's kind, or the one an earlier request kept.
-    return this.made(claim, write);
-  }
-
-  private made(claim: KeyClaim, write: KeyedWrite): Promise<AnyOutcome> {
-    switch (write.kind) {
-      case 'put':
-        return this.writes.write(putWrite(write.plant, write.options, claim)) as Promise<AnyOutcome>;
-      case 'import':
-        return commitImportUnder(write.session, claim, write.createOnly);
-      case 'createEndpoint':
-        return this.webhookWrite(claim, 'createEndpoint', async (webhooks) => {
-          await webhooks.createEndpoint(write.endpoint);
-          return outcomeOf.createEndpoint(write.endpoint);
-        });
-      case 'rotateSecret':
-        return this.webhookWrite(claim, 'rotateSecret', async (webhooks) =>
-          outcomeOf.rotateSecret(write.secret, await webhooks.rotateSecret(write.id, write.secret, write.previousUntil)),
-        );
-      case 'replay':
-        return this.webhookWrite(claim, 'replay', async (webhooks) =>
-          outcomeOf.replay(await webhooks.replay(write.endpointId, write.since, write.until)),
-        );
-      case 'createToken':
-        return this.transaction((query) =>
-          underKey(query, claim, 'createToken', async () => {
-            const token = await new PostgresTokens(query).create(write.token).catch((error: unknown) => {
-              if (error instanceof DuplicateTokenNameError) return undefined;
-              throw error;
-            });
-            return outcomeOf.createToken(token, write.secret);
-          }),
-        );
-    }
-  }
-
-  /** A webhook write, as without a key (the same statements, on the transaction's connection), under the key's claim. */
-  private webhookWrite<K extends KeyedKind>(claim: KeyClaim, kind: K, write: (webhooks: PostgresWebhooks) => Promise<Outcomes[K]>) {
-    return this.transaction((query) => underKey(query, claim, kind, () => write(new PostgresWebhooks(query))));
-  }
-
-  async find(owner: string, key: string): Promise<AnyOutcome | undefined> {
+  async find(owner: string, key: string): Promise<Kept | undefined> {
     const { rows } = await this.query<KeyRow>(FIND, [[owner], [key]]);
     return rows[0] && replayOf(rows[0]);
   }

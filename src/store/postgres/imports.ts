@@ -5,10 +5,11 @@ import { COMMIT_STATEMENT, eventsCte, KEY_COLUMN, keyCte } from './feed.js';
 import { bodyFor, insertMessages } from './outbox.js';
 import { int8 } from './query.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { ImportConflictError, type ImportResult, type PlantImport } from '../store.js';
+import { importResult, type ImportOutcome, type ImportResult, type PlantImport } from '../plant-store.js';
 import type { StoredPlant } from '../../model/plant.js';
 import { toPlantId, type PlantId } from '../../model/plant-id.js';
-import { outcomeOf, type AnyOutcome, type KeyClaim } from '../idempotency.js';
+import type { KeyClaim } from '../idempotency.js';
+import type { KeptOutcome } from '../writes.js';
 import { underKey } from './keys.js';
 import type { Query } from './query.js';
 
@@ -54,16 +55,6 @@ interface Merged {
   result: ImportResult;
   total: number;
   announced: Announced;
-}
-
-/** How each import this store started commits under an Idempotency-Key (postgres/idempotency.ts), by its session. */
-const keyedCommits = new WeakMap<PlantImport, (claim: KeyClaim, createOnly: boolean) => Promise<AnyOutcome>>();
-
-/** Commits an import this store started, under a claim on a key, on the import's own connection and transaction. */
-export function commitImportUnder(session: PlantImport, claim: KeyClaim, createOnly: boolean): Promise<AnyOutcome> {
-  const commit = keyedCommits.get(session);
-  if (commit === undefined) throw new Error('the import was not started by this store');
-  return commit(claim, createOnly);
 }
 
 export interface ImportListeners {
@@ -207,7 +198,41 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
     return merged(total, replaced, announced);
   };
 
-  const session: PlantImport = {
+  /** Commits the merge (or, a create-only conflict, rolls it back): its outcome. */
+  const finished = async (merged: Merged | { conflict: PlantId }): Promise<ImportOutcome> => {
+    if ('conflict' in merged) {
+      await finish('ROLLBACK');
+      return { conflict: String(merged.conflict) };
+    }
+    return committed(merged);
+  };
+
+  /**
+   * The commit under a key, claimed before the merge: a second import with the key waits on the claim for
+   * this one, then finds its outcome, and rolls back.
+   */
+  const underClaim = async (claim: KeyClaim, createOnly: boolean): Promise<KeptOutcome<'import'>> => {
+    const query: Query = (text, values) => run(text, values);
+    const made: { merged?: Merged | { conflict: PlantId } } = {};
+    const kept = await underKey(query, claim, 'import', async () => {
+      const merged = (made.merged = await merge(createOnly));
+      return 'conflict' in merged ? { conflict: String(merged.conflict) } : merged.result;
+    });
+    if (made.merged === undefined) await finish('ROLLBACK');
+    // A conflict keeps its outcome and nothing else: the staged rows go with the commit (ON COMMIT DROP).
+    else if ('conflict' in made.merged) await finish('COMMIT');
+    else await committed(made.merged);
+    return kept;
+  };
+
+  function settle(createOnly: boolean): Promise<ImportOutcome>;
+  function settle(createOnly: boolean, claim: KeyClaim): Promise<KeptOutcome<'import'>>;
+  function settle(createOnly: boolean, claim?: KeyClaim): Promise<ImportOutcome | KeptOutcome<'import'>>;
+  async function settle(createOnly: boolean, claim?: KeyClaim): Promise<ImportOutcome | KeptOutcome<'import'>> {
+    return claim === undefined ? finished(await merge(createOnly)) : underClaim(claim, createOnly);
+  }
+
+  return {
     async add(rows: StoredPlant[]) {
       // One statement may not touch a row twice: the last row of an id wins within the chunk, as across chunks.
       const last = new Map<string, StoredPlant>();
@@ -220,32 +245,12 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
         [ids, plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
       );
     },
+    settle,
     async commit({ createOnly }): Promise<ImportResult> {
-      const merged = await merge(createOnly);
-      if ('conflict' in merged) {
-        await finish('ROLLBACK');
-        throw new ImportConflictError(merged.conflict);
-      }
-      return committed(merged);
+      return importResult(await settle(createOnly));
     },
     async abort() {
       if (!done) await finish('ROLLBACK').catch(() => undefined);
     },
   };
-  // The same commit under a key, claimed before the merge: a second import with the key waits on the
-  // claim for this one, then finds its outcome.
-  keyedCommits.set(session, async (claim, createOnly) => {
-    const query: Query = (text, values) => run(text, values);
-    const made: { merged?: Merged | { conflict: PlantId } } = {};
-    const outcome = await underKey(query, claim, 'import', async () => {
-      const merged = (made.merged = await merge(createOnly));
-      return outcomeOf.import('conflict' in merged ? merged : merged.result);
-    });
-    if (made.merged === undefined) await finish('ROLLBACK');
-    // A conflict keeps its outcome and nothing else: the staged rows go with the commit (ON COMMIT DROP).
-    else if ('conflict' in made.merged) await finish('COMMIT');
-    else await committed(made.merged);
-    return outcome;
-  });
-  return session;
 }

@@ -1,4 +1,4 @@
-import { madeUnder, outcomeOf, type AnyOutcome, type KeyClaim } from '../idempotency.js';
+import { madeUnder, type Kept, type KeyClaim } from '../idempotency.js';
 import type { PutResult } from '../store.js';
 import type { FeedContext } from './feed.js';
 import { claimKeys, keepOutcomes } from './keys.js';
@@ -40,7 +40,7 @@ export async function applyKeyedPuts(
     puts.map((put) => put.claim),
     'put',
   );
-  const results: Array<PlantWriteResult | AnyOutcome | undefined> = found;
+  const results: Array<PlantWriteResult | Kept | undefined> = found;
   const made = puts.flatMap((put, i) => (found[i] === undefined ? [{ put, i }] : []));
   if (made.length === 0) return { results: results as PlantWriteResult[], queued: 0, events: 0, eventKey: feed.key };
   // A conditional put comes alone (group-commit.ts): made by its own statement.
@@ -53,7 +53,8 @@ export async function applyKeyedPuts(
         feed,
         traces && made.map(({ i }) => traces[i] ?? null),
       );
-  const outcomes = done.results.map((result) => outcomeOf.put(result as PutResult));
+  // A put's result is its outcome (store/writes.ts).
+  const outcomes = done.results as PutResult[];
   await keepOutcomes(
     query,
     made.map(({ put }) => put.claim),

@@ -1,16 +1,5 @@
-import {
-  KEY_COLUMNS,
-  madeUnder,
-  outcomeText,
-  replayOf,
-  type AnyOutcome,
-  type EarlierAnswer,
-  type KeyClaim,
-  type KeyedKind,
-  type KeyedOutcome,
-  type KeyRow,
-  type Outcomes,
-} from '../idempotency.js';
+import { KEY_COLUMNS, madeUnder, outcomeText, replayOf, type KeyClaim, type Kept, type KeyRow } from '../idempotency.js';
+import type { KeptOutcome, Outcomes, WriteKind } from '../writes.js';
 import { named, type Query } from './query.js';
 
 /**
@@ -63,7 +52,7 @@ const id = (owner: string, key: string) => `${owner}\u0000${key}`;
  * Claims the keys (distinct) for this transaction's writes of one kind: for each, undefined when its write
  * is to be made, or the outcome an earlier request keeps under it (then its write must not be made).
  */
-export async function claimKeys(query: Query, claims: readonly KeyClaim[], kind: KeyedKind): Promise<Array<AnyOutcome | undefined>> {
+export async function claimKeys(query: Query, claims: readonly KeyClaim[], kind: WriteKind): Promise<Array<Kept | undefined>> {
   const { rows } = await query<{ owner: string; key: string }>(CLAIM, [
     claims.map((c) => c.owner),
     claims.map((c) => c.key),
@@ -71,7 +60,7 @@ export async function claimKeys(query: Query, claims: readonly KeyClaim[], kind:
     kind,
     claims.map((c) => c.ttlMs),
   ]);
-  const found: Array<AnyOutcome | undefined> = claims.map(() => undefined);
+  const found: Array<Kept | undefined> = claims.map(() => undefined);
   if (rows.length === claims.length) return found;
   const mine = new Set(rows.map((row) => id(row.owner, row.key)));
   const others = claims.filter((c) => !mine.has(id(c.owner, c.key)));
@@ -87,20 +76,20 @@ export async function claimKeys(query: Query, claims: readonly KeyClaim[], kind:
 }
 
 /** Keeps the outcomes of the writes made in the rows their keys' claims made (the same transaction). */
-export async function keepOutcomes(query: Query, claims: readonly KeyClaim[], outcomes: ReadonlyArray<Outcomes[KeyedKind]>): Promise<void> {
+export async function keepOutcomes(query: Query, claims: readonly KeyClaim[], outcomes: ReadonlyArray<Outcomes[WriteKind]>): Promise<void> {
   await query(KEEP, [claims.map((c) => c.owner), claims.map((c) => c.key), outcomes.map(outcomeText)]);
 }
 
 /** One write under its key, in the caller's transaction: claimed, made (unless the key has an outcome), its outcome kept. */
-export async function underKey<K extends KeyedKind>(
+export async function underKey<K extends WriteKind>(
   query: Query,
   claim: KeyClaim,
   kind: K,
   write: () => Promise<Outcomes[K]>,
-): Promise<KeyedOutcome<K> | EarlierAnswer> {
+): Promise<KeptOutcome<K>> {
   const [earlier] = await claimKeys(query, [claim], kind);
   // An earlier outcome is of the same request (else the caller refuses it): of this kind, or an earlier release's answer.
-  if (earlier) return earlier as KeyedOutcome<K> | EarlierAnswer;
+  if (earlier) return earlier as KeptOutcome<K>;
   const outcome = await write();
   await keepOutcomes(query, [claim], [outcome]);
   return madeUnder(claim, kind, outcome);

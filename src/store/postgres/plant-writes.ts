@@ -6,7 +6,7 @@ import { bodyFor, insertMessages } from './outbox.js';
 import { int8, named, type Query } from './query.js';
 import type { DeleteResult, IfMatch, PatchResult, PlantChanges, PutOptions, PutResult } from '../store.js';
 import type { StoredPlant } from '../../model/plant.js';
-import type { AnyOutcome, KeyClaim } from '../idempotency.js';
+import type { Kept, KeyClaim } from '../idempotency.js';
 
 /**
  * The SQL of each plant write on PostgreSQL, run by the group commit (postgres/group-commit.ts). Every race
@@ -28,7 +28,7 @@ export interface PlantWriteResults {
   delete: DeleteResult;
 }
 
-export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']] | AnyOutcome;
+export type PlantWriteResult = PlantWriteResults[PlantWrite['kind']] | Kept;
 
 /**
  * What a statement did: each write's result, in the order given, how many messages it queued for
@@ -47,7 +47,7 @@ interface Counts {
   event_key: string;
 }
 
-/** A put as the group commit takes it (with an Idempotency-Key too: postgres/idempotency.ts). */
+/** A put as the group commit takes it (a request's too, under a claim on an Idempotency-Key or without: postgres/writes.ts). */
 export function putWrite(plant: StoredPlant, options: PutOptions, claim?: KeyClaim): PlantWrite {
   return { kind: 'put', plant, createOnly: options.createOnly === true, ifMatch: options.ifMatch, claim };
 }

@@ -7,6 +7,7 @@ import { migratePostgres } from './migrate.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { PostgresEvents } from './feed.js';
 import { PostgresIdempotency } from './idempotency.js';
+import { PostgresWrites } from './writes.js';
 import { PostgresSearchIndex } from './search-index.js';
 import { PostgresWriteBatcher } from './group-commit.js';
 import { PostgresPlants } from './plants.js';
@@ -74,6 +75,7 @@ export class PostgresStore implements Store {
   readonly searchIndex: PostgresSearchIndex;
   readonly rateCounter: RateCounter;
   readonly writeBatches: Readonly<BatchCounts>;
+  readonly writes: PostgresWrites;
   readonly idempotency: PostgresIdempotency;
   /** This process in the database's registry of processes and their releases (instances.ts). */
   readonly registry: InstanceRegistry;
@@ -118,7 +120,8 @@ export class PostgresStore implements Store {
       options.tracing?.({ system: 'postgresql', operation: 'lookup' }),
     );
     this.plants = new PostgresPlants(pool, writes, lookups, { queued: this.webhooks.queued, recorded: this.events.recorded }, reads);
-    this.idempotency = new PostgresIdempotency(query, transaction, writes);
+    this.writes = new PostgresWrites(query, transaction, writes);
+    this.idempotency = new PostgresIdempotency(query);
     this.tokens = new PostgresTokens(query, readQuery);
     this.rateCounter = new PostgresRateCounter(query);
     // On the reads' connections when there are some: kept open anyway, and never waiting behind writes, so

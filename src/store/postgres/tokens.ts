@@ -27,7 +27,7 @@ export class PostgresTokens implements TokenStore {
     // The time comes from here, in milliseconds, so that the record answered equals the one listed later.
     const createdAt = new Date().toISOString();
     // A name an active token has (the partial unique index tokens_active_name) inserts nothing, rather than
-    // failing the statement: a keyed create keeps that refusal in the same transaction (postgres/idempotency.ts).
+    // failing the statement: a keyed create keeps that refusal in the same transaction (postgres/writes.ts).
     const { rowCount } = await this.query(
       `INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING`,
       [token.id, token.name, token.hash, token.scopes.join(' '), createdAt],

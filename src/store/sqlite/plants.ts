@@ -31,7 +31,7 @@ import type { BatchTracer } from '../batcher.js';
 /** A plant by id, with its version (also the read prototype's, bench/read-prototype.ts). */
 export const GET_SQL = 'SELECT id, name, tag, version FROM plants WHERE id = ?';
 
-/** A put as the writer thread makes it (with an Idempotency-Key too: sqlite/idempotency.ts). */
+/** A put as the writer thread makes it (a request's too, with an Idempotency-Key or without: sqlite/writes.ts). */
 export function putOp(plant: StoredPlant, options: PutOptions): WriteOf<'put'> {
   return { kind: 'put', id: plant.id, name: plant.name, tag: plant.tag ?? null, createOnly: options.createOnly === true, ifMatch: options.ifMatch };
 }

@@ -9,6 +9,7 @@ import { SqliteEvents } from './feed.js';
 import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { SqliteIdempotency } from './idempotency.js';
+import { SqliteWrites } from './writes.js';
 import { openStoreFile } from './open-file.js';
 import { foreignReservedObject } from './reserved-names.js';
 import { createPrivateFile, exposedStoreWarning, makePrivateDir } from './private-files.js';
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
   readonly writeBatches: Readonly<BatchCounts>;
+  readonly writes: SqliteWrites;
   readonly idempotency: SqliteIdempotency;
 
   private constructor(
@@ -88,6 +90,7 @@ export class SqliteStore implements Store {
     this.events = new SqliteEvents(db, writer, scanWindow);
     this.searchIndex = new SqliteSearchIndex(db, writer);
     this.writeBatches = writer.batches;
+    this.writes = new SqliteWrites(writer);
     this.idempotency = new SqliteIdempotency(db, writer);
   }
 

@@ -5,9 +5,12 @@ import { prepare, type Connection } from './connection.js';
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
 
-/** The writer thread's message that stores a token, made now (its time of creation, in milliseconds). */
-export function createTokenOp(token: NewToken): WriteOf<'createToken'> {
-  return { kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt: new Date().toISOString() };
+/**
+ * The writer thread's message that stores a token, made now (its time of creation, in milliseconds);
+ * `secret` for its outcome (store/writes.ts), which a request shows, never stored.
+ */
+export function createTokenOp(token: NewToken, secret = ''): WriteOf<'createToken'> {
+  return { kind: 'createToken', ...token, scopes: token.scopes.join(' '), createdAt: new Date().toISOString(), secret };
 }
 
 /** Tokens on SQLite: reads on the main thread's connection, writes through the writer thread. */
@@ -28,11 +31,9 @@ export class SqliteTokens implements TokenStore {
   }
 
   async create(token: NewToken): Promise<TokenRecord> {
-    const op = createTokenOp(token);
-    const { createdAt } = op;
-    const outcome = await this.writer.write(op);
-    if (outcome === 'duplicate-name') throw new DuplicateTokenNameError(token.name);
-    return { id: token.id, name: token.name, scopes: token.scopes, createdAt, revokedAt: null };
+    const made = await this.writer.write(createTokenOp(token));
+    if (made === 'name-taken') throw new DuplicateTokenNameError(token.name);
+    return made.token;
   }
 
   findActiveByHash(hash: Buffer): Promise<(TokenRecord & { hash: Buffer }) | undefined> {

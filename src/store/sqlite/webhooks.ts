@@ -62,8 +62,8 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
     return this.writer.write({ kind: 'deleteEndpoint', id });
   }
 
-  rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {
-    return this.writer.write({ kind: 'rotateSecret', id, secret, previousUntil });
+  async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {
+    return (await this.writer.write({ kind: 'rotateSecret', id, secret, previousUntil })) !== 'not-found';
   }
 
   listMessages(endpointId: string, { status, limit, after }: WebhookTypes.MessagePage): Promise<WebhookTypes.WebhookMessage[] | undefined> {
@@ -86,8 +86,8 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
   }
 
   async replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined> {
-    const requeued = await this.writer.write({ kind: 'replay', endpointId, since, until, now: Date.now() });
-    return requeued ?? undefined;
+    const replayed = await this.writer.write({ kind: 'replay', endpointId, since, until, now: Date.now() });
+    return replayed === 'not-found' ? undefined : replayed.requeued;
   }
 
   claimDue(limit: number, leaseMs: number): Promise<WebhookTypes.DueMessage[]> {

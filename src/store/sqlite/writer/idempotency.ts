@@ -1,17 +1,7 @@
-import {
-  KEY_COLUMNS,
-  madeUnder,
-  outcomeOf,
-  outcomeText,
-  replayOf,
-  type KeyClaim,
-  type KeyedKind,
-  type KeyedOutcome,
-  type KeyRow,
-} from '../../idempotency.js';
-import type { Scope } from '../../../model/scopes.js';
+import { KEY_COLUMNS, madeUnder, outcomeText, replayOf, type KeyRow } from '../../idempotency.js';
+import type { KeptOutcome } from '../../writes.js';
 import { prepare, type Connection } from '../connection.js';
-import type { KeyedOp, WriteKind, WriteOf, WriteResults } from './protocol.js';
+import type { WriteKind, WriteOf, WriteResults } from './protocol.js';
 
 /**
  * Writes under Idempotency-Keys in the writer thread (store/idempotency.ts): a keyed write looks for an
@@ -33,35 +23,13 @@ export const KEPT_SQL = `SELECT (SELECT value FROM counters WHERE name = 'idempo
   - (SELECT count(*) FROM idempotency_keys WHERE expires_at <= ?)`;
 
 interface Needs {
-  /** Applies one write as the batch does, without a key. */
+  /** Applies one write as the batch does, without a key: its result is its outcome (protocol.ts). */
   apply<K extends WriteKind>(op: WriteOf<K>): WriteResults[K];
-  /** Drops a staged import that will not be committed (its key has an outcome already). */
-  dropImport(importId: number): void;
   /** The batch's time (epoch ms). */
   now(): number;
 }
 
 type Ops = { [K in 'keyed' | 'deleteExpiredKeys']: (op: WriteOf<K>) => WriteResults[K] };
-
-/** What the write did, from what this thread's write answered. */
-function made(claim: KeyClaim, op: KeyedOp, result: WriteResults[KeyedOp['kind']]): KeyedOutcome<KeyedKind> {
-  switch (op.kind) {
-    case 'put':
-      return madeUnder(claim, 'put', outcomeOf.put(result as WriteResults['put']));
-    case 'importCommit':
-      return madeUnder(claim, 'import', outcomeOf.import(result as WriteResults['importCommit']));
-    case 'createEndpoint':
-      return madeUnder(claim, 'createEndpoint', outcomeOf.createEndpoint(op.endpoint));
-    case 'rotateSecret':
-      return madeUnder(claim, 'rotateSecret', outcomeOf.rotateSecret(op.secret, result as boolean));
-    case 'replay':
-      return madeUnder(claim, 'replay', outcomeOf.replay(result as number | null));
-    case 'createToken': {
-      const token = { id: op.id, name: op.name, scopes: op.scopes.split(' ') as Scope[], createdAt: op.createdAt, revokedAt: null };
-      return madeUnder(claim, 'createToken', outcomeOf.createToken(result === 'created' ? token : undefined, op.secret ?? ''));
-    }
-  }
-}
 
 /**
  * The keyed writes and the sweep, and the count of kept outcomes: changed in memory through a batch and
@@ -89,19 +57,18 @@ export function sqliteKeyWrites(db: Connection, needs: Needs): { ops: Ops; save(
   let added = 0;
   return {
     ops: {
-      keyed({ claim, write }) {
+      keyed({ as, claim, write }) {
         const now = needs.now();
         const found = find.get(claim.owner, claim.key, now);
-        if (found !== undefined) {
-          if (write.kind === 'importCommit') needs.dropImport(write.importId);
-          return replayOf(found);
-        }
-        const result = made(claim, write, needs.apply(write));
-        const text = outcomeText(result.outcome);
+        // The key's earlier outcome, of the same request (else the caller refuses it): nothing is written.
+        // (An import's staged rows are dropped by its abort.)
+        if (found !== undefined) return replayOf(found) as KeptOutcome;
+        const made = madeUnder(claim, as, needs.apply(write));
+        const text = outcomeText(made.outcome);
         const expires = now + claim.ttlMs;
-        if (insert.run(claim.owner, claim.key, claim.fingerprint, result.kind, text, expires).changes === 1) added++;
-        else takeOver.run(claim.fingerprint, result.kind, text, expires, claim.owner, claim.key);
-        return result;
+        if (insert.run(claim.owner, claim.key, claim.fingerprint, as, text, expires).changes === 1) added++;
+        else takeOver.run(claim.fingerprint, as, text, expires, claim.owner, claim.key);
+        return made;
       },
       deleteExpiredKeys({ limit }) {
         const deleted = sweep.run(needs.now(), limit).changes;

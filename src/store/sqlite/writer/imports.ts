@@ -1,5 +1,4 @@
 import { prepare, type Connection } from '../connection.js';
-import { toPlantId } from '../../../model/plant-id.js';
 import type { PlantChange } from '../../../model/events.js';
 import { toPlant, type PlantRow } from '../../rows.js';
 import type { WriteOf, WriteResults } from './protocol.js';
@@ -92,7 +91,7 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
             .get();
           if (existing !== undefined) {
             drop(importId);
-            return { conflict: toPlantId(existing) };
+            return { conflict: String(existing) };
           }
         }
         const total = prepare<[], number>(db, `SELECT count(*) FROM ${staged}`).pluck().get()!;

@@ -1,21 +1,24 @@
 import type { PlantId } from '../../../model/plant-id.js';
 import type { ClassifiedError } from '../errors.js';
-import type { DeleteResult, IfMatch, ImportResult, PatchResult, PutResult } from '../../store.js';
+import type { DeleteResult, IfMatch, PatchResult } from '../../store.js';
 import type { StoredPlant } from '../../../model/plant.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
-import type { KeyClaim, AnyOutcome } from '../../idempotency.js';
+import type { KeyClaim } from '../../idempotency.js';
+import type { KeptOutcome, Outcomes, WriteKind as KeyedKind } from '../../writes.js';
 
 /**
  * The writes the SQLite writer thread commits, as messages: a tagged union, each kind with its own
  * result type (WriteResults). Every write of the store goes this one way (see sqlite/writer/thread.ts).
+ * The messages of the writes a request makes (store/writes.ts) answer their outcomes as they are, so that
+ * the same message under a key (`keyed`) keeps its result as the outcome without knowing its kind.
  */
 export type WriteOp =
   | PlantWriteOp
   | { kind: 'importStage'; importId: number; rows: StagedRows }
   | { kind: 'importCommit'; importId: number; createOnly: boolean }
   | { kind: 'importAbort'; importId: number }
-  /** `secret`: only under an Idempotency-Key, for the outcome kept with it (the tokens table never holds it). */
-  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string; secret?: string }
+  /** `secret`: for the outcome (the answer shows it; the tokens table never holds it), empty where none is shown. */
+  | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string; secret: string }
   | { kind: 'revokeToken'; idOrName: string; byId: boolean; at: string }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
   | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
@@ -29,10 +32,11 @@ export type WriteOp =
   | { kind: 'deleteExpiredEvents'; before: number; limit: number }
   | { kind: 'indexSearch' }
   | { kind: 'rebuildSearch' }
-  | { kind: 'keyed'; claim: KeyClaim; write: KeyedOp }
+  /** A write under a claim on a key: `as` names its kind as kept (store/writes.ts: 'import' for importCommit). */
+  | { kind: 'keyed'; as: KeyedKind; claim: KeyClaim; write: KeyedOp }
   | { kind: 'deleteExpiredKeys'; limit: number };
 
-/** The writes that can be made under an Idempotency-Key (store/idempotency.ts), as this thread makes them without one. */
+/** The messages of the writes a request makes (store/writes.ts), which may go under an Idempotency-Key. */
 export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay' | 'createToken'>;
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
@@ -43,23 +47,23 @@ export type PlantWriteOp = (
 ) & { traceparent?: string | undefined };
 
 export interface WriteResults {
-  put: PutResult;
+  put: Outcomes['put'];
   patch: PatchResult;
   delete: DeleteResult;
   importStage: null;
   /** The counts, or (create-only) the first id that exists already. */
-  importCommit: ImportResult | { conflict: PlantId };
+  importCommit: Outcomes['import'];
   importAbort: null;
   /** A name an active token already has is answered, not thrown: a throw would fail the whole batch. */
-  createToken: 'created' | 'duplicate-name';
+  createToken: Outcomes['createToken'];
   revokeToken: boolean;
-  createEndpoint: null;
+  createEndpoint: Outcomes['createEndpoint'];
   /** False when there is no such endpoint. */
   updateEndpoint: boolean;
   deleteEndpoint: boolean;
-  rotateSecret: boolean;
-  /** Messages queued again; null when there is no such endpoint. */
-  replay: number | null;
+  rotateSecret: Outcomes['rotateSecret'];
+  /** Messages queued again, or no such endpoint. */
+  replay: Outcomes['replay'];
   claimDue: DueMessage[];
   recordAttempts: null;
   releaseClaims: null;
@@ -70,7 +74,7 @@ export interface WriteResults {
   /** Plants in the index rebuilt. */
   rebuildSearch: number;
   /** The write's outcome, kept under its key; or the one an earlier request kept there (and no write made). */
-  keyed: AnyOutcome;
+  keyed: KeptOutcome;
   /** Outcomes deleted, their time to live past (at most the limit). */
   deleteExpiredKeys: number;
 }

@@ -1,3 +1,4 @@
+import type { Scope } from '../../../model/scopes.js';
 import { prepare, type Connection } from '../connection.js';
 import type { WriteOf, WriteResults } from './protocol.js';
 
@@ -13,12 +14,12 @@ export function sqliteTokenWrites(db: Connection): Ops {
   const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
   const revokeTokenById = prepare<[string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   return {
-    createToken({ id, name, hash, scopes, createdAt }) {
+    createToken({ id, name, hash, scopes, createdAt, secret }) {
       // A name an active token has is answered, not thrown: a throw would fail the whole batch.
-      if (activeTokenNamed.get(name)) return 'duplicate-name';
+      if (activeTokenNamed.get(name)) return 'name-taken';
       // A Buffer arrives as a plain Uint8Array after the thread hop.
       insertToken.run(id, name, Buffer.from(hash), scopes, createdAt);
-      return 'created';
+      return { token: { id, name, scopes: scopes.split(' ') as Scope[], createdAt, revokedAt: null }, secret };
     },
     revokeToken({ idOrName, byId, at }) {
       return (byId ? revokeTokenById.run(at, idOrName) : revokeToken.run(at, idOrName, idOrName)).changes > 0;

@@ -3,6 +3,7 @@ import { DISABLED_AT_EVENT, failingTooLong } from '../../../model/delivery-reaso
 import type { WriteOf, WriteResults } from './protocol.js';
 import type { DueMessage } from '../../webhook-store.js';
 import type { RecordedEvent } from './feed.js';
+import { outcomeOf } from '../../writes.js';
 
 /**
  * The webhook writes of the SQLite writer thread: the outbox (messages queued in the transaction of the
@@ -115,7 +116,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
           e.secret,
           e.createdAt,
         );
-        return null;
+        return e;
       },
       updateEndpoint({ id, changes }) {
         if (!endpointExists.get(id)) return false;
@@ -131,21 +132,21 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         return prepare(db, 'DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
       },
       rotateSecret({ id, secret, previousUntil }) {
-        return (
-          prepare(db, 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?').run(
-            previousUntil,
-            secret,
-            id,
-          ).changes === 1
+        const rotated = prepare(db, 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?').run(
+          previousUntil,
+          secret,
+          id,
         );
+        return outcomeOf.rotateSecret(secret, rotated.changes === 1);
       },
       replay({ endpointId, since, until, now }) {
-        if (!endpointExists.get(endpointId)) return null;
-        return prepare(
+        if (!endpointExists.get(endpointId)) return outcomeOf.replay(null);
+        const requeued = prepare(
           db,
           `UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ?, lease_until = NULL
              WHERE endpoint_id = ? AND status = 'failed' AND occurred_at >= ? AND occurred_at <= ?`,
         ).run(now, endpointId, since, until ?? Number.MAX_SAFE_INTEGER).changes;
+        return outcomeOf.replay(requeued);
       },
       claimDue({ limit, leaseMs, now }) {
         const rows = claim.all(now + leaseMs, now, now, limit);

@@ -112,7 +112,6 @@ function flushChanges(): void {
 
 const keys = sqliteKeyWrites(db, {
   apply: (op) => applyOne(op) as never,
-  dropImport: (importId) => imports.ops.importAbort({ kind: 'importAbort', importId }),
   now: () => now,
 });
 

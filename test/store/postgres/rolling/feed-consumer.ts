@@ -1,4 +1,4 @@
-import { EventStreamReader } from '../../../../src/net/event-stream.js';
+import { EventStreamReader } from '@plant-store/client';
 import { sleep, until } from '../../../toolkit.js';
 import { connectTo, type Origin, type Transport } from './transport.js';
 

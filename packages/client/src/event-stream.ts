@@ -1,8 +1,8 @@
 /**
  * Server-Sent Events read by the WHATWG HTML standard's rules ("Server-sent events", the event stream
- * interpretation), exactly: the one reader of the CLI's `events tail --url` and of the web console. It imports
- * nothing and uses only what Node and browsers both have (TextDecoder), because the client package's build
- * copies this file into `@plant-store/client` (scripts/client-sources.mjs), as the console's bundle takes it.
+ * interpretation), exactly: the one reader, which the change feed's follower (follow.ts) reads GET /events
+ * with, for the web console and the CLI's `events tail --url` alike. It uses only what Node and browsers
+ * both have (TextDecoder).
  *
  * The rules, in the standard's order:
  * - the bytes are decoded as UTF-8 (a bad sequence becomes U+FFFD), one leading byte order mark dropped;
