@@ -66,7 +66,6 @@ export type {
   DeleteResult,
   ExportOptions,
   IfMatch,
-  ImportOutcome,
   ImportResult,
   ListOptions,
   PageKey,
