@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Running } from './servers.js';
 
 /**
- * Idle memory: the service started on an empty store and left alone, its resident memory (VmRSS) read
- * every second. Two figures: a few seconds after it is ready (what a newly started instance holds) and
+ * Idle memory: the service started on an empty store and left alone, its resident memory (VmRSS, summed
+ * over the supervisor and its worker) read every second. Two figures: a few seconds after it is ready (what a newly started instance holds) and
  * where it settles once V8's memory reducer has run (it shrinks the young generation, grown while
  * starting, some 30 s after allocation stops).
  */
@@ -27,13 +27,29 @@ function rssMb(pid: number): number {
   return Number(match[1]) / 1024;
 }
 
+/** The process and its descendants (Linux's /proc/<pid>/task/<tid>/children). */
+function tree(pid: number): number[] {
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').split(' ').filter(Boolean).map(Number),
+  );
+  return [pid, ...children.flatMap(tree)];
+}
+
+/**
+ * What the service holds: `plant-store serve` is a supervisor and its worker (since 1.1.0), so the figure
+ * is the sum over the process tree, not the supervisor's alone, which would leave the worker out.
+ */
+function serviceRssMb(pid: number): number {
+  return tree(pid).reduce((sum, each) => sum + rssMb(each), 0);
+}
+
 export async function measureIdle(start: () => Promise<Running>, seconds: number): Promise<IdleMeasurement> {
   const server = await start();
   try {
     const samples: [number, number][] = [];
     for (let s = 1; s <= seconds; s++) {
       await sleep(1000);
-      samples.push([s, rssMb(server.pid)]);
+      samples.push([s, serviceRssMb(server.pid)]);
     }
     const last = samples.slice(-5).map(([, mb]) => mb);
     return { samples, afterStartMb: samples[Math.min(AFTER_START_S, samples.length) - 1]![1], settledMb: Math.max(...last) };
