@@ -4,7 +4,8 @@ import type { Running } from './servers.js';
 
 /**
  * Idle memory: the service started on an empty store and left alone, its resident memory (VmRSS, summed
- * over the supervisor and its worker) read every second. Two figures: a few seconds after it is ready (what a newly started instance holds) and
+ * over the supervisor and its worker) read every second. Two figures: a few seconds after it is ready
+ * (what a newly started instance holds) and
  * where it settles once V8's memory reducer has run (it shrinks the young generation, grown while
  * starting, some 30 s after allocation stops).
  */
