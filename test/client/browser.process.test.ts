@@ -32,7 +32,6 @@ const IMPORT_MAP = {
 function mainScript(serviceUrl: string): string {
   return `import { createClient } from '@plant-store/client';
 import { parseJson } from '@plant-store/client/json';
-import { needs } from '../toolkit.js';
 
 const show = (value) => JSON.parse(JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v + 'n' : v)));
 const client = createClient({ baseUrl: ${JSON.stringify(serviceUrl)}, headers: { Authorization: 'Bearer ${TOKEN}' } });
@@ -127,6 +126,7 @@ test(
       '/client/content.js',
       '/client/event-stream.js',
       '/client/event-types.js',
+      '/client/follow.js',
       '/client/index.js',
       '/client/json.js',
       '/main.js',
