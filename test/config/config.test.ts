@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 
@@ -139,5 +140,25 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PG_POOL_SIZE: '1', PG_READ_POOL_SIZE: '0' }).pgReadPoolSize, 0);
     assert.equal(loadConfig({ PG_POOL_SIZE: '40', PG_READ_POOL_SIZE: '1' }).pgReadPoolSize, 1);
     assert.equal(loadConfig({ PG_READ_POOL_SIZE: '1000' }).pgReadPoolSize, 1000);
+  });
+});
+
+/** WEB_CONCURRENCY: how many processes serve (the workers themselves: test/process/workers.process.test.ts). */
+describe('WEB_CONCURRENCY', () => {
+  it('defaults to one process on SQLite and one per CPU on PostgreSQL', () => {
+    assert.equal(loadConfig({}).webConcurrency, 1);
+    assert.equal(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).webConcurrency, 1);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).webConcurrency, Math.min(availableParallelism(), 256));
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', WEB_CONCURRENCY: '3' }).webConcurrency, 3);
+    assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).webConcurrency, 2);
+  });
+
+  it('refuses a bad value, naming the setting', () => {
+    for (const bad of ['0', 'two', '-1', '257']) {
+      assert.throws(
+        () => loadConfig({ WEB_CONCURRENCY: bad }),
+        (error: unknown) => error instanceof ConfigError && error.setting === 'WEB_CONCURRENCY',
+      );
+    }
   });
 });
