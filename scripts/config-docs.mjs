@@ -1,5 +1,5 @@
 // Rewrites the configuration reference's table (docs/configuration.md) from the settings table in src/config/config.ts
-// (run `npm run build` first). `npm run docs` runs it; test/config-docs.test.ts fails when the page is not in step.
+// (run `npm run build` first). `npm run docs` runs it; test/config/docs.test.ts fails when the page is not in step.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configTable } from '../dist/src/config/config.js';
 

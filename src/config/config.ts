@@ -113,7 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
-/** docs/configuration.md's table, made from the settings table (test/config-docs.test.ts keeps the page in step). */
+/** docs/configuration.md's table, made from the settings table (test/config/docs.test.ts keeps the page in step). */
 export function configTable(): string {
   const rows = (Object.values(SETTINGS) as Setting[]).map((setting) => {
     const schema = setting.schema as { default?: unknown; description?: string };

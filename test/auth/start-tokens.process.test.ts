@@ -1,15 +1,81 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
 import { tempDir } from '../helpers.js';
 import { cli, CLI_JS, request, run, startServer } from '../process.js';
 
 /**
- * At start, what the operator needs to get in: the first token on an empty store; and, once every token
- * is revoked and none is configured, one line saying how to make one, against the DATABASE_URL to use.
+ * At start, what the operator needs to get in: the first token on an empty store (printed once, only its
+ * hash stored; none made when tokens are configured); and, once every token is revoked and none is
+ * configured, one line saying how to make one, against the DATABASE_URL to use.
  */
 
 const HINT = /^plant-store: no token can call the API .*: make one with DATABASE_URL='(.+)' npx plant-store token create --name <name>$/m;
+/** A static token (PLANT_STORE_TOKENS): at least 32 characters. */
+const STATIC = 'server-test-static-token-0123456789';
+const TOKEN_PATTERN = /ps_[A-Za-z0-9_-]{20,}/g;
+
+function printedTokens(stderr: string): string[] {
+  return [...new Set(stderr.match(TOKEN_PATTERN) ?? [])];
+}
+
+describe('the first token', () => {
+  test('with no token configured and an empty store, prints one token on stderr, stores only its hash', async () => {
+    const dir = tempDir(after);
+    const databaseUrl = `file:${join(dir, 'x.db')}`;
+    const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
+
+    const tokens = printedTokens(server.stderr);
+    assert.equal(tokens.length, 1, `one token on stderr, got: ${server.stderr}`);
+    const token = tokens[0]!;
+    assert.match(server.stderr, /Authorization: Bearer /, 'a sentence saying how to use it');
+    assert.ok(!server.stdout.includes(token), 'the token is not in the log');
+
+    const created = await request(`${server.url}/plants`, { method: 'POST', token, body: '{"id":1,"name":"fern"}' });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await request(`${server.url}/plants/1`, { token })).status, 200);
+    assert.equal((await request(`${server.url}/plants/1`, { token: `${token}x` })).status, 401);
+
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    const db = openConnection(join(dir, 'x.db'), { readonly: true });
+    try {
+      const rows = prepare(db, 'SELECT * FROM tokens').all() as Record<string, unknown>[];
+      assert.equal(rows.length, 1);
+      const stored = JSON.stringify(rows, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString('latin1') : value));
+      assert.ok(!stored.includes(token) && !stored.includes(token.slice(3)), 'the secret is not stored');
+      const hash = rows[0]!.hash as Buffer;
+      assert.equal(hash.length, 32, 'a SHA-256 hash');
+    } finally {
+      db.close();
+    }
+    // The raw file (WAL checkpointed at close) does not hold the secret either.
+    assert.ok(!readFileSync(join(dir, 'x.db')).includes(token.slice(3)));
+
+    const again = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
+    assert.deepEqual(printedTokens(again.stderr), [], 'a second start prints no new token');
+    assert.equal((await request(`${again.url}/plants/1`, { token })).status, 200, 'the first token still works');
+    assert.deepEqual(await again.stop(), { code: 0, signal: null });
+  });
+
+  test('with PLANT_STORE_TOKENS set, creates no token', async () => {
+    const dir = tempDir(after);
+    const server = await startServer(after, {
+      env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: `${STATIC}-one,${STATIC}-two` },
+    });
+    assert.deepEqual(printedTokens(server.stderr), []);
+    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-two` })).status, 200);
+    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-three` })).status, 401);
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    const db = openConnection(join(dir, 'x.db'), { readonly: true });
+    try {
+      assert.equal(prepare(db, 'SELECT count(*) FROM tokens').pluck().get(), 0);
+    } finally {
+      db.close();
+    }
+  });
+});
 
 describe('start-up and tokens', async () => {
   const dir = tempDir(after);
@@ -76,17 +142,5 @@ describe('start-up and tokens', async () => {
       assert.doesNotMatch(server.stderr, /no token can call/);
       await server.stop();
     }
-  });
-
-  test('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is warned about at start, in the log', async () => {
-    const url = `file:${join(dir, 'hooks.db')}`;
-    const on = await startServer(after, { env: { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_FORMAT: 'json' } });
-    const line = on.stdout.split('\n').find((l) => l.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
-    assert.ok(line, on.stdout);
-    assert.equal(JSON.parse(line).level, 40, 'a warning');
-    await on.stop();
-    const off = await startServer(after, { env: { DATABASE_URL: url, LOG_FORMAT: 'json' } });
-    assert.ok(!off.stdout.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
-    await off.stop();
   });
 });

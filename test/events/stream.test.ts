@@ -279,7 +279,7 @@ describe('GET /events (Server-Sent Events)', () => {
   );
 
   // What the server's SIGTERM handler calls; a real SIGTERM to a server process with streams open is in
-  // test/server-shutdown.process.test.ts.
+  // test/process/shutdown.process.test.ts.
   it('ends every stream cleanly when the app closes (app.close()), without waiting for them', async () => {
     const t = await testApp(after);
     const origin = await listen(t.app);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { rootWarning } from '../../src/process/root.js';
 
-/** A server started as root says so at start (test/server.process.test.ts sees it in the log). */
+/** A server started as root says so at start (test/process/start.process.test.ts sees it in the log). */
 describe('the warning of a server started as root', () => {
   it('is given for user id 0 only, naming the risk and the systemd unit that runs the service as its own user', () => {
     const warning = rootWarning(0);

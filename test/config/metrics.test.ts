@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /** METRICS_PORT, METRICS_HOST and METRICS_ALLOWED_HOSTS (see src/metrics/). */
 describe('metrics settings', () => {

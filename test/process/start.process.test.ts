@@ -1,76 +1,20 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { openConnection, prepare } from '../src/store/sqlite/connection.js';
-import { tempDir } from './helpers.js';
-import { request, run, SERVER_JS, startServer } from './process.js';
+import { tempDir } from '../helpers.js';
+import { request, run, SERVER_JS, startServer } from '../process.js';
 
-/** The real server process: start-up, the first token, configuration errors, probes. */
+/**
+ * The real server's start (src/server.ts, src/process/): where the store goes by default, the probes it
+ * answers, the warnings it gives, and a start refused with one line naming the setting (every refusal of a
+ * setting is also a unit test of test/config/; the first token printed at start: test/auth/start-tokens.process.test.ts).
+ */
 
 /** A static token (PLANT_STORE_TOKENS): at least 32 characters. */
 const STATIC = 'server-test-static-token-0123456789';
-const TOKEN_PATTERN = /ps_[A-Za-z0-9_-]{20,}/g;
 
-function printedTokens(stderr: string): string[] {
-  return [...new Set(stderr.match(TOKEN_PATTERN) ?? [])];
-}
-
-describe('first start', () => {
-  test('with no token configured and an empty store, prints one token on stderr, stores only its hash', async () => {
-    const dir = tempDir(after);
-    const databaseUrl = `file:${join(dir, 'x.db')}`;
-    const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
-
-    const tokens = printedTokens(server.stderr);
-    assert.equal(tokens.length, 1, `one token on stderr, got: ${server.stderr}`);
-    const token = tokens[0]!;
-    assert.match(server.stderr, /Authorization: Bearer /, 'a sentence saying how to use it');
-    assert.ok(!server.stdout.includes(token), 'the token is not in the log');
-
-    const created = await request(`${server.url}/plants`, { method: 'POST', token, body: '{"id":1,"name":"fern"}' });
-    assert.equal(created.status, 200, created.text);
-    assert.equal((await request(`${server.url}/plants/1`, { token })).status, 200);
-    assert.equal((await request(`${server.url}/plants/1`, { token: `${token}x` })).status, 401);
-
-    assert.deepEqual(await server.stop(), { code: 0, signal: null });
-    const db = openConnection(join(dir, 'x.db'), { readonly: true });
-    try {
-      const rows = prepare(db, 'SELECT * FROM tokens').all() as Record<string, unknown>[];
-      assert.equal(rows.length, 1);
-      const stored = JSON.stringify(rows, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString('latin1') : value));
-      assert.ok(!stored.includes(token) && !stored.includes(token.slice(3)), 'the secret is not stored');
-      const hash = rows[0]!.hash as Buffer;
-      assert.equal(hash.length, 32, 'a SHA-256 hash');
-    } finally {
-      db.close();
-    }
-    // The raw file (WAL checkpointed at close) does not hold the secret either.
-    assert.ok(!readFileSync(join(dir, 'x.db')).includes(token.slice(3)));
-
-    const again = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
-    assert.deepEqual(printedTokens(again.stderr), [], 'a second start prints no new token');
-    assert.equal((await request(`${again.url}/plants/1`, { token })).status, 200, 'the first token still works');
-    assert.deepEqual(await again.stop(), { code: 0, signal: null });
-  });
-
-  test('with PLANT_STORE_TOKENS set, creates no token', async () => {
-    const dir = tempDir(after);
-    const server = await startServer(after, {
-      env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: `${STATIC}-one,${STATIC}-two` },
-    });
-    assert.deepEqual(printedTokens(server.stderr), []);
-    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-two` })).status, 200);
-    assert.equal((await request(`${server.url}/plants`, { token: `${STATIC}-three` })).status, 401);
-    assert.deepEqual(await server.stop(), { code: 0, signal: null });
-    const db = openConnection(join(dir, 'x.db'), { readonly: true });
-    try {
-      assert.equal(prepare(db, 'SELECT count(*) FROM tokens').pluck().get(), 0);
-    } finally {
-      db.close();
-    }
-  });
-
+describe('warnings at start', () => {
   test('started as root, logs a warning naming the risk and the systemd unit; as another user, none', async () => {
     const dir = tempDir(after);
     const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: STATIC, LOG_FORMAT: 'json' } });
@@ -99,6 +43,20 @@ describe('first start', () => {
     } else assert.deepEqual(lines, []);
   });
 
+  test('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is warned about at start, in the log', async () => {
+    const url = `file:${join(tempDir(after), 'hooks.db')}`;
+    const on = await startServer(after, { env: { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_FORMAT: 'json' } });
+    const line = on.stdout.split('\n').find((l) => l.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
+    assert.ok(line, on.stdout);
+    assert.equal(JSON.parse(line).level, 40, 'a warning');
+    await on.stop();
+    const off = await startServer(after, { env: { DATABASE_URL: url, LOG_FORMAT: 'json' } });
+    assert.ok(!off.stdout.includes('WEBHOOK_ALLOW_PRIVATE_NETWORKS'));
+    await off.stop();
+  });
+});
+
+describe('a start', () => {
   test('with DATABASE_URL unset, creates ./data/plant-store.db under the working directory, directory included', async () => {
     const dir = tempDir(after);
     const server = await startServer(after, { cwd: dir, env: { DATABASE_URL: undefined, PLANT_STORE_TOKENS: STATIC } });
@@ -106,9 +64,7 @@ describe('first start', () => {
     assert.equal((await request(`${server.url}/plants`, { method: 'POST', token: STATIC, body: '{"id":7,"name":"ivy"}' })).status, 200);
     assert.deepEqual(await server.stop(), { code: 0, signal: null });
   });
-});
 
-describe('probes', () => {
   test('/healthz, /readyz and /openapi.json answer 200 without a token', async () => {
     const dir = tempDir(after);
     const server = await startServer(after, { env: { DATABASE_URL: `file:${join(dir, 'x.db')}`, PLANT_STORE_TOKENS: STATIC } });
@@ -122,7 +78,7 @@ describe('probes', () => {
   });
 });
 
-describe('bad configuration', () => {
+describe('a start refused: one line on stderr naming the setting', () => {
   const cases: [string, Record<string, string>][] = [
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '99999' }],
@@ -147,6 +103,41 @@ describe('bad configuration', () => {
       assert.ok(!existsSync(join(dir, 'x.db')), 'nothing was created');
     });
   }
+
+  // The message itself, for values only a setting's schema refuses (test/config/walk.test.ts walks every constraint).
+  const outside: Array<[Record<string, string>, string]> = [
+    [{ WEBHOOK_RETRY_SCHEDULE: Array.from({ length: 150 }, () => '5').join(',') }, 'WEBHOOK_RETRY_SCHEDULE: must have at most 100 waits, got 150'],
+    [{ WEBHOOK_RETRY_SCHEDULE: '5,2592001' }, 'WEBHOOK_RETRY_SCHEDULE: wait 2 must be between 0 and 2592000, got 2592001'],
+    [{ PG_POOL_SIZE: '1001' }, 'PG_POOL_SIZE: must be between 1 and 1000, got 1001'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT: must be one of auto, json, pretty, got "xml"'],
+  ];
+  for (const [env, message] of outside) {
+    test(message, async () => {
+      const result = await run([SERVER_JS], { env: { PORT: '0', ...env } });
+      assert.equal(result.code, 1);
+      assert.deepEqual(
+        result.stderr.split('\n').filter((line) => line !== ''),
+        [`plant-store: cannot start: ${message}`],
+      );
+      assert.equal(result.stdout, '');
+    });
+  }
+
+  const CLAIMS = { JWT_ISSUER: 'https://id.example/', JWT_AUDIENCE: 'plant-store' };
+
+  test('a server started with JWT_JWKS_URL but no JWT_ISSUER stops with one line on stderr', async () => {
+    const result = await run([SERVER_JS], { env: { JWT_JWKS_URL: 'https://id.example/jwks.json', JWT_AUDIENCE: 'a', PORT: '0' } });
+    assert.equal(result.code, 1);
+    const lines = result.stderr.split('\n').filter((line) => line !== '');
+    assert.deepEqual(lines, ['plant-store: cannot start: JWT_ISSUER: is required with JWT_JWKS_URL: the issuer (iss) that accepted JWTs name']);
+    assert.equal(result.stdout, '');
+  });
+
+  test('a server started with a plain-http JWKS URL to a host that is not loopback stops, naming JWT_JWKS_URL', async () => {
+    const result = await run([SERVER_JS], { env: { JWT_JWKS_URL: 'http://id.example/jwks.json', ...CLAIMS, PORT: '0' } });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^plant-store: cannot start: JWT_JWKS_URL: must be https:\/\/ .*"http:\/\/id\.example\/jwks\.json"\n$/);
+  });
 
   test('a DATABASE_URL that cannot be opened stops the start with one line naming it', async () => {
     const dir = tempDir(after);

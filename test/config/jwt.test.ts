@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config.js';
-import { run, SERVER_JS } from './process.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
-/** The JWT settings: what a start accepts, and the one-line message naming the setting otherwise. */
+/**
+ * The JWT settings: what a start accepts, and the one-line message naming the setting otherwise (a real
+ * server's start refused for them: test/process/start.process.test.ts).
+ */
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
@@ -118,19 +120,5 @@ describe('JWT settings', () => {
     const privatePem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     assert.ok(!refusal({ JWT_PUBLIC_KEY: privatePem, ...CLAIMS }).message.includes(privatePem.split('\n')[1]!));
     assert.ok(!refusal({ JWT_JWKS_URL: 'ftp://u:hunter2@id.example/k', ...CLAIMS }).message.includes('hunter2'));
-  });
-
-  it('a server started with JWT_JWKS_URL but no JWT_ISSUER stops with one line on stderr', async () => {
-    const result = await run([SERVER_JS], { env: { JWT_JWKS_URL: 'https://id.example/jwks.json', JWT_AUDIENCE: 'a', PORT: '0' } });
-    assert.equal(result.code, 1);
-    const lines = result.stderr.split('\n').filter((line) => line !== '');
-    assert.deepEqual(lines, ['plant-store: cannot start: JWT_ISSUER: is required with JWT_JWKS_URL: the issuer (iss) that accepted JWTs name']);
-    assert.equal(result.stdout, '');
-  });
-
-  it('a server started with a plain-http JWKS URL to a host that is not loopback stops, naming JWT_JWKS_URL', async () => {
-    const result = await run([SERVER_JS], { env: { JWT_JWKS_URL: 'http://id.example/jwks.json', ...CLAIMS, PORT: '0' } });
-    assert.equal(result.code, 1);
-    assert.match(result.stderr, /^plant-store: cannot start: JWT_JWKS_URL: must be https:\/\/ .*"http:\/\/id\.example\/jwks\.json"\n$/);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config.js';
-import { redactUrl } from '../src/store/database-url.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /** Asserts that this environment stops the start with a one-line ConfigError naming the setting. */
 function refuses(env: Record<string, string>, setting: string): ConfigError {
@@ -108,7 +108,6 @@ describe('loadConfig', () => {
     assert.ok(!url.message.includes('hunter2'), url.message);
     const token = refuses({ PLANT_STORE_TOKENS: 'good-token-0123456789abcdefghijklm,sec ret-token-0123456789abcdefghij' }, 'PLANT_STORE_TOKENS');
     assert.ok(!token.message.includes('sec ret-token'), token.message);
-    assert.equal(redactUrl('postgres://u:pw@h/db'), 'postgres://u:***@h/db');
     const multi = refuses({ DATABASE_URL: 'postgres://admin:hun@ter2@h1:5432,h2:0/db?password=hunter3' }, 'DATABASE_URL');
     assert.ok(!/hun|ter2|hunter3/.test(multi.message.replace('DATABASE_URL', '')), multi.message);
     const encoding = refuses({ DATABASE_URL: 'postgres://admin:hunter%zz@h1,h2/db' }, 'DATABASE_URL');
@@ -120,13 +119,6 @@ describe('loadConfig', () => {
     assert.match(short.message, /token 2 must be at least 32 characters long/);
     assert.ok(!short.message.includes('abc'), short.message);
     assert.deepEqual(loadConfig({ PLANT_STORE_TOKENS: 'k'.repeat(32) }).tokens, ['k'.repeat(32)]);
-  });
-
-  it('hides passwords of multi-host URLs, in the user part and in a password= parameter', () => {
-    assert.equal(redactUrl('postgres://u:pw@h1:5432,h2:5432/db?x=1'), 'postgres://u:***@h1:5432,h2:5432/db?x=1');
-    assert.equal(redactUrl('postgres://u:p@ss@h1,[::1]:5433/db'), 'postgres://u:***@h1,[::1]:5433/db');
-    assert.equal(redactUrl('postgres://h1,h2/db?user=u&password=secret&sslmode=require'), 'postgres://h1,h2/db?user=u&password=***&sslmode=require');
-    assert.equal(redactUrl('postgres://u@h1,h2/db'), 'postgres://u@h1,h2/db');
   });
 
   it('takes several PostgreSQL hosts, and replicas to read from', () => {
@@ -148,5 +140,25 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PG_POOL_SIZE: '1', PG_READ_POOL_SIZE: '0' }).pgReadPoolSize, 0);
     assert.equal(loadConfig({ PG_POOL_SIZE: '40', PG_READ_POOL_SIZE: '1' }).pgReadPoolSize, 1);
     assert.equal(loadConfig({ PG_READ_POOL_SIZE: '1000' }).pgReadPoolSize, 1000);
+  });
+});
+
+/** WEB_CONCURRENCY: how many processes serve (the workers themselves: test/process/workers.process.test.ts). */
+describe('WEB_CONCURRENCY', () => {
+  it('defaults to one process on SQLite and one per CPU on PostgreSQL', () => {
+    assert.equal(loadConfig({}).webConcurrency, 1);
+    assert.equal(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).webConcurrency, 1);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).webConcurrency, Math.min(availableParallelism(), 256));
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', WEB_CONCURRENCY: '3' }).webConcurrency, 3);
+    assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).webConcurrency, 2);
+  });
+
+  it('refuses a bad value, naming the setting', () => {
+    for (const bad of ['0', 'two', '-1', '257']) {
+      assert.throws(
+        () => loadConfig({ WEB_CONCURRENCY: bad }),
+        (error: unknown) => error instanceof ConfigError && error.setting === 'WEB_CONCURRENCY',
+      );
+    }
   });
 });

@@ -1,31 +1,12 @@
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config.js';
-import { tempDir } from './helpers.js';
-import { request, startServer } from './process.js';
-import { until } from './toolkit.js';
+import { tempDir } from '../helpers.js';
+import { request, startServer } from '../process.js';
+import { until } from '../toolkit.js';
 
-/** WEB_CONCURRENCY: how many processes serve (src/cluster.ts). */
+/** WEB_CONCURRENCY: how many processes serve (src/process/workers.ts; the setting read: test/config/config.test.ts). */
 describe('WEB_CONCURRENCY', () => {
-  it('defaults to one process on SQLite and one per CPU on PostgreSQL', () => {
-    assert.equal(loadConfig({}).webConcurrency, 1);
-    assert.equal(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).webConcurrency, 1);
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).webConcurrency, Math.min(availableParallelism(), 256));
-    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', WEB_CONCURRENCY: '3' }).webConcurrency, 3);
-    assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).webConcurrency, 2);
-  });
-
-  it('refuses a bad value, naming the setting', () => {
-    for (const bad of ['0', 'two', '-1', '257']) {
-      assert.throws(
-        () => loadConfig({ WEB_CONCURRENCY: bad }),
-        (error: unknown) => error instanceof ConfigError && error.setting === 'WEB_CONCURRENCY',
-      );
-    }
-  });
-
   it('on SQLite when asked: two workers share the port and the file, and stop together on SIGTERM', async () => {
     const databaseUrl = `file:${join(tempDir(after), 'p.db')}`;
     const token = 'cluster-test-token-0123456789abcdef';

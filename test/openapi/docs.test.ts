@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
-import { SCOPES } from '../src/model/scopes.js';
-import { testApp } from './helpers.js';
+import { SCOPES } from '../../src/model/scopes.js';
+import { testApp } from '../helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
 type Json = any;

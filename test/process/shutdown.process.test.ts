@@ -3,15 +3,16 @@ import { existsSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { rawStream } from './events/sse.js';
-import { tempDir } from './helpers.js';
-import { request, startServer } from './process.js';
-import { until } from './toolkit.js';
+import { rawStream } from '../events/sse.js';
+import { tempDir } from '../helpers.js';
+import { request, startServer } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
- * SIGTERM and SIGINT stop the server gracefully: no new connections, the request in flight finishes,
- * idle keep-alive connections and open event streams do not hold the exit up, the store is closed, the
- * exit code is 0.
+ * SIGTERM and SIGINT stop the server gracefully: no new connections, the request in flight finishes, idle
+ * keep-alive connections and open event streams do not hold the exit up, the store is closed, the exit code
+ * is 0. Here with no drain (SHUTDOWN_DRAIN_MS=0, the test servers' default); the drain a load balancer
+ * follows before this stop: drain.process.test.ts.
  */
 
 const TOKEN = 'shutdown-test-token-0123456789abcd';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseJson, stringifyJson } from '@plant-store/client/json';
+import { parseJson, stringifyJson } from '../../src/json/exact.js';
 import fc from 'fast-check';
 import { FUZZING } from '../tier.js';
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
-// parseJson is tested in json-parse.test.ts.
+// parseJson is tested in parse.test.ts.
 describe('stringifyJson', () => {
   it('writes a bigint as a plain JSON integer, at any depth', () => {
     assert.equal(

@@ -4,9 +4,9 @@ import { appendFileSync, cpSync, readdirSync, statSync, symlinkSync } from 'node
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { tempDir } from './helpers.js';
-import { baseEnv } from './process.js';
-import { until } from './toolkit.js';
+import { tempDir } from '../helpers.js';
+import { baseEnv } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * `npm start` builds only what changed (its prestart is `tsc -b tsconfig.build.json`, incremental): in a
@@ -15,7 +15,7 @@ import { until } from './toolkit.js';
  * not by how long a start takes (the machine is shared and its timings are noise).
  */
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** Every file under dist/, with its modification time. */
 function outputs(checkout: string): Map<string, number> {

@@ -5,10 +5,10 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { tempDir } from './helpers.js';
-import { npm, npmOutput } from './npm.js';
-import { baseEnv, request, run } from './process.js';
-import { until } from './toolkit.js';
+import { tempDir } from '../helpers.js';
+import { npm, npmOutput } from '../npm.js';
+import { baseEnv, request, run } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * The service as it is deployed (docs/production.md): `npm pack` at the root, the tarball installed with
@@ -22,7 +22,7 @@ import { until } from './toolkit.js';
  * has just built it), instead of compiling it a second time; everything else is checked the same way.
  */
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NATIVE_FROM_CHECKOUT = process.env.PACKAGE_TEST_NATIVE_FROM_CHECKOUT === '1';
 const SQLITE_BINARY = join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
 

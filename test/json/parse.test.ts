@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseJson } from '@plant-store/client/json';
+import { parseJson } from '../../src/json/exact.js';
 import fc from 'fast-check';
 import { parse as parseLossless } from 'lossless-json';
 import { FUZZING } from '../tier.js';
 
-/** The int64 bounds, written here so that the package's tests need nothing of the service. */
+/**
+ * The exact JSON parser (src/json/exact.ts): integers beyond 2^53 as bigints, everything else as JSON.parse.
+ * The client package ships it as a copy (@plant-store/client/json), which test/client/feed.test.ts checks is this file.
+ */
+
+/** The int64 bounds, written here rather than taken from the code under test. */
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
