@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processTree } from './proc.js';
 import type { Running } from './servers.js';
 
 /**
@@ -28,20 +29,12 @@ function rssMb(pid: number): number {
   return Number(match[1]) / 1024;
 }
 
-/** The process and its descendants (Linux's /proc/<pid>/task/<tid>/children). */
-function tree(pid: number): number[] {
-  const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').split(' ').filter(Boolean).map(Number),
-  );
-  return [pid, ...children.flatMap(tree)];
-}
-
 /**
  * What the service holds: `plant-store serve` is a supervisor and its worker (since 1.1.0), so the figure
  * is the sum over the process tree, not the supervisor's alone, which would leave the worker out.
  */
 function serviceRssMb(pid: number): number {
-  return tree(pid).reduce((sum, each) => sum + rssMb(each), 0);
+  return processTree(pid).reduce((sum, each) => sum + rssMb(each), 0);
 }
 
 export async function measureIdle(start: () => Promise<Running>, seconds: number): Promise<IdleMeasurement> {

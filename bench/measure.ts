@@ -5,6 +5,7 @@ import { start, takeTraces, type Target, type Workspace } from './contenders.js'
 import { idleTable, measureIdle, type IdleMeasurement } from './idle.js';
 import { importBare, importOverHttp, IMPORT_ROWS, type ImportMeasurement } from './import.js';
 import type { LoadOptions, LoadResult } from './load.js';
+import { servingPid } from './proc.js';
 import type { Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
@@ -70,8 +71,10 @@ export async function measure(target: Target, scenario: Scenario, store: BenchSt
     const feed = await streams?.finish();
     const peak = server.peakRssMb();
     if (SETTINGS.cpuProf && (target === 'service' || target === 'compared')) {
-      const run: ProfiledRun = { pid: server.pid, scenario: scenario.key, target, windowUs: result.windowUs, requests: result.requests };
-      writeFileSync(join(SETTINGS.profileDir, `run-${server.pid}.json`), JSON.stringify(run));
+      // The profile to read is the serving process's: a supervisor's worker (which inherits --cpu-prof) since 1.1.0.
+      const pid = servingPid(server.pid);
+      const run: ProfiledRun = { pid, scenario: scenario.key, target, windowUs: result.windowUs, requests: result.requests };
+      writeFileSync(join(SETTINGS.profileDir, `run-${pid}.json`), JSON.stringify(run));
     }
     return {
       ...result,
