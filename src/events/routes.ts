@@ -1,8 +1,8 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses, HttpError } from '../http/errors.js';
 import { nextPageLink } from '../http/paging.js';
-import { addressKey } from '../http/rate-limit.js';
+import { addressKey, withoutRequestBudget } from '../http/rate-limit.js';
 import { TOKEN_IN_URL_REFUSED } from '../http/auth.js';
 import { shareTaken } from './slots.js';
 import { FEED_START, type EventStore } from '../store/event-store.js';
@@ -70,7 +70,11 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         const lastEventId = request.headers['last-event-id'];
         // The auth hook has verified the token: every route but the public ones has a principal.
         const owner = { principal: request.principal!, address: addressKey(request.ip) };
-        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner);
+        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner).catch((error: unknown) => {
+          // A share of the streams taken is another limit than the request budget, which has requests left.
+          if (error instanceof HttpError && error.statusCode === 429) withoutRequestBudget(reply);
+          throw error;
+        });
         // A client that hangs up sends FIN; the server allows half-open connections (http/transport.ts), so
         // without this the stream would live on until a heartbeat fails to be written.
         const socket = request.raw.socket;

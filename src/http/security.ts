@@ -58,10 +58,12 @@ const CORS_EXPOSED_HEADERS = [
   'retry-after',
   'www-authenticate',
   'x-request-id',
+  'ratelimit',
+  'ratelimit-policy',
+  // draft 06's fields, kept until their sunset (docs/api.md, "Deprecations")
   'ratelimit-limit',
   'ratelimit-remaining',
   'ratelimit-reset',
-  'ratelimit-policy',
 ].join(', ');
 const CORS_MAX_AGE_SECONDS = '600';
 
