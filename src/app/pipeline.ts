@@ -4,6 +4,7 @@ import { JwtVerifier } from '../auth/jwt.js';
 import { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config/config.js';
 import { authHook, requireRouteAuth } from '../http/auth.js';
+import { installRenamedQueries } from '../http/deprecation.js';
 import { installErrorHandling } from '../http/errors.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
@@ -123,11 +124,13 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   app.addHook('onRequest', limiter ? limitedAuthentication(limiter, authenticate) : authenticate);
 
   // 5. The rules every route must follow, checked as it registers (nothing per request): it says who may
-  //    call it (config.auth), it refuses a query parameter it does not take, a body field it does not know
-  //    is said or refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.)
+  //    call it (config.auth), it refuses a query parameter it does not take (a renamed one's old name is
+  //    taken, said deprecated: a hook on those few routes only), a body field it does not know is said or
+  //    refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.)
   const routes: RouteOptions[] = [];
   requireRouteAuth(app, (route) => routes.push(route));
   requireStrictQueries(app);
+  installRenamedQueries(app);
   installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
 
   // 6. The body parser: JSON with exact int64 (a text with no run of 16 digits takes JSON.parse), UTF-8
