@@ -15,7 +15,7 @@ async function awayFromWindowEdge(): Promise<void> {
 function assertRateHeaders(response: LightMyRequestResponse, limit: number, remaining: number): void {
   assert.equal(response.headers['ratelimit-policy'], `"default";q=${limit};w=60`);
   const budget = /^"default";r=(\d+);t=(\d+)$/.exec(String(response.headers.ratelimit));
-  assert.ok(budget, `RateLimit: ${response.headers.ratelimit}`);
+  assert.ok(budget, `RateLimit: ${String(response.headers.ratelimit)}`);
   assert.equal(Number(budget[1]), remaining);
   assert.ok(Number(budget[2]) >= 1 && Number(budget[2]) <= 60);
   assert.equal(response.headers['ratelimit-limit'], String(limit));
