@@ -4,7 +4,9 @@ import { JwtVerifier } from '../auth/jwt.js';
 import { TokenVerifier } from '../auth/tokens.js';
 import type { Config } from '../config/config.js';
 import { authHook, requireRouteAuth } from '../http/auth.js';
+import { installRenamedQueries } from '../http/deprecation.js';
 import { installErrorHandling } from '../http/errors.js';
+import { installInt64Preference, int64Answer } from '../http/int64-preference.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
 import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from '../http/rate-limit.js';
@@ -123,11 +125,15 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   app.addHook('onRequest', limiter ? limitedAuthentication(limiter, authenticate) : authenticate);
 
   // 5. The rules every route must follow, checked as it registers (nothing per request): it says who may
-  //    call it (config.auth), it refuses a query parameter it does not take, a body field it does not know
-  //    is said or refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.)
+  //    call it (config.auth), it refuses a query parameter it does not take (a renamed one's old name is
+  //    taken, said deprecated: a hook on those few routes only), a body field it does not know is said or
+  //    refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.) Its int64
+  //    members are read from its schemas, for Prefer: int64=string (steps 6 and 11).
   const routes: RouteOptions[] = [];
   requireRouteAuth(app, (route) => routes.push(route));
   requireStrictQueries(app);
+  installRenamedQueries(app);
+  installInt64Preference(app);
   installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
 
   // 6. The body parser: JSON with exact int64 (a text with no run of 16 digits takes JSON.parse), UTF-8
@@ -153,11 +159,14 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //     every answer says Connection: close, so that each keep-alive connection ends after an answer, never
   //     under a request the client is sending. One hook for both (each hook is a pass through Fastify's
   //     runner): one flag read for most answers.
+  //     A route whose answers hold int64 values says `Vary: Prefer`, and writes them as strings for a client
+  //     that sent `Prefer: int64=string`: one config read for the others.
   let stopping = false;
   app.addHook('onSend', (request, reply, payload, done) => {
     closeAfterRefusedBody(request, reply);
     if (stopping) reply.header('connection', 'close');
-    done(null, payload);
+    const int64 = request.routeOptions.config.int64;
+    done(null, int64 === undefined ? payload : int64Answer(request, reply, payload, int64));
   });
 
   // 12. The access line (LOG_LEVEL info and below): one line per request, made by hand for the logger

@@ -90,8 +90,14 @@ export class Feed implements StreamSource {
    * EVENTS_MAX_STREAMS are open, 410 for an id the feed does not hold. Asked of a feed that is stopping (a
    * request on a connection kept alive to a process that is leaving or handing over), the stream ends at
    * once, cleanly: its client reconnects, elsewhere, from where it was (a 503 would make EventSource give up).
+   * `int64`: the int64 members its frames write as strings (Prefer: int64=string).
    */
-  async openStream(after: string | undefined, types: readonly EventType[] | undefined, owner: StreamOwner): Promise<EventStream> {
+  async openStream(
+    after: string | undefined,
+    types: readonly EventType[] | undefined,
+    owner: StreamOwner,
+    int64?: ReadonlySet<string>,
+  ): Promise<EventStream> {
     if (this.stopping) return this.parting();
     this.slots.take(owner);
     let opened = false;
@@ -105,7 +111,7 @@ export class Feed implements StreamSource {
       // Without a cursor the client learns where it starts (the newest event, or before the first), so that a
       // reconnect before any event comes resumes from there.
       const start = preamble(this.settings.retryMs, after === undefined ? (head.id ?? FEED_START_ID) : undefined);
-      const stream = new EventStream(cursor, types && new Set(types), this, this.settings.maxBacklogBytes, start);
+      const stream = new EventStream(cursor, { types: types && new Set(types), int64 }, this, this.settings.maxBacklogBytes, start);
       this.streams.set(stream, owner);
       this.credentials.watch(stream, owner.principal);
       opened = true;
@@ -138,7 +144,7 @@ export class Feed implements StreamSource {
 
   /** A stream that says how long to wait before reconnecting, then ends: what a stopping feed answers. */
   private parting(): EventStream {
-    const stream = new EventStream(FEED_START, undefined, this, this.settings.maxBacklogBytes, preamble(this.settings.retryMs, undefined));
+    const stream = new EventStream(FEED_START, { types: undefined }, this, this.settings.maxBacklogBytes, preamble(this.settings.retryMs, undefined));
     stream.end(PARTING);
     return stream;
   }
@@ -190,14 +196,14 @@ export class Feed implements StreamSource {
         // It read the store further than the feed had (it joined while the feed's read was under way).
         const { chunk, count } = framesOf(
           page.filter((event) => comparePositions(event.position, stream.position) > 0),
-          stream.types,
+          stream.format,
         );
         stream.deliver(chunk, count, head);
         continue;
       }
       const key = stream.filterKey;
       let frames = chunks.get(key);
-      if (frames === undefined) chunks.set(key, (frames = framesOf(page, stream.types)));
+      if (frames === undefined) chunks.set(key, (frames = framesOf(page, stream.format)));
       stream.deliver(frames.chunk, frames.count, head);
     }
   }

@@ -1,3 +1,4 @@
+import { int64AsStrings } from '../json/int64-strings.js';
 import type { FeedEvent } from '../store/event-store.js';
 
 /**
@@ -12,9 +13,10 @@ export function eventJson(event: FeedEvent): string {
   return `{"id":"${event.id}",${event.body.slice(1)}`;
 }
 
-/** One event as an SSE frame. */
-export function eventFrame(event: FeedEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`;
+/** One event as an SSE frame; its int64 members (`int64`: their names) as strings for a client that asked (Prefer: int64=string). */
+export function eventFrame(event: FeedEvent, int64?: ReadonlySet<string>): string {
+  const json = int64 === undefined ? eventJson(event) : int64AsStrings(eventJson(event), int64);
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${json}\n\n`;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses, HttpError } from '../http/errors.js';
+import { int64Applied, prefersInt64Strings } from '../http/int64-preference.js';
 import { nextPageLink } from '../http/paging.js';
-import { addressKey } from '../http/rate-limit.js';
+import { addressKey, withoutRequestBudget } from '../http/rate-limit.js';
 import { TOKEN_IN_URL_REFUSED } from '../http/auth.js';
 import { shareTaken } from './slots.js';
 import { FEED_START, type EventStore } from '../store/event-store.js';
@@ -70,7 +71,13 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         const lastEventId = request.headers['last-event-id'];
         // The auth hook has verified the token: every route but the public ones has a principal.
         const owner = { principal: request.principal!, address: addressKey(request.ip) };
-        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner);
+        // Prefer: int64=string: the events' plant ids as strings (http/int64-preference.ts; a page's are written so as it is sent).
+        const int64 = prefersInt64Strings(request.headers.prefer) ? request.routeOptions.config.int64?.answer : undefined;
+        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner, int64).catch((error: unknown) => {
+          // A share of the streams taken is another limit than the request budget, which has requests left.
+          if (error instanceof HttpError && error.statusCode === 429) withoutRequestBudget(reply);
+          throw error;
+        });
         // A client that hangs up sends FIN; the server allows half-open connections (http/transport.ts), so
         // without this the stream would live on until a heartbeat fails to be written.
         const socket = request.raw.socket;
@@ -80,6 +87,7 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         // Connection: close: once the stream ends (the server stopping, or handing over to a new worker), its
         // connection ends with it, and the client reconnects on a new one, never on one that is going away.
         reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no').header('connection', 'close');
+        if (int64 !== undefined) int64Applied(reply);
         // A stream is sent as it is, not through the JSON serializer the 200 schema types the reply for.
         return reply.send(stream as unknown as []);
       }

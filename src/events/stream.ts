@@ -21,13 +21,19 @@ export interface StreamSource {
   sent(count: number): void;
 }
 
-/** Frames of the events of these types (all when undefined), as one chunk, and how many they are. */
-export function framesOf(events: readonly FeedEvent[], types: ReadonlySet<EventType> | undefined): { chunk: Buffer; count: number } {
+/** What a stream sends: the events of these types (all when undefined), their int64 members named in `int64` as strings. */
+export interface StreamFormat {
+  types: ReadonlySet<EventType> | undefined;
+  int64?: ReadonlySet<string> | undefined;
+}
+
+/** Frames of the events a stream sends, as one chunk, and how many they are. */
+export function framesOf(events: readonly FeedEvent[], { types, int64 }: StreamFormat): { chunk: Buffer; count: number } {
   let text = '';
   let count = 0;
   for (const event of events) {
     if (types !== undefined && !types.has(event.type)) continue;
-    text += eventFrame(event);
+    text += eventFrame(event, int64);
     count++;
   }
   return { chunk: Buffer.from(text), count };
@@ -57,8 +63,8 @@ export class EventStream extends Readable {
 
   constructor(
     cursor: FeedPosition,
-    /** Only events of these types; undefined: all. */
-    readonly types: ReadonlySet<EventType> | undefined,
+    /** Which events, and how their frames are written. */
+    readonly format: StreamFormat,
     private readonly source: StreamSource,
     private readonly maxBacklogBytes: number,
     first: string,
@@ -70,7 +76,8 @@ export class EventStream extends Readable {
 
   /** Streams with the same key get the same chunks. */
   get filterKey(): string {
-    return this.types === undefined ? '' : [...this.types].sort().join(' ');
+    const { types, int64 } = this.format;
+    return `${int64 === undefined ? '' : 'int64 '}${types === undefined ? '' : [...types].sort().join(' ')}`;
   }
 
   get position(): FeedPosition {
@@ -177,7 +184,7 @@ export class EventStream extends Readable {
     const fresh = events.filter((event) => comparePositions(event.position, this.cursor) > 0);
     if (fresh.length === 0) return true;
     this.cursor = fresh.at(-1)!.position;
-    const { chunk, count } = framesOf(fresh, this.types);
+    const { chunk, count } = framesOf(fresh, this.format);
     if (count === 0) return true;
     this.source.sent(count);
     this.behind = Math.max(0, this.behind - chunk.length);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseJson } from '../json/exact.js';
 import { HttpError } from './errors.js';
 import { fingerprintBody } from './fingerprint.js';
+import { int64Body } from './int64-preference.js';
 import { checkJsonDepth, JsonDepthError } from './json-depth.js';
 import { JSON_MEDIA_TYPES } from './media-types.js';
 
@@ -64,7 +65,8 @@ export function installJsonParser(app: FastifyInstance): void {
     // A keyed POST's body, as sent, is part of its fingerprint (http/fingerprint.ts), carried by the request.
     fingerprintBody(request, body as Buffer);
     try {
-      done(null, parseJsonBody(body as Buffer));
+      // Prefer: int64=string: the body's int64 members may be strings too (http/int64-preference.ts).
+      done(null, int64Body(request, parseJsonBody(body as Buffer)));
     } catch (error) {
       const message =
         error instanceof JsonBodyError

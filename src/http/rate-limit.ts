@@ -134,19 +134,62 @@ export class SharedRateLimiter implements RateLimiter {
   }
 }
 
-/** The limit's own two headers, as text: made once per limit, not per request. */
-const limitTexts = new Map<number, { limit: string; policy: string }>();
+/**
+ * The name of the one policy: every token (every address without one) has the same budget. The current
+ * draft's fields (draft-ietf-httpapi-ratelimit-headers, 08 and later) name a policy, so that a client of
+ * several could tell them apart.
+ */
+const POLICY = '"default"';
 
+/** What a limit's answers repeat, as text: made once per limit, not per request. */
+interface LimitTexts {
+  /** RateLimit-Policy: the quota `q` of requests in each window of `w` seconds. */
+  policy: string;
+  /** The start of RateLimit, before the remaining budget: `"default";r=`. */
+  budget: string;
+  /** ratelimit-limit, the draft-06 field (deprecated). */
+  limit: string;
+}
+const limitTexts = new Map<number, LimitTexts>();
+
+function textsOf(limit: number): LimitTexts {
+  let texts = limitTexts.get(limit);
+  if (texts === undefined) {
+    texts = { policy: `${POLICY};q=${limit};w=${WINDOW_MS / 1000}`, budget: `${POLICY};r=`, limit: String(limit) };
+    limitTexts.set(limit, texts);
+  }
+  return texts;
+}
+
+/**
+ * The fields of the request budget: the current draft's `RateLimit-Policy: "default";q=100;w=60` and
+ * `RateLimit: "default";r=42;t=17` (structured fields, RFC 9651: the policy's quota and window, the
+ * budget's remaining requests and seconds to its reset), and, until their sunset (docs/api.md), draft 06's
+ * separate ratelimit-limit, -remaining and -reset, which clients written to it read. Draft 06's own
+ * RateLimit-Policy (`100;w=60`) cannot be kept beside the current one: the field has the same name.
+ */
 function setHeaders(reply: FastifyReply, d: RateDecision): void {
-  // IETF draft-ietf-httpapi-ratelimit-headers (the separate-field form of its earlier revisions, which
-  // clients widely read), and the policy: so many requests per 60 s window.
-  let texts = limitTexts.get(d.limit);
-  if (texts === undefined) limitTexts.set(d.limit, (texts = { limit: String(d.limit), policy: `${d.limit};w=${WINDOW_MS / 1000}` }));
+  const texts = textsOf(d.limit);
+  const remaining = String(d.remaining);
+  const reset = String(d.resetSeconds);
   reply
+    .header('ratelimit-policy', texts.policy)
+    .header('ratelimit', `${texts.budget}${remaining};t=${reset}`)
     .header('ratelimit-limit', texts.limit)
-    .header('ratelimit-remaining', String(d.remaining))
-    .header('ratelimit-reset', String(d.resetSeconds))
-    .header('ratelimit-policy', texts.policy);
+    .header('ratelimit-remaining', remaining)
+    .header('ratelimit-reset', reset);
+}
+
+/** Every field setHeaders sets. */
+const BUDGET_FIELDS = ['ratelimit-policy', 'ratelimit', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const;
+
+/**
+ * Takes the request budget's fields off an answer refused by another limit (a 429 for the event stream
+ * cap): they would say requests are left where this request was refused, and a client reads a 429's
+ * RateLimit as the reason. Its Retry-After and message say which limit it met.
+ */
+export function withoutRequestBudget(reply: FastifyReply): void {
+  for (const field of BUDGET_FIELDS) reply.removeHeader(field);
 }
 
 /** The 429's message (the OpenAPI document's example is made by it too). */

@@ -42,7 +42,7 @@ export const PAGE_CSP = [
  * one the API takes or answers beyond the CORS-safelisted ones, so a browser client can make conditional
  * requests (ETag, If-Match, If-None-Match), ask for counts (Prefer, X-Total-Count), resume the change
  * feed (Last-Event-ID), retry a POST safely (Idempotency-Key, Idempotent-Replayed) and learn which tokens
- * GET /tokens cannot list (Unlisted-Token-Sources) as any other.
+ * GET /tokens cannot list (Unlisted-Token-Sources), learn of a deprecated name (Deprecation, Sunset), as any other.
  */
 const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer';
 const CORS_EXPOSED_HEADERS = [
@@ -58,10 +58,14 @@ const CORS_EXPOSED_HEADERS = [
   'retry-after',
   'www-authenticate',
   'x-request-id',
+  'deprecation',
+  'sunset',
+  'ratelimit',
+  'ratelimit-policy',
+  // draft 06's fields, kept until their sunset (docs/api.md, "Deprecations")
   'ratelimit-limit',
   'ratelimit-remaining',
   'ratelimit-reset',
-  'ratelimit-policy',
 ].join(', ');
 const CORS_MAX_AGE_SECONDS = '600';
 

@@ -98,7 +98,16 @@ export function buildOpenApi(
       const { description, ...rest } = show(s) as { description?: string; type?: string };
       // A list in a query string is the parameter repeated (?tag=a&tag=b): OpenAPI's default, said outright.
       const repeated = where === 'query' && rest.type === 'array' ? { style: 'form', explode: true } : {};
-      return { name, in: where, required: where === 'path' || (object?.required ?? []).includes(name), description, ...repeated, schema: rest };
+      const deprecated = (rest as { deprecated?: boolean }).deprecated === true ? { deprecated: true } : {};
+      return {
+        name,
+        in: where,
+        required: where === 'path' || (object?.required ?? []).includes(name),
+        description,
+        ...deprecated,
+        ...repeated,
+        schema: rest,
+      };
     });
   };
 

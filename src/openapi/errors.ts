@@ -26,20 +26,23 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 const text = (description: string) => ({ description, schema: { type: 'string' } });
+/** A header kept until its sunset (docs/api.md, "Deprecations"). */
+const deprecated = (description: string) => ({ ...text(description), deprecated: true });
 
 /**
  * Headers that go with a status wherever it is answered. Descriptions are Markdown, as /docs renders
  * them: a literal `<` or `"` stays in a code span, or it would be taken for HTML and vanish.
  */
-const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: string } }>> = {
+const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: string }; deprecated?: boolean }>> = {
   401: { 'WWW-Authenticate': text('`Bearer realm="plant-store"`, with `error="invalid_token"` when a token was sent') },
   403: { 'WWW-Authenticate': text('`Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`') },
   429: {
     'Retry-After': text('Seconds until the limit resets'),
-    'RateLimit-Limit': text('Requests allowed per minute'),
-    'RateLimit-Remaining': text('Requests left this minute: `0`'),
-    'RateLimit-Reset': text('Seconds until the limit resets'),
-    'RateLimit-Policy': text('`<limit>;w=60`'),
+    'RateLimit-Policy': text('The policy (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests per window>;w=60`'),
+    RateLimit: text('The budget left: `"default";r=0;t=<seconds until the window resets>`'),
+    'RateLimit-Limit': deprecated('Requests allowed per minute (draft 06; use RateLimit-Policy)'),
+    'RateLimit-Remaining': deprecated('Requests left this minute: `0` (draft 06; use RateLimit)'),
+    'RateLimit-Reset': deprecated('Seconds until the limit resets (draft 06; use RateLimit)'),
   },
   503: { 'Retry-After': text('Seconds to wait before retrying') },
 };

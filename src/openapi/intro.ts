@@ -63,4 +63,17 @@ or parameter at fault and the rule it breaks, up to 10 problems in one message
 (\`body.name must not be empty; body.id must be an integer\`). Query parameters an operation does not
 list are refused (\`unknown query parameter "nme"\`), never ignored. Ids are 64-bit integers, exact to the
 last digit: read answers with a JSON parser that keeps integers beyond 2^53.
+
+## Ids in JavaScript
+
+\`JSON.parse\` rounds an integer beyond 2^53. Send \`Prefer: int64=string\` and every \`format: int64\` value
+of an answer (plant ids, in pages and event streams too) comes as a string, answered with
+\`Preference-Applied: int64=string\`; a body may then send its id as a string too. Without it, ids are
+JSON integers.
+
+## Deprecations
+
+A parameter or header marked deprecated here keeps working until its sunset, 12 months at least, and
+goes only with a major release. A request that uses a deprecated name is answered with \`Deprecation\`
+(RFC 9745), \`Sunset\` (RFC 8594) and \`Link: <…>; rel="deprecation"\`.
 `;

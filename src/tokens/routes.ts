@@ -2,6 +2,7 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
+import { bothNames, DEPRECATION_HEADERS } from '../http/deprecation.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
@@ -19,7 +20,18 @@ import {
   revokedAlready,
   revokingItself,
 } from './rules.js';
-import { CreatedToken, KeyedHeaders, NewToken, PAGE_LIMIT_DEFAULT, RevokeQuery, Token, TokenIdParams, TokenInfo, TokenListQuery } from './schema.js';
+import {
+  CreatedToken,
+  KeyedHeaders,
+  NewToken,
+  PAGE_LIMIT_DEFAULT,
+  RevokeQuery,
+  Token,
+  TOKEN_LIST_RENAMED,
+  TokenIdParams,
+  TokenInfo,
+  TokenListQuery,
+} from './schema.js';
 
 export interface TokenRouteOptions {
   tokens: TokenStore;
@@ -88,7 +100,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
   app.get(
     '/tokens',
     {
-      config: { auth },
+      config: { auth, renamedQuery: TOKEN_LIST_RENAMED },
       schema: {
         operationId: 'listTokens',
         tags: ['tokens'],
@@ -98,12 +110,15 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         querystring: TokenListQuery,
         response: { 200: Type.Array(Token), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of tokens' },
-        responseHeaders: { 200: UNLISTED_HEADER },
-        errorExamples: { 400: 'querystring.after names no token: give the id of the last token of the previous page' },
+        responseHeaders: { 200: { ...UNLISTED_HEADER, ...DEPRECATION_HEADERS } },
+        errorExamples: {
+          400: ['querystring.after names no token: give the id of the last token of the previous page', bothNames('state', 'status')],
+        },
       },
     },
     async (request, reply) => {
-      const { state, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      // A deprecated `state` has been taken as `status` (http/deprecation.ts).
+      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
       // Tokens are few (people make them), so a page is cut from the whole list, read as the CLI reads it.
       const all = await tokens.list();
       let start = 0;
@@ -111,7 +126,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         start = all.findIndex((token) => token.id === after) + 1;
         if (start === 0) throw new HttpError(400, 'querystring.after names no token: give the id of the last token of the previous page');
       }
-      const selected = all.slice(start).filter((token) => state === undefined || (state === 'active') === (token.revokedAt === null));
+      const selected = all.slice(start).filter((token) => status === undefined || (status === 'active') === (token.revokedAt === null));
       if (selected.length > limit) {
         selected.length = limit;
         reply.header('link', nextPageLink(request, selected[limit - 1]!.id));

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
+import { SUNSET_HEADER } from '../http/deprecation.js';
 import { Query } from '../http/strict-query.js';
 import { STORABLE_TEXT } from '../model/plant.js';
 import { SCOPES, type Scope } from '../model/scopes.js';
@@ -82,14 +83,17 @@ export const TokenIdParams = Type.Object({ id: Type.String({ maxLength: 200, pat
 
 export const TOKEN_STATES = ['active', 'revoked'] as const;
 
+const TokenStatus = (description: string, deprecated?: true) =>
+  Type.Optional(
+    Type.Unsafe<(typeof TOKEN_STATES)[number]>({ type: 'string', enum: [...TOKEN_STATES], description, ...(deprecated && { deprecated }) }),
+  );
+
+/** `status` is the lifecycle filter of every list (as of deliveries); `state`, its name before, is taken until its sunset (http/deprecation.ts). */
+export const TOKEN_LIST_RENAMED = { state: 'status' } as const;
+
 export const TokenListQuery = Query({
-  state: Type.Optional(
-    Type.Unsafe<(typeof TOKEN_STATES)[number]>({
-      type: 'string',
-      enum: [...TOKEN_STATES],
-      description: 'Only active, or only revoked, tokens (default: both)',
-    }),
-  ),
+  status: TokenStatus('Only active, or only revoked, tokens (default: both)'),
+  state: TokenStatus(`Deprecated: the earlier name of \`status\`, taken until ${SUNSET_HEADER} (answered with Deprecation and Sunset headers)`, true),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
   after: Type.Optional(Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: 'The id of the last token of the previous page' })),
 });

@@ -55,6 +55,27 @@ describe('event stream slots per token and per client address', () => {
     for (const stream of [held[1]!, other, again!]) stream.abort();
   });
 
+  it("a stream refused for the token's share says nothing of the request budget, which has requests left", async () => {
+    const t = await testApp(after, {
+      config: { trustProxy: 1, rateLimitPerMinute: 40, eventsMaxStreams: 10, eventsMaxStreamsPerToken: 1, eventsMaxStreamsPerAddress: 10 },
+    });
+    const origin = await listen(t.app);
+    const reader = await t.tokenWith('events:read');
+    const held = await open(origin, reader, '203.0.113.1');
+    assert.equal(held.status, 200);
+    assert.match(String(held.headers.get('ratelimit')), /^"default";r=\d+;t=\d+$/, 'a stream opened says its budget');
+    const refused = await open(origin, reader, '203.0.113.2');
+    assert.equal((await refusal(refused)).status, 429);
+    assert.equal(refused.headers.get('retry-after'), '5');
+    for (const field of ['ratelimit', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
+      assert.equal(refused.headers.get(field), null, `${field} on the stream cap's 429`);
+    }
+    const page = await t.call('GET', '/events', { token: reader });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers.ratelimit), /^"default";r=3\d;t=\d+$/, 'the request budget still has requests left');
+    held.abort();
+  });
+
   it('refuses an address its streams beyond EVENTS_MAX_STREAMS_PER_ADDRESS, whatever the tokens; an IPv6 address counts by its /64', async () => {
     const t = await testApp(after, { config: { trustProxy: 1, eventsMaxStreams: 10, eventsMaxStreamsPerToken: 10, eventsMaxStreamsPerAddress: 2 } });
     const origin = await listen(t.app);

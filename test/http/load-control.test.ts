@@ -11,11 +11,16 @@ async function awayFromWindowEdge(): Promise<void> {
   await until(async () => Date.now() % 60_000 < 50_000, 'the rate-limit window to be far from its end');
 }
 
+/** The current draft's RateLimit and RateLimit-Policy, and draft 06's fields (deprecated) saying the same. */
 function assertRateHeaders(response: LightMyRequestResponse, limit: number, remaining: number): void {
+  assert.equal(response.headers['ratelimit-policy'], `"default";q=${limit};w=60`);
+  const budget = /^"default";r=(\d+);t=(\d+)$/.exec(String(response.headers.ratelimit));
+  assert.ok(budget, `RateLimit: ${String(response.headers.ratelimit)}`);
+  assert.equal(Number(budget[1]), remaining);
+  assert.ok(Number(budget[2]) >= 1 && Number(budget[2]) <= 60);
   assert.equal(response.headers['ratelimit-limit'], String(limit));
   assert.equal(response.headers['ratelimit-remaining'], String(remaining));
-  assert.ok(Number(response.headers['ratelimit-reset']) >= 1 && Number(response.headers['ratelimit-reset']) <= 60);
-  assert.equal(response.headers['ratelimit-policy'], `${limit};w=60`);
+  assert.equal(response.headers['ratelimit-reset'], budget[2]);
 }
 
 describe('rate limiting', async () => {
@@ -52,7 +57,10 @@ describe('rate limiting', async () => {
   test('off by default: no RateLimit headers, no 429', async () => {
     const t = await testApp(after);
     for (let i = 0; i < 30; i++) assert.equal((await t.call('GET', '/plants')).statusCode, 200);
-    assert.equal((await t.call('GET', '/plants')).headers['ratelimit-limit'], undefined);
+    const headers = (await t.call('GET', '/plants')).headers;
+    for (const field of ['ratelimit', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
+      assert.equal(headers[field], undefined, field);
+    }
   });
 
   test('per token: the limit, then 429 with Retry-After and the RateLimit headers; other tokens unaffected', async () => {
@@ -68,6 +76,7 @@ describe('rate limiting', async () => {
     assertError(refused, 429, 'per minute');
     assertRateHeaders(refused, 5, 0);
     assert.equal(refused.headers['retry-after'], refused.headers['ratelimit-reset']);
+    assert.match(String(refused.headers.ratelimit), new RegExp(`^"default";r=0;t=${refused.headers['retry-after']}$`));
     assert.equal((await t.call('GET', '/plants', { token: other })).statusCode, 200);
   });
 
@@ -103,6 +112,7 @@ describe('rate limiting', async () => {
       assert.equal((await from('/readyz')).statusCode, 200, '/readyz');
     }
     assert.equal((await from('/healthz')).headers['ratelimit-limit'], undefined, 'probes are not counted');
+    assert.equal((await from('/readyz')).headers.ratelimit, undefined, 'probes are not counted');
   });
 
   test('IPv6 addresses count by their /64; IPv4-mapped ones as IPv4', async () => {

@@ -27,18 +27,23 @@ if (skipReason) {
       const two = await testApp(after, { store: await open(), config: { rateLimitPerMinute: 4 } });
       const statuses: number[] = [];
       const remaining: string[] = [];
+      const budgets: string[] = [];
       for (const instance of [one, two, one, two]) {
         const res = await instance.call('GET', '/plants');
         statuses.push(res.statusCode);
         remaining.push(String(res.headers['ratelimit-remaining']));
+        budgets.push(String(res.headers.ratelimit).replace(/;t=\d+$/, ''));
+        assert.equal(res.headers['ratelimit-policy'], '"default";q=4;w=60');
       }
       assert.deepEqual(statuses, [200, 200, 200, 200]);
       assert.deepEqual(remaining, ['3', '2', '1', '0']);
+      assert.deepEqual(budgets, ['"default";r=3', '"default";r=2', '"default";r=1', '"default";r=0']);
       for (const instance of [one, two]) {
         const res = await instance.call('GET', '/plants');
         assertError(res, 429, 'per minute');
         assert.ok(Number(res.headers['retry-after']) >= 1);
         assert.equal(res.headers['ratelimit-limit'], '4');
+        assert.match(String(res.headers.ratelimit), new RegExp(`^"default";r=0;t=${res.headers['retry-after']}$`));
       }
     });
 

@@ -87,19 +87,28 @@ describe('GET /tokens', async () => {
     assert.deepEqual((await t.call('GET', `/tokens?after=${made[4]!.id}`)).json(), []);
   });
 
-  it('filters by state: active or revoked, and pages within it', async () => {
-    const active = await t.call('GET', '/tokens?state=active&limit=2');
+  it('filters by status: active or revoked, and pages within it', async () => {
+    const active = await t.call('GET', '/tokens?status=active&limit=2');
     assert.deepEqual(
       active.json<Shown[]>().map((token) => token.name),
       ['alpha', 'beta'],
     );
     const next = /<([^>]+)>/.exec(String(active.headers.link))![1]!;
-    assert.equal(next, `/tokens?state=active&limit=2&after=${made[1]!.id}`);
+    assert.equal(next, `/tokens?status=active&limit=2&after=${made[1]!.id}`);
     assert.deepEqual(
       (await t.call('GET', next)).json<Shown[]>().map((token) => token.name),
       ['delta', 'epsilon'],
     );
-    const revoked = (await t.call('GET', '/tokens?state=revoked')).json<Shown[]>();
+    // The filter's earlier name is still taken: the same page, its next page, and the Link to the deprecation's documentation.
+    const old = await t.call('GET', '/tokens?state=active&limit=2');
+    assert.equal(old.payload, active.payload);
+    assert.equal(old.headers.deprecation, '@1796083200');
+    assert.equal(old.headers.sunset, 'Wed, 01 Dec 2027 00:00:00 GMT');
+    assert.equal(
+      old.headers.link,
+      `</tokens?state=active&limit=2&after=${made[1]!.id}>; rel="next", <docs#/tokens/listTokens>; rel="deprecation"; type="text/html"`,
+    );
+    const revoked = (await t.call('GET', '/tokens?status=revoked')).json<Shown[]>();
     assert.deepEqual(
       revoked.map((token) => token.name),
       ['gamma'],
@@ -111,6 +120,7 @@ describe('GET /tokens', async () => {
     assertError(await t.call('GET', '/tokens?limit=0'), 400, 'querystring.limit must be at least 1');
     assertError(await t.call('GET', '/tokens?limit=1001'), 400, 'querystring.limit must be at most 1000');
     assertError(await t.call('GET', '/tokens?limit=ten'), 400, 'querystring.limit');
+    assertError(await t.call('GET', '/tokens?status=lost'), 400, 'querystring.status must be one of active, revoked');
     assertError(await t.call('GET', '/tokens?state=lost'), 400, 'querystring.state must be one of active, revoked');
     assertError(await t.call('GET', '/tokens?after=nobody'), 400, 'querystring.after names no token');
     assertError(await t.call('GET', '/tokens?name=alpha'), 400, 'unknown query parameter "name"');

@@ -48,7 +48,7 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
     if (!allowed) return;
     const mine = ++loads.current;
     try {
-      const query = { limit: PAGE_SIZE, ...(state !== '' && { state }), ...(cursor !== undefined && { after: cursor }) };
+      const query = { limit: PAGE_SIZE, ...(state !== '' && { status: state }), ...(cursor !== undefined && { after: cursor }) };
       const { data, error, response } = await client.GET('/tokens', { params: { query } });
       // An older load answering late must not overwrite a newer one.
       if (mine !== loads.current) return;
