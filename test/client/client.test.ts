@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createClient } from '@plant-store/client';
-import { TOKEN, testApp } from '../helpers.js';
+import { TOKEN, testApp, assertErrorShape } from '../helpers.js';
 import { VERSION } from '../../src/version.js';
 
 /** The ids of a JSON text as written, digits and all. */
@@ -133,7 +133,7 @@ describe('the client against a live server', async () => {
     assert.equal(data, undefined);
     assert.equal(error?.error, 401);
     assert.equal(typeof error?.message, 'string');
-    assert.deepEqual(Object.keys(error ?? {}).sort(), ['error', 'message']);
+    assertErrorShape(error, 401, 'unauthorized');
     assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="plant-store"/);
   });
 
