@@ -151,8 +151,9 @@ export async function testApp(
 }
 
 /**
- * Asserts the one error shape: this status, `{"error": status, "message": …}` and nothing else, as
- * application/json, with a message that contains `mentions` (the field or parameter it names).
+ * Asserts the one error shape: this status, `{"error": status, "message": …, "code": …, "field"?: …}` and
+ * nothing else, as application/json, with a message that contains `mentions` (the field or parameter it
+ * names), and this code when one is given.
  */
 export function assertError(response: LightMyRequestResponse, status: number, mentions?: string | RegExp, code?: ErrorCode): string {
   assert.equal(response.statusCode, status, `expected ${status}, got ${response.statusCode}: ${response.payload}`);

@@ -201,7 +201,12 @@ describe('the OpenAPI document teaches', async () => {
       ['get /tokens', '400', 'after', () => message('GET', '/tokens?after=nobody')],
       ['post /tokens', '400', 'empty', () => message('POST', '/tokens', { body: { name: 'x', scopes: [] } })],
       ['post /tokens', '400', 'name', () => message('POST', '/tokens', { body: { name: 'n'.repeat(65), scopes: ['plants:read'] } })],
-      ['post /tokens', '400', 'unknown field', () => message('POST', '/tokens', { body: { name: 'x', scopes: ['plants:read'], colour: 1 }, headers: strict })],
+      [
+        'post /tokens',
+        '400',
+        'unknown field',
+        () => message('POST', '/tokens', { body: { name: 'x', scopes: ['plants:read'], colour: 1 }, headers: strict }),
+      ],
       ['post /tokens', '403', 'grant', () => granting()],
       ['post /tokens', '409', 'named', () => namedTwice()],
       ['get /tokens/{id}', '404', 'static', () => message('GET', '/tokens/static:0a1b2c3d4e5f')],

@@ -132,7 +132,8 @@ export async function revoke(target: ApiTarget, idOrName: string, self: boolean)
         `${which} is the token this command is sent with (${TOKEN_VARIABLE}): give --self to revoke it all the same; it then stops working within a second`,
       );
     // Not stored, or revoked meanwhile by another client: the service says which, and since when.
-    if (error.code === 'not_found' || error.code === 'token_revoked') throw new Error(`${found === undefined ? unknown : `${which} at ${api.where}`}: ${error.message}`);
+    if (error.code === 'not_found' || error.code === 'token_revoked')
+      throw new Error(`${found === undefined ? unknown : `${which} at ${api.where}`}: ${error.message}`);
     throw error;
   });
   say(`revoked ${which} at ${api.where}; it is refused within a second`);

@@ -44,7 +44,8 @@ export class StreamSlots {
   take(owner: StreamOwner): void {
     const { maxStreams, perToken, perAddress } = this.limits;
     const token = owner.principal.tokenId;
-    if ((this.byToken.get(token) ?? 0) >= perToken) throw new HttpError('streams_limited', shareTaken('token', perToken), { headers: { 'retry-after': RETRY_AFTER } });
+    if ((this.byToken.get(token) ?? 0) >= perToken)
+      throw new HttpError('streams_limited', shareTaken('token', perToken), { headers: { 'retry-after': RETRY_AFTER } });
     if ((this.byAddress.get(owner.address) ?? 0) >= perAddress) {
       throw new HttpError('streams_limited', shareTaken('address', perAddress), { headers: { 'retry-after': RETRY_AFTER } });
     }

@@ -78,11 +78,6 @@ export function titleOf(code: ErrorCode): string {
   return ERROR_CODES[code][1];
 }
 
-/** Every code with this status. */
-export function codesOf(status: number): ErrorCode[] {
-  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => statusOf(code) === status);
-}
-
 /**
  * The problem type (RFC 9457 `type`) of a code: a tag URI (RFC 4151), which names the code for good
  * wherever the service is deployed and is not meant to be fetched (RFC 9457 §3.1.1 suggests tag URIs for

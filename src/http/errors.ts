@@ -45,7 +45,7 @@ export const ProblemDetails = Type.Object(
     type: Type.String({ description: 'The problem type: `tag:plant-store,2026:problem:<code>`, one per code' }),
     title: Type.String({ description: 'What the code means, the same for every answer with it' }),
     status: Type.Integer({ format: 'int32', description: 'The HTTP status' }),
-    detail: Type.String({ description: 'What was wrong this time: the Error shape\'s message' }),
+    detail: Type.String({ description: "What was wrong this time: the Error shape's message" }),
     code: Type.String({ description: "The Error shape's code" }),
     field: Type.Optional(Type.String({ description: "The Error shape's field" })),
   },
@@ -118,7 +118,11 @@ const FRAMEWORK_ERRORS: Record<string, (req: FastifyRequest) => { code: ErrorCod
     field: 'headers.content-length',
   }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => ({ code: 'invalid_json', message: 'body is empty: send a JSON document' }),
-  FST_ERR_CTP_INVALID_TYPE: () => ({ code: 'invalid_header', message: 'the Content-Type header is not a valid media type', field: 'headers.content-type' }),
+  FST_ERR_CTP_INVALID_TYPE: () => ({
+    code: 'invalid_header',
+    message: 'the Content-Type header is not a valid media type',
+    field: 'headers.content-type',
+  }),
 };
 
 /** The code of a framework's client error that FRAMEWORK_ERRORS does not name, by its status. */
@@ -198,7 +202,14 @@ function wantsProblem(request: FastifyRequest): boolean {
 export function send(reply: FastifyReply, code: ErrorCode, message: string, field?: string): FastifyReply {
   const status = statusOf(code);
   if (wantsProblem(reply.request)) {
-    const problem: ProblemDetails = { type: problemType(code), title: titleOf(code), status, detail: message, code, ...(field !== undefined && { field }) };
+    const problem: ProblemDetails = {
+      type: problemType(code),
+      title: titleOf(code),
+      status,
+      detail: message,
+      code,
+      ...(field !== undefined && { field }),
+    };
     // A string: the route's response schema serializes the Error shape, not this one.
     return reply.code(status).type(PROBLEM_JSON).send(JSON.stringify(problem));
   }

@@ -24,7 +24,10 @@ export const IdempotencyKeyHeaders = {
 
 /** The 409 of a key whose first request still runs (in this process), and the 422 of a key used for another request. */
 export function stillRunning(key: string): HttpError {
-  return new HttpError('idempotency_key_in_use', `a request with Idempotency-Key ${JSON.stringify(key)} is still running: retry once it has been answered`);
+  return new HttpError(
+    'idempotency_key_in_use',
+    `a request with Idempotency-Key ${JSON.stringify(key)} is still running: retry once it has been answered`,
+  );
 }
 export function usedForAnother(key: string): HttpError {
   return new HttpError(

@@ -80,7 +80,9 @@ function answerWhatNodeWould(server: FastifyInstance['server']): void {
     response.end(body);
   });
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    writeError(socket, 'method_not_allowed', 'method CONNECT is not allowed: this service is not a proxy', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' });
+    writeError(socket, 'method_not_allowed', 'method CONNECT is not allowed: this service is not a proxy', {
+      allow: 'GET, HEAD, POST, PUT, PATCH, DELETE',
+    });
     socket.destroySoon();
   });
 }

@@ -223,10 +223,17 @@ interface BodyFields {
 }
 
 /** A strict request's unknown fields as one problem (validation failed: the error handler tells it with the others). */
-function strictProblem(request: FastifyRequest, reply: FastifyReply, { known, optional }: BodyFields, fallback: Handling): UnknownFieldsProblem | undefined {
+function strictProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { known, optional }: BodyFields,
+  fallback: Handling,
+): UnknownFieldsProblem | undefined {
   if (applyHandling(request, reply, fallback) !== 'strict') return undefined;
   const unknown = unknownFields(request.body, known);
-  return unknown.length === 0 ? undefined : { message: unknownFieldsProblem('body', unknown, optional, request.body as object), field: bodyField(unknown[0]!) };
+  return unknown.length === 0
+    ? undefined
+    : { message: unknownFieldsProblem('body', unknown, optional, request.body as object), field: bodyField(unknown[0]!) };
 }
 
 /** An unknown field of a body as the answer's `field` names it: `body.tga` (a long name cut as the message cuts it). */

@@ -217,7 +217,8 @@ function fieldName(context: string, path: string, member?: string): string {
  */
 export function firstProblem(context: string, errors: readonly Problem[]): ProblemTarget | undefined {
   const problem = settleChoices(errors.slice(0, MAX_ERRORS))[0];
-  if (problem === undefined || !/^[a-z]+$/.test(context) || context === 'request') return problem === undefined ? undefined : { code: 'validation_failed' };
+  if (problem === undefined || !/^[a-z]+$/.test(context) || context === 'request')
+    return problem === undefined ? undefined : { code: 'validation_failed' };
   const path = fieldPath(problem.instancePath);
   const params = problem.params as Record<string, unknown>;
   if (problem.keyword === 'additionalProperties') {

@@ -29,8 +29,10 @@ declare module 'fastify' {
     responseHeaders?: Record<number, Record<string, { description: string; schema: object }>>;
     /** Media types a status may also be answered in (exports), besides application/json. */
     responseMediaTypes?: Record<number, Record<string, { schema: object }>>;
-    /** The request body of a route that reads it as a stream (no body schema to validate it whole). */
-    requestBodyDoc?: Record<string, { schema: unknown }>;
+    /** The request body of a route that reads it as a stream (no body schema to validate it whole), with an example of each media type. */
+    requestBodyDoc?: Record<string, { schema: unknown; example: unknown }>;
+    /** An example of the route's JSON body, as the document shows it (every request body has one: the document is refused without). */
+    bodyExample?: unknown;
     /**
      * Examples of the errors only this route knows (its 404, 409, 412; a 400 of its body), as the service
      * really writes them, each with its code; openapi/errors.ts makes those every route of a kind shares.
@@ -124,7 +126,7 @@ export function buildOpenApi(
       accepted: takesBody ? bodyMediaTypes(method, schema.requestBodyDoc) : undefined,
       params: schema.params,
       jsonBody: bodySchema !== undefined,
-      namedFields: bodySchema?.type === "object" && bodySchema.additionalProperties !== false,
+      namedFields: bodySchema?.type === 'object' && bodySchema.additionalProperties !== false,
       keyed: (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key'] !== undefined,
       probe: route.config?.probe === true,
       servesWhenOverloaded: route.config?.servesWhenOverloaded === true,
@@ -161,6 +163,8 @@ export function buildOpenApi(
     }
     responses.default = defaultErrorResponse(errorSchemas);
     if (schema.tags === undefined || schema.tags.length === 0) throw new Error(`route ${method} ${route.url} has no OpenAPI tag`);
+    if (schema.body !== undefined && schema.bodyExample === undefined)
+      throw new Error(`route ${method} ${route.url} has no example of its body (bodyExample)`);
     paths[path] ??= {};
     paths[path][method.toLowerCase()] = {
       operationId: schema.operationId,
@@ -183,13 +187,17 @@ export function buildOpenApi(
       ...(schema.requestBodyDoc !== undefined && {
         requestBody: {
           required: true,
-          content: Object.fromEntries(Object.entries(schema.requestBodyDoc).map(([type, { schema: s }]) => [type, { schema: show(s) }])),
+          content: Object.fromEntries(
+            Object.entries(schema.requestBodyDoc).map(([type, { schema: s, example }]) => [type, { schema: show(s), example }]),
+          ),
         },
       }),
       ...(schema.body !== undefined && {
         requestBody: {
           required: true,
-          content: Object.fromEntries(bodyMediaTypes(method, undefined).map((type) => [type, { schema: show(schema.body) }])),
+          content: Object.fromEntries(
+            bodyMediaTypes(method, undefined).map((type) => [type, { schema: show(schema.body), example: schema.bodyExample }]),
+          ),
         },
       }),
       responses,

@@ -142,8 +142,8 @@ function exampleKeys(examples: readonly ErrorExample[]): string[] {
  */
 function errorContent(examples: readonly ErrorExample[], schemas: { error: unknown; problem: unknown }) {
   const keys = exampleKeys(examples);
-  const entries = (shape: (known: ErrorExample) => object) =>
-    Object.fromEntries(examples.map((known, i) => [keys[i], { summary: `${known.code}: ${known.message}`, value: shape(known) }]));
+  const entries = (shape: (known: ErrorExample) => object): Record<string, object> =>
+    Object.fromEntries(examples.map((known, i): [string, object] => [keys[i]!, { summary: `${known.code}: ${known.message}`, value: shape(known) }]));
   return {
     'application/json': {
       schema: schemas.error,
@@ -167,7 +167,12 @@ function errorContent(examples: readonly ErrorExample[], schemas: { error: unkno
  * One error status of an operation, as the document shows it: `x-error-codes` lists the codes it may carry
  * there (the Error schema stays the specification's, unchanged), each with an example.
  */
-export function errorResponse(status: number, description: string | undefined, examples: readonly ErrorExample[], schemas: { error: unknown; problem: unknown }): object {
+export function errorResponse(
+  status: number,
+  description: string | undefined,
+  examples: readonly ErrorExample[],
+  schemas: { error: unknown; problem: unknown },
+): object {
   const headers = STATUS_HEADERS[status];
   const own = examples.filter((known) => statusOf(known.code) === status);
   if (own.length === 0) throw new Error(`the OpenAPI document needs an example of the ${status} answer (errorExamples in its schema)`);

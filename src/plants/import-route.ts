@@ -84,14 +84,24 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         querystring: ImportQuery,
         headers: ImportHeaders,
         requestBodyDoc: {
-          [MEDIA_TYPES.ndjson]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
-          [MEDIA_TYPES.json]: { schema: Type.Array(NewPlant) },
+          [MEDIA_TYPES.ndjson]: {
+            schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' },
+            example: '{"id":1,"name":"Monstera","tag":"tropical"}\n{"id":2,"name":"Boston Fern"}\n',
+          },
+          [MEDIA_TYPES.json]: {
+            schema: Type.Array(NewPlant),
+            example: [
+              { id: 1, name: 'Monstera', tag: 'tropical' },
+              { id: 2, name: 'Boston Fern' },
+            ],
+          },
           [MEDIA_TYPES.csv]: {
             schema: {
               type: 'string',
               description:
                 "As exports write it: RFC 4180, CRLF or LF, the header `id,name,tag` (tag may be left out), an empty tag cell for no tag; the `'` exports put before a cell starting with =, +, -, @, tab or CR is taken off",
             },
+            example: 'id,name,tag\r\n1,Monstera,tropical\r\n2,Boston Fern,\r\n',
           },
         },
         response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },

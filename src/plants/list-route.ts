@@ -44,7 +44,10 @@ const LIST_HEADERS = {
     description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
     schema: { type: 'string' },
   },
-  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)', schema: { type: 'integer', minimum: 0 } },
+  'X-Total-Count': {
+    description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
 };

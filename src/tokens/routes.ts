@@ -141,6 +141,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         description:
           'The token can grant only scopes it holds itself, and `tokens:manage` alone makes nothing (a token holding no other scope makes no token). A name an active token has is refused (409).',
         body: NewToken,
+        bodyExample: { name: 'reporting', scopes: ['plants:read'] },
         headers: KeyedHeaders,
         response: { 201: CreatedToken, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: {
@@ -222,7 +223,8 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
       if (!token) throw new HttpError('not_found', notFound(id));
       if (token.revokedAt !== null) throw new HttpError('token_revoked', revokedAlready(id, token.revokedAt));
       const principal = request.principal!;
-      if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true) throw new HttpError('token_is_own', revokingItself(id));
+      if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true)
+        throw new HttpError('token_is_own', revokingItself(id));
       // Revoked meanwhile by another request: as if it had been revoked before this one.
       if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError('token_revoked', revokedAlready(id, null));
       revoked?.(id);

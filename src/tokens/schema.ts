@@ -75,7 +75,7 @@ export const NewToken = Type.Object(
     }),
   },
   // Other members are ignored with a Warning, or refused under Prefer: handling=strict, as on every write (http/unknown-fields.ts).
-  { description: 'NewToken', examples: [{ name: 'reporting', scopes: ['plants:read'] }] },
+  { description: 'NewToken' },
 );
 export type NewToken = Static<typeof NewToken>;
 

@@ -35,7 +35,10 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         querystring: DeliveryQuery,
         response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'A page of messages' },
-        errorExamples: [example('validation_failed', 'querystring.status must be one of pending, delivered, failed', 'querystring.status'), NOT_FOUND],
+        errorExamples: [
+          example('validation_failed', 'querystring.status must be one of pending, delivered, failed', 'querystring.status'),
+          NOT_FOUND,
+        ],
       },
     },
     async (request, reply) => {
@@ -60,6 +63,7 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
         params: EndpointIdParams,
         body: ReplayRequest,
+        bodyExample: { since: '2026-01-31T00:00:00Z', until: '2026-01-31T12:00:00Z' },
         headers: KeyedBodyHeaders,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },

@@ -181,7 +181,10 @@ describe('POST /tokens', async () => {
   });
 
   it('several problems are named in one answer', async () => {
-    const message = assertError(await t.call('POST', '/tokens', { body: { name: '', scopes: [], extra: true }, headers: { prefer: 'handling=strict' } }), 400);
+    const message = assertError(
+      await t.call('POST', '/tokens', { body: { name: '', scopes: [], extra: true }, headers: { prefer: 'handling=strict' } }),
+      400,
+    );
     for (const part of ['body.name must not be empty', 'body.scopes must not be empty', 'unknown field "extra"'])
       assert.ok(message.includes(part), message);
   });

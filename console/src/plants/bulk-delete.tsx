@@ -52,7 +52,7 @@ async function remove(client: Client, { plant, version }: Selected): Promise<str
   if (!read.asShown) return CHANGED;
   try {
     const path = { id: plant.id };
-    const { error, response } = await client.DELETE('/plants/{id}', { params: { path, header: { 'if-match': read.etag } } });
+    const { error } = await client.DELETE('/plants/{id}', { params: { path, header: { 'if-match': read.etag } } });
     if (error === undefined) return undefined;
     if (error.code === 'not_found') return GONE;
     if (error.code !== 'precondition_failed') return explain(error);

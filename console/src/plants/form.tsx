@@ -78,7 +78,7 @@ export function PlantForm({
       const plantId = editing ? plant.id : parseId(id);
       const body = { name: mine.name, ...(mine.tag.trim() !== '' && { tag: mine.tag }) };
       const header = over === null ? { 'if-none-match': '*' } : { 'if-match': over };
-      const { error, response } = editing
+      const { error } = editing
         ? await client.PUT('/plants/{id}', { params: { path: { id: plantId }, header }, body })
         : await client.POST('/plants', { params: { header: { 'if-none-match': '*' } }, body: { id: plantId, ...body } });
       if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
