@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   route_not_found: [404, 'No operation has this path'],
   method_not_allowed: [405, 'The path has operations, but not for this method (Allow lists them)'],
   request_timeout: [408, 'The request was not received whole in time'],
+  misdirected_request: [421, 'The Host header names a host the metrics listener does not answer to (METRICS_ALLOWED_HOSTS)'],
   events_expired: [410, 'The change feed no longer holds the events after this position (past its retention)'],
   // 409, 412, 422
   token_name_taken: [409, 'An active token has this name; nothing made'],

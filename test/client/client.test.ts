@@ -123,7 +123,7 @@ describe('the client against a live server', async () => {
     const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: 20 } } });
     assert.equal(response.status, 404);
     assert.equal(data, undefined);
-    assert.deepEqual(error, { error: 404, message: 'no plant with id 20' });
+    assert.deepEqual(error, { error: 404, message: 'no plant with id 20', code: 'not_found' });
   });
 
   it('a 401 without a token: the Error shape, and the WWW-Authenticate header on the response', async () => {
