@@ -4,8 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { KeysUnavailableError } from '../auth/jwks.js';
 import { StoreBusyError, StoreUnavailableError } from '../store/store.js';
 import { orList } from '../words.js';
-import { quality } from './accept.js';
-import { problemType, statusOf, titleOf, type ErrorCode } from './error-codes.js';
+import { statusOf, type ErrorCode } from './error-codes.js';
+import { PROBLEM_JSON, problemDetails, wantsProblem } from './problem-details.js';
 import { bodyMediaTypes } from './media-types.js';
 import { firstProblem, joinProblems, validationProblems, type ProblemTarget } from './validation-messages.js';
 
@@ -38,22 +38,6 @@ export const ErrorBody = Type.Object(
   { description: 'Error' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
-
-/** RFC 9457 problem details: what an error answer is to a client that asks for application/problem+json. */
-export const ProblemDetails = Type.Object(
-  {
-    type: Type.String({ description: 'The problem type: `tag:plant-store,2026:problem:<code>`, one per code' }),
-    title: Type.String({ description: 'What the code means, the same for every answer with it' }),
-    status: Type.Integer({ format: 'int32', description: 'The HTTP status' }),
-    detail: Type.String({ description: "What was wrong this time: the Error shape's message" }),
-    code: Type.String({ description: "The Error shape's code" }),
-    field: Type.Optional(Type.String({ description: "The Error shape's field" })),
-  },
-  { description: 'ProblemDetails' },
-);
-export type ProblemDetails = Static<typeof ProblemDetails>;
-
-export const PROBLEM_JSON = 'application/problem+json';
 
 /** The "schema" of an answer without a body (204): it types `reply.send()` without a payload, and the OpenAPI document shows no content. */
 export const NoContent = Type.Unsafe<void>({});
@@ -101,6 +85,9 @@ export function unsupportedMediaType(sent: string | undefined, accepted: readonl
 /** The 503 of a store that cannot be reached, and the 500 of a fault: the request id says where the log has the rest. */
 export function storeUnavailable(requestId: string): string {
   return `the store is unavailable, retry later (request id ${requestId})`;
+}
+export function storeBusy(requestId: string): string {
+  return `the store is busy, retry later (request id ${requestId})`;
 }
 export function internalError(requestId: string): string {
   return `internal error (request id ${requestId})`;
@@ -187,31 +174,15 @@ function validationRefusal(error: FastifyError, request: FastifyRequest, reply: 
   };
 }
 
-/**
- * Whether the client asked for RFC 9457 problem details: its Accept names application/problem+json, and
- * likes it at least as well as application/json (`*\/*` names neither: the Error shape, as ever).
- */
-function wantsProblem(request: FastifyRequest): boolean {
-  const accept = request.headers.accept;
-  if (accept === undefined || !accept.toLowerCase().includes(PROBLEM_JSON)) return false;
-  const problem = quality(accept, PROBLEM_JSON);
-  return problem > 0 && problem >= quality(accept, 'application/json');
-}
-
 /** The error answer: the Error shape, or problem details when the client asked for them; the same facts either way. */
 export function send(reply: FastifyReply, code: ErrorCode, message: string, field?: string): FastifyReply {
   const status = statusOf(code);
   if (wantsProblem(reply.request)) {
-    const problem: ProblemDetails = {
-      type: problemType(code),
-      title: titleOf(code),
-      status,
-      detail: message,
-      code,
-      ...(field !== undefined && { field }),
-    };
     // A string: the route's response schema serializes the Error shape, not this one.
-    return reply.code(status).type(PROBLEM_JSON).send(JSON.stringify(problem));
+    return reply
+      .code(status)
+      .type(PROBLEM_JSON)
+      .send(JSON.stringify(problemDetails(code, message, field)));
   }
   const body: ErrorBody = { error: status, message, code, ...(field !== undefined && { field }) };
   return reply.code(status).type('application/json').send(body);
@@ -257,7 +228,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       // Not a fault: the service is taking writes faster than the database commits them.
       request.log.warn(error.message);
       reply.header('retry-after', '1');
-      return send(reply, 'store_busy', `the store is busy, retry later (request id ${request.id})`);
+      return send(reply, 'store_busy', storeBusy(request.id));
     }
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error.cause ?? error }, 'store unavailable');

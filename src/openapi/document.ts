@@ -1,7 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import type { ErrorExample } from '../http/error-codes.js';
-import { ErrorBody, NoContent, ProblemDetails } from '../http/errors.js';
+import { ErrorBody, NoContent } from '../http/errors.js';
+import { ProblemDetails } from '../http/problem-details.js';
 import { bodyMediaTypes } from '../http/media-types.js';
 import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
 import { defaultErrorResponse, errorResponse, exampleStatuses, operationExamples } from './errors.js';

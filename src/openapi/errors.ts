@@ -1,8 +1,10 @@
 import type { ValidateFunction } from 'ajv';
+import { KeysUnavailableError } from '../auth/jwks.js';
 import type { RouteAuth } from '../http/auth.js';
 import { lacksScope, MISSING_TOKEN } from '../http/auth.js';
-import { example, problemType, statusOf, titleOf, type ErrorCode, type ErrorExample } from '../http/error-codes.js';
-import { bodyTooLarge, internalError, PROBLEM_JSON, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { example, statusOf, type ErrorCode, type ErrorExample } from '../http/error-codes.js';
+import { bodyTooLarge, internalError, storeBusy, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { PROBLEM_JSON, problemDetails } from '../http/problem-details.js';
 import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
 import { sentMoreThanOnce } from '../http/repeated-headers.js';
@@ -97,6 +99,7 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
     if (!all.some((known) => known.code === code)) all.push(example(code, message, field));
   };
   add('unknown_parameter', 'unknown query parameter "nme"', 'querystring.nme');
+  add('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', 'headers.host');
   if (context.params !== undefined) all.push(invalidIdExample(context.params));
   if (context.jsonBody) add('invalid_json', 'body is not valid JSON: Unexpected end of JSON input');
   if (context.namedFields) add('unknown_field', unknownFieldsProblem('body', ['colour']), 'body.colour');
@@ -104,6 +107,8 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
     add('unauthorized', MISSING_TOKEN);
     add('header_repeated', sentMoreThanOnce('authorization', 2), 'headers.authorization');
     if (context.auth !== 'token') add('forbidden', lacksScope(context.auth));
+    // With JWT_JWKS_URL, a JWT whose keys cannot be fetched.
+    add('keys_unavailable', new KeysUnavailableError(1).message);
   }
   if (context.keyed) {
     add('idempotency_key_in_use', KEY_EXAMPLES.running.message);
@@ -116,6 +121,7 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
   if (!context.probe) add('rate_limited', tooManyMessage('token', 600, 42));
   if (!context.servesWhenOverloaded) {
     add('store_unavailable', storeUnavailable(REQUEST_ID));
+    if (context.method !== 'GET') add('store_busy', storeBusy(REQUEST_ID));
     add('overloaded', 'the service is overloaded (the event loop lags 812 ms (limit 500 ms)); retry in 2 s');
   }
   return all;
@@ -151,14 +157,7 @@ function errorContent(examples: readonly ErrorExample[], schemas: { error: unkno
     },
     [PROBLEM_JSON]: {
       schema: schemas.problem,
-      examples: entries(({ code, message, field }) => ({
-        type: problemType(code),
-        title: titleOf(code),
-        status: statusOf(code),
-        detail: message,
-        code,
-        ...(field !== undefined && { field }),
-      })),
+      examples: entries(({ code, message, field }) => problemDetails(code, message, field)),
     },
   };
 }
