@@ -137,7 +137,7 @@ export async function rateLimitRows(plan: Plan): Promise<string[]> {
       enableDraftSpec: true,
       keyGenerator: (request) => (request.principal ? `token:${request.principal.tokenId}` : addressKey(request.ip)),
       allowList: (request) => request.routeOptions.config.probe === true,
-      errorResponseBuilder: (_request, context) => new HttpError(429, `too many requests: the limit is ${context.max} per minute`),
+      errorResponseBuilder: (_request, context) => new HttpError('rate_limited', `too many requests: the limit is ${context.max} per minute`),
     });
   });
   return compare(

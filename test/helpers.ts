@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { after } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
+import { ERROR_CODES, statusOf, type ErrorCode } from '../src/http/error-codes.js';
 import type { Config } from '../src/config/config.js';
 import { createToken } from '../src/auth/tokens.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
@@ -28,6 +29,21 @@ export const TEST_PG_ENV = 'PLANT_STORE_TEST_PG_ADMIN_URL';
 
 /** The static full-access token every test app accepts. */
 export const TOKEN = 'test-token-full-access-0123456789a';
+
+/**
+ * The Error shape: the specification's error and message, and the code of the reason (whose status is the
+ * answer's), and a field only as a string; nothing else.
+ */
+export function assertErrorShape(body: unknown, status: number, code?: ErrorCode): void {
+  const { error, message, code: given, field, ...rest } = body as Record<string, unknown>;
+  assert.deepEqual(rest, {}, `the Error shape has error, message, code and field only: ${JSON.stringify(body)}`);
+  assert.equal(error, status);
+  assert.equal(typeof message, 'string');
+  assert.ok(typeof given === 'string' && given in ERROR_CODES, `an error code: ${JSON.stringify(body)}`);
+  assert.equal(statusOf(given as ErrorCode), status, `the code ${String(given)} is of another status`);
+  if (code !== undefined) assert.equal(given, code, JSON.stringify(body));
+  assert.ok(field === undefined || typeof field === 'string', JSON.stringify(body));
+}
 
 /** A fresh directory under the system temp dir, removed when the test file ends. */
 export function tempDir(cleanup: typeof after): string {
@@ -135,15 +151,15 @@ export async function testApp(
 }
 
 /**
- * Asserts the one error shape: this status, `{"error": status, "message": …}` and nothing else, as
- * application/json, with a message that contains `mentions` (the field or parameter it names).
+ * Asserts the one error shape: this status, `{"error": status, "message": …, "code": …, "field"?: …}` and
+ * nothing else, as application/json, with a message that contains `mentions` (the field or parameter it
+ * names), and this code when one is given.
  */
-export function assertError(response: LightMyRequestResponse, status: number, mentions?: string | RegExp): string {
+export function assertError(response: LightMyRequestResponse, status: number, mentions?: string | RegExp, code?: ErrorCode): string {
   assert.equal(response.statusCode, status, `expected ${status}, got ${response.statusCode}: ${response.payload}`);
   assert.match(String(response.headers['content-type']), /^application\/json\b/);
-  const body = response.json<{ error: unknown; message: unknown }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, status);
+  const body = response.json<{ error: unknown; message: unknown; code?: unknown; field?: unknown }>();
+  assertErrorShape(body, status, code);
   assert.equal(typeof body.message, 'string');
   const message = body.message as string;
   if (typeof mentions === 'string') assert.ok(message.includes(mentions), `message "${message}" should mention "${mentions}"`);

@@ -14,10 +14,11 @@ import { say } from './output.js';
  * `apiTarget(given)` (undefined: work on the store; both in api-target.ts), `connect(target)`, and `call`.
  */
 
-/** The service's Error shape, which the client gives for every non-2xx answer. */
+/** The service's Error shape, which the client gives for every non-2xx answer (another program's answer has no code). */
 interface ErrorBody {
   error: number;
   message: string;
+  code?: string;
 }
 
 /** What the CLI passes to a call: openapi-fetch's options, as the typed client takes them. */
@@ -147,11 +148,15 @@ export function nextPage(link: string | null, parameter: string): string | undef
 /** How long a call whose answer was lost waits before it asks once more: a moment for the first request to end. */
 const RETRY_PAUSE_MS = 500;
 
-/** An answer of the service that is not a 2xx, as one line: its message, with what to do where the status says it. */
+/**
+ * An answer of the service that is not a 2xx, as one line: its message, with what to do where the status says
+ * it; and its error code, which tells apart refusals of one status (docs/api.md lists them).
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -160,7 +165,7 @@ export class ApiError extends Error {
 /** A 404 names the service it came from, as the store's commands name the store ("no plant with id 5 at http://…"). */
 export function atService(api: { where: string }): (error: unknown) => never {
   return (error) => {
-    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`);
+    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, `${error.message} at ${api.where}`, error.code);
     throw error;
   };
 }
@@ -242,7 +247,7 @@ export class Api {
     const { data, error, response } = answer;
     if (error !== undefined) {
       for (const warning of warnings(response)) say(`plant-store: warning: ${warning}`);
-      throw new ApiError(response.status, refusal(error, response, this.where));
+      throw new ApiError(response.status, refusal(error, response, this.where), error.code);
     }
     // A success is one only in the shape the operation promises: another program's 2xx is no answer of the service's.
     const unlike = unlikePromised(`${method} ${path}`, response, data, options.parseAs === 'stream' ? options.headers?.accept : undefined);

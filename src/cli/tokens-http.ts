@@ -127,12 +127,13 @@ export async function revoke(target: ApiTarget, idOrName: string, self: boolean)
   const query: RevokeQuery = self ? { self: true } : {};
   await api.call('delete', '/tokens/{id}', { params: { path: { id: found?.id ?? idOrName }, query } }).catch((error: unknown) => {
     if (!(error instanceof ApiError)) throw error;
-    if (error.status === 409)
+    if (error.code === 'token_is_own')
       throw new Error(
         `${which} is the token this command is sent with (${TOKEN_VARIABLE}): give --self to revoke it all the same; it then stops working within a second`,
       );
     // Not stored, or revoked meanwhile by another client: the service says which, and since when.
-    if (error.status === 404) throw new Error(`${found === undefined ? unknown : `${which} at ${api.where}`}: ${error.message}`);
+    if (error.code === 'not_found' || error.code === 'token_revoked')
+      throw new Error(`${found === undefined ? unknown : `${which} at ${api.where}`}: ${error.message}`);
     throw error;
   });
   say(`revoked ${which} at ${api.where}; it is refused within a second`);

@@ -166,7 +166,7 @@ export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> =
   const files = consoleFiles();
   if (files === undefined) app.log.warn(`CONSOLE is on, but ${NOT_BUILT}`);
   app.get('/console', { config: { auth: 'public' } }, async (request, reply) => {
-    if (files === undefined) throw new HttpError(503, NOT_BUILT);
+    if (files === undefined) throw new HttpError('console_not_built', NOT_BUILT);
     reply.header('content-security-policy', PAGE_CSP);
     return serve(request, reply, files.page, 'no-cache');
   });

@@ -29,7 +29,7 @@ export interface FeedObserver {
 /** The answer to a cursor the feed does not hold: the client must resynchronise. */
 export function gone(id: string): HttpError {
   return new HttpError(
-    410,
+    'events_expired',
     `event ${id} is no longer in the feed (older than EVENTS_RETENTION_DAYS, or never an event): ` +
       'resynchronise from GET /plants, then follow the feed from its newest event',
   );

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
 import { errorResponses, HttpError } from '../http/errors.js';
+import { example } from '../http/error-codes.js';
 import { int64Applied, prefersInt64Strings } from '../http/int64-preference.js';
 import { nextPageLink } from '../http/paging.js';
 import { addressKey, withoutRequestBudget } from '../http/rate-limit.js';
@@ -58,11 +59,15 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
           200: { Link: { description: '`<…>; rel="next"` while more events remain (a page, not a stream)', schema: { type: 'string' } } },
         },
         responseMediaTypes: { 200: { [STREAM]: STREAM_DOC } },
-        errorExamples: {
-          400: 'querystring.after must be an event id, msg_ and 26 characters',
-          410: gone('msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3').message,
-          429: [shareTaken('token', 256), shareTaken('address', 256)],
-        },
+        errorExamples: [
+          example('validation_failed', 'querystring.after must be an event id, msg_ and 26 characters', 'querystring.after'),
+          example('token_sent_twice', 'send the bearer token once: in the Authorization header or as access_token, not both'),
+          example('token_in_url_refused', TOKEN_IN_URL_REFUSED),
+          gone('msg_01KAT3Z4K8Q2W5N7X9Y0A1B2C3'),
+          example('streams_limited', shareTaken('token', 256)),
+          example('streams_limited', shareTaken('address', 256)),
+          example('streams_full', '256 event streams are open, the most this process serves (EVENTS_MAX_STREAMS): retry later'),
+        ],
       },
     },
     async (request, reply) => {

@@ -44,13 +44,14 @@ export class StreamSlots {
   take(owner: StreamOwner): void {
     const { maxStreams, perToken, perAddress } = this.limits;
     const token = owner.principal.tokenId;
-    if ((this.byToken.get(token) ?? 0) >= perToken) throw new HttpError(429, shareTaken('token', perToken), { 'retry-after': RETRY_AFTER });
+    if ((this.byToken.get(token) ?? 0) >= perToken)
+      throw new HttpError('streams_limited', shareTaken('token', perToken), { headers: { 'retry-after': RETRY_AFTER } });
     if ((this.byAddress.get(owner.address) ?? 0) >= perAddress) {
-      throw new HttpError(429, shareTaken('address', perAddress), { 'retry-after': RETRY_AFTER });
+      throw new HttpError('streams_limited', shareTaken('address', perAddress), { headers: { 'retry-after': RETRY_AFTER } });
     }
     if (this.taken >= maxStreams) {
-      throw new HttpError(503, `${maxStreams} event streams are open, the most this process serves (EVENTS_MAX_STREAMS): retry later`, {
-        'retry-after': RETRY_AFTER,
+      throw new HttpError('streams_full', `${maxStreams} event streams are open, the most this process serves (EVENTS_MAX_STREAMS): retry later`, {
+        headers: { 'retry-after': RETRY_AFTER },
       });
     }
     this.taken++;

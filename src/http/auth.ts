@@ -48,8 +48,8 @@ const REALM = 'Bearer realm="plant-store"';
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 function unauthorized(message: string, tokenSent: boolean): HttpError {
-  return new HttpError(401, message, {
-    'www-authenticate': tokenSent ? `${REALM}, error="invalid_token", error_description="${message}"` : REALM,
+  return new HttpError('unauthorized', message, {
+    headers: { 'www-authenticate': tokenSent ? `${REALM}, error="invalid_token", error_description="${message}"` : REALM },
   });
 }
 
@@ -60,9 +60,16 @@ export function lacksScope(scope: Scope): string {
 }
 
 /** A 403 for scopes the token lacks; WWW-Authenticate names them (space-separated, RFC 6750 §3). */
-export function insufficientScope(scopes: readonly Scope[], message: string): HttpError {
+export function insufficientScope(
+  scopes: readonly Scope[],
+  message: string,
+  code: 'forbidden' | 'scope_not_grantable' | 'token_manages_only' = 'forbidden',
+): HttpError {
   const scope = scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : '';
-  return new HttpError(403, message, { 'www-authenticate': `${REALM}, error="insufficient_scope"${scope}` });
+  return new HttpError(code, message, {
+    headers: { 'www-authenticate': `${REALM}, error="insufficient_scope"${scope}` },
+    ...(code === 'scope_not_grantable' && { field: 'body.scopes' }),
+  });
 }
 
 /**
@@ -91,7 +98,7 @@ export function authHook(verifier: TokenVerifier): AuthHook & onRequestHookHandl
       const inQuery = (request.query as Record<string, unknown>).access_token;
       if (inQuery !== undefined) {
         if (header !== undefined)
-          return done(new HttpError(400, 'send the bearer token once: in the Authorization header or as access_token, not both'));
+          return done(new HttpError('token_sent_twice', 'send the bearer token once: in the Authorization header or as access_token, not both'));
         if (typeof inQuery !== 'string') return done(unauthorized('malformed bearer token (access_token must be given once)', true));
         header = `Bearer ${inQuery}`;
         inUrl = true;
@@ -138,7 +145,7 @@ function mayComeInUrl(principal: Principal): boolean {
 function admit(request: FastifyRequest, needed: Scope | 'token', verdict: Verdict, inUrl: boolean, done: AuthDone): void {
   if (typeof verdict === 'string') return done(unauthorized(verdict, true));
   if (needed !== 'token' && !verdict.scopes.includes(needed)) return done(insufficientScope([needed], lacksScope(needed)), verdict);
-  if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError(403, TOKEN_IN_URL_REFUSED), verdict);
+  if (inUrl && !mayComeInUrl(verdict)) return done(new HttpError('token_in_url_refused', TOKEN_IN_URL_REFUSED), verdict);
   request.principal = verdict;
   done();
 }

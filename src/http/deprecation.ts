@@ -57,6 +57,11 @@ export function bothNames(old: string, now: string): string {
   return `querystring.${old} is the deprecated name of ${now}: send ${now} alone`;
 }
 
+/** The 400 of a request that sends a parameter by both its names. */
+export function bothNamesRefused(old: string, now: string): HttpError {
+  return new HttpError('conflicting_parameters', bothNames(old, now), { field: `querystring.${old}` });
+}
+
 /** The requests of this app that used a deprecated name: their answers say so. */
 const usedDeprecated = new WeakSet<FastifyRequest>();
 
@@ -100,7 +105,7 @@ export function installRenamedQueries(app: FastifyInstance): void {
       const used: string[] = [];
       for (const [old, now] of Object.entries(renamed)) {
         if (query[old] === undefined) continue;
-        if (query[now] !== undefined) return done(new HttpError(400, bothNames(old, now)));
+        if (query[now] !== undefined) return done(bothNamesRefused(old, now));
         query[now] = query[old];
         delete query[old];
         used.push(warnings[old]!);

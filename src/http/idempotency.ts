@@ -24,11 +24,14 @@ export const IdempotencyKeyHeaders = {
 
 /** The 409 of a key whose first request still runs (in this process), and the 422 of a key used for another request. */
 export function stillRunning(key: string): HttpError {
-  return new HttpError(409, `a request with Idempotency-Key ${JSON.stringify(key)} is still running: retry once it has been answered`);
+  return new HttpError(
+    'idempotency_key_in_use',
+    `a request with Idempotency-Key ${JSON.stringify(key)} is still running: retry once it has been answered`,
+  );
 }
 export function usedForAnother(key: string): HttpError {
   return new HttpError(
-    422,
+    'idempotency_key_reused',
     `Idempotency-Key ${JSON.stringify(key)} was used for another request (another method, path, query, If-Match, If-None-Match, Prefer or body): send a new key with a new request`,
   );
 }
@@ -52,7 +55,7 @@ const EXAMPLE_KEY = '5f0c3a1e-8d5b-4f7e-9a61-2b7c0d9e4f13';
 
 /** The statuses every keyed POST may answer besides its own, for its response schema, and their examples. */
 export const KEY_STATUSES = [409, 422] as const;
-export const KEY_EXAMPLES = { 409: stillRunning(EXAMPLE_KEY).message, 422: usedForAnother(EXAMPLE_KEY).message };
+export const KEY_EXAMPLES = { running: stillRunning(EXAMPLE_KEY), reused: usedForAnother(EXAMPLE_KEY) };
 
 /** Told of what keys did (metrics). */
 export interface IdempotencyObserver {

@@ -74,7 +74,7 @@ export function installJsonParser(app: FastifyInstance): void {
           : error instanceof JsonDepthError
             ? `body is ${error.message}`
             : `body is not valid JSON: ${(error as Error).message}`;
-      done(new HttpError(400, message), undefined);
+      done(new HttpError('invalid_json', message), undefined);
     }
   });
 }

@@ -86,6 +86,8 @@ export class OverloadMonitor {
   refusal(request: FastifyRequest): HttpError | undefined {
     const reason = this.reason;
     if (reason === undefined || request.routeOptions.config.servesWhenOverloaded === true) return undefined;
-    return new HttpError(503, `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': RETRY_AFTER_SECONDS });
+    return new HttpError('overloaded', `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, {
+      headers: { 'retry-after': RETRY_AFTER_SECONDS },
+    });
   }
 }

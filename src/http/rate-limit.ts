@@ -198,9 +198,7 @@ export function tooManyMessage(who: 'token' | 'address', limit: number, resetSec
 }
 
 function tooMany(d: RateDecision, who: 'token' | 'address'): HttpError {
-  return new HttpError(429, tooManyMessage(who, d.limit, d.resetSeconds), {
-    'retry-after': String(d.resetSeconds),
-  });
+  return new HttpError('rate_limited', tooManyMessage(who, d.limit, d.resetSeconds), { headers: { 'retry-after': String(d.resetSeconds) } });
 }
 
 /**

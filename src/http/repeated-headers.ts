@@ -10,7 +10,7 @@ import { HttpError } from './errors.js';
  */
 
 /** The 400's message (the validation messages' form: the request part, then the header). */
-function sentMoreThanOnce(name: string, times: number): string {
+export function sentMoreThanOnce(name: string, times: number): string {
   return `headers.${name} must be sent once, not ${times} times: send one value`;
 }
 
@@ -33,7 +33,7 @@ export function refuseRepeated(request: FastifyRequest, name: string): void {
   const value = request.headers[name];
   if (value === undefined || !value.includes(',')) return;
   const times = Array.isArray(value) ? value.length : timesSent(request.raw.rawHeaders, name);
-  if (times > 1) throw new HttpError(400, sentMoreThanOnce(name, times));
+  if (times > 1) throw new HttpError('header_repeated', sentMoreThanOnce(name, times), { field: `headers.${name}` });
 }
 
 /**
@@ -43,5 +43,5 @@ export function refuseRepeated(request: FastifyRequest, name: string): void {
  */
 export function repeatedAuthorization(rawHeaders: readonly string[]): HttpError | undefined {
   const times = timesSent(rawHeaders, 'authorization');
-  return times > 1 ? new HttpError(400, sentMoreThanOnce('authorization', times)) : undefined;
+  return times > 1 ? new HttpError('header_repeated', sentMoreThanOnce('authorization', times), { field: 'headers.authorization' }) : undefined;
 }

@@ -116,7 +116,7 @@ export function installSecurity(app: FastifyInstance, settings: { corsOrigins: r
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS);
     // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
     if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
-      return done(new HttpError(400, 'the Host header is missing (HTTP/1.1 requires it)'));
+      return done(new HttpError('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', { field: 'headers.host' }));
     }
     done(cors ? undefined : check(request));
   });

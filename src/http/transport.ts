@@ -3,18 +3,19 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/config.js';
 import { RequestDeadlines } from './deadlines.js';
+import { statusOf, type ErrorCode } from './error-codes.js';
 import { send } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
 export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy'>;
 
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
-function clientErrorAnswer(code: string | undefined): { status: number; message: string } {
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request was not received in time' };
-  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'the request headers are too large' };
-  if (code === 'HPE_URI_TOO_LONG') return { status: 414, message: 'the request URL is too long' };
-  if (code === 'HPE_INVALID_EOF_STATE') return { status: 400, message: 'the connection ended in the middle of the request' };
-  return { status: 400, message: 'the request is not valid HTTP/1.1' };
+function clientErrorAnswer(code: string | undefined): { code: ErrorCode; message: string } {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: 'the request was not received in time' };
+  if (code === 'HPE_HEADER_OVERFLOW') return { code: 'headers_too_large', message: 'the request headers are too large' };
+  if (code === 'HPE_URI_TOO_LONG') return { code: 'uri_too_long', message: 'the request URL is too long' };
+  if (code === 'HPE_INVALID_EOF_STATE') return { code: 'invalid_request', message: 'the connection ended in the middle of the request' };
+  return { code: 'invalid_request', message: 'the request is not valid HTTP/1.1' };
 }
 
 /**
@@ -33,9 +34,13 @@ function answerInProgress(socket: Socket): boolean {
   return response !== undefined && response.headersSent && !response.writableFinished;
 }
 
-/** An Error answer written on a socket itself, closing the connection: for what Node's parser or server meets before any route. */
-function writeError(socket: Socket, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
-  const body = JSON.stringify({ error: status, message });
+/**
+ * An Error answer written on a socket itself, closing the connection: for what Node's parser or server meets
+ * before any route. Always the Error shape: no request was read whose Accept could ask for another.
+ */
+function writeError(socket: Socket, code: ErrorCode, message: string, headers: Readonly<Record<string, string>> = {}): void {
+  const status = statusOf(code);
+  const body = JSON.stringify({ error: status, message, code });
   const lines = Object.entries({ ...SECURITY_HEADERS, ...headers })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
@@ -51,9 +56,9 @@ function writeError(socket: Socket, status: number, message: string, headers: Re
  */
 function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { status, message } = clientErrorAnswer(error.code);
-  this.log.info({ code: error.code, status }, `client error: ${message}; closing the connection`);
-  if (socket.writable && !answerInProgress(socket)) writeError(socket, status, message);
+  const { code, message } = clientErrorAnswer(error.code);
+  this.log.info({ code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
+  if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
   socket.destroy();
 }
 
@@ -67,13 +72,17 @@ function answerWhatNodeWould(server: FastifyInstance['server']): void {
     const body = JSON.stringify({
       error: 417,
       message: `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported (only 100-continue is)`,
+      code: 'expectation_unsupported' satisfies ErrorCode,
+      field: 'headers.expect',
     });
     response.shouldKeepAlive = false;
     response.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
     response.end(body);
   });
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    writeError(socket, 405, 'method CONNECT is not allowed: this service is not a proxy', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' });
+    writeError(socket, 'method_not_allowed', 'method CONNECT is not allowed: this service is not a proxy', {
+      allow: 'GET, HEAD, POST, PUT, PATCH, DELETE',
+    });
     socket.destroySoon();
   });
 }
@@ -81,9 +90,8 @@ function answerWhatNodeWould(server: FastifyInstance['server']): void {
 /** Errors the router raises before routing (a URL that does not decode, a path parameter too long). */
 const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
   reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
-  const status = error.statusCode === 414 ? 414 : 400;
-  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is not validly percent-encoded';
-  send(reply, status, message);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'uri_too_long', 'a path parameter is too long');
+  else send(reply, 'invalid_request', 'the URL is not validly percent-encoded');
 };
 
 /**

@@ -25,8 +25,14 @@ declare module 'fastify' {
      * fields as a problem, for the error handler to tell beside the body's other problems; undefined for a
      * lenient request or none unknown. Says which handling was applied, when the request asked for one.
      */
-    unknownFieldsProblem?: (request: FastifyRequest, reply: FastifyReply) => string | undefined;
+    unknownFieldsProblem?: (request: FastifyRequest, reply: FastifyReply) => UnknownFieldsProblem | undefined;
   }
+}
+
+/** A strict request's unknown fields as one problem: its words, and the first field (`body.tga`) for the answer's `field`. */
+export interface UnknownFieldsProblem {
+  message: string;
+  field: string;
 }
 
 /** Warnings for this many fields at most; the rest are counted in one more. */
@@ -217,10 +223,22 @@ interface BodyFields {
 }
 
 /** A strict request's unknown fields as one problem (validation failed: the error handler tells it with the others). */
-function strictProblem(request: FastifyRequest, reply: FastifyReply, { known, optional }: BodyFields, fallback: Handling): string | undefined {
+function strictProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { known, optional }: BodyFields,
+  fallback: Handling,
+): UnknownFieldsProblem | undefined {
   if (applyHandling(request, reply, fallback) !== 'strict') return undefined;
   const unknown = unknownFields(request.body, known);
-  return unknown.length === 0 ? undefined : unknownFieldsProblem('body', unknown, optional, request.body as object);
+  return unknown.length === 0
+    ? undefined
+    : { message: unknownFieldsProblem('body', unknown, optional, request.body as object), field: bodyField(unknown[0]!) };
+}
+
+/** An unknown field of a body as the answer's `field` names it: `body.tga` (a long name cut as the message cuts it). */
+export function bodyField(name: string): string {
+  return `body.${shortName(name)}`;
 }
 
 function checkHook({ known, optional }: BodyFields, fallback: Handling): preHandlerHookHandler {
@@ -229,7 +247,9 @@ function checkHook({ known, optional }: BodyFields, fallback: Handling): preHand
     const unknown = unknownFields(request.body, known);
     if (unknown.length === 0) return done();
     const body = request.body as object;
-    if (handling === 'strict') return done(new HttpError(400, unknownFieldsProblem('body', unknown, optional, body)));
+    if (handling === 'strict') {
+      return done(new HttpError('unknown_field', unknownFieldsProblem('body', unknown, optional, body), { field: bodyField(unknown[0]!) }));
+    }
     for (const text of ignoredWarnings(unknown, optional, body)) addWarning(reply, text);
     done();
   };

@@ -2,6 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { STORABLE_TEXT } from '../model/plant.js';
 import { count, oneEditAway } from '../words.js';
 import { ACCESS_TOKEN_NOT_TAKEN } from './access-token.js';
+import type { ErrorCode } from './error-codes.js';
 
 /**
  * Validation problems in plain words, each naming the field and the rule: "body.name must not be
@@ -194,6 +195,39 @@ function sentence(context: string, problem: Problem): string {
     return `${required}: did you mean ${quoted(missing)}? ${holder} has ${quoted(typo)}`;
   }
   return `${where} ${rule(problem, context === 'querystring')}`;
+}
+
+/** What a refusal's first problem concerns: its error code, and the field as the message names it (`body.name`). */
+export interface ProblemTarget {
+  code: ErrorCode;
+  field?: string;
+}
+
+/** A field as messages name it: the request part, then the path within it, then a member's name. */
+function fieldName(context: string, path: string, member?: string): string {
+  const inside = path === '' ? context : `${context}${path.startsWith('[') ? '' : '.'}${path}`;
+  return member === undefined ? inside : `${inside}.${member}`;
+}
+
+/**
+ * The code and field of the first problem of one request part (the one its words come first): a path
+ * parameter (an id: every path parameter of this service is one) is `invalid_id`, a query parameter the
+ * operation does not take `unknown_parameter`, a body member its schema forbids `unknown_field`, any other
+ * rule `validation_failed`. `context` is the request part (`body`, `params`…).
+ */
+export function firstProblem(context: string, errors: readonly Problem[]): ProblemTarget | undefined {
+  const problem = settleChoices(errors.slice(0, MAX_ERRORS))[0];
+  if (problem === undefined || !/^[a-z]+$/.test(context) || context === 'request')
+    return problem === undefined ? undefined : { code: 'validation_failed' };
+  const path = fieldPath(problem.instancePath);
+  const params = problem.params as Record<string, unknown>;
+  if (problem.keyword === 'additionalProperties') {
+    // As the message shows it: a name from the request is cut at NAME_SHOWN characters.
+    const name = shortName(String(params.additionalProperty));
+    return { code: context === 'querystring' && path === '' ? 'unknown_parameter' : 'unknown_field', field: fieldName(context, path, name) };
+  }
+  const field = fieldName(context, path, problem.keyword === 'required' ? String(params.missingProperty) : undefined);
+  return { code: context === 'params' ? 'invalid_id' : 'validation_failed', field };
 }
 
 /** Stands, last in a list of problems, for the ones past MAX_ERRORS, which were not worded (nor counted). */

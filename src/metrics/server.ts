@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
+import { statusOf, type ErrorCode } from '../http/error-codes.js';
 
 /**
  * The metrics listener: a plain node:http server on METRICS_HOST:METRICS_PORT, apart from the API's port, so
@@ -23,9 +24,10 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Connections at most: a few Prometheus servers, not the public. */
 const MAX_CONNECTIONS = 64;
 
-function sendError(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function sendError(response: ServerResponse, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+  const status = statusOf(code);
   response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers });
-  response.end(JSON.stringify({ error: status, message }));
+  response.end(JSON.stringify({ error: status, message, code }));
 }
 
 /** Where the listener binds (METRICS_HOST, METRICS_PORT) and the names it answers to besides (METRICS_ALLOWED_HOSTS). */
@@ -67,13 +69,19 @@ export async function listenForScrapes(
     if (!answersTo(request.headers.host)) {
       // 421 Misdirected Request: this server does not answer for the authority the request names.
       const shown = JSON.stringify(String(request.headers.host).slice(0, 200));
-      return sendError(response, 421, `the Host header names ${shown}, which this metrics listener does not answer to (METRICS_ALLOWED_HOSTS)`);
+      return sendError(
+        response,
+        'misdirected_request',
+        `the Host header names ${shown}, which this metrics listener does not answer to (METRICS_ALLOWED_HOSTS)`,
+      );
     }
     const path = (request.url ?? '/').split('?', 1)[0]!;
     if (path !== '/metrics')
-      return sendError(response, 404, `no such resource: ${request.method} ${path.slice(0, 200)}; metrics are at GET /metrics`);
+      return sendError(response, 'route_not_found', `no such resource: ${request.method} ${path.slice(0, 200)}; metrics are at GET /metrics`);
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return sendError(response, 405, `method ${request.method} is not allowed on /metrics; allowed: GET, HEAD`, { allow: 'GET, HEAD' });
+      return sendError(response, 'method_not_allowed', `method ${request.method} is not allowed on /metrics; allowed: GET, HEAD`, {
+        allow: 'GET, HEAD',
+      });
     }
     scrape().then(
       ({ contentType, body }) => {
@@ -82,7 +90,7 @@ export async function listenForScrapes(
       },
       (error: unknown) => {
         onError(error);
-        sendError(response, 500, `could not collect the metrics: ${error instanceof Error ? error.message : String(error)}`);
+        sendError(response, 'internal_error', `could not collect the metrics: ${error instanceof Error ? error.message : String(error)}`);
       },
     );
   });

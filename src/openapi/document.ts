@@ -1,9 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
+import type { ErrorExample } from '../http/error-codes.js';
 import { ErrorBody, NoContent } from '../http/errors.js';
+import { ProblemDetails } from '../http/problem-details.js';
 import { bodyMediaTypes } from '../http/media-types.js';
 import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
-import { defaultErrorResponse, errorResponse } from './errors.js';
+import { defaultErrorResponse, errorResponse, exampleStatuses, operationExamples } from './errors.js';
 import { API_DESCRIPTION } from './intro.js';
 import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
@@ -28,13 +30,16 @@ declare module 'fastify' {
     responseHeaders?: Record<number, Record<string, { description: string; schema: object }>>;
     /** Media types a status may also be answered in (exports), besides application/json. */
     responseMediaTypes?: Record<number, Record<string, { schema: object }>>;
-    /** The request body of a route that reads it as a stream (no body schema to validate it whole). */
-    requestBodyDoc?: Record<string, { schema: unknown }>;
+    /** The request body of a route that reads it as a stream (no body schema to validate it whole), with an example of each media type. */
+    requestBodyDoc?: Record<string, { schema: unknown; example: unknown }>;
+    /** An example of the route's JSON body, as the document shows it (every request body has one: the document is refused without). */
+    bodyExample?: unknown;
     /**
-     * Example messages of the error statuses only this route knows (its 404, 409, 412; a 400 of its body),
-     * as the service really writes them; openapi/errors.ts has the others.
+     * Examples of the errors only this route knows (its 404, 409, 412; a 400 of its body), as the service
+     * really writes them, each with its code; openapi/errors.ts makes those every route of a kind shares.
+     * The document lists, for each status, the codes of its examples: a code the route may answer needs one.
      */
-    errorExamples?: Record<number, string | string[]>;
+    errorExamples?: readonly ErrorExample[];
   }
 }
 
@@ -83,7 +88,11 @@ export function buildOpenApi(
   routes: readonly RouteOptions[],
   extras: { schemas: ReadonlyArray<readonly [string, TSchema]>; webhooks: Record<string, WebhookEventDoc>; signing: string; bodyLimit: number },
 ): object {
-  const components = new Map<unknown, string>([...extras.schemas.map(([name, s]) => [s, name] as const), [ErrorBody, 'Error']]);
+  const components = new Map<unknown, string>([
+    ...extras.schemas.map(([name, s]) => [s, name] as const),
+    [ErrorBody, 'Error'],
+    [ProblemDetails, 'ProblemDetails'],
+  ]);
   // JSON Schema as the document shows it: named schemas by reference, TypeBox's symbols dropped.
   const show = (schema: unknown, top = false): unknown => {
     if (!top && components.has(schema)) return { $ref: `#/components/schemas/${components.get(schema)}` };
@@ -119,24 +128,39 @@ export function buildOpenApi(
     const path = route.url.replace(/:(\w+)/g, '{$1}');
     const auth = route.config?.auth ?? 'public';
     const takesBody = schema.body !== undefined || schema.requestBodyDoc !== undefined;
-    const context = {
+    const bodySchema = schema.body as { type?: string; additionalProperties?: unknown } | undefined;
+    const examples = operationExamples({
       operation: `${method} ${route.url}`,
+      method,
       auth,
       accepted: takesBody ? bodyMediaTypes(method, schema.requestBodyDoc) : undefined,
+      params: schema.params,
+      jsonBody: bodySchema !== undefined,
+      namedFields: bodySchema?.type === 'object' && bodySchema.additionalProperties !== false,
+      keyed: (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key'] !== undefined,
+      probe: route.config?.probe === true,
+      servesWhenOverloaded: route.config?.servesWhenOverloaded === true,
       bodyLimit: extras.bodyLimit,
       examples: schema.errorExamples,
-    };
+    });
     // Every operation may answer 400 (an unknown query parameter, at least); all but the probes 429 (rate
-    // limits); all but the one that serves while overloaded 503.
-    const statuses = new Set([...Object.keys(schema.responseDescriptions ?? {}), ...Object.keys(schema.response ?? {}), '400']);
-    if (!route.config?.probe) statuses.add('429');
-    if (!route.config?.servesWhenOverloaded) statuses.add('503');
+    // limits); all but the one that serves while overloaded 503: each status of an error it may answer.
+    const statuses = new Set([
+      ...Object.keys(schema.responseDescriptions ?? {}),
+      ...Object.keys(schema.response ?? {}),
+      ...exampleStatuses(examples).map(String),
+    ]);
     const responses: Record<string, unknown> = {};
+    const errorSchemas = { error: show(ErrorBody), problem: show(ProblemDetails) };
     for (const status of [...statuses].sort()) {
       const code = Number(status);
       const description = schema.responseDescriptions?.[code];
       if (code >= 400) {
-        responses[status] = errorResponse(code, description, context, show(ErrorBody));
+        try {
+          responses[status] = errorResponse(code, description, examples, errorSchemas);
+        } catch (error) {
+          throw new Error(`${method} ${route.url}: ${(error as Error).message}`);
+        }
         continue;
       }
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
@@ -147,8 +171,10 @@ export function buildOpenApi(
         ...(body && body !== NoContent ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[code] } } : {}),
       };
     }
-    responses.default = defaultErrorResponse(show(ErrorBody));
+    responses.default = defaultErrorResponse(errorSchemas);
     if (schema.tags === undefined || schema.tags.length === 0) throw new Error(`route ${method} ${route.url} has no OpenAPI tag`);
+    if (schema.body !== undefined && schema.bodyExample === undefined)
+      throw new Error(`route ${method} ${route.url} has no example of its body (bodyExample)`);
     paths[path] ??= {};
     paths[path][method.toLowerCase()] = {
       operationId: schema.operationId,
@@ -171,13 +197,17 @@ export function buildOpenApi(
       ...(schema.requestBodyDoc !== undefined && {
         requestBody: {
           required: true,
-          content: Object.fromEntries(Object.entries(schema.requestBodyDoc).map(([type, { schema: s }]) => [type, { schema: show(s) }])),
+          content: Object.fromEntries(
+            Object.entries(schema.requestBodyDoc).map(([type, { schema: s, example }]) => [type, { schema: show(s), example }]),
+          ),
         },
       }),
       ...(schema.body !== undefined && {
         requestBody: {
           required: true,
-          content: Object.fromEntries(bodyMediaTypes(method, undefined).map((type) => [type, { schema: show(schema.body) }])),
+          content: Object.fromEntries(
+            bodyMediaTypes(method, undefined).map((type) => [type, { schema: show(schema.body), example: schema.bodyExample }]),
+          ),
         },
       }),
       responses,

@@ -1,18 +1,29 @@
+import type { ValidateFunction } from 'ajv';
+import { KeysUnavailableError } from '../auth/jwks.js';
 import type { RouteAuth } from '../http/auth.js';
 import { lacksScope, MISSING_TOKEN } from '../http/auth.js';
-import { bodyTooLarge, internalError, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { example, statusOf, type ErrorCode, type ErrorExample } from '../http/error-codes.js';
+import { bodyTooLarge, internalError, storeBusy, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { PROBLEM_JSON, problemDetails } from '../http/problem-details.js';
+import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
+import { sentMoreThanOnce } from '../http/repeated-headers.js';
+import { unknownFieldsProblem } from '../http/unknown-fields.js';
+import { validatorCompiler } from '../http/validation.js';
+import { firstProblem, joinProblems, validationProblems } from '../http/validation-messages.js';
 
 /**
- * The error answers of the OpenAPI document: what each status means, the headers that go with it, and
- * examples with real messages, made by the functions that make the service's own (a 401 reads exactly as
- * the service writes it). A route gives the examples only it knows (`errorExamples`: its 404's, 409's and
- * 412's, a 400 of its body); every operation also has the 400 of an unknown query parameter.
+ * The error answers of the OpenAPI document: what each status means, the headers that go with it, the
+ * codes each operation may answer (an enum on `code`, per status) and an example of each code, with real
+ * messages made by the functions that make the service's own (a 401 reads exactly as the service writes
+ * it). A route gives the examples only it knows (`errorExamples`: its 404's, 409's and 412's, a 400 of its
+ * body); those every operation of a kind shares (an unknown query parameter, a malformed id, a missing
+ * token, the Idempotency-Key's 409 and 422…) are made here from what the route declares.
  */
 
 /** What each error status means, for every operation that can answer it. */
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Error response: the request is not valid (the message names each field or parameter and the rule it breaks, up to 10)',
+  400: 'Error response: the request is not valid (the message names each field or parameter and the rule it breaks, up to 10; `field` the first)',
   401: 'Error response: missing, malformed, unknown or revoked bearer token, or an invalid JWT',
   403: 'Error response: the token lacks the scope this operation needs',
   404: 'Error response: nothing with this id',
@@ -27,91 +38,158 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 const text = (description: string) => ({ description, schema: { type: 'string' } });
 /** A header kept until its sunset (docs/api.md, "Deprecations"). */
-const deprecated = (description: string) => ({ ...text(description), deprecated: true });
+const deprecated = (header: { description: string; schema: object }) => ({ ...header, deprecated: true });
+const integer = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
 
 /**
  * Headers that go with a status wherever it is answered. Descriptions are Markdown, as /docs renders
  * them: a literal `<` or `"` stays in a code span, or it would be taken for HTML and vanish.
  */
-const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: { type: string }; deprecated?: boolean }>> = {
+const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: object; deprecated?: boolean }>> = {
   401: { 'WWW-Authenticate': text('`Bearer realm="plant-store"`, with `error="invalid_token"` when a token was sent') },
   403: { 'WWW-Authenticate': text('`Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`') },
   429: {
-    'Retry-After': text('Seconds until the limit resets'),
+    'Retry-After': integer('Seconds until the limit resets'),
     'RateLimit-Policy': text('The policy (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests per window>;w=60`'),
     RateLimit: text('The budget left: `"default";r=0;t=<seconds until the window resets>`'),
-    'RateLimit-Limit': deprecated('Requests allowed per minute (draft 06; use RateLimit-Policy)'),
-    'RateLimit-Remaining': deprecated('Requests left this minute: `0` (draft 06; use RateLimit)'),
-    'RateLimit-Reset': deprecated('Seconds until the limit resets (draft 06; use RateLimit)'),
+    'RateLimit-Limit': deprecated(integer('Requests allowed per minute (draft 06; use RateLimit-Policy)')),
+    'RateLimit-Remaining': deprecated(integer('Requests left this minute: `0` (draft 06; use RateLimit)')),
+    'RateLimit-Reset': deprecated(integer('Seconds until the limit resets (draft 06; use RateLimit)')),
   },
-  503: { 'Retry-After': text('Seconds to wait before retrying') },
+  503: { 'Retry-After': integer('Seconds to wait before retrying') },
 };
 
 /** A request id as the service makes them (app.ts), for the examples that show one. */
 const REQUEST_ID = '2kq0a1x3-1f';
 
-/** What an operation's error answers depend on. */
+/** What an operation's error answers depend on: what its route declares. */
 export interface ErrorContext {
   operation: string;
+  method: string;
   auth: RouteAuth;
   /** The media types its body may come in (none: it takes no body). */
   accepted: string[] | undefined;
+  /** Its path parameters' schema (its ids), if any. */
+  params: unknown;
+  /** Whether its body is a JSON document (not a streamed import), and an object of named fields (unknown fields warned of, or refused). */
+  jsonBody: boolean;
+  namedFields: boolean;
+  /** Whether it takes an Idempotency-Key. */
+  keyed: boolean;
+  /** The probes are not rate-limited; /healthz is served while overloaded. */
+  probe: boolean;
+  servesWhenOverloaded: boolean;
   bodyLimit: number;
-  /** Its own examples, by status (errorExamples in its schema). */
-  examples: Record<number, string | string[]> | undefined;
+  /** Its own examples (errorExamples in its schema). */
+  examples: readonly ErrorExample[] | undefined;
 }
 
-/** The example messages of one status of one operation. */
-function examplesOf(status: number, context: ErrorContext): string[] {
-  const own = context.examples?.[status];
-  const given = own === undefined ? [] : typeof own === 'string' ? [own] : own;
-  if (status === 400) return [...given, 'unknown query parameter "nme"'];
-  if (given.length > 0) return given;
-  switch (status) {
-    case 401:
-      return [MISSING_TOKEN];
-    case 403:
-      if (context.auth !== 'public' && context.auth !== 'token') return [lacksScope(context.auth)];
-      break;
-    case 413:
-      return [bodyTooLarge(context.bodyLimit)];
-    case 415:
-      return [unsupportedMediaType('text/plain', context.accepted ?? ['application/json'])];
-    case 429:
-      return [tooManyMessage('token', 600, 42)];
-    case 503:
-      return [storeUnavailable(REQUEST_ID)];
+/** The 400 a malformed path id gets, worded by the route's own validator: what the service answers to `/…/!`. */
+function invalidIdExample(params: unknown): ErrorExample {
+  const validate = validatorCompiler({ schema: params, httpPart: 'params', method: 'GET', url: '/' } as never) as ValidateFunction;
+  const names = Object.keys((params as { properties?: object }).properties ?? {});
+  const data = Object.fromEntries(names.map((name) => [name, 'no-such-form!']));
+  if (validate(data)) throw new Error(`a path parameter of ${names.join(', ')} takes any text: give it the form of its ids (a pattern)`);
+  const errors = validate.errors ?? [];
+  const target = firstProblem('params', errors);
+  return example('invalid_id', joinProblems(validationProblems('params', errors)), target?.field);
+}
+
+/** Every example of an operation's error answers: its own, then those of what it declares. */
+export function operationExamples(context: ErrorContext): ErrorExample[] {
+  const all: ErrorExample[] = [...(context.examples ?? [])];
+  const add = (code: ErrorCode, message: string, field?: string) => {
+    if (!all.some((known) => known.code === code)) all.push(example(code, message, field));
+  };
+  add('unknown_parameter', 'unknown query parameter "nme"', 'querystring.nme');
+  add('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', 'headers.host');
+  if (context.params !== undefined) all.push(invalidIdExample(context.params));
+  if (context.jsonBody) add('invalid_json', 'body is not valid JSON: Unexpected end of JSON input');
+  if (context.namedFields) add('unknown_field', unknownFieldsProblem('body', ['colour']), 'body.colour');
+  if (context.auth !== 'public') {
+    add('unauthorized', MISSING_TOKEN);
+    add('header_repeated', sentMoreThanOnce('authorization', 2), 'headers.authorization');
+    if (context.auth !== 'token') add('forbidden', lacksScope(context.auth));
+    // With JWT_JWKS_URL, a JWT whose keys cannot be fetched.
+    add('keys_unavailable', new KeysUnavailableError(1).message);
   }
-  throw new Error(`${context.operation}: the OpenAPI document needs an example of its ${status} answer (errorExamples in its schema)`);
+  if (context.keyed) {
+    add('idempotency_key_in_use', KEY_EXAMPLES.running.message);
+    add('idempotency_key_reused', KEY_EXAMPLES.reused.message);
+  }
+  if (context.accepted !== undefined) {
+    add('body_too_large', bodyTooLarge(context.bodyLimit));
+    add('unsupported_media_type', unsupportedMediaType('text/plain', context.accepted));
+  }
+  if (!context.probe) add('rate_limited', tooManyMessage('token', 600, 42));
+  if (!context.servesWhenOverloaded) {
+    add('store_unavailable', storeUnavailable(REQUEST_ID));
+    if (context.method !== 'GET') add('store_busy', storeBusy(REQUEST_ID));
+    add('overloaded', 'the service is overloaded (the event loop lags 812 ms (limit 500 ms)); retry in 2 s');
+  }
+  return all;
 }
 
-/** The content of an error answer: the Error shape, and its examples ({"error": 404, "message": "no plant with id 1"}). */
-function errorContent(status: number, messages: string[], errorSchema: unknown) {
-  const examples = messages.map((message) => ({ error: status, message }));
+/** The statuses an operation's examples name, for its list of answers. */
+export function exampleStatuses(examples: readonly ErrorExample[]): number[] {
+  return [...new Set(examples.map((known) => statusOf(known.code)))];
+}
+
+/** One example's key: its code, numbered from the second of a code on. */
+function exampleKeys(examples: readonly ErrorExample[]): string[] {
+  const seen = new Map<string, number>();
+  return examples.map(({ code }) => {
+    const n = (seen.get(code) ?? 0) + 1;
+    seen.set(code, n);
+    return n === 1 ? code : `${code}_${n}`;
+  });
+}
+
+/**
+ * The content of an error answer: the Error shape by default (its schema the Error component itself, as the
+ * specification gives it), RFC 9457 problem details when asked for them; an example of each code.
+ */
+function errorContent(examples: readonly ErrorExample[], schemas: { error: unknown; problem: unknown }) {
+  const keys = exampleKeys(examples);
+  const entries = (shape: (known: ErrorExample) => object): Record<string, object> =>
+    Object.fromEntries(examples.map((known, i): [string, object] => [keys[i]!, { summary: `${known.code}: ${known.message}`, value: shape(known) }]));
   return {
     'application/json': {
-      schema: errorSchema,
-      ...(examples.length === 1
-        ? { example: examples[0] }
-        : { examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { summary: value.message, value }])) }),
+      schema: schemas.error,
+      examples: entries(({ code, message, field }) => ({ error: statusOf(code), message, code, ...(field !== undefined && { field }) })),
+    },
+    [PROBLEM_JSON]: {
+      schema: schemas.problem,
+      examples: entries(({ code, message, field }) => problemDetails(code, message, field)),
     },
   };
 }
 
-/** One error status of an operation, as the document shows it. */
-export function errorResponse(status: number, description: string | undefined, context: ErrorContext, errorSchema: unknown): object {
+/**
+ * One error status of an operation, as the document shows it: `x-error-codes` lists the codes it may carry
+ * there (the Error schema stays the specification's, unchanged), each with an example.
+ */
+export function errorResponse(
+  status: number,
+  description: string | undefined,
+  examples: readonly ErrorExample[],
+  schemas: { error: unknown; problem: unknown },
+): object {
   const headers = STATUS_HEADERS[status];
+  const own = examples.filter((known) => statusOf(known.code) === status);
+  if (own.length === 0) throw new Error(`the OpenAPI document needs an example of the ${status} answer (errorExamples in its schema)`);
   return {
     description: description ?? ERROR_DESCRIPTIONS[status] ?? 'Error response',
+    'x-error-codes': [...new Set(own.map((known) => known.code))],
     ...(headers && { headers }),
-    content: errorContent(status, examplesOf(status, context), errorSchema),
+    content: errorContent(own, schemas),
   };
 }
 
 /** Any status an operation does not list (404/405 for another path, 500 with its request id…) has the Error shape too. */
-export function defaultErrorResponse(errorSchema: unknown): object {
+export function defaultErrorResponse(schemas: { error: unknown; problem: unknown }): object {
   return {
     description: 'Error response: any other error, e.g. 500 with the request id in the message (the log has the details)',
-    content: errorContent(500, [internalError(REQUEST_ID)], errorSchema),
+    content: errorContent([example('internal_error', internalError(REQUEST_ID))], schemas),
   };
 }

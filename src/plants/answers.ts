@@ -14,16 +14,16 @@ import type { Outcomes } from '../store/writes.js';
  */
 
 export function notFound(id: PlantId): HttpError {
-  return new HttpError(404, `no plant with id ${id}`);
+  return new HttpError('not_found', `no plant with id ${id}`);
 }
 
 export function exists(id: PlantId): HttpError {
-  return new HttpError(412, `a plant with id ${id} already exists (If-None-Match: *)`);
+  return new HttpError('plant_exists', `a plant with id ${id} already exists (If-None-Match: *)`);
 }
 
 export function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
   return new HttpError(
-    412,
+    'precondition_failed',
     condition === '*'
       ? `no plant with id ${id} (If-Match: *)`
       : `the plant with id ${id} is not at a version named by If-Match: it changed, or is gone`,
@@ -32,7 +32,7 @@ export function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
 
 /** The 409 of a create-only import that found an id stored already (the outcome's id, as decimal text). */
 function importConflict(id: string): HttpError {
-  return new HttpError(409, new ImportConflictError(toPlantId(id)).message);
+  return new HttpError('import_conflict', new ImportConflictError(toPlantId(id)).message);
 }
 
 /** The warning of a POST that replaced a plant rather than creating it (the CLI's --url create tells the two apart by it). */

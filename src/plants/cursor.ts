@@ -68,7 +68,9 @@ export function encodeCursor(key: { id: PageKey['id']; name: string }, scope: Cu
 }
 
 function malformed(why: string): HttpError {
-  return new HttpError(400, `querystring.cursor is not a cursor this service made (${why}): take it from a Link header as it is`);
+  return new HttpError('invalid_cursor', `querystring.cursor is not a cursor this service made (${why}): take it from a Link header as it is`, {
+    field: 'querystring.cursor',
+  });
 }
 
 /** The key a cursor starts after; 400 naming `cursor` when it is malformed or was made for another list. */
@@ -98,7 +100,8 @@ export function decodeCursor(text: string, scope: CursorScope): PageKey {
 
 function mismatch(): HttpError {
   return new HttpError(
-    400,
+    'invalid_cursor',
     'querystring.cursor was made for other filters or another sort (q, tag and sort must be those of the request that gave it): start again without it',
+    { field: 'querystring.cursor' },
   );
 }

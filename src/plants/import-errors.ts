@@ -1,6 +1,12 @@
-/** A row that is not a valid NewPlant, or a body that is not rows: says where (`line 17`, `element 16`) and what. */
+/**
+ * A row that is not a valid NewPlant, or a body that is not rows: says where (`line 17`, `element 16`) and
+ * what. Its code: `unknown_field` for a strict import's row with a field it does not know, else `invalid_import`.
+ */
 export class ImportRowError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: 'invalid_import' | 'unknown_field' = 'invalid_import',
+  ) {
     super(message);
     this.name = 'ImportRowError';
   }

@@ -4,7 +4,8 @@ import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { errorResponses, HttpError } from '../http/errors.js';
 import { fingerprintBody } from '../http/fingerprint.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { applyHandling, WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Handling } from '../http/preferences.js';
@@ -83,14 +84,24 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
         querystring: ImportQuery,
         headers: ImportHeaders,
         requestBodyDoc: {
-          [MEDIA_TYPES.ndjson]: { schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' } },
-          [MEDIA_TYPES.json]: { schema: Type.Array(NewPlant) },
+          [MEDIA_TYPES.ndjson]: {
+            schema: { type: 'string', description: 'One NewPlant per line; blank lines are skipped' },
+            example: '{"id":1,"name":"Monstera","tag":"tropical"}\n{"id":2,"name":"Boston Fern"}\n',
+          },
+          [MEDIA_TYPES.json]: {
+            schema: Type.Array(NewPlant),
+            example: [
+              { id: 1, name: 'Monstera', tag: 'tropical' },
+              { id: 2, name: 'Boston Fern' },
+            ],
+          },
           [MEDIA_TYPES.csv]: {
             schema: {
               type: 'string',
               description:
                 "As exports write it: RFC 4180, CRLF or LF, the header `id,name,tag` (tag may be left out), an empty tag cell for no tag; the `'` exports put before a cell starting with =, +, -, @, tab or CR is taken off",
             },
+            example: 'id,name,tag\r\n1,Monstera,tropical\r\n2,Boston Fern,\r\n',
           },
         },
         response: { 200: ImportResult, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
@@ -101,12 +112,14 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
         responseHeaders: { 200: { ...REPLAYED_HEADER, ...IMPORT_WARNING } },
-        errorExamples: {
-          400: ['line 2: name is required', 'element 0: id must be an integer'],
-          409: [new ImportConflictError(1).message, KEY_EXAMPLES[409]],
-          422: KEY_EXAMPLES[422],
-          413: new ImportTooLargeError(bodyLimit).message,
-        },
+        errorExamples: [
+          example('invalid_import', 'line 2: name is required'),
+          example('invalid_import', 'element 0: id must be an integer'),
+          example('unknown_field', 'line 2: the row has an unknown field "tga": did you mean "tag"?'),
+          example('body_incomplete', 'the client closed the connection before the body ended; nothing stored'),
+          example('import_conflict', new ImportConflictError(1).message),
+          example('body_too_large', new ImportTooLargeError(bodyLimit).message),
+        ],
       },
     },
     async (request, reply) => {
@@ -135,12 +148,12 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           // The client's doing, not a fault: a line at info, no stack. Nothing was stored (all or nothing).
           // Fastify writes no answer to the closed connection (and so no access line follows).
           request.log.info('import: the client went away before the body ended; nothing stored');
-          throw new HttpError(400, 'the client closed the connection before the body ended; nothing stored');
+          throw new HttpError('body_incomplete', 'the client closed the connection before the body ended; nothing stored');
         }
         // The rest of a refused body is not read: the connection closes after the answer.
         reply.header('connection', 'close');
-        if (error instanceof ImportRowError) throw new HttpError(400, error.message);
-        if (error instanceof ImportTooLargeError) throw new HttpError(413, error.message);
+        if (error instanceof ImportRowError) throw new HttpError(error.code, error.message);
+        if (error instanceof ImportTooLargeError) throw new HttpError('body_too_large', error.message);
         throw error;
       }
     },

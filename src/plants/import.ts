@@ -60,7 +60,7 @@ function rowCheck(unknown: UnknownFields | undefined): RowCheck {
     if (unknown !== undefined) {
       const extra = unknownFields(value, FIELDS);
       if (extra.length > 0 && unknown.refuse) {
-        throw new ImportRowError(`${where}: ${unknownFieldsProblem('the row', extra, OPTIONAL, value as object)}`);
+        throw new ImportRowError(`${where}: ${unknownFieldsProblem('the row', extra, OPTIONAL, value as object)}`, 'unknown_field');
       }
       if (extra.length > 0) unknown.ignored.add(extra);
     }

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, HttpError } from '../http/errors.js';
+import { example } from '../http/error-codes.js';
 import { nextPageLink } from '../http/paging.js';
 import { prefersExactCount } from '../http/preferences.js';
 import { StoredPlant } from '../model/plant.js';
@@ -20,12 +21,20 @@ import { LIST_LIMIT_DEFAULT, ListHeaders, ListQuery } from './schema.js';
  */
 function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope: CursorScope): PageKey | undefined {
   if (after !== undefined && cursor !== undefined) {
-    throw new HttpError(400, 'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts');
+    throw new HttpError(
+      'conflicting_parameters',
+      'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts',
+      { field: 'querystring.after' },
+    );
   }
   if (cursor !== undefined) return decodeCursor(cursor, scope);
   if (after === undefined) return undefined;
   if (scope.sort !== 'id') {
-    throw new HttpError(400, `querystring.after applies to sort=id only, not sort=${scope.sort}: follow the cursor of the Link header instead`);
+    throw new HttpError(
+      'conflicting_parameters',
+      `querystring.after applies to sort=id only, not sort=${scope.sort}: follow the cursor of the Link header instead`,
+      { field: 'querystring.after' },
+    );
   }
   return { id: after };
 }
@@ -35,7 +44,10 @@ const LIST_HEADERS = {
     description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
     schema: { type: 'string' },
   },
-  'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)', schema: { type: 'string' } },
+  'X-Total-Count': {
+    description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
 };
@@ -59,7 +71,19 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
         headers: ListHeaders,
         response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed' },
-        errorExamples: { 400: 'querystring.limit must be at most 1000' },
+        errorExamples: [
+          example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit'),
+          example(
+            'invalid_cursor',
+            'querystring.cursor is not a cursor this service made (not JSON): take it from a Link header as it is',
+            'querystring.cursor',
+          ),
+          example(
+            'conflicting_parameters',
+            'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts',
+            'querystring.after',
+          ),
+        ],
         responseHeaders: { 200: LIST_HEADERS },
         responseMediaTypes: {
           200: {

@@ -1,7 +1,8 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
 import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
@@ -30,7 +31,7 @@ import { StoredPlant } from '../model/plant.js';
  */
 
 function idMismatch(bodyId: PlantId, pathId: PlantId): HttpError {
-  return new HttpError(400, `body.id ${bodyId} does not match the id ${pathId} in the path`);
+  return new HttpError('id_mismatch', `body.id ${bodyId} does not match the id ${pathId} in the path`, { field: 'body.id' });
 }
 
 /** A body may repeat the path's id, but not contradict it. */
@@ -40,9 +41,9 @@ function checkBodyId(bodyId: PlantId | undefined, pathId: PlantId): void {
 }
 
 /** The OpenAPI document's examples of these routes' errors: the messages above, as they read for plant 1. */
-const NOT_FOUND = notFound(1).message;
-const IF_MATCH_FAILED = preconditionFailed(1, [7]).message;
-const EXISTS = exists(1).message;
+const NOT_FOUND = notFound(1);
+const IF_MATCH_FAILED = preconditionFailed(1, [7]);
+const EXISTS = exists(1);
 
 // Header descriptions are Markdown in /docs: `"<version>"` outside a code span would be taken for HTML and vanish.
 const ETAG_HEADER = {
@@ -67,10 +68,16 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         summary: 'Creates a new plant in the store (or replaces the plant with that id)',
         headers: CreateHeaders,
         body: NewPlant,
+        bodyExample: { id: 1, name: 'Monstera', tag: 'tropical' },
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'Plant response' },
         responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER, ...WARNING_HEADERS, ...REPLACED_WARNING } },
-        errorExamples: { 400: ['body.name must not be empty', 'body.id must be an integer'], 412: [EXISTS, IF_MATCH_FAILED], ...KEY_EXAMPLES },
+        errorExamples: [
+          example('validation_failed', 'body.name must not be empty', 'body.name'),
+          example('validation_failed', 'body.id must be an integer', 'body.id'),
+          EXISTS,
+          IF_MATCH_FAILED,
+        ],
       },
     },
     async (request, reply) => {
@@ -95,7 +102,14 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'The plant', 304: 'Not modified: the ETag the client holds is current' },
         responseHeaders: { 200: ETAG_HEADER, 304: ETAG_HEADER },
-        errorExamples: { 400: 'params.id must be an integer', 404: NOT_FOUND },
+        errorExamples: [
+          NOT_FOUND,
+          example(
+            'validation_failed',
+            'headers.if-none-match must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
+            'headers.if-none-match',
+          ),
+        ],
       },
     },
     async (request, reply) => {
@@ -118,9 +132,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         params: PlantIdParams,
         headers: ReplaceHeaders,
         body: PlantReplacement,
+        bodyExample: { name: 'Monstera', tag: 'tropical' },
         response: { 200: StoredPlant, 201: StoredPlant, ...errorResponses(400, 401, 403, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
-        errorExamples: { 400: ['body.name is required', idMismatch(2, 1).message], 412: [IF_MATCH_FAILED, EXISTS] },
+        errorExamples: [example('validation_failed', 'body.name is required', 'body.name'), idMismatch(2, 1), IF_MATCH_FAILED, EXISTS],
         responseHeaders: {
           200: { ...ETAG_HEADER, ...WARNING_HEADERS },
           201: { ...ETAG_HEADER, ...WARNING_HEADERS, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
@@ -153,10 +168,11 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         params: PlantIdParams,
         headers: PatchHeaders,
         body: PlantMergePatch,
+        bodyExample: { tag: 'shade' },
         response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, changed' },
         responseHeaders: { 200: { ...ETAG_HEADER, ...WARNING_HEADERS } },
-        errorExamples: { 400: 'body.tag must be a string or null', 404: NOT_FOUND, 412: IF_MATCH_FAILED },
+        errorExamples: [example('validation_failed', 'body.tag must be a string or null', 'body.tag'), idMismatch(2, 1), NOT_FOUND, IF_MATCH_FAILED],
       },
     },
     async (request, reply) => {
@@ -182,7 +198,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         headers: DeleteHeaders,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 204: 'Plant deleted' },
-        errorExamples: { 404: NOT_FOUND, 412: IF_MATCH_FAILED },
+        errorExamples: [NOT_FOUND, IF_MATCH_FAILED],
       },
     },
     async (request, reply) => {

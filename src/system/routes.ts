@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBody, send } from '../http/errors.js';
+import { example } from '../http/error-codes.js';
 import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 
@@ -61,18 +62,18 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{
           200: 'Ready',
           503: 'The store does not answer, or cannot take writes (PostgreSQL: no writable primary); or the instance is stopping (from SIGTERM on, for `SHUTDOWN_DRAIN_MS`, while it still serves every other request)',
         },
-        errorExamples: { 503: [NOT_READY, LEAVING] },
+        errorExamples: [example('not_ready', NOT_READY), example('stopping', LEAVING)],
       },
     },
     async (request, reply) => {
       // A load balancer checking this takes the instance out of rotation before its listener closes.
-      if (leaving?.() === true) return send(reply, 503, LEAVING);
+      if (leaving?.() === true) return send(reply, 'stopping', LEAVING);
       try {
         await store.ping();
       } catch (error) {
         request.log.warn({ err: error }, 'store not ready');
         reply.header('retry-after', '1');
-        return send(reply, 503, NOT_READY);
+        return send(reply, 'not_ready', NOT_READY);
       }
       return reply.send({ status: 'ready', store: store.kind });
     },

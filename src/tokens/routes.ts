@@ -2,10 +2,12 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
-import { bothNames, DEPRECATION_HEADERS } from '../http/deprecation.js';
+import { bothNamesRefused, DEPRECATION_HEADERS } from '../http/deprecation.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { example } from '../http/error-codes.js';
 import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
+import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Outcomes } from '../store/writes.js';
 import { nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
@@ -33,6 +35,13 @@ import {
   TokenListQuery,
 } from './schema.js';
 
+/** The 400 of an `after` that names no token. */
+function afterNamesNone(): HttpError {
+  return new HttpError('invalid_cursor', 'querystring.after names no token: give the id of the last token of the previous page', {
+    field: 'querystring.after',
+  });
+}
+
 export interface TokenRouteOptions {
   tokens: TokenStore;
   /**
@@ -51,7 +60,7 @@ export interface TokenRouteOptions {
  * of it: 201 with the token and its secret, or the 409 of a name an active token has.
  */
 function answerCreated(reply: FastifyReply, made: Outcomes['createToken'], { input }: RequestWrite<'createToken'>): FastifyReply {
-  if (made === 'name-taken') throw new HttpError(409, new DuplicateTokenNameError(input.token.name).message);
+  if (made === 'name-taken') throw new HttpError('token_name_taken', new DuplicateTokenNameError(input.token.name).message, { field: 'body.name' });
   const created: CreatedToken = { ...tokenView(made.token), secret: made.secret };
   return reply.code(201).header('location', `/tokens/${made.token.id}`).send(created);
 }
@@ -111,9 +120,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         response: { 200: Type.Array(Token), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of tokens' },
         responseHeaders: { 200: { ...UNLISTED_HEADER, ...DEPRECATION_HEADERS } },
-        errorExamples: {
-          400: ['querystring.after names no token: give the id of the last token of the previous page', bothNames('state', 'status')],
-        },
+        errorExamples: [afterNamesNone(), bothNamesRefused('state', 'status')],
       },
     },
     async (request, reply) => {
@@ -124,7 +131,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
       let start = 0;
       if (after !== undefined) {
         start = all.findIndex((token) => token.id === after) + 1;
-        if (start === 0) throw new HttpError(400, 'querystring.after names no token: give the id of the last token of the previous page');
+        if (start === 0) throw afterNamesNone();
       }
       const selected = all.slice(start).filter((token) => status === undefined || (status === 'active') === (token.revokedAt === null));
       if (selected.length > limit) {
@@ -147,6 +154,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         description:
           'The token can grant only scopes it holds itself, and `tokens:manage` alone makes nothing (a token holding no other scope makes no token). A name an active token has is refused (409).',
         body: NewToken,
+        bodyExample: { name: 'reporting', scopes: ['plants:read'] },
         headers: KeyedHeaders,
         response: { 201: CreatedToken, ...errorResponses(400, 401, 403, 409, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: {
@@ -154,21 +162,25 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
           403: 'Error response: the token lacks tokens:manage, or a scope it asks to grant (the message names each)',
           409: 'Error response: an active token has this name, nothing made; or a request with the same Idempotency-Key still runs',
         },
-        errorExamples: {
-          400: ['body.scopes must not be empty', 'body.name must be at most 64 characters long', 'body has an unknown field "expires"'],
-          403: [lacksScope(auth), cannotGrant(['webhooks:manage', 'events:read']), MANAGES_ONLY],
-          409: [new DuplicateTokenNameError('reporting').message, KEY_EXAMPLES[409]],
-          422: KEY_EXAMPLES[422],
+        errorExamples: [
+          example('validation_failed', 'body.scopes must not be empty', 'body.scopes'),
+          example('validation_failed', 'body.name must be at most 64 characters long', 'body.name'),
+          example('forbidden', lacksScope(auth)),
+          example('scope_not_grantable', cannotGrant(['webhooks:manage', 'events:read']), 'body.scopes'),
+          example('token_manages_only', MANAGES_ONLY),
+          example('token_name_taken', new DuplicateTokenNameError('reporting').message, 'body.name'),
+        ],
+        responseHeaders: {
+          201: { Location: { description: 'The URL of the token made', schema: { type: 'string' } }, ...REPLAYED_HEADER, ...WARNING_HEADERS },
         },
-        responseHeaders: { 201: { Location: { description: 'The URL of the token made', schema: { type: 'string' } }, ...REPLAYED_HEADER } },
       },
     },
     async (request, reply) => {
       const { name, scopes } = request.body;
       const maker = request.principal!;
-      if (managesOnly(maker)) throw insufficientScope([], MANAGES_ONLY);
+      if (managesOnly(maker)) throw insufficientScope([], MANAGES_ONLY, 'token_manages_only');
       const lacked = lackedScopes(maker, scopes);
-      if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked));
+      if (lacked.length > 0) throw insufficientScope(lacked, cannotGrant(lacked), 'scope_not_grantable');
       return writes.apply(reply, writeOf(request, 'createToken', newToken(name, scopes)), answerCreated);
     },
   );
@@ -184,12 +196,12 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         params: TokenIdParams,
         response: { 200: Token, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 200: 'The token' },
-        errorExamples: { 404: [notFound('3f9a1c07b2e4'), notFound('static:0a1b2c3d4e5f')] },
+        errorExamples: [example('not_found', notFound('3f9a1c07b2e4')), example('not_found', notFound('static:0a1b2c3d4e5f'))],
       },
     },
     async (request, reply) => {
       const token = await tokens.get(request.params.id);
-      if (!token) throw new HttpError(404, notFound(request.params.id));
+      if (!token) throw new HttpError('not_found', notFound(request.params.id));
       return reply.send(tokenView(token));
     },
   );
@@ -211,18 +223,23 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
           404: 'Error response: no stored token with this id, or it is revoked already',
           409: 'Error response: it is the token of this request, and `self=true` was not sent; nothing changed',
         },
-        errorExamples: { 404: [notFound('3f9a1c07b2e4'), REVOKED_ALREADY_EXAMPLE], 409: REVOKING_ITSELF_EXAMPLE },
+        errorExamples: [
+          example('not_found', notFound('3f9a1c07b2e4')),
+          example('token_revoked', REVOKED_ALREADY_EXAMPLE),
+          example('token_is_own', REVOKING_ITSELF_EXAMPLE),
+        ],
       },
     },
     async (request, reply) => {
       const { id } = request.params;
       const token = await tokens.get(id);
-      if (!token) throw new HttpError(404, notFound(id));
-      if (token.revokedAt !== null) throw new HttpError(404, revokedAlready(id, token.revokedAt));
+      if (!token) throw new HttpError('not_found', notFound(id));
+      if (token.revokedAt !== null) throw new HttpError('token_revoked', revokedAlready(id, token.revokedAt));
       const principal = request.principal!;
-      if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true) throw new HttpError(409, revokingItself(id));
+      if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true)
+        throw new HttpError('token_is_own', revokingItself(id));
       // Revoked meanwhile by another request: as if it had been revoked before this one.
-      if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError(404, revokedAlready(id, null));
+      if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError('token_revoked', revokedAlready(id, null));
       revoked?.(id);
       return reply.code(204).send();
     },

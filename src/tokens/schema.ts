@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { SUNSET_HEADER } from '../http/deprecation.js';
+import { PreferHandlingHeaders } from '../http/unknown-fields.js';
 import { Query } from '../http/strict-query.js';
 import { STORABLE_TEXT } from '../model/plant.js';
 import { SCOPES, type Scope } from '../model/scopes.js';
@@ -74,12 +75,25 @@ export const NewToken = Type.Object(
       examples: [['plants:read']],
     }),
   },
-  { description: 'NewToken', additionalProperties: false },
+  // Other members are ignored with a Warning, or refused under Prefer: handling=strict, as on every write (http/unknown-fields.ts).
+  { description: 'NewToken' },
 );
 export type NewToken = Static<typeof NewToken>;
 
-// Text PostgreSQL can hold (no U+0000): an id it cannot is a 400, not a failed statement (500).
-export const TokenIdParams = Type.Object({ id: Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: "The token's id" }) });
+/**
+ * A token's id: a stored token's (12 hex digits), or the id GET /token gives a token that is not stored
+ * (`static:` and 12 hex digits, `jwt:…`), which names no stored token (404, saying what it is). Any other
+ * form is a 400 naming the parameter; text PostgreSQL cannot hold (U+0000) is of no form.
+ */
+export const TokenIdParams = Type.Object({
+  id: Type.String({
+    maxLength: 200,
+    pattern: '^(?:[0-9a-f]{12}|static:[0-9a-f]{12}|jwt:[^\\u0000\\uD800-\\uDFFF]+)$',
+    patternMeaning: 'must be a token id: 12 hex digits (or static:… or jwt:…, as GET /token names a token that is not stored)',
+    description: "The token's id: 12 hex digits, as GET /tokens gives it",
+    examples: ['3f9a1c07b2e4'],
+  }),
+});
 
 export const TOKEN_STATES = ['active', 'revoked'] as const;
 
@@ -107,5 +121,5 @@ export const RevokeQuery = Query({
   ),
 });
 
-/** POST /tokens: the Idempotency-Key, declared as on every POST. */
-export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
+/** POST /tokens: the Idempotency-Key, declared as on every POST, and Prefer: handling for its body's unknown fields. */
+export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });

@@ -12,7 +12,7 @@ import { endpointView } from './views.js';
  */
 
 export function notFound(id: string): HttpError {
-  return new HttpError(404, `no webhook endpoint with id ${id}`);
+  return new HttpError('not_found', `no webhook endpoint with id ${id}`);
 }
 
 /** POST /webhooks: 201 with the endpoint as stored, its secret (shown only here) and its Location. */

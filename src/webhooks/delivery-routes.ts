@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, HttpError } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
 import { nextPageLink } from '../http/paging.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
@@ -12,7 +13,7 @@ import { deliveryView } from './views.js';
 
 /** The 400 of a replay whose window ends before it starts. */
 function untilBeforeSince(): HttpError {
-  return new HttpError(400, 'body.until must not be before body.since');
+  return new HttpError('validation_failed', 'body.until must not be before body.since', { field: 'body.until' });
 }
 
 /**
@@ -34,7 +35,10 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         querystring: DeliveryQuery,
         response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'A page of messages' },
-        errorExamples: { 400: 'querystring.status must be one of pending, delivered, failed', 404: NOT_FOUND },
+        errorExamples: [
+          example('validation_failed', 'querystring.status must be one of pending, delivered, failed', 'querystring.status'),
+          NOT_FOUND,
+        ],
       },
     },
     async (request, reply) => {
@@ -59,11 +63,12 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         summary: "Sends the endpoint's failed messages whose event happened in a time window again (same webhook-id)",
         params: EndpointIdParams,
         body: ReplayRequest,
+        bodyExample: { since: '2026-01-31T00:00:00Z', until: '2026-01-31T12:00:00Z' },
         headers: KeyedBodyHeaders,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
         responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
-        errorExamples: { 400: untilBeforeSince().message, 404: NOT_FOUND, ...KEY_EXAMPLES },
+        errorExamples: [untilBeforeSince(), NOT_FOUND],
       },
     },
     async (request, reply) => {

@@ -1,7 +1,8 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPageLink } from '../http/paging.js';
@@ -35,7 +36,7 @@ export interface WebhookRouteOptions extends EndpointRules {
 }
 
 /** The OpenAPI document's example of the webhook routes' 404. */
-export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
+export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
 
 /**
  * Webhook endpoints: register, list, read, change, delete, rotate the secret (an endpoint's deliveries
@@ -52,7 +53,9 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     (error: unknown): never => {
       if (!(error instanceof WebhookUrlError)) throw error;
       if (error.refused) request.log.warn(error.refused, 'webhooks: URL refused: not a public address');
-      throw new HttpError(400, `body.url ${error.message}${error.refused ? `; ${ALLOW_PRIVATE_NETWORKS_HINT}` : ''}`);
+      throw new HttpError('invalid_webhook_url', `body.url ${error.message}${error.refused ? `; ${ALLOW_PRIVATE_NETWORKS_HINT}` : ''}`, {
+        field: 'body.url',
+      });
     };
   const auth = 'webhooks:manage' as const;
 
@@ -65,10 +68,14 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Registers a webhook endpoint (its signing secret is in this answer only)',
         body: NewEndpoint,
+        bodyExample: { url: 'https://shop.example/hooks/plants', events: ['plant.created', 'plant.deleted'], description: 'the shop front' },
         headers: KeyedBodyHeaders,
         response: { 201: CreatedEndpoint, ...errorResponses(400, 401, 403, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 201: 'The endpoint, with its secret' },
-        errorExamples: { 400: ['body.events must not be empty', 'body.url must be an absolute http:// or https:// URL'], ...KEY_EXAMPLES },
+        errorExamples: [
+          example('validation_failed', 'body.events must not be empty', 'body.events'),
+          example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
+        ],
         responseHeaders: {
           201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER, ...WARNING_HEADERS },
         },
@@ -94,7 +101,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         querystring: EndpointListQuery,
         response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: { 200: 'A page of endpoints' },
-        errorExamples: { 400: 'querystring.limit must be at most 1000' },
+        errorExamples: [example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit')],
       },
     },
     async (request, reply) => {
@@ -119,7 +126,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         params: EndpointIdParams,
         response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 200: 'The endpoint' },
-        errorExamples: { 404: NOT_FOUND },
+        errorExamples: [NOT_FOUND],
       },
     },
     async (request, reply) => {
@@ -139,11 +146,16 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: 'Changes a webhook endpoint (JSON merge patch); {"enabled": true} turns it back on',
         params: EndpointIdParams,
         body: EndpointPatch,
+        bodyExample: { enabled: true },
         headers: PatchHeaders,
         response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
         responseDescriptions: { 200: 'The endpoint, changed' },
         responseHeaders: { 200: WARNING_HEADERS },
-        errorExamples: { 400: 'body.enabled must be true or false', 404: NOT_FOUND },
+        errorExamples: [
+          example('validation_failed', 'body.enabled must be true or false', 'body.enabled'),
+          example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
+          NOT_FOUND,
+        ],
       },
     },
     async (request, reply) => {
@@ -170,7 +182,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         params: EndpointIdParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 503) },
         responseDescriptions: { 204: 'Endpoint deleted' },
-        errorExamples: { 404: NOT_FOUND },
+        errorExamples: [NOT_FOUND],
       },
     },
     async (request, reply) => {
@@ -192,7 +204,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
         responseHeaders: { 200: REPLAYED_HEADER },
-        errorExamples: { 404: NOT_FOUND, ...KEY_EXAMPLES },
+        errorExamples: [NOT_FOUND],
       },
     },
     async (request, reply) => {

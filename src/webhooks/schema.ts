@@ -62,8 +62,17 @@ export const Secret = Type.String({
 export const CreatedEndpoint = Type.Object({ ...endpointFields, secret: Secret }, { description: 'CreatedWebhookEndpoint' });
 export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'RotatedSecret' });
 
-// Text PostgreSQL can hold (no U+0000): an id it cannot is a 400, not a failed statement (500).
-export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: STORABLE_TEXT, description: 'The endpoint id' }) });
+/** An endpoint's id: ep_ and a ULID. Any other form is a 400 naming the parameter; a right-form id no endpoint has, a 404. */
+export const ENDPOINT_ID = '^ep_[0-9A-HJKMNP-TV-Z]{26}$';
+
+export const EndpointIdParams = Type.Object({
+  id: Type.String({
+    pattern: ENDPOINT_ID,
+    patternMeaning: 'must be a webhook endpoint id: ep_ and 26 letters and digits',
+    description: 'The endpoint id',
+    examples: ['ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C'],
+  }),
+});
 
 export const EndpointListQuery = Query({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),

@@ -109,7 +109,7 @@ test(
       read: { data: { id: big, name: 'Monstera', tag: 'tropical' }, idType: 'bigint', etag: true },
       conditional: { stale: 412, current: 200, tag: 'big' },
       listed: { data: [{ id: big, name: 'Monstera', tag: 'big' }], count: '1' },
-      missing: { status: 404, error: { error: 404, message: 'no plant with id 1' } },
+      missing: { status: 404, error: { error: 404, message: 'no plant with id 1', code: 'not_found' } },
       anonymous: { status: 401, error: 401, challenge: 'Bearer realm="plant-store"' },
       exported: [{ id: big, name: 'Monstera', tag: 'big' }],
     });

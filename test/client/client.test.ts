@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createClient } from '@plant-store/client';
-import { TOKEN, testApp } from '../helpers.js';
+import { TOKEN, testApp, assertErrorShape } from '../helpers.js';
 import { VERSION } from '../../src/version.js';
 
 /** The ids of a JSON text as written, digits and all. */
@@ -123,7 +123,7 @@ describe('the client against a live server', async () => {
     const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: 20 } } });
     assert.equal(response.status, 404);
     assert.equal(data, undefined);
-    assert.deepEqual(error, { error: 404, message: 'no plant with id 20' });
+    assert.deepEqual(error, { error: 404, message: 'no plant with id 20', code: 'not_found' });
   });
 
   it('a 401 without a token: the Error shape, and the WWW-Authenticate header on the response', async () => {
@@ -133,7 +133,7 @@ describe('the client against a live server', async () => {
     assert.equal(data, undefined);
     assert.equal(error?.error, 401);
     assert.equal(typeof error?.message, 'string');
-    assert.deepEqual(Object.keys(error ?? {}).sort(), ['error', 'message']);
+    assertErrorShape(error, 401, 'unauthorized');
     assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="plant-store"/);
   });
 

@@ -183,7 +183,7 @@ describe('npm pack of @plant-store/client, installed into an empty project', { t
       read: { data: { id: big, name: 'Monstera', tag: 'tropical' }, idType: 'bigint' },
       page: [7, big],
       patched: { id: big, name: 'Monstera' },
-      missing: { status: 404, error: { error: 404, message: 'no plant with id 404' } },
+      missing: { status: 404, error: { error: 404, message: 'no plant with id 404', code: 'not_found' } },
       exported: [
         { id: 7, name: 'Ficus' },
         { id: big, name: 'Monstera' },

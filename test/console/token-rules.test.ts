@@ -8,7 +8,7 @@ import { consoleModule } from './modules.js';
  * the note on the tokens GET /tokens does not list, and the Idempotency-Key of a form's submissions.
  */
 
-type Attempt = { answered: true; status: number } | { answered: false };
+type Attempt = { answered: true; status: number; code?: string } | { answered: false };
 interface Submissions {
   keyFor(body: string): string;
   ended(attempt: Attempt): void;
@@ -76,8 +76,8 @@ describe('the console: the Tokens view’s rules', () => {
     assert.equal(submissions.keyFor(body), 'key-1');
     submissions.ended({ answered: true, status: 201 });
     assert.equal(submissions.keyFor(body), 'key-2');
-    submissions.ended({ answered: true, status: 409 });
-    assert.equal(submissions.keyFor(body), 'key-3', 'a 409 to a first attempt (a name taken) is final');
+    submissions.ended({ answered: true, status: 409, code: 'token_name_taken' });
+    assert.equal(submissions.keyFor(body), 'key-3', 'the 409 of a name taken is final');
     submissions.ended({ answered: true, status: 400 });
 
     // No answer: the retry of the same body is sent with the same key, and again while the outcome is unknown.
@@ -86,16 +86,20 @@ describe('the console: the Tokens view’s rules', () => {
     assert.equal(submissions.keyFor(body), 'key-4');
     submissions.ended({ answered: true, status: 503 });
     assert.equal(submissions.keyFor(body), 'key-4', 'a 5xx leaves the outcome unknown');
-    submissions.ended({ answered: true, status: 409 });
-    assert.equal(submissions.keyFor(body), 'key-4', 'a 409 to a retry: the first attempt may still run');
+    submissions.ended({ answered: true, status: 409, code: 'token_name_taken' });
+    assert.equal(submissions.keyFor(body), 'key-5', 'the 409 of a name taken is final, on a retry too');
+    submissions.ended({ answered: false });
+    assert.equal(submissions.keyFor(body), 'key-5');
+    submissions.ended({ answered: true, status: 409, code: 'idempotency_key_in_use' });
+    assert.equal(submissions.keyFor(body), 'key-5', 'the 409 of a key in use: the first attempt may still run');
     submissions.ended({ answered: true, status: 201 });
-    assert.equal(submissions.keyFor(body), 'key-5', 'answered at last: done');
+    assert.equal(submissions.keyFor(body), 'key-6', 'answered at last: done');
     submissions.ended({ answered: false });
 
     // Another body after an unknown outcome is another submission: a new key (the old one would be 422).
-    assert.equal(submissions.keyFor('{"name":"ci2","scopes":["plants:read"]}'), 'key-6');
+    assert.equal(submissions.keyFor('{"name":"ci2","scopes":["plants:read"]}'), 'key-7');
     submissions.ended({ answered: false });
-    assert.equal(submissions.keyFor(body), 'key-7');
+    assert.equal(submissions.keyFor(body), 'key-8');
   });
 
   it('uses random UUIDs as keys by default', () => {

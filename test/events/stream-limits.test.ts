@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { streamRoomWarnings } from '../../src/config/events.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { LogSink } from '../log-sink.js';
-import { testApp, TOKEN } from '../helpers.js';
+import { testApp, TOKEN, assertErrorShape } from '../helpers.js';
 import { listen, rawStream, type RawStream } from './sse.js';
 import { until } from '../toolkit.js';
 
@@ -23,7 +23,7 @@ function open(origin: string, token: string, address: string): Promise<RawStream
 async function refusal(stream: RawStream): Promise<{ status: number; retryAfter: string | null; message: string }> {
   await stream.ended;
   const body = JSON.parse(stream.text()) as { error: number; message: string };
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+  assertErrorShape(body, stream.status);
   assert.equal(body.error, stream.status);
   assert.match(String(stream.headers.get('content-type')), /^application\/json/);
   return { status: stream.status, retryAfter: stream.headers.get('retry-after'), message: body.message };

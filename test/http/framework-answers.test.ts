@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { App } from '../../src/app.js';
 import { VERSION } from '../../src/version.js';
-import { testApp, TOKEN } from '../helpers.js';
+import { testApp, TOKEN, assertErrorShape } from '../helpers.js';
 import { exchange, parseAnswers, request, type RawAnswer } from '../reliability/raw-http.js';
 import { until } from '../toolkit.js';
 
@@ -20,7 +20,7 @@ function assertError(answer: RawAnswer | undefined, status: number, what: string
   assert.equal(answer.status, status, `${what}: ${answer.status} ${answer.body}`);
   assert.match(answer.headers['content-type'] ?? '', /^application\/json\b/, `${what}: content-type`);
   const body = JSON.parse(answer.body) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], `${what}: ${answer.body}`);
+  assertErrorShape(body, status);
   assert.equal(body.error, status, what);
   assert.equal(typeof body.message, 'string', what);
 }
@@ -153,7 +153,7 @@ describe('an app told it is stopping', () => {
     (t.app as App).stopping({ leaving: true });
     const ready = await t.call('GET', '/readyz', { token: null });
     assert.equal(ready.statusCode, 503);
-    assert.deepEqual(Object.keys(ready.json<object>()).sort(), ['error', 'message']);
+    assertErrorShape(ready.json(), 503, 'stopping');
     assert.match(ready.json<{ message: string }>().message, /stopping/);
     assert.equal(ready.headers.connection, 'close');
     const health = await t.call('GET', '/healthz', { token: null });

@@ -107,7 +107,7 @@ describe('the answers of keyed POSTs, byte for byte', () => {
     const refused = await keyedTwice(t, conflict, 'c');
     assert.deepEqual(
       [refused.status, JSON.parse(refused.body)],
-      [409, { error: 409, message: 'a plant with id 1 exists already (mode=create-only): nothing was imported' }],
+      [409, { error: 409, message: 'a plant with id 1 exists already (mode=create-only): nothing was imported', code: 'import_conflict' }],
     );
     assert.deepEqual(answerOf(await send(t, conflict)), refused);
   });
@@ -129,9 +129,13 @@ describe('the answers of keyed POSTs, byte for byte', () => {
     const requeued = await keyedTwice(t, replay, 'replay');
     assert.deepEqual([requeued.status, requeued.body], [202, '{"requeued":0}']);
     assert.deepEqual(answerOf(await send(t, replay)), requeued);
-    for (const missing of [{ path: '/webhooks/ep_gone/rotate-secret' }, { path: '/webhooks/ep_gone/replay', body: replay.body }]) {
+    const gone = 'ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C';
+    for (const missing of [{ path: `/webhooks/${gone}/rotate-secret` }, { path: `/webhooks/${gone}/replay`, body: replay.body }]) {
       const refused = await keyedTwice(t, missing, missing.path);
-      assert.deepEqual([refused.status, JSON.parse(refused.body)], [404, { error: 404, message: 'no webhook endpoint with id ep_gone' }]);
+      assert.deepEqual(
+        [refused.status, JSON.parse(refused.body)],
+        [404, { error: 404, message: `no webhook endpoint with id ${gone}`, code: 'not_found' }],
+      );
       assert.deepEqual(answerOf(await send(t, missing)), refused);
     }
   });
@@ -159,7 +163,10 @@ describe('the answers of keyed POSTs, byte for byte', () => {
     assert.deepEqual(blankToken(plain), blankToken(made), 'the answer without a key');
     const taken = { path: '/tokens', body: '{"name":"answers","scopes":["plants:read"]}' };
     const refused = await keyedTwice(t, taken, 'taken');
-    assert.deepEqual([refused.status, JSON.parse(refused.body)], [409, { error: 409, message: 'an active token is already named "answers"' }]);
+    assert.deepEqual(
+      [refused.status, JSON.parse(refused.body)],
+      [409, { error: 409, message: 'an active token is already named "answers"', code: 'token_name_taken', field: 'body.name' }],
+    );
     assert.deepEqual(answerOf(await send(t, taken)), refused);
   });
 

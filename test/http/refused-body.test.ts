@@ -63,7 +63,7 @@ describe('a body refused before it is read whole: the answer is readable, the co
       assert.equal(error, undefined, 'no EPIPE nor ECONNRESET');
       assert.ok(sentWhole, 'the client could send its whole body');
       assert.match(answer, /^HTTP\/1\.1 413 /);
-      assert.match(answer, /\{"error":413,"message":"body is larger than the limit of 65536 bytes"\}$/);
+      assert.match(answer, /\{"error":413,"message":"body is larger than the limit of 65536 bytes","code":"body_too_large"\}$/);
     });
   }
 

@@ -112,6 +112,8 @@ describe('an Authorization header sent more than once', async () => {
     assert.deepEqual(JSON.parse(answer.body), {
       error: 400,
       message: `headers.authorization must be sent once, not ${times} times: send one value`,
+      code: 'header_repeated',
+      field: 'headers.authorization',
     });
   }
 

@@ -65,7 +65,7 @@ describe('security headers', async () => {
     assert.match(head!, /^HTTP\/1\.1 400 /);
     assert.match(head!, /\r\nx-content-type-options: nosniff\r\n/i);
     assert.match(head!, /\r\ncontent-type: application\/json\r\n/i);
-    assert.deepEqual(JSON.parse(body!), { error: 400, message: 'the request is not valid HTTP/1.1' });
+    assert.deepEqual(JSON.parse(body!), { error: 400, message: 'the request is not valid HTTP/1.1', code: 'invalid_request' });
   });
 });
 

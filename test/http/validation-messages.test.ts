@@ -65,15 +65,19 @@ describe('validation messages: the field and the rule in plain words, every prob
       () => message('POST', '/webhooks', { url: URL_OK, events: ['plant.created', 'plant.eaten', 'plant.created'] }),
       'body.events[1] must be one of plant.created, plant.updated, plant.deleted; body.events must not repeat an item (items 0 and 2 are the same)',
     ],
-    ['enabled that is not a boolean', () => message('PATCH', '/webhooks/ep_x', { enabled: 'yes' }, MERGE), 'body.enabled must be true or false'],
+    [
+      'enabled that is not a boolean',
+      () => message('PATCH', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C', { enabled: 'yes' }, MERGE),
+      'body.enabled must be true or false',
+    ],
     [
       'a replay window that is not a time',
-      () => message('POST', '/webhooks/ep_x/replay', { since: 'yesterday' }),
+      () => message('POST', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/replay', { since: 'yesterday' }),
       'body.since must be a date and time in RFC 3339 form, such as 2026-01-31T12:00:00Z',
     ],
     [
       'a deliveries cursor that is not a webhook-id, and an unknown status',
-      () => message('GET', '/webhooks/ep_x/deliveries?after=abc&status=lost'),
+      () => message('GET', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/deliveries?after=abc&status=lost'),
       'querystring.status must be one of pending, delivered, failed; querystring.after must be a webhook-id: msg_ and 26 letters and digits',
     ],
   ];

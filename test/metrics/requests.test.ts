@@ -6,7 +6,7 @@ import { installRequestMetrics } from '../../src/metrics/hooks.js';
 import { Metrics } from '../../src/metrics/registry.js';
 import { listenForScrapes } from '../../src/metrics/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { assertError, tempDir, testApp } from '../helpers.js';
+import { assertError, tempDir, testApp, assertErrorShape } from '../helpers.js';
 import { histogramOf, labelSets, scrape, valueOf } from './scrape.js';
 
 /** The app in-process with metrics on, its store reporting commits, and a real metrics listener on a free port. */
@@ -120,7 +120,7 @@ describe('request metrics, scraped from the metrics listener', () => {
     const wrongPath = await fetch(listener.url.replace('/metrics', '/plants'));
     assert.equal(wrongPath.status, 404);
     assert.match(String(wrongPath.headers.get('content-type')), /^application\/json/);
-    assert.deepEqual(Object.keys((await wrongPath.json()) as object).sort(), ['error', 'message']);
+    assertErrorShape(await wrongPath.json(), 404, 'route_not_found');
     const post = await fetch(listener.url, { method: 'POST', body: '{}' });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET, HEAD');

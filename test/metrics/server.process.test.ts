@@ -43,7 +43,7 @@ describe('metrics in the real process', () => {
     assert.equal((await request(`${server.url}/plants/7`, { token: TOKEN })).status, 200);
     const onApi = await request(`${server.url}/metrics`, { token: TOKEN });
     assert.equal(onApi.status, 404);
-    assert.deepEqual(JSON.parse(onApi.text), { error: 404, message: 'no such resource: GET /metrics' });
+    assert.deepEqual(JSON.parse(onApi.text), { error: 404, message: 'no such resource: GET /metrics', code: 'route_not_found' });
 
     const { status, metrics: m } = await scrape(url);
     assert.equal(status, 200);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { SCOPES } from '../../src/model/scopes.js';
-import { testApp } from '../helpers.js';
+import { assertErrorShape, testApp } from '../helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
 type Json = any;
@@ -24,13 +24,25 @@ interface Operation {
   op: Json;
 }
 
-/** The messages an error status of an operation shows as its examples. */
+/**
+ * The answers an error status of an operation shows as its examples, as `code: message`; each example in the
+ * Error shape, its code among the status's x-error-codes, and the same facts as problem details.
+ */
 function examples(op: Json, status: string): string[] {
-  const content = op.responses[status]?.content?.['application/json'];
+  const response = op.responses[status];
+  const content = response?.content?.['application/json'];
   if (!content) return [];
   const values: Json[] = content.example ? [content.example] : Object.values(content.examples ?? {}).map((e: Json) => e.value);
-  for (const value of values) assert.equal(value.error, Number(status === 'default' ? 500 : status), JSON.stringify(value));
-  return values.map((value) => value.message as string);
+  const problems: Json[] = Object.values(response.content['application/problem+json']?.examples ?? {}).map((e: Json) => e.value);
+  assert.equal(problems.length, values.length, `problem details for each example of ${status}`);
+  values.forEach((value, i) => {
+    assertErrorShape(value, Number(status === 'default' ? 500 : status));
+    if (status !== 'default') assert.ok((response['x-error-codes'] as string[]).includes(value.code), `${status}: ${value.code} is listed`);
+    const problem = problems[i]!;
+    assert.deepEqual([problem.status, problem.detail, problem.code, problem.field], [value.error, value.message, value.code, value.field]);
+    assert.equal(problem.type, `tag:plant-store,2026:problem:${value.code}`);
+  });
+  return values.map((value) => `${value.code}: ${value.message}`);
 }
 
 /** Every description in the document (info, tags, operations, parameters, headers, schemas…), with where. */
@@ -110,9 +122,10 @@ describe('the OpenAPI document teaches', async () => {
         assert.ok(examples(op, status).length > 0, `${method} ${path} ${status}`);
       }
     }
-    assert.deepEqual(doc.paths['/plants/{id}'].get.responses['404'].content['application/json'].example, {
+    assert.deepEqual(doc.paths['/plants/{id}'].get.responses['404'].content['application/json'].examples.not_found.value, {
       error: 404,
       message: 'no plant with id 1',
+      code: 'not_found',
     });
   });
 
@@ -127,10 +140,12 @@ describe('the OpenAPI document teaches', async () => {
   it('the examples of 400 (an unknown query parameter), 401, 403, 404 and 415 are what the service answers', async () => {
     const reader = await t.tokenWith('plants:read');
     for (const { method, url, path, op } of operations) {
-      const send = async (options: { token?: string | null; headers?: Record<string, string>; body?: string; query?: string } = {}) =>
-        (await t.call(method, `${url}${options.query ?? ''}`, options)).json().message as string;
+      const send = async (options: { token?: string | null; headers?: Record<string, string>; body?: string; query?: string } = {}) => {
+        const { code, message } = (await t.call(method, `${url}${options.query ?? ''}`, options)).json();
+        return `${code as string}: ${message as string}`;
+      };
       // An operation with a body also names what is wrong with the (missing) body; the example is the query's part.
-      const unknown = 'unknown query parameter "nme"';
+      const unknown = 'unknown_parameter: unknown query parameter "nme"';
       assert.ok(examples(op, '400').includes(unknown), `${method} ${path} 400`);
       assert.ok((await send({ query: '?nme=Fern' })).startsWith(unknown), `${method} ${path} 400`);
       if (op.security.length === 0) continue;
@@ -139,7 +154,7 @@ describe('the OpenAPI document teaches', async () => {
       // GET /token takes any token (no scope to lack: no 403).
       // POST /tokens shows its other 403 too (a scope it may not grant), as routes show their own 404s and 409s.
       if (scope !== undefined && scope !== 'plants:read')
-        assert.equal(examples(op, '403')[0], await send({ token: reader }), `${method} ${path} 403`);
+        assert.ok(examples(op, '403').includes(await send({ token: reader })), `${method} ${path} 403`);
       if (op.requestBody) {
         assert.deepEqual(examples(op, '415'), [await send({ body: 'x', headers: { 'content-type': 'text/plain' } })], `${method} ${path} 415`);
       }
@@ -155,11 +170,12 @@ describe('the OpenAPI document teaches', async () => {
 
   it('the 415 of an import names every media type it takes', () => {
     assert.deepEqual(examples(doc.paths['/plants/import'].post, '415'), [
-      'unsupported media type "text/plain": send the body as application/x-ndjson, application/json or text/csv',
+      'unsupported_media_type: unsupported media type "text/plain": send the body as application/x-ndjson, application/json or text/csv',
     ]);
   });
 
-  it("the examples of the routes' own errors are what the service answers", async () => {
+  it("the examples of the routes' own errors are what the service answers, with their codes", async () => {
+    const strict = { prefer: 'handling=strict' };
     assert.equal((await t.call('POST', '/plants', { body: { id: 1, name: 'Monstera' } })).statusCode, 200);
     const cases: Array<[string, string, string, () => Promise<string>]> = [
       ['post /plants', '400', 'body.name must not be empty', () => message('POST', '/plants', { body: { id: 2, name: '' } })],
@@ -185,19 +201,28 @@ describe('the OpenAPI document teaches', async () => {
       ['get /tokens', '400', 'after', () => message('GET', '/tokens?after=nobody')],
       ['post /tokens', '400', 'empty', () => message('POST', '/tokens', { body: { name: 'x', scopes: [] } })],
       ['post /tokens', '400', 'name', () => message('POST', '/tokens', { body: { name: 'n'.repeat(65), scopes: ['plants:read'] } })],
-      ['post /tokens', '400', 'unknown field', () => message('POST', '/tokens', { body: { name: 'x', scopes: ['plants:read'], expires: 1 } })],
+      [
+        'post /tokens',
+        '400',
+        'unknown field',
+        () => message('POST', '/tokens', { body: { name: 'x', scopes: ['plants:read'], colour: 1 }, headers: strict }),
+      ],
       ['post /tokens', '403', 'grant', () => granting()],
       ['post /tokens', '409', 'named', () => namedTwice()],
       ['get /tokens/{id}', '404', 'static', () => message('GET', '/tokens/static:0a1b2c3d4e5f')],
       ['delete /tokens/{id}', '404', 'revoked', () => revokedTwice()],
       ['delete /tokens/{id}', '409', '', () => revokingItself()],
     ];
+    function said(res: { json(): Json }): string {
+      const { code, message } = res.json();
+      return `${code as string}: ${message as string}`;
+    }
     async function message(method: Operation['method'], url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
       const res = await t.call(method, url, {
         ...options,
         headers: { ...(method === 'PATCH' && { 'content-type': 'application/merge-patch+json' }), ...options.headers },
       });
-      return res.json().message as string;
+      return said(res);
     }
     async function importing(body: string, type: string, query = '') {
       return message('POST', `/plants/import${query}`, { body, headers: { 'content-type': type } });
@@ -207,13 +232,13 @@ describe('the OpenAPI document teaches', async () => {
       const res = await t.call('POST', `/webhooks/${created.json().id}/replay`, {
         body: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' },
       });
-      return res.json().message as string;
+      return said(res);
     }
     /** A token that may make tokens and read plants, asking for webhooks:manage and events:read too. */
     async function granting() {
       const maker = await t.tokenWith('tokens:manage', 'plants:read');
       const body = { name: 'climber', scopes: ['plants:read', 'webhooks:manage', 'events:read'] };
-      return (await t.call('POST', '/tokens', { body, token: maker })).json().message as string;
+      return said(await t.call('POST', '/tokens', { body, token: maker }));
     }
     async function namedTwice() {
       assert.equal((await t.call('POST', '/tokens', { body: { name: 'reporting', scopes: ['plants:read'] } })).statusCode, 201);
@@ -229,7 +254,7 @@ describe('the OpenAPI document teaches', async () => {
     async function revokingItself() {
       const { id, secret } = (await t.call('POST', '/tokens', { body: { name: 'itself', scopes: ['tokens:manage'] } })).json();
       const res = await t.call('DELETE', `/tokens/${id}`, { token: secret });
-      return (res.json().message as string).replaceAll(id, TOKEN_ID);
+      return said(res).replaceAll(id, TOKEN_ID);
     }
     for (const [key, status, mentions, send] of cases) {
       const [method, path] = key.split(' ');

@@ -56,7 +56,7 @@ test('an import slower than IMPORT_TIMEOUT_MS is cut off with 408, and nothing o
   const result = await exchange(port, [head, ...pieces], { gapMs: 150, end: false, waitMs: 15_000 });
   assert.ok(result.closedByServer);
   assert.equal(result.answers[0]?.status, 408, result.raw);
-  assert.deepEqual(JSON.parse(result.answers[0].body), { error: 408, message: 'the request was not received in time' });
+  assert.deepEqual(JSON.parse(result.answers[0].body), { error: 408, message: 'the request was not received in time', code: 'request_timeout' });
   // The import was aborted: nothing is stored, now or later (a window for a wrong late commit to show in).
   await sleep(300);
   assert.equal(await t.store.plants.count(), 0);

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { rawStream } from '../events/sse.js';
-import { tempDir } from '../helpers.js';
+import { tempDir, assertErrorShape } from '../helpers.js';
 import { until } from '../toolkit.js';
 import { parseAnswers } from '../reliability/raw-http.js';
 import { serve } from './supervised.js';
@@ -56,7 +56,7 @@ test('SIGTERM: /readyz 503 for SHUTDOWN_DRAIN_MS while the rest is served, then 
   const ready = await fetch(`${server.url}/readyz`);
   assert.equal(ready.status, 503);
   const body = (await ready.json()) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+  assertErrorShape(body, 503, 'stopping');
   assert.equal(body.error, 503);
   assert.equal(ready.headers.get('connection'), 'close');
   const created = await fetch(`${server.url}/plants`, {

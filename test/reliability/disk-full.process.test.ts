@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { request, startServer } from '../process.js';
 import { needs, until } from '../toolkit.js';
+import { assertErrorShape } from '../helpers.js';
 
 /**
  * A disk that fills up, for real: the database lives on a tiny tmpfs (8 MB: the schema, its search index and change feed included, with room for the first writes), a filler file takes the rest of
@@ -74,7 +75,7 @@ test('a full disk: writes answer 503 with a clear log line, nothing acknowledged
   assert.equal(failure.headers.get('retry-after'), '1');
   assert.match(failure.headers.get('content-type') ?? '', /^application\/json/);
   const body = JSON.parse(failure.text) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+  assertErrorShape(body, 503, 'store_unavailable');
   assert.equal(body.error, 503);
   await until(() => /"msg":"store unavailable"/.test(server.stdout) && /SQLITE_FULL|SQLITE_IOERR/.test(server.stdout), 'the log line', {
     timeoutMs: 10_000,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { testApp, TOKEN } from '../helpers.js';
+import { testApp, TOKEN, assertErrorShape } from '../helpers.js';
 import { exchange, request, type RawAnswer } from './raw-http.js';
 import { FUZZING } from '../tier.js';
 
@@ -18,7 +18,7 @@ function assertAnswer(answer: RawAnswer, what: string): void {
   if (answer.status >= 400) {
     assert.match(answer.headers['content-type'] ?? '', /^application\/json\b/, `${what}: content-type`);
     const body = JSON.parse(answer.body) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], `${what}: ${answer.body}`);
+    assertErrorShape(body, answer.status);
     assert.equal(body.error, answer.status);
   }
   assert.equal(answer.headers['x-content-type-options'], 'nosniff', `${what}: nosniff`);

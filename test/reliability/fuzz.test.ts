@@ -3,7 +3,7 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { parse as parseLossless } from 'lossless-json';
-import { listPlants, testApp, TOKEN } from '../helpers.js';
+import { listPlants, testApp, TOKEN, assertErrorShape } from '../helpers.js';
 import { requestArb, type FuzzAuth, type FuzzRequest } from './fuzz-arbitraries.js';
 import { FUZZING } from '../tier.js';
 
@@ -151,7 +151,7 @@ test(`fuzz: ${RUNS} hostile requests over every operation break no invariant`, {
         if (r.method !== 'HEAD') {
           assert.match(String(response.headers['content-type']), /^application\/json\b/);
           const error = JSON.parse(response.payload) as Record<string, unknown>;
-          assert.deepEqual(Object.keys(error).sort(), ['error', 'message'], response.payload);
+          assertErrorShape(error, status);
           assert.equal(error.error, status);
           assert.equal(typeof error.message, 'string');
         }

@@ -24,7 +24,7 @@ function assertTimeoutAnswer(answers: RawAnswer[]): void {
   // An answer, if the server could write one, is the 408 in the Error shape.
   for (const answer of answers) {
     assert.equal(answer.status, 408, answer.body);
-    assert.deepEqual(JSON.parse(answer.body), { error: 408, message: 'the request was not received in time' });
+    assert.deepEqual(JSON.parse(answer.body), { error: 408, message: 'the request was not received in time', code: 'request_timeout' });
   }
 }
 

@@ -141,8 +141,8 @@ describe('GET /tokens', async () => {
     assert.equal(token.name, 'gamma');
     assert.notEqual(token.revokedAt, null);
     assertError(await t.call('GET', '/tokens/0123456789ab'), 404, 'no token with id 0123456789ab');
-    // A name is not an id.
-    assertError(await t.call('GET', '/tokens/alpha'), 404, 'no token with id alpha');
+    // A name is not an id: an id of no token id's form is refused, naming the parameter.
+    assertError(await t.call('GET', '/tokens/alpha'), 400, 'params.id must be a token id', 'invalid_id');
     assertError(await t.call('GET', '/tokens/static:0a1b2c3d4e5f'), 404, 'a static token (PLANT_STORE_TOKENS) is configuration, not managed here');
     assertError(await t.call('GET', '/tokens/jwt:https%3A%2F%2Fid.example%2F:alice'), 404, 'managed by its identity provider');
     assertError(await t.call('GET', '/tokens/%00'), 400, 'params.id');

@@ -53,7 +53,7 @@ describe('DELETE /tokens/{id}', async () => {
     const target = await make(t, 'target', ['plants:read']);
     // Another token named after the target's id (the CLI's `token revoke` takes ids and names alike).
     const namesake = await make(t, target.id, ['plants:read']);
-    assertError(await t.call('DELETE', '/tokens/target'), 404, 'no token with id target');
+    assertError(await t.call('DELETE', '/tokens/target'), 400, 'params.id must be a token id', 'invalid_id');
     assert.equal((await t.call('DELETE', `/tokens/${target.id}`)).statusCode, 204);
     const byId = new Map((await t.store.tokens.list()).map((token) => [token.id, token]));
     assert.notEqual(byId.get(target.id)?.revokedAt, null);

@@ -56,20 +56,20 @@ describe('Idempotency-Key on the webhook POSTs', () => {
     assert.deepEqual(due, [first.json<{ secret: string }>().secret, created.secret], 'the new secret, then the one before it: one rotation');
   });
 
-  it('keeps the 404 a rotation or a replay found; an id no store can hold (U+0000) is a 400 that keeps nothing', async () => {
+  it('keeps the 404 a rotation or a replay found; an id of another form (U+0000 among others) is a 400 that keeps nothing', async () => {
     const t = await testApp(after);
-    const missing = await keyed(t, '/webhooks/ep_gone/rotate-secret', undefined, 'gone');
-    assertError(missing, 404, 'no webhook endpoint with id ep_gone');
-    const retry = await keyed(t, '/webhooks/ep_gone/rotate-secret', undefined, 'gone');
+    const missing = await keyed(t, '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/rotate-secret', undefined, 'gone');
+    assertError(missing, 404, 'no webhook endpoint with id ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
+    const retry = await keyed(t, '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/rotate-secret', undefined, 'gone');
     assert.deepEqual([retry.payload, retry.headers['idempotent-replayed']], [missing.payload, 'true']);
     for (const key of [undefined, 'nul']) {
       const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
-      assertError(await t.call('POST', '/webhooks/ep_%00x/rotate-secret', { headers }), 400, 'params.id must not contain U+0000');
+      assertError(await t.call('POST', '/webhooks/ep_%00x/rotate-secret', { headers }), 400, 'params.id must be a webhook endpoint id', 'invalid_id');
     }
     assert.equal(await t.store.idempotency.count(), 1);
-    const replay = await keyed(t, '/webhooks/ep_gone/replay', { since: '2026-01-01T00:00:00Z' }, 'gone again');
-    assertError(replay, 404, 'ep_gone');
-    const again = await keyed(t, '/webhooks/ep_gone/replay', { since: '2026-01-01T00:00:00Z' }, 'gone again');
+    const replay = await keyed(t, '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/replay', { since: '2026-01-01T00:00:00Z' }, 'gone again');
+    assertError(replay, 404, 'ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
+    const again = await keyed(t, '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/replay', { since: '2026-01-01T00:00:00Z' }, 'gone again');
     assert.equal(again.headers['idempotent-replayed'], 'true');
   });
 

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { assertError, testApp } from '../helpers.js';
 
+/** An endpoint id of the right form that no endpoint has. */
+const NOBODY = 'ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C';
+
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -136,7 +139,8 @@ describe('webhook endpoints over HTTP', async () => {
     assertError(await t.call('PATCH', `/webhooks/${id}`, { body: { url: 'http://10.1.1.1/x' } }), 400, 'body.url');
     assertError(await t.call('PATCH', `/webhooks/${id}`, { body: { events: [] } }), 400, 'body.events');
     assertError(await t.call('PATCH', `/webhooks/${id}`, { body: { enabled: 'yes' } }), 400, 'body.enabled');
-    assertError(await t.call('PATCH', '/webhooks/ep_nope', { body: { enabled: true } }), 404);
+    assertError(await t.call('PATCH', `/webhooks/${NOBODY}`, { body: { enabled: true } }), 404, undefined, 'not_found');
+    assertError(await t.call('PATCH', '/webhooks/ep_nope', { body: { enabled: true } }), 400, 'params.id', 'invalid_id');
   });
 
   it('DELETE answers 204, then 404', async () => {
@@ -155,7 +159,8 @@ describe('webhook endpoints over HTTP', async () => {
     assert.deepEqual(Object.keys(res.json()), ['secret']);
     assert.match(res.json().secret, SECRET);
     assert.notEqual(res.json().secret, secret);
-    assertError(await t.call('POST', '/webhooks/ep_nope/rotate-secret'), 404);
+    assertError(await t.call('POST', `/webhooks/${NOBODY}/rotate-secret`), 404, undefined, 'not_found');
+    assertError(await t.call('POST', '/webhooks/ep_nope/rotate-secret'), 400, 'params.id', 'invalid_id');
   });
 
   it('the deliveries log: empty at first; bad status, unknown cursor and unknown endpoint refused', async () => {
@@ -167,7 +172,8 @@ describe('webhook endpoints over HTTP', async () => {
     assertError(await t.call('GET', `/webhooks/${id}/deliveries?after=not-a-webhook-id`), 400, 'querystring.after');
     assert.deepEqual((await t.call('GET', `/webhooks/${id}/deliveries?after=msg_01HZZZZZZZZZZZZZZZZZZZZZZZ`)).json(), []);
     assertError(await t.call('GET', `/webhooks/${id}/deliveries?limit=1001`), 400, 'querystring.limit');
-    assertError(await t.call('GET', '/webhooks/ep_nope/deliveries'), 404);
+    assertError(await t.call('GET', `/webhooks/${NOBODY}/deliveries`), 404, undefined, 'not_found');
+    assertError(await t.call('GET', '/webhooks/ep_nope/deliveries'), 400, 'params.id', 'invalid_id');
   });
 
   it("each log entry carries the event's type, time and plant id (exact beyond 2^53)", async () => {
@@ -203,7 +209,8 @@ describe('webhook endpoints over HTTP', async () => {
       400,
       'body.until',
     );
-    assertError(await t.call('POST', '/webhooks/ep_nope/replay', { body: { since: '2026-01-01T00:00:00Z' } }), 404);
+    assertError(await t.call('POST', `/webhooks/${NOBODY}/replay`, { body: { since: '2026-01-01T00:00:00Z' } }), 404, undefined, 'not_found');
+    assertError(await t.call('POST', '/webhooks/ep_nope/replay', { body: { since: '2026-01-01T00:00:00Z' } }), 400, 'params.id', 'invalid_id');
   });
 
   it('needs the webhooks:manage scope: plant tokens get 403, no token 401', async () => {

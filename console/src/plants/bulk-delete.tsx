@@ -33,7 +33,7 @@ export function select(client: Client, plant: StoredPlant): Selected {
   const read = async (): Promise<SelectedVersion> => {
     try {
       const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: plant.id } } });
-      if (error !== undefined) return response.status === 404 ? { gone: true } : { problem: explain(error) };
+      if (error !== undefined) return error.code === 'not_found' ? { gone: true } : { problem: explain(error) };
       const etag = response.headers.get('etag');
       if (etag === null) return { problem: 'the service sent no version (ETag) of it' };
       return { etag, asShown: data.name === plant.name && (data.tag ?? '') === (plant.tag ?? '') };
@@ -52,13 +52,13 @@ async function remove(client: Client, { plant, version }: Selected): Promise<str
   if (!read.asShown) return CHANGED;
   try {
     const path = { id: plant.id };
-    const { error, response } = await client.DELETE('/plants/{id}', { params: { path, header: { 'if-match': read.etag } } });
+    const { error } = await client.DELETE('/plants/{id}', { params: { path, header: { 'if-match': read.etag } } });
     if (error === undefined) return undefined;
-    if (response.status === 404) return GONE;
-    if (response.status !== 412) return explain(error);
+    if (error.code === 'not_found') return GONE;
+    if (error.code !== 'precondition_failed') return explain(error);
     // Not at that version: changed, or gone (If-Match fails on both). Which one, for the list.
     const now = await client.GET('/plants/{id}', { params: { path } });
-    return now.response.status === 404 ? GONE : CHANGED;
+    return now.error?.code === 'not_found' ? GONE : CHANGED;
   } catch (error) {
     return unreachable(error);
   }

@@ -20,9 +20,9 @@ export function DeletePlant({
   const remove = async () => {
     setBusy(true);
     try {
-      const { error, response } = await client.DELETE('/plants/{id}', { params: { path: { id: plant.id } } });
+      const { error } = await client.DELETE('/plants/{id}', { params: { path: { id: plant.id } } });
       if (error === undefined) return onDeleted(`Deleted plant ${id}.`);
-      setProblem(response.status === 404 ? `Plant ${id} was deleted already.` : explain(error));
+      setProblem(error.code === 'not_found' ? `Plant ${id} was deleted already.` : explain(error));
     } catch (error) {
       setProblem(unreachable(error));
     } finally {

@@ -26,7 +26,7 @@ function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
 /** The plant as stored now (GET /plants/{id}), for its ETag and for the comparison. */
 async function readStored(client: Client, plantId: Id): Promise<Stored | string> {
   const { data, error, response } = await client.GET('/plants/{id}', { params: { path: { id: plantId } } });
-  if (error !== undefined) return response.status === 404 ? null : explain(error);
+  if (error !== undefined) return error.code === 'not_found' ? null : explain(error);
   return { version: versionOf(data), etag: response.headers.get('etag') ?? '*' };
 }
 
@@ -78,12 +78,13 @@ export function PlantForm({
       const plantId = editing ? plant.id : parseId(id);
       const body = { name: mine.name, ...(mine.tag.trim() !== '' && { tag: mine.tag }) };
       const header = over === null ? { 'if-none-match': '*' } : { 'if-match': over };
-      const { error, response } = editing
+      const { error } = editing
         ? await client.PUT('/plants/{id}', { params: { path: { id: plantId }, header }, body })
         : await client.POST('/plants', { params: { header: { 'if-none-match': '*' } }, body: { id: plantId, ...body } });
       if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
-      if (response.status === 412 && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
-      if (response.status === 412) {
+      if (error.code === 'plant_exists' && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
+      // Changed meanwhile (If-Match), or made meanwhile by someone else (If-None-Match: *): show theirs beside mine.
+      if (error.code === 'precondition_failed' || error.code === 'plant_exists') {
         const stored = await readStored(client, plantId);
         if (typeof stored === 'string') return setProblem(stored);
         return setConflict({ mine, stored });

@@ -37,7 +37,7 @@ export function CreateToken({
     const key = submissions.current.keyFor(JSON.stringify(body));
     try {
       const { data, error, response } = await client.POST('/tokens', { body, params: { header: { 'idempotency-key': key } } });
-      submissions.current.ended({ answered: true, status: response.status });
+      submissions.current.ended({ answered: true, status: response.status, code: error?.code });
       if (error !== undefined) return setProblem(explain(error));
       const { secret, ...token } = data;
       onCreated(token, secret);

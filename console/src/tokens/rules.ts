@@ -65,15 +65,15 @@ export function newKey(): string {
  * How an attempt ended: `answered` with a status, or with no answer at all (the service or the network
  * failed on the way: whether it was done is unknown).
  */
-export type Attempt = { answered: true; status: number } | { answered: false };
+export type Attempt = { answered: true; status: number; code?: string | undefined } | { answered: false };
 
 /**
  * The Idempotency-Key of one form's submissions (POST /tokens), so that neither a double click nor a retry
  * makes two tokens. A submission gets a new key; a retry of it (the same body, sent again after an attempt
  * whose outcome is unknown) gets the same key, so that the service answers it with what the first attempt
  * did, the same token and secret, and makes none again. The outcome is unknown after no answer, after a 5xx,
- * and after a 409 to a retry (the first attempt may still be running: the service says so with 409, and a
- * retry once it has finished gets its answer). Any other answer is final: the next submission, even of the
+ * and after the 409 of a key still in use (`idempotency_key_in_use`: the first attempt may still be running,
+ * and a retry once it has finished gets its answer). Any other answer is final (a 409 of a name taken too): the next submission, even of the
  * same body (a name taken meanwhile freed), is a new one, with a new key, and is done anew.
  */
 export class Submissions {
@@ -94,7 +94,7 @@ export class Submissions {
   /** How the last attempt (the last keyFor) ended. */
   ended(attempt: Attempt): void {
     if (this.pending === undefined) return;
-    const unknown = !attempt.answered || attempt.status >= 500 || (attempt.status === 409 && this.pending.retried);
+    const unknown = !attempt.answered || attempt.status >= 500 || attempt.code === 'idempotency_key_in_use';
     if (!unknown) this.pending = undefined;
   }
 }

@@ -3,6 +3,7 @@ import { after, describe, it, test } from 'node:test';
 import { cli, request, startServer, type ServerProcess } from '../../process.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 import { needs, until } from '../../toolkit.js';
+import { assertErrorShape } from '../../helpers.js';
 
 /**
  * Scale-out: real service processes (dist/src/server.js) on one PostgreSQL database. Races between
@@ -175,7 +176,7 @@ if (skipReason) {
         assert.equal(answer.status, 503, answer.text);
         assert.equal(answer.headers.get('retry-after'), '1');
         const body = JSON.parse(answer.text) as { error: number; message: string };
-        assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+        assertErrorShape(body, 503);
         assert.equal(body.error, 503);
         assert.doesNotMatch(body.message, /ECONN|at .*\.js/);
       }
