@@ -128,11 +128,24 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
         for (let i = 0; i < 3; i++) await store.writes.apply(put({ id: 5000 + i, name: 'kept' }), claim(`kept${i}`));
         await until(async () => (await store.idempotency.count()) === 3, 'the 1 ms outcomes to expire');
         const batches: number[] = [];
-        const counted = { deleteExpired: (limit: number) => store.idempotency.deleteExpired(limit).then((n) => (batches.push(n), n)) };
+        // The sweep is held after its first batch until the write is done: a sweep holding a lock across its
+        // batches would block the write, and the test would fail by its time-out (an event, not a race of speeds).
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const counted = {
+          deleteExpired: async (limit: number) => {
+            const n = await store.idempotency.deleteExpired(limit);
+            batches.push(n);
+            if (batches.length === 1) await held;
+            return n;
+          },
+        };
         let swept = false;
         const sweep = sweepExpired(counted, 10).then((result) => ((swept = true), result));
+        await until(() => batches.length === 1, 'the sweep to delete its first batch');
         await store.plants.put({ id: 9999, name: 'written during the sweep' });
         assert.equal(swept, false, 'the write did not wait for the whole sweep');
+        release();
         assert.deepEqual(await sweep, { deleted: expired, batches: batches.length });
         assert.ok(batches.length > expired / 10, `${batches.length} batches`);
         assert.ok(
