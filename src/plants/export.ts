@@ -69,31 +69,37 @@ export function idleLimit(timeoutMs: number, log: { warn(details: object, messag
  * slots, for as long as it lasts.
  */
 export function exportStream(snapshot: PlantExport, format: 'ndjson' | 'csv', idle?: IdleLimit): Readable {
-  const stream = Readable.from(lines(snapshot, format), { objectMode: false });
+  const source = lines(snapshot, format);
+  const stream = Readable.from(idle ? endWhenIdle(source, idle, () => stream) : source, { objectMode: false });
   // A stream destroyed before its first read never starts the generator: release the snapshot anyway.
   stream.once('close', () => void snapshot.close());
-  if (idle) endWhenIdle(stream, idle);
   return stream;
 }
 
 /**
- * The reader takes nothing while the stream is paused: its consumer (the answer, piped) pauses it when the
- * connection takes no more and resumes it when it drains. Paused for the whole time-out, it is ended.
- * A slow store is not idleness: the stream is not paused while it waits for a chunk.
+ * Idleness is measured where the reader takes the export: the stream asks for the next chunk only when
+ * its buffer has room, that is when its consumer (the answer, piped into the socket) has taken what it
+ * held. A chunk handed over and not followed by a request for the next within the time-out ends the
+ * export. A slow store is not idleness: no clock runs while the next chunk is being read.
+ * (The stream's 'pause' and 'resume' events are no such measure: on Node 24 an export piped into a stalled
+ * answer was left paused with 'resume' the last event it emitted, and was never ended.)
  */
-function endWhenIdle(stream: Readable, { timeoutMs, onIdle }: IdleLimit): void {
+async function* endWhenIdle(source: AsyncGenerator<string>, { timeoutMs, onIdle }: IdleLimit, stream: () => Readable): AsyncGenerator<string> {
   let timer: NodeJS.Timeout | undefined;
   const end = () => {
-    if (stream.destroyed) return;
+    if (stream().destroyed) return;
     onIdle();
-    stream.destroy();
+    stream().destroy();
   };
-  stream.on('pause', () => {
+  try {
+    for await (const chunk of source) {
+      timer = setTimeout(end, timeoutMs).unref();
+      yield chunk;
+      clearTimeout(timer);
+    }
+  } finally {
     clearTimeout(timer);
-    timer = setTimeout(end, timeoutMs).unref();
-  });
-  stream.on('resume', () => clearTimeout(timer));
-  stream.once('close', () => clearTimeout(timer));
+  }
 }
 
 /**
