@@ -1,9 +1,12 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, HttpError } from '../http/errors.js';
+import { NOT_MODIFIED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
+import { bothGiven } from '../http/cursors.js';
 import { nextPageLink } from '../http/paging.js';
 import { prefersExactCount } from '../http/preferences.js';
 import { StoredPlant } from '../model/plant.js';
 import type { PageKey, PlantStore } from '../store/store.js';
+import { batchIds, notWithIds, readBatch, sendBatch } from './batch-read.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate } from './export.js';
 import { LIST_LIMIT_DEFAULT, ListHeaders, ListQuery } from './schema.js';
@@ -19,9 +22,7 @@ import { LIST_LIMIT_DEFAULT, ListHeaders, ListQuery } from './schema.js';
  * `after` names (sort=id only: in the other orders an id alone is no place in the list), or at the start.
  */
 function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope: CursorScope): PageKey | undefined {
-  if (after !== undefined && cursor !== undefined) {
-    throw new HttpError(400, 'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts');
-  }
+  if (after !== undefined && cursor !== undefined) throw bothGiven();
   if (cursor !== undefined) return decodeCursor(cursor, scope);
   if (after === undefined) return undefined;
   if (scope.sort !== 'id') {
@@ -29,6 +30,11 @@ function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope:
   }
   return { id: after };
 }
+
+/** What the answer depends on besides the URL: Accept picks JSON, NDJSON or CSV; Prefer: count=exact adds the total. */
+const VARIES = ['Accept', 'Prefer'];
+/** A page's caching headers; an export is not kept (`no-store`, no ETag), but varies alike. */
+const PAGE_CACHING = revalidationHeaders('weak', VARIES);
 
 const LIST_HEADERS = {
   Link: {
@@ -38,6 +44,11 @@ const LIST_HEADERS = {
   'X-Total-Count': { description: 'With `Prefer: count=exact`: how many plants q and tag select (all the pages)', schema: { type: 'string' } },
   'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
+  'Missing-Ids': {
+    description: 'A batch read (`id=…`): the ids given that name no plant (left out of the answer), comma-separated, in the order given',
+    schema: { type: 'string' },
+  },
+  ...PAGE_CACHING,
 };
 
 /** EXPORT_IDLE_TIMEOUT_MS: none, no limit (the benchmarks' bare routes). */
@@ -54,13 +65,16 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
         operationId: 'listPlants',
         tags: ['plants'],
         summary:
-          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all',
+          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all; or reads the plants named (id=1&id=2)',
         querystring: ListQuery,
         headers: ListHeaders,
-        response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed' },
-        errorExamples: { 400: 'querystring.limit must be at most 1000' },
-        responseHeaders: { 200: LIST_HEADERS },
+        response: { 200: Type.Array(StoredPlant), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: {
+          200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed',
+          304: NOT_MODIFIED,
+        },
+        errorExamples: { 400: ['querystring.limit must be at most 1000', notWithIds(['q'])] },
+        responseHeaders: { 200: LIST_HEADERS, 304: PAGE_CACHING },
         responseMediaTypes: {
           200: {
             'application/x-ndjson': { schema: { type: 'string', description: 'One plant per line, `{"id":…,"name":…,"tag":…}`, ids exact' } },
@@ -76,8 +90,11 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
     },
     async (request, reply) => {
       const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
+      vary(reply, ...VARIES);
       const filter = { q, tags };
       const chosen = negotiate(request.headers.accept, format);
+      const ids = batchIds(request.query);
+      if (ids !== undefined) return sendBatch(request, reply, await readBatch(plants, ids), chosen);
       const count = prefersExactCount(request.headers.prefer) && countable(q);
       if (chosen !== 'json') {
         const snapshot = await plants.export({ ...filter, sort });
@@ -90,11 +107,11 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
       }
       const after = startKey(request.query, { ...filter, sort });
       const [page, total] = await Promise.all([plants.page({ limit, sort, after, ...filter }), count ? plants.count(filter) : undefined]);
-      if (page.next !== undefined) reply.header('link', nextPageLink(request, encodeCursor(page.next, { ...filter, sort }), 'cursor'));
+      if (page.next !== undefined) reply.header('link', nextPageLink(request, encodeCursor(page.next, { ...filter, sort })));
       if (total !== undefined) reply.header('x-total-count', String(total)).header('preference-applied', 'count=exact');
       // The store made the page's JSON (the same bytes the 200 schema's serializer would write; the store
-      // contract tests compare them), and JSON text with a JSON type is sent as it is.
-      return reply.type('application/json; charset=utf-8').send(page.json as unknown as StoredPlant[]);
+      // contract tests compare them), sent as it is, with its ETag (or 304).
+      return sendRevalidated(request, reply, page.json);
     },
   );
 

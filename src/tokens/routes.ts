@@ -2,11 +2,13 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
+import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
 import type { Outcomes } from '../store/writes.js';
-import { nextPageLink } from '../http/paging.js';
+import { makeCursor, startAfter } from '../http/cursors.js';
+import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
 import {
   cannotGrant,
@@ -19,7 +21,18 @@ import {
   revokedAlready,
   revokingItself,
 } from './rules.js';
-import { CreatedToken, KeyedHeaders, NewToken, PAGE_LIMIT_DEFAULT, RevokeQuery, Token, TokenIdParams, TokenInfo, TokenListQuery } from './schema.js';
+import {
+  CreatedToken,
+  KeyedHeaders,
+  NewToken,
+  PAGE_LIMIT_DEFAULT,
+  ReadHeaders,
+  RevokeQuery,
+  Token,
+  TokenIdParams,
+  TokenInfo,
+  TokenListQuery,
+} from './schema.js';
 
 export interface TokenRouteOptions {
   tokens: TokenStore;
@@ -49,6 +62,14 @@ function tokenView({ id, name, scopes, createdAt, revokedAt }: TokenRecord): Tok
   return { id, name, scopes: [...scopes], createdAt, revokedAt };
 }
 
+/** The 400 of a page that starts after a token not stored. */
+const NO_TOKEN = 'names no token: give the id of the last token of the previous page, or its Link';
+
+/** The reads' caching headers: a weak ETag of the answer (tokens have no version), revalidated. */
+const CACHING = revalidationHeaders('weak');
+/** GET /token's: the answer depends on the token sent. */
+const TOKEN_CACHING = revalidationHeaders('weak', ['Authorization']);
+
 const UNLISTED_HEADER = {
   'Unlisted-Token-Sources': {
     description:
@@ -73,15 +94,18 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         operationId: 'readToken',
         tags: ['tokens'],
         summary: 'The bearer token of this request: its id and its scopes',
-        response: { 200: TokenInfo, ...errorResponses(401, 503) },
-        responseDescriptions: { 200: 'The token' },
+        headers: ReadHeaders,
+        response: { 200: TokenInfo, 304: NoContent, ...errorResponses(401, 503) },
+        responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
+        responseHeaders: { 200: TOKEN_CACHING, 304: TOKEN_CACHING },
       },
     },
     async (request, reply) => {
       // The auth hook has verified the token of every request that reaches this handler.
       const { tokenId, scopes } = request.principal!;
       const info: TokenInfo = { id: tokenId, scopes: [...scopes] };
-      return reply.send(info);
+      // The answer is the token's own: another Authorization, another answer.
+      return sendSerializedRevalidated(request, vary(reply, 'Authorization'), info);
     },
   );
 
@@ -96,28 +120,30 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         description:
           'Stored tokens only, active and revoked: static tokens (PLANT_STORE_TOKENS) are configuration and JWTs belong to the identity provider, so neither is listed nor revoked here; the Unlisted-Token-Sources header says which of them this service accepts.',
         querystring: TokenListQuery,
-        response: { 200: Type.Array(Token), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of tokens' },
-        responseHeaders: { 200: UNLISTED_HEADER },
-        errorExamples: { 400: 'querystring.after names no token: give the id of the last token of the previous page' },
+        headers: ReadHeaders,
+        response: { 200: Type.Array(Token), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of tokens', 304: NOT_MODIFIED },
+        responseHeaders: { 200: { ...nextLinkHeader('tokens'), ...UNLISTED_HEADER, ...CACHING }, 304: CACHING },
+        errorExamples: { 400: `querystring.after ${NO_TOKEN}` },
       },
     },
     async (request, reply) => {
-      const { state, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const { state, limit = PAGE_LIMIT_DEFAULT } = request.query;
+      const after = startAfter(request.query, 'tokens', state ?? '', 'state');
       // Tokens are few (people make them), so a page is cut from the whole list, read as the CLI reads it.
       const all = await tokens.list();
       let start = 0;
       if (after !== undefined) {
         start = all.findIndex((token) => token.id === after) + 1;
-        if (start === 0) throw new HttpError(400, 'querystring.after names no token: give the id of the last token of the previous page');
+        if (start === 0) throw new HttpError(400, `querystring.${request.query.cursor === undefined ? 'after' : 'cursor'} ${NO_TOKEN}`);
       }
       const selected = all.slice(start).filter((token) => state === undefined || (state === 'active') === (token.revokedAt === null));
       if (selected.length > limit) {
         selected.length = limit;
-        reply.header('link', nextPageLink(request, selected[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, makeCursor('tokens', state ?? '', [selected[limit - 1]!.id])));
       }
       if (unlisted.length > 0) reply.header('unlisted-token-sources', unlisted.join(', '));
-      return reply.send(selected.map(tokenView));
+      return sendSerializedRevalidated(request, reply, selected.map(tokenView));
     },
   );
 
@@ -167,15 +193,17 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         tags: ['tokens'],
         summary: 'Reads a stored token, active or revoked; never its secret',
         params: TokenIdParams,
-        response: { 200: Token, ...errorResponses(401, 403, 404, 503) },
-        responseDescriptions: { 200: 'The token' },
+        headers: ReadHeaders,
+        response: { 200: Token, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
+        responseHeaders: { 200: CACHING, 304: CACHING },
         errorExamples: { 404: [notFound('3f9a1c07b2e4'), notFound('static:0a1b2c3d4e5f')] },
       },
     },
     async (request, reply) => {
       const token = await tokens.get(request.params.id);
       if (!token) throw new HttpError(404, notFound(request.params.id));
-      return reply.send(tokenView(token));
+      return sendSerializedRevalidated(request, reply, tokenView(token));
     },
   );
 

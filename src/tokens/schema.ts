@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { IfNoneMatchHeaders } from '../http/caching.js';
+import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { Query } from '../http/strict-query.js';
 import { STORABLE_TEXT } from '../model/plant.js';
@@ -91,7 +93,14 @@ export const TokenListQuery = Query({
     }),
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
-  after: Type.Optional(Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: 'The id of the last token of the previous page' })),
+  cursor: Type.Optional(CursorParam('state')),
+  after: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      pattern: STORABLE_TEXT,
+      description: 'The id of the last token of the previous page: an alias of the cursor, kept for the clients that use it. Not with `cursor`',
+    }),
+  ),
 });
 
 export const RevokeQuery = Query({
@@ -105,3 +114,6 @@ export const RevokeQuery = Query({
 
 /** POST /tokens: the Idempotency-Key, declared as on every POST. */
 export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
+
+/** The reads: If-None-Match, for a 304 while the answer is the same. */
+export const ReadHeaders = Type.Object({ ...IfNoneMatchHeaders });

@@ -1,10 +1,12 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_EXAMPLES, KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
-import { nextPageLink } from '../http/paging.js';
+import { makeCursor, startAfter } from '../http/cursors.js';
+import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import type { Inputs } from '../store/writes.js';
 import { answerCreated, answerRotated, notFound } from './answers.js';
@@ -21,6 +23,7 @@ import {
   PatchHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
+  ReadHeaders,
   RotatedSecret,
 } from './schema.js';
 import { newSecret } from './signing.js';
@@ -33,6 +36,9 @@ export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
   writes: Writes;
 }
+
+/** The reads' caching headers: a weak ETag of the answer, revalidated (an endpoint read holds no secret). */
+export const CACHING = revalidationHeaders('weak');
 
 /** The OpenAPI document's example of the webhook routes' 404. */
 export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C').message;
@@ -92,19 +98,22 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Lists webhook endpoints in id order, a page at a time (Link: rel="next" when more remain)',
         querystring: EndpointListQuery,
-        response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of endpoints' },
+        headers: ReadHeaders,
+        response: { 200: Type.Array(Endpoint), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of endpoints', 304: NOT_MODIFIED },
+        responseHeaders: { 200: { ...nextLinkHeader('endpoints'), ...CACHING }, 304: CACHING },
         errorExamples: { 400: 'querystring.limit must be at most 1000' },
       },
     },
     async (request, reply) => {
-      const { limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const { limit = PAGE_LIMIT_DEFAULT } = request.query;
+      const after = startAfter(request.query, 'webhooks');
       const page = await webhooks.listEndpoints({ limit: limit + 1, after });
       if (page.length > limit) {
         page.length = limit;
-        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, makeCursor('webhooks', '', [page[limit - 1]!.id])));
       }
-      return reply.send(page.map(endpointView));
+      return sendSerializedRevalidated(request, reply, page.map(endpointView));
     },
   );
 
@@ -117,15 +126,17 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Reads a webhook endpoint (and why it was disabled, if it was)',
         params: EndpointIdParams,
-        response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
-        responseDescriptions: { 200: 'The endpoint' },
+        headers: ReadHeaders,
+        response: { 200: Endpoint, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The endpoint', 304: NOT_MODIFIED },
+        responseHeaders: { 200: CACHING, 304: CACHING },
         errorExamples: { 404: NOT_FOUND },
       },
     },
     async (request, reply) => {
       const endpoint = await webhooks.getEndpoint(request.params.id);
       if (!endpoint) throw notFound(request.params.id);
-      return reply.send(endpointView(endpoint));
+      return sendSerializedRevalidated(request, reply, endpointView(endpoint));
     },
   );
 
