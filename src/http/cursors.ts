@@ -90,7 +90,7 @@ export function readCursor(bytes: Buffer, list: string, scope: string, filters: 
     throw notMade('not JSON');
   }
   if (!Array.isArray(fields) || fields.length < 3 || !fields.every((field) => typeof field === 'string')) throw notMade('unknown layout');
-  const [madeFor, madeIn, ...position] = fields as string[];
+  const [madeFor, madeIn, ...position] = fields;
   if (madeFor !== list) throw new HttpError(400, `querystring.cursor was made for another list (${madeFor}), not this one: start again without it`);
   if (madeIn !== scope) throw otherScope(filters);
   return position;
