@@ -70,7 +70,7 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
         headers: ListHeaders,
         response: { 200: Type.Array(StoredPlant), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
         responseDescriptions: {
-          200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed',
+          200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed; or, with id, the plants named',
           304: NOT_MODIFIED,
         },
         errorExamples: { 400: ['querystring.limit must be at most 1000', notWithIds(['q'])] },
