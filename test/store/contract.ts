@@ -281,6 +281,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         assert.deepEqual(answers[7]?.plant, { id: 2n ** 53n + 1n, name: `p${2n ** 53n + 1n}` });
         assert.deepEqual(answers[8]?.plant, { id: -(2n ** 53n) - 1n, name: `p${-(2n ** 53n) - 1n}` });
         assert.deepEqual(await plants.getMany([]), []);
+        // Asked together with other reads (on SQLite, within their one read transaction).
+        const [single, many, page] = await Promise.all([plants.get(5), plants.getMany([5, 121]), plants.page({ limit: 1 })]);
+        assert.deepEqual(many, [single, undefined]);
+        assert.equal(page.count, 1);
         // A hundred at once (the API's most), found in the order asked, ids as numbers where safe.
         const hundred = Array.from({ length: 100 }, (_, i) => 120 - i);
         assert.deepEqual(
