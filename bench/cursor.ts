@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       return [
         [`${name}: encodeCursor`, () => module.encodeCursor(key, scope)],
         [`${name}: decodeCursor`, () => module.decodeCursor(cursor, scope)],
-        [`${name}: Link header (nextPageLink + encodeCursor)`, () => nextPageLink(request, module.encodeCursor(key, scope), 'cursor')],
+        [`${name}: Link header (nextPageLink + encodeCursor)`, () => nextPageLink(request, ['cursor', module.encodeCursor(key, scope)])],
       ] as Array<[string, () => unknown]>;
     });
     const results = new Map<string, number[]>(cases.map(([name]) => [name, []]));

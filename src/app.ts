@@ -67,7 +67,7 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
 
   // The API, resource by resource. Every route says who may call it (config.auth).
   await app.register(plantRoutes, { plants: store.plants, writes });
-  await app.register(plantListRoute, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs });
+  await app.register(plantListRoute, { plants: store.plants, exportIdleTimeoutMs: settings.exportIdleTimeoutMs, pageLinks: settings.pageLinks });
   await app.register(plantImportRoute, {
     plants: store.plants,
     writes,
@@ -77,10 +77,21 @@ export async function buildApp({ config, store, logger, metrics, tracing }: AppO
     deadlines: pipeline.deadlines,
     unknownFields: settings.unknownFields === 'refuse' ? 'strict' : 'lenient',
   });
-  await app.register(webhookRoutes, { webhooks: store.webhooks, writes, allowPrivateNetworks: settings.webhookAllowPrivateNetworks });
-  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes });
-  await app.register(eventRoutes, { feed, events: store.events });
-  await app.register(tokenRoutes, { tokens: store.tokens, writes, unlisted: unlistedTokens(settings), revoked: pipeline.revoked });
+  await app.register(webhookRoutes, {
+    webhooks: store.webhooks,
+    writes,
+    allowPrivateNetworks: settings.webhookAllowPrivateNetworks,
+    pageLinks: settings.pageLinks,
+  });
+  await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes, pageLinks: settings.pageLinks });
+  await app.register(eventRoutes, { feed, events: store.events, pageLinks: settings.pageLinks });
+  await app.register(tokenRoutes, {
+    tokens: store.tokens,
+    writes,
+    unlisted: unlistedTokens(settings),
+    revoked: pipeline.revoked,
+    pageLinks: settings.pageLinks,
+  });
   let openApi: object | undefined;
   const documented = {
     schemas: [

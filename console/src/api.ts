@@ -58,13 +58,13 @@ export function unreachable(error: unknown): string {
   return `The service did not answer: ${error instanceof Error ? error.message : String(error)}.`;
 }
 
-/** The parameter `name` of the Link header's rel="next" URL (RFC 8288), or undefined on the last page. */
-export function nextLink(response: Response, name: 'cursor' | 'after'): string | undefined {
+/** The `cursor` of the Link header's rel="next" URL (RFC 8288), or undefined on the last page: every list pages so. */
+export function nextLink(response: Response): string | undefined {
   const header = response.headers.get('link');
   if (header === null) return undefined;
   for (const part of header.split(/,(?=\s*<)/)) {
     const match = /^\s*<([^>]*)>(.*)$/.exec(part);
-    if (match && /;\s*rel="?next"?/i.test(match[2]!)) return new URL(match[1]!, location.href).searchParams.get(name) ?? undefined;
+    if (match && /;\s*rel="?next"?/i.test(match[2]!)) return new URL(match[1]!, location.href).searchParams.get('cursor') ?? undefined;
   }
   return undefined;
 }

@@ -6,24 +6,24 @@ import { explain, nextLink, unreachable } from './api.js';
 type PageAnswer<T> = { data: T[]; error?: undefined; response: Response } | { data?: undefined; error: ErrorBody; response: Response };
 
 /**
- * A list the service hands out in pages linked by `after` (rel="next"): load() reads the first page, in place
+ * A list the service hands out in pages linked by a `cursor` (rel="next"): load() reads the first page, in place
  * of the list; load(more) reads the next one and adds it. A refusal or a service that did not answer becomes
  * `problem` (kept, with its setter, for the view's other requests to use too); a page read well clears it.
  * `load` is the same function on every render (an effect may name it), and asks with the latest fetchPage.
  */
-export function useAfterPages<T>(fetchPage: (after: string | undefined) => Promise<PageAnswer<T>>) {
+export function useCursorPages<T>(fetchPage: (cursor: string | undefined) => Promise<PageAnswer<T>>) {
   const [list, setList] = useState<T[] | null>(null);
   const [more, setMore] = useState<string | undefined>(undefined);
   const [problem, setProblem] = useState('');
   const latest = useRef(fetchPage);
   latest.current = fetchPage;
-  const load = useCallback(async (after?: string) => {
+  const load = useCallback(async (cursor?: string) => {
     try {
-      const { data, error, response } = await latest.current(after);
+      const { data, error, response } = await latest.current(cursor);
       if (error !== undefined) return setProblem(explain(error));
       setProblem('');
-      setList((before) => (after === undefined ? data : [...(before ?? []), ...data]));
-      setMore(nextLink(response, 'after'));
+      setList((before) => (cursor === undefined ? data : [...(before ?? []), ...data]));
+      setMore(nextLink(response));
     } catch (error) {
       setProblem(unreachable(error));
     }

@@ -145,6 +145,17 @@ export function nextPage(link: string | null, parameter: string): string | undef
   return next === undefined ? undefined : (new URL(next, 'http://service/').searchParams.get(parameter) ?? undefined);
 }
 
+/**
+ * Where a page's Link rel="next" says the next page starts: its `cursor` (every list's, from this release
+ * on), or the `after` a service of the release before wrote for some lists; undefined on the last page.
+ */
+export function nextStart(link: string | null): { cursor?: string; after?: string } | undefined {
+  const cursor = nextPage(link, 'cursor');
+  if (cursor !== undefined) return { cursor };
+  const after = nextPage(link, 'after');
+  return after === undefined ? undefined : { after };
+}
+
 /** How long a call whose answer was lost waits before it asks once more: a moment for the first request to end. */
 const RETRY_PAUSE_MS = 500;
 

@@ -3,7 +3,7 @@ import type { Scope } from '../model/scopes.js';
 import type { TokenRecord } from '../store/store.js';
 import { PAGE_LIMIT_MAX } from '../tokens/schema.js';
 import { andList } from '../words.js';
-import { AnswerLostError, Api, ApiError, nextPage } from './api.js';
+import { AnswerLostError, Api, ApiError, nextStart } from './api.js';
 import { TOKEN_VARIABLE, type ApiTarget } from './api-target.js';
 import { say } from './output.js';
 import { printTokens } from './token-output.js';
@@ -76,14 +76,14 @@ function lastRevoked(tokens: readonly TokenRecord[]): TokenRecord | undefined {
 async function everyToken(api: Api): Promise<{ tokens: TokenRecord[]; unlisted: string | null }> {
   const tokens: TokenRecord[] = [];
   let unlisted: string | null = null;
-  let after: string | undefined;
-  do {
-    const query: TokenListQuery = { limit: PAGE_LIMIT_MAX, after };
+  let start: ReturnType<typeof nextStart> = {};
+  while (start !== undefined) {
+    const query: TokenListQuery = { limit: PAGE_LIMIT_MAX, ...start };
     const { data, response } = await api.call('get', '/tokens', { params: { query } });
     tokens.push(...(data as TokenRecord[]));
     unlisted ??= response.headers.get('unlisted-token-sources');
-    after = nextPage(response.headers.get('link'), 'after');
-  } while (after !== undefined);
+    start = nextStart(response.headers.get('link'));
+  }
   return { tokens, unlisted };
 }
 

@@ -3,7 +3,7 @@ import type { EventType } from '../model/event-types.js';
 import type { MessageStatus } from '../store/webhook-store.js';
 import type { Delivery, Endpoint } from '../webhooks/schema.js';
 import { PAGE_LIMIT_MAX } from '../webhooks/schema.js';
-import { AnswerLostError, Api, atService, nextPage } from './api.js';
+import { AnswerLostError, Api, atService, nextStart } from './api.js';
 import type { ApiTarget } from './api-target.js';
 import { printJson, say } from './output.js';
 import { inApiOrder, printDeliveries, printEndpoints } from './webhook-output.js';
@@ -67,13 +67,13 @@ export async function add(
 export async function list(target: ApiTarget, json: boolean): Promise<void> {
   const api = await Api.connect(target);
   const endpoints: Endpoint[] = [];
-  let after: string | undefined;
-  do {
-    const query: EndpointListQuery = { limit: PAGE_LIMIT_MAX, after };
+  let start: ReturnType<typeof nextStart> = {};
+  while (start !== undefined) {
+    const query: EndpointListQuery = { limit: PAGE_LIMIT_MAX, ...start };
     const { data, response } = await api.call('get', '/webhooks', { params: { query } });
     endpoints.push(...(data as Endpoint[]));
-    after = nextPage(response.headers.get('link'), 'after');
-  } while (after !== undefined);
+    start = nextStart(response.headers.get('link'));
+  }
   printEndpoints(endpoints, json);
 }
 

@@ -7,6 +7,10 @@ import { commaList, int, oneOf, type Setting } from './setting.js';
 
 /** The HTTP server and the process: where it listens, its limits and time-outs, logs, metrics, load shedding. */
 
+/** PAGE_LINKS's forms (http/cursors.ts). */
+export const PAGE_LINK_FORMS = ['signed', '1.0'] as const;
+export type PageLinkForm = (typeof PAGE_LINK_FORMS)[number];
+
 /** A DNS name (letters, digits and hyphens between dots), or `*` for any. */
 const HOST_NAME = '^(\\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$';
 
@@ -54,6 +58,14 @@ export const SERVER_SETTINGS = {
       ['ignore', 'refuse'] as const,
       'ignore',
       "A body field a write does not know: `ignore` it and say so in a `Warning: 299` header (the specification's rule: a valid NewPlant is answered 200), or `refuse` the request with 400 naming it (departs from that rule). A request's `Prefer: handling=strict` or `handling=lenient` chooses for itself",
+    ),
+  },
+  pageLinks: {
+    env: 'PAGE_LINKS',
+    schema: oneOf(
+      PAGE_LINK_FORMS,
+      'signed',
+      'The form of a list\'s `Link: rel="next"`: `signed`, an opaque cursor; `1.0`, what release 1.0 writes and reads (`after=<id>`, GET /plants\'s unsigned cursor), for a fleet being upgraded from 1.0.x: set it on the new instances until none runs 1.0, then remove it (docs/upgrading.md). Both forms are read always',
     ),
   },
   exportIdleTimeoutMs: {

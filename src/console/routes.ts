@@ -7,6 +7,8 @@ import { quality } from '../http/accept.js';
 import { HttpError, NoContent } from '../http/errors.js';
 import { PAGE_CSP } from '../http/security.js';
 import { VERSION } from '../version.js';
+import { vary } from '../http/caching.js';
+import { notModified } from '../http/conditional.js';
 
 /**
  * GET /console: the web console, a page and its assets built from console/ by `npm run build`
@@ -82,17 +84,10 @@ function acceptsGzip(request: FastifyRequest): boolean {
   });
 }
 
-/** RFC 9110 13.1.2: If-None-Match compares weakly and `*` matches any representation. */
-function notModified(request: FastifyRequest, etag: string): boolean {
-  const header = request.headers['if-none-match'];
-  if (header === undefined) return false;
-  return header.split(',').some((tag) => ['*', etag, `W/${etag}`].includes(tag.trim()));
-}
-
 function serve(request: FastifyRequest, reply: FastifyReply, file: ServedFile, cacheControl: string): FastifyReply {
   reply.header('cache-control', cacheControl).header('etag', file.etag);
-  if (file.gzipped !== undefined) reply.header('vary', 'Accept-Encoding');
-  if (notModified(request, file.etag)) return reply.code(304).send();
+  if (file.gzipped !== undefined) vary(reply, 'Accept-Encoding');
+  if (notModified(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
   reply.type(file.type);
   if (file.gzipped !== undefined && acceptsGzip(request)) return reply.header('content-encoding', 'gzip').send(file.gzipped);
   return reply.send(file.body);
@@ -151,7 +146,7 @@ export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> =
     },
     async (request, reply) => {
       // The answer depends on Accept: a cache must keep the page's redirect and the index apart.
-      reply.header('vary', 'Accept');
+      vary(reply, 'Accept');
       // Relative, so that it holds behind a proxy that serves the service under a prefix.
       if (wantsHtml(request))
         return reply

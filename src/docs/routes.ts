@@ -5,6 +5,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAGE_CSP } from '../http/security.js';
 import { ASSET_DIR, PAGE_HTML, START_SCRIPT } from './page.js';
+import { notModified } from '../http/conditional.js';
 
 /** A file the docs page needs, held in memory with its validator. */
 interface StaticFile {
@@ -40,16 +41,6 @@ function docsFiles(): NonNullable<typeof loaded> {
   });
 }
 
-/** RFC 9110 13.1.2: If-None-Match compares weakly and `*` matches any representation. */
-function notModified(request: FastifyRequest, etag: string): boolean {
-  const header = request.headers['if-none-match'];
-  if (header === undefined) return false;
-  return header.split(',').some((tag) => {
-    const trimmed = tag.trim();
-    return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
-  });
-}
-
 /**
  * Cache-Control no-cache: browsers keep the files and revalidate them on each visit, which costs a 304
  * instead of the whole bundle. Longer freshness would let a cached bundle outlive an upgrade, as the URLs
@@ -57,7 +48,7 @@ function notModified(request: FastifyRequest, etag: string): boolean {
  */
 function serve(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
   reply.header('etag', file.etag).header('cache-control', 'no-cache');
-  if (notModified(request, file.etag)) return reply.code(304).send();
+  if (notModified(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
   return reply.type(file.type).send(file.body);
 }
 

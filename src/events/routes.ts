@@ -1,8 +1,10 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
-import { errorResponses, HttpError } from '../http/errors.js';
+import { NOT_MODIFIED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
 import { int64Applied, prefersInt64Strings } from '../http/int64-preference.js';
+import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextPageLink } from '../http/paging.js';
 import { addressKey, withoutRequestBudget } from '../http/rate-limit.js';
 import { TOKEN_IN_URL_REFUSED } from '../http/auth.js';
@@ -36,7 +38,19 @@ const STREAM_DOC = {
   },
 };
 
-export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: EventStore }> = (app, { feed, events }, done) => {
+/** What a cursor of the feed is bound to: the types asked for, as a set. */
+function typeScope(types: readonly string[] | undefined): string {
+  return types === undefined ? '' : [...types].sort().join(',');
+}
+
+/** A page's caching headers (a stream is not kept: `no-store`); Accept picks a page or a stream. */
+const PAGE_CACHING = revalidationHeaders('weak', ['Accept']);
+
+export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: EventStore; pageLinks?: PageLinkForm }> = (
+  app,
+  { feed, events, pageLinks = 'signed' },
+  done,
+) => {
   app.get(
     '/events',
     {
@@ -47,16 +61,21 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         summary: 'The change feed: every plant change in commit order, as pages, or live as Server-Sent Events (Accept: text/event-stream)',
         querystring: EventsQuery,
         headers: EventsHeaders,
-        response: { 200: Type.Array(FeedEventSchema), ...errorResponses(400, 401, 403, 410, 429, 503) },
+        response: { 200: Type.Array(FeedEventSchema), 304: NoContent, ...errorResponses(400, 401, 403, 410, 429, 503) },
         responseDescriptions: {
           200: 'A page of events, oldest first (Link: rel="next" while more remain); or, asked for text/event-stream, a live stream',
+          304: NOT_MODIFIED,
           403: `Error response: the token lacks events:read; or it came as access_token and may do more than read events (\`${TOKEN_IN_URL_REFUSED}\`)`,
-          410: 'Error response: the cursor (after, or Last-Event-ID) is older than the retention or was never an event; resynchronise from GET /plants',
+          410: 'Error response: the place to start (cursor, after, or Last-Event-ID) is older than the retention or was never an event; resynchronise from GET /plants',
           429: 'Error response: (a stream) this token or this client address holds its share of the streams (EVENTS_MAX_STREAMS_PER_TOKEN, EVENTS_MAX_STREAMS_PER_ADDRESS); retry after Retry-After seconds',
           503: 'Error response: the store is unavailable, or (a stream) EVENTS_MAX_STREAMS streams are open; retry after Retry-After seconds',
         },
         responseHeaders: {
-          200: { Link: { description: '`<…>; rel="next"` while more events remain (a page, not a stream)', schema: { type: 'string' } } },
+          200: {
+            Link: { description: '`<…>; rel="next"` while more events remain (a page, not a stream)', schema: { type: 'string' } },
+            ...PAGE_CACHING,
+          },
+          304: PAGE_CACHING,
         },
         responseMediaTypes: { 200: { [STREAM]: STREAM_DOC } },
         errorExamples: [
@@ -71,7 +90,11 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
       },
     },
     async (request, reply) => {
-      const { after, limit = FEED_LIMIT_DEFAULT, type } = request.query;
+      const { limit = FEED_LIMIT_DEFAULT, type } = request.query;
+      vary(reply, 'Accept');
+      // Where to start: the cursor of a Link, or `after` (an event id, the alias); a stream takes either.
+      const scope = typeScope(type);
+      const after = startAfter(request.query, 'events', scope, 'type');
       if (wantsStream(request.headers.accept)) {
         const lastEventId = request.headers['last-event-id'];
         // The auth hook has verified the token: every route but the public ones has a principal.
@@ -101,9 +124,9 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
       const shown = page.length > limit ? page.slice(0, limit) : page;
       // More follow; or the read of some types examined its window of events first: go on after the last one examined.
       const next = shown.length < page.length ? shown.at(-1)!.id : examinedTo;
-      if (next !== undefined) reply.header('link', nextPageLink(request, next, 'after', ['access_token']));
-      // JSON text with a JSON type is sent as it is: each event's stored body, its id in front.
-      return reply.type('application/json; charset=utf-8').send(`[${shown.map(eventJson).join(',')}]` as unknown as []);
+      if (next !== undefined) reply.header('link', nextPageLink(request, nextPage(pageLinks, 'events', scope, next), ['access_token']));
+      // Each event's stored body, its id in front, sent as it is, with its ETag (or 304).
+      return sendRevalidated(request, reply, `[${shown.map(eventJson).join(',')}]`);
     },
   );
 

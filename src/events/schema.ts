@@ -1,4 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { IfNoneMatchHeaders } from '../http/caching.js';
+import { CursorParam } from '../http/cursors.js';
 import { Query } from '../http/strict-query.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent } from '../webhooks/events-doc.js';
@@ -39,8 +41,11 @@ export const FeedEventSchema = Type.Union(
 );
 
 export const EventsQuery = Query({
+  cursor: Type.Optional(CursorParam('type')),
   after: Type.Optional(
-    EventId('Only the events after this one (410 when it is older than the retention). A stream resumes after Last-Event-ID instead, when sent'),
+    EventId(
+      'Only the events after this one (410 when it is older than the retention): an alias of the cursor, and where a client starts from an event it has. A stream resumes after Last-Event-ID instead, when sent. Not with `cursor`',
+    ),
   ),
   limit: Type.Optional(
     Type.Integer({
@@ -73,6 +78,7 @@ export type EventsQuery = Static<typeof EventsQuery>;
  * which the document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
  */
 export const EventsHeaders = Type.Object({
+  ...IfNoneMatchHeaders,
   'last-event-id': Type.Optional(
     Type.String({
       pattern: '^(msg_[0-9A-HJKMNP-TV-Z]{26})?$',

@@ -43,6 +43,28 @@ export function noneMatch(header: string | undefined, current: number): boolean 
   return tags === undefined || tags.some(({ tag }) => version(tag) === current);
 }
 
+/**
+ * If-None-Match on a read against an entity tag as sent (`"7"`, `W/"x"`): true when the header is `*` or
+ * names it, compared weakly (RFC 9110 §13.1.2: `W/` aside, the opaque tags are equal): answer 304.
+ */
+export function notModified(header: string | undefined, sent: string): boolean {
+  if (header === undefined) return false;
+  const tags = entityTags(header);
+  if (tags === undefined) return true;
+  const opaque = sent.startsWith('W/') ? sent.slice(3, -1) : sent.slice(1, -1);
+  return tags.some(({ tag }) => tag === opaque);
+}
+
+/**
+ * An entity-tag list (RFC 9110 §8.8.3, §13.1): `*`, or ETags each in its double quotes, a weak one with
+ * `W/`, comma-separated. `If-Match: 17`, a version without its quotes, is a 400 that says so, rather than a
+ * tag that can never match: its 412 would send the client looking for a change that never happened.
+ */
+export const ENTITY_TAGS = {
+  pattern: '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$',
+  patternMeaning: 'must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
+};
+
 /** If-None-Match on a write: only `*` means something there (create only, RFC 9110 §13.1.2). */
 export function createOnly(header: string | undefined): boolean {
   return header !== undefined && header.trim() === '*';

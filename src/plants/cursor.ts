@@ -1,16 +1,19 @@
 import { hash } from 'node:crypto';
-import { HttpError } from '../http/errors.js';
+import { cursorBytes, isCurrentLayout, UTF8, makeCursor, notMade, otherScope, readCursor, type PageLinkForm } from '../http/cursors.js';
 import { PLANT_SORTS, type PageKey, type PlantSort } from '../store/store.js';
 import { foldCase } from '../model/fold.js';
 import { parseInt64 } from '../model/plant-id.js';
 import { NAME_MAX, STORABLE_TEXT } from '../model/plant.js';
 
 /**
- * The `cursor` of GET /plants: where the next page starts, for one list. Opaque to clients (base64url of
- * a small JSON array): the sort key of the last plant of the page (its id; its name too in the name
- * orders) and a fingerprint of the filters and the order it was made for. Used with other filters or
- * another order it is refused (400), rather than answering a page of some other list. Nothing in it is
- * secret or trusted: it only says where to start, as `after` does, and is checked like any input.
+ * The `cursor` of GET /plants: where the next page starts, for one list (http/cursors.ts: opaque, made
+ * and checked by the service): the sort key of the last plant of the page (its id; its name too in the
+ * name orders), bound to a fingerprint of the filters and the order it was made for. Used with other
+ * filters or another order it is refused (400), rather than answering a page of some other list.
+ *
+ * The release before wrote its cursors unsigned (base64url of `[1, fingerprint, id, name?]`): those are
+ * still taken during a rolling upgrade and after it, checked as they were (a documented alias, like
+ * `after`), and never made any more.
  */
 
 /** What a cursor is bound to: the filters as they select (q folded, tags as a set) and the order. */
@@ -20,13 +23,11 @@ export interface CursorScope {
   sort: PlantSort;
 }
 
-/** Bumped if the layout changes: older cursors are then refused as not this service's. */
-const VERSION = 1;
+/** The layout of the release before. */
+const V1 = 1;
+const FILTERS = 'q, tag and sort';
 
 const STORABLE = new RegExp(STORABLE_TEXT, 'u');
-
-/** One decoder for every cursor: a fatal decoder holds no state between whole-buffer decodes. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The fingerprint as it is made: SHA-256 of the scope's canonical form (q folded, tags a sorted set). */
 function digest({ q, tags, sort }: CursorScope): string {
@@ -60,48 +61,50 @@ function fingerprint(scope: CursorScope): string {
 
 const byName = (sort: PlantSort) => sort === 'name' || sort === '-name';
 
-export function encodeCursor(key: { id: PageKey['id']; name: string }, scope: CursorScope): string {
-  // JSON.stringify([VERSION, fingerprint, id, name?]) spelt out: the fingerprint is base64url and the id
-  // digits, neither needs escaping; the name does.
-  const fields = `[${VERSION},"${fingerprint(scope)}","${String(key.id)}"${byName(scope.sort) ? `,${JSON.stringify(key.name)}` : ''}]`;
+/** The cursor of the page after `key`: signed, or under PAGE_LINKS=1.0 the release before's (which it can read). */
+export function encodeCursor(key: { id: PageKey['id']; name: string }, scope: CursorScope, form: PageLinkForm = 'signed'): string {
+  if (form === '1.0') return encodeV1(key, scope);
+  return makeCursor('plants', fingerprint(scope), byName(scope.sort) ? [String(key.id), key.name] : [String(key.id)]);
+}
+
+/** The release before's layout, `[1, fingerprint, id, name?]` as JSON in base64url, written as it wrote it. */
+function encodeV1(key: { id: PageKey['id']; name: string }, scope: CursorScope): string {
+  // The fingerprint is base64url and the id digits, neither needs escaping; the name does.
+  const fields = `[${V1},"${fingerprint(scope)}","${String(key.id)}"${byName(scope.sort) ? `,${JSON.stringify(key.name)}` : ''}]`;
   return Buffer.from(fields).toString('base64url');
 }
 
-function malformed(why: string): HttpError {
-  return new HttpError('invalid_cursor', `querystring.cursor is not a cursor this service made (${why}): take it from a Link header as it is`, {
-    field: 'querystring.cursor',
-  });
+/** The key a cursor starts after; 400 naming `cursor` when it is malformed, changed or was made for another list. */
+export function decodeCursor(text: string, scope: CursorScope): PageKey {
+  const bytes = cursorBytes(text);
+  if (!isCurrentLayout(bytes)) return decodeV1(bytes, scope);
+  const [idText, name, ...rest] = readCursor(bytes, 'plants', fingerprint(scope), FILTERS);
+  if (rest.length > 0 || (name !== undefined) !== byName(scope.sort)) throw notMade('unknown layout');
+  return pageKey(idText, name);
 }
 
-/** The key a cursor starts after; 400 naming `cursor` when it is malformed or was made for another list. */
-export function decodeCursor(text: string, scope: CursorScope): PageKey {
-  const bytes = Buffer.from(text, 'base64url');
-  // Node decodes leniently (it skips what is not base64url): accept only the one spelling it would write.
-  if (bytes.toString('base64url') !== text) throw malformed('not base64url');
+function pageKey(idText: unknown, name: unknown): PageKey {
+  const id = typeof idText === 'string' ? parseInt64(idText) : undefined;
+  if (id === undefined) throw notMade('no valid id');
+  if (name === undefined) return { id };
+  if (typeof name !== 'string' || [...name].length > NAME_MAX || !STORABLE.test(name)) throw notMade('no valid name');
+  return { id, name };
+}
+
+/** A cursor of the release before: JSON `[1, fingerprint, id, name?]`, checked as that release did. */
+function decodeV1(bytes: Buffer, scope: CursorScope): PageKey {
   let fields: unknown;
   try {
     fields = JSON.parse(UTF8.decode(bytes));
   } catch {
-    throw malformed('not JSON');
+    throw notMade('not JSON');
   }
-  if (!Array.isArray(fields) || fields[0] !== VERSION || typeof fields[1] !== 'string') throw malformed('unknown layout');
+  if (!Array.isArray(fields) || fields[0] !== V1 || typeof fields[1] !== 'string') throw notMade('unknown layout');
   const [, made, idText, name] = fields as [number, string, unknown, unknown];
   const expected = byName(scope.sort) ? 4 : 3;
   if (fields.length !== expected) {
-    throw fields.length === 3 || fields.length === 4 ? mismatch() : malformed('unknown layout');
+    throw fields.length === 3 || fields.length === 4 ? otherScope(FILTERS) : notMade('unknown layout');
   }
-  if (made !== fingerprint(scope)) throw mismatch();
-  const id = typeof idText === 'string' ? parseInt64(idText) : undefined;
-  if (id === undefined) throw malformed('no valid id');
-  if (expected === 3) return { id };
-  if (typeof name !== 'string' || [...name].length > NAME_MAX || !STORABLE.test(name)) throw malformed('no valid name');
-  return { id, name };
-}
-
-function mismatch(): HttpError {
-  return new HttpError(
-    'invalid_cursor',
-    'querystring.cursor was made for other filters or another sort (q, tag and sort must be those of the request that gave it): start again without it',
-    { field: 'querystring.cursor' },
-  );
+  if (made !== fingerprint(scope)) throw otherScope(FILTERS);
+  return pageKey(idText, expected === 3 ? undefined : name);
 }

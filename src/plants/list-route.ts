@@ -1,10 +1,13 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, HttpError } from '../http/errors.js';
+import { NOT_MODIFIED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
+import { bothGiven, type PageLinkForm } from '../http/cursors.js';
 import { nextPageLink } from '../http/paging.js';
 import { prefersExactCount } from '../http/preferences.js';
 import { StoredPlant } from '../model/plant.js';
 import type { PageKey, PlantStore } from '../store/store.js';
+import { batchIds, notWithIds, readBatch, sendBatch } from './batch-read.js';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor.js';
 import { countable, exportStream, idleLimit, MEDIA_TYPES, negotiate } from './export.js';
 import { LIST_LIMIT_DEFAULT, ListHeaders, ListQuery } from './schema.js';
@@ -20,13 +23,7 @@ import { LIST_LIMIT_DEFAULT, ListHeaders, ListQuery } from './schema.js';
  * `after` names (sort=id only: in the other orders an id alone is no place in the list), or at the start.
  */
 function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope: CursorScope): PageKey | undefined {
-  if (after !== undefined && cursor !== undefined) {
-    throw new HttpError(
-      'conflicting_parameters',
-      'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts',
-      { field: 'querystring.after' },
-    );
-  }
+  if (after !== undefined && cursor !== undefined) throw bothGiven();
   if (cursor !== undefined) return decodeCursor(cursor, scope);
   if (after === undefined) return undefined;
   if (scope.sort !== 'id') {
@@ -39,6 +36,11 @@ function startKey({ after, cursor }: Pick<ListQuery, 'after' | 'cursor'>, scope:
   return { id: after };
 }
 
+/** What the answer depends on besides the URL: Accept picks JSON, NDJSON or CSV; Prefer: count=exact adds the total. */
+const VARIES = ['Accept', 'Prefer'];
+/** A page's caching headers; an export is not kept (`no-store`, no ETag), but varies alike. */
+const PAGE_CACHING = revalidationHeaders('weak', VARIES);
+
 const LIST_HEADERS = {
   Link: {
     description: '`<…>; rel="next"` while more plants remain (a page, not an export): this request with the cursor of the next page',
@@ -50,12 +52,17 @@ const LIST_HEADERS = {
   },
   'Preference-Applied': { description: '`count=exact`, when it was asked for', schema: { type: 'string' } },
   'Content-Disposition': { description: 'CSV: `attachment; filename="plants.csv"`', schema: { type: 'string' } },
+  'Missing-Ids': {
+    description: 'A batch read (`id=…`): the ids given that name no plant (left out of the answer), comma-separated, in the order given',
+    schema: { type: 'string' },
+  },
+  ...PAGE_CACHING,
 };
 
 /** EXPORT_IDLE_TIMEOUT_MS: none, no limit (the benchmarks' bare routes). */
-export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; exportIdleTimeoutMs?: number }> = (
+export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; exportIdleTimeoutMs?: number; pageLinks?: PageLinkForm }> = (
   app,
-  { plants, exportIdleTimeoutMs },
+  { plants, exportIdleTimeoutMs, pageLinks = 'signed' },
   done,
 ) => {
   app.get(
@@ -66,16 +73,19 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
         operationId: 'listPlants',
         tags: ['plants'],
         summary:
-          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all',
+          'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all; or reads the plants named (id=1&id=2)',
         querystring: ListQuery,
         headers: ListHeaders,
-        response: { 200: Type.Array(StoredPlant), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed' },
+        response: { 200: Type.Array(StoredPlant), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: {
+          200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed; or, with id, the plants named',
+          304: NOT_MODIFIED,
+        },
         errorExamples: [
           example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit'),
           example(
             'invalid_cursor',
-            'querystring.cursor is not a cursor this service made (not JSON): take it from a Link header as it is',
+            'querystring.cursor is not a cursor this service made (it does not check out: changed, or made elsewhere): take it from a Link header as it is',
             'querystring.cursor',
           ),
           example(
@@ -83,8 +93,9 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
             'querystring.cursor and querystring.after cannot be given together: the cursor alone says where the page starts',
             'querystring.after',
           ),
+          example('conflicting_parameters', notWithIds(['q']), 'querystring.id'),
         ],
-        responseHeaders: { 200: LIST_HEADERS },
+        responseHeaders: { 200: LIST_HEADERS, 304: PAGE_CACHING },
         responseMediaTypes: {
           200: {
             'application/x-ndjson': { schema: { type: 'string', description: 'One plant per line, `{"id":…,"name":…,"tag":…}`, ids exact' } },
@@ -100,8 +111,11 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
     },
     async (request, reply) => {
       const { limit = LIST_LIMIT_DEFAULT, q, tag: tags = [], sort = 'id', format } = request.query;
+      vary(reply, ...VARIES);
       const filter = { q, tags };
       const chosen = negotiate(request.headers.accept, format);
+      const ids = batchIds(request.query);
+      if (ids !== undefined) return sendBatch(request, reply, await readBatch(plants, ids), chosen);
       const count = prefersExactCount(request.headers.prefer) && countable(q);
       if (chosen !== 'json') {
         const snapshot = await plants.export({ ...filter, sort });
@@ -114,11 +128,11 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
       }
       const after = startKey(request.query, { ...filter, sort });
       const [page, total] = await Promise.all([plants.page({ limit, sort, after, ...filter }), count ? plants.count(filter) : undefined]);
-      if (page.next !== undefined) reply.header('link', nextPageLink(request, encodeCursor(page.next, { ...filter, sort }), 'cursor'));
+      if (page.next !== undefined) reply.header('link', nextPageLink(request, ['cursor', encodeCursor(page.next, { ...filter, sort }, pageLinks)]));
       if (total !== undefined) reply.header('x-total-count', String(total)).header('preference-applied', 'count=exact');
       // The store made the page's JSON (the same bytes the 200 schema's serializer would write; the store
-      // contract tests compare them), and JSON text with a JSON type is sent as it is.
-      return reply.type('application/json; charset=utf-8').send(page.json as unknown as StoredPlant[]);
+      // contract tests compare them), sent as it is, with its ETag (or 304).
+      return sendRevalidated(request, reply, page.json);
     },
   );
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { REVALIDATE_PRIVATE, revalidationHeaders } from '../http/caching.js';
 import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
@@ -49,6 +50,8 @@ const EXISTS = exists(1);
 const ETAG_HEADER = {
   ETag: { description: 'The version of the plant as stored, a strong entity tag: `"<version>"`, such as `"7"`', schema: { type: 'string' } },
 };
+/** GET /plants/{id}'s: the version as its ETag, revalidated. */
+const READ_CACHING = revalidationHeaders('version');
 /** POST /plants's Warning: an unknown field's, and the replacement's. */
 const REPLACED_WARNING = {
   Warning: {
@@ -101,7 +104,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         headers: ReadHeaders,
         response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
         responseDescriptions: { 200: 'The plant', 304: 'Not modified: the ETag the client holds is current' },
-        responseHeaders: { 200: ETAG_HEADER, 304: ETAG_HEADER },
+        responseHeaders: { 200: READ_CACHING, 304: READ_CACHING },
         errorExamples: [
           NOT_FOUND,
           example(
@@ -115,7 +118,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
     async (request, reply) => {
       const found = await plants.get(request.params.id);
       if (!found) throw notFound(request.params.id);
-      reply.header('etag', etag(found.version));
+      // The version is the ETag: nothing hashed. `private, no-cache`: kept by the client, revalidated before use.
+      reply.header('etag', etag(found.version)).header('cache-control', REVALIDATE_PRIVATE);
       if (noneMatch(request.headers['if-none-match'], found.version)) return reply.code(304).send();
       return reply.send(found.plant);
     },

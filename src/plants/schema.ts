@@ -1,3 +1,6 @@
+import { IfNoneMatchHeaders } from '../http/caching.js';
+import { ENTITY_TAGS } from '../http/conditional.js';
+import { CursorParam } from '../http/cursors.js';
 import { Query } from '../http/strict-query.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
@@ -16,8 +19,8 @@ export const LIST_LIMIT_DEFAULT = 100;
 export const SEARCH_MAX = 100;
 /** tag: given at most this many times. */
 export const LIST_TAGS_MAX = 20;
-/** A cursor holds a name of up to 256 characters, JSON-escaped, in base64url: 4096 is room enough. */
-const CURSOR_MAX = 4096;
+/** GET /plants?id=…: at most this many ids (batch-read.ts). */
+export const BATCH_MAX = 100;
 
 /** The specification's Plant: what POST /plants answers. It has no id. */
 export const Plant = Type.Object({ name: Name, tag: Type.Optional(Tag) }, { description: 'Plant' });
@@ -41,6 +44,14 @@ export const PlantIdParams = Type.Object({ id: Id });
 export type PlantIdParams = Static<typeof PlantIdParams>;
 
 export const ListQuery = Query({
+  id: Type.Optional(
+    Type.Array(Int64(), {
+      minItems: 1,
+      maxItems: BATCH_MAX,
+      description: `A batch read: the plants with these ids (\`id=1&id=2\`, at most ${BATCH_MAX}), in the order given, each once; a missing one is left out and named in Missing-Ids. Not with q, tag, sort, cursor, after or limit`,
+      examples: [[1, 2]],
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       format: 'int32',
@@ -75,17 +86,12 @@ export const ListQuery = Query({
       description: 'The order: by id or by name (ties by id), `-` for descending',
     }),
   ),
-  cursor: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: CURSOR_MAX,
-      pattern: '^[A-Za-z0-9_-]+$',
-      description:
-        'Where the page starts: the cursor of the Link header (rel="next") of the page before, with the same q, tag and sort (else 400). Not with `after`',
-    }),
-  ),
+  cursor: Type.Optional(CursorParam('q, tag and sort')),
   after: Type.Optional(
-    Int64({ description: 'With sort=id (the default) only: return the plants whose id is greater than this one. Not with `cursor`' }),
+    Int64({
+      description:
+        'With sort=id (the default) only: return the plants whose id is greater than this one; an alias of the cursor, kept for the clients that use it. Not with `cursor`',
+    }),
   ),
   format: Type.Optional(
     Type.Unsafe<'json' | 'ndjson' | 'csv'>({
@@ -103,18 +109,9 @@ export type ListQuery = Static<typeof ListQuery>;
  * document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
  */
 export const ListHeaders = Type.Object({
+  ...IfNoneMatchHeaders,
   prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants q and tag select (of every page)' })),
 });
-
-/**
- * An entity-tag list (RFC 9110 §8.8.3, §13.1): `*`, or ETags each in its double quotes, a weak one with
- * `W/`, comma-separated. `If-Match: 17`, a version without its quotes, is a 400 that says so, rather than a
- * tag that can never match: its 412 would send the client looking for a change that never happened.
- */
-const ENTITY_TAGS = {
-  pattern: '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$',
-  patternMeaning: 'must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
-};
 
 const IfMatch = Type.String({
   description: 'Only if the plant is at one of these versions (its ETags, `"7"`), or `*`: exists. Otherwise 412, nothing changed.',

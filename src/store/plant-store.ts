@@ -156,6 +156,11 @@ export interface PlantImport {
 
 export interface PlantStore {
   get(id: PlantId): Promise<VersionedPlant | undefined>;
+  /**
+   * The plants with these ids, read together (one snapshot): each answer in the place of its id, undefined
+   * for an id no plant has; an id given twice is answered twice.
+   */
+  getMany(ids: readonly PlantId[]): Promise<Array<VersionedPlant | undefined>>;
   /** A page of plants in the order asked for (default: ascending id), as JSON. */
   page(options: ListOptions): Promise<PlantPage>;
   /** How many plants the filter selects (all of them, without one). */

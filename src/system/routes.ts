@@ -1,4 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { hash } from 'node:crypto';
+import { IfNoneMatchHeaders, NOT_MODIFIED, REVALIDATE_PUBLIC, revalidated, revalidationHeaders } from '../http/caching.js';
 import { ErrorBody, send } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
 import type { Store } from '../store/store.js';
@@ -79,13 +81,30 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{
     },
   );
 
+  // The document, made once (when first asked), and its ETag: the same bytes until the service changes.
+  let document: { json: string; etag: string } | undefined;
+  const caching = revalidationHeaders('strong', [], REVALIDATE_PUBLIC);
   app.get(
     '/openapi.json',
     {
       config: { auth: 'public' },
-      schema: { operationId: 'openapi', tags: ['system'], summary: 'This OpenAPI 3.1 document', responseDescriptions: { 200: 'The document' } },
+      schema: {
+        operationId: 'openapi',
+        tags: ['system'],
+        summary: 'This OpenAPI 3.1 document',
+        headers: Type.Object(IfNoneMatchHeaders),
+        responseDescriptions: { 200: 'The document', 304: NOT_MODIFIED },
+        responseHeaders: { 200: caching, 304: caching },
+      },
     },
-    async (_request, reply) => reply.type('application/json').send(openApi()),
+    async (request, reply) => {
+      if (document === undefined) {
+        const json = JSON.stringify(openApi());
+        document = { json, etag: `"${hash('sha1', json, 'base64url')}"` };
+      }
+      if (revalidated(request, reply, document.etag, REVALIDATE_PUBLIC)) return reply.code(304).send();
+      return reply.type('application/json').send(document.json);
+    },
   );
   done();
 };

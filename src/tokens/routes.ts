@@ -3,13 +3,15 @@ import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
 import { bothNamesRefused, DEPRECATION_HEADERS } from '../http/deprecation.js';
+import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Outcomes } from '../store/writes.js';
-import { nextPageLink } from '../http/paging.js';
+import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
+import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import { DuplicateTokenNameError, type TokenRecord, type TokenStore } from '../store/store.js';
 import {
   cannotGrant,
@@ -27,6 +29,7 @@ import {
   KeyedHeaders,
   NewToken,
   PAGE_LIMIT_DEFAULT,
+  ReadHeaders,
   RevokeQuery,
   Token,
   TOKEN_LIST_RENAMED,
@@ -35,15 +38,17 @@ import {
   TokenListQuery,
 } from './schema.js';
 
-/** The 400 of an `after` that names no token. */
-function afterNamesNone(): HttpError {
-  return new HttpError('invalid_cursor', 'querystring.after names no token: give the id of the last token of the previous page', {
-    field: 'querystring.after',
+/** The 400 of an `after` (or a cursor) that names no token. */
+function afterNamesNone(parameter: 'after' | 'cursor' = 'after'): HttpError {
+  return new HttpError('invalid_cursor', `querystring.${parameter} names no token: give the id of the last token of the previous page, or its Link`, {
+    field: `querystring.${parameter}`,
   });
 }
 
 export interface TokenRouteOptions {
   tokens: TokenStore;
+  /** PAGE_LINKS (http/cursors.ts). */
+  pageLinks?: PageLinkForm;
   /**
    * The tokens this service also accepts that are not stored, and so neither listed nor revoked here:
    * `static` when PLANT_STORE_TOKENS holds any, `jwt` when a JWT key is configured. GET /tokens says so.
@@ -70,6 +75,11 @@ function tokenView({ id, name, scopes, createdAt, revokedAt }: TokenRecord): Tok
   return { id, name, scopes: [...scopes], createdAt, revokedAt };
 }
 
+/** The reads' caching headers: a weak ETag of the answer (tokens have no version), revalidated. */
+const CACHING = revalidationHeaders('weak');
+/** GET /token's: the answer depends on the token sent. */
+const TOKEN_CACHING = revalidationHeaders('weak', ['Authorization']);
+
 const UNLISTED_HEADER = {
   'Unlisted-Token-Sources': {
     description:
@@ -83,7 +93,11 @@ const UNLISTED_HEADER = {
  * ones, listed, made and revoked with the `tokens:manage` scope (as the CLI's `token` commands do on the
  * store). A token makes only tokens within its own scopes (rules.ts), and revokes itself only when it says so.
  */
-export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app, { tokens, unlisted, writes, revoked }, done) => {
+export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
+  app,
+  { tokens, unlisted, writes, revoked, pageLinks = 'signed' },
+  done,
+) => {
   const auth = 'tokens:manage' as const;
 
   app.get(
@@ -94,15 +108,18 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         operationId: 'readToken',
         tags: ['tokens'],
         summary: 'The bearer token of this request: its id and its scopes',
-        response: { 200: TokenInfo, ...errorResponses(401, 503) },
-        responseDescriptions: { 200: 'The token' },
+        headers: ReadHeaders,
+        response: { 200: TokenInfo, 304: NoContent, ...errorResponses(401, 503) },
+        responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
+        responseHeaders: { 200: TOKEN_CACHING, 304: TOKEN_CACHING },
       },
     },
     async (request, reply) => {
       // The auth hook has verified the token of every request that reaches this handler.
       const { tokenId, scopes } = request.principal!;
       const info: TokenInfo = { id: tokenId, scopes: [...scopes] };
-      return reply.send(info);
+      // The answer is the token's own: another Authorization, another answer.
+      return sendSerializedRevalidated(request, vary(reply, 'Authorization'), info);
     },
   );
 
@@ -117,29 +134,31 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         description:
           'Stored tokens only, active and revoked: static tokens (PLANT_STORE_TOKENS) are configuration and JWTs belong to the identity provider, so neither is listed nor revoked here; the Unlisted-Token-Sources header says which of them this service accepts.',
         querystring: TokenListQuery,
-        response: { 200: Type.Array(Token), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of tokens' },
-        responseHeaders: { 200: { ...UNLISTED_HEADER, ...DEPRECATION_HEADERS } },
+        headers: ReadHeaders,
+        response: { 200: Type.Array(Token), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of tokens', 304: NOT_MODIFIED },
+        responseHeaders: { 200: { ...nextLinkHeader('tokens'), ...UNLISTED_HEADER, ...DEPRECATION_HEADERS, ...CACHING }, 304: CACHING },
         errorExamples: [afterNamesNone(), bothNamesRefused('state', 'status')],
       },
     },
     async (request, reply) => {
       // A deprecated `state` has been taken as `status` (http/deprecation.ts).
-      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const { status, limit = PAGE_LIMIT_DEFAULT } = request.query;
+      const after = startAfter(request.query, 'tokens', status ?? '', 'status');
       // Tokens are few (people make them), so a page is cut from the whole list, read as the CLI reads it.
       const all = await tokens.list();
       let start = 0;
       if (after !== undefined) {
         start = all.findIndex((token) => token.id === after) + 1;
-        if (start === 0) throw afterNamesNone();
+        if (start === 0) throw afterNamesNone(request.query.cursor === undefined ? 'after' : 'cursor');
       }
       const selected = all.slice(start).filter((token) => status === undefined || (status === 'active') === (token.revokedAt === null));
       if (selected.length > limit) {
         selected.length = limit;
-        reply.header('link', nextPageLink(request, selected[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, nextPage(pageLinks, 'tokens', status ?? '', selected[limit - 1]!.id)));
       }
       if (unlisted.length > 0) reply.header('unlisted-token-sources', unlisted.join(', '));
-      return reply.send(selected.map(tokenView));
+      return sendSerializedRevalidated(request, reply, selected.map(tokenView));
     },
   );
 
@@ -194,15 +213,17 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (app
         tags: ['tokens'],
         summary: 'Reads a stored token, active or revoked; never its secret',
         params: TokenIdParams,
-        response: { 200: Token, ...errorResponses(401, 403, 404, 503) },
-        responseDescriptions: { 200: 'The token' },
+        headers: ReadHeaders,
+        response: { 200: Token, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
+        responseHeaders: { 200: CACHING, 304: CACHING },
         errorExamples: [example('not_found', notFound('3f9a1c07b2e4')), example('not_found', notFound('static:0a1b2c3d4e5f'))],
       },
     },
     async (request, reply) => {
       const token = await tokens.get(request.params.id);
       if (!token) throw new HttpError('not_found', notFound(request.params.id));
-      return reply.send(tokenView(token));
+      return sendSerializedRevalidated(request, reply, tokenView(token));
     },
   );
 

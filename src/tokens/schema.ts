@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { IfNoneMatchHeaders } from '../http/caching.js';
+import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { SUNSET_HEADER } from '../http/deprecation.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
@@ -109,7 +111,14 @@ export const TokenListQuery = Query({
   status: TokenStatus('Only active, or only revoked, tokens (default: both)'),
   state: TokenStatus(`Deprecated: the earlier name of \`status\`, taken until ${SUNSET_HEADER} (answered with Deprecation and Sunset headers)`, true),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
-  after: Type.Optional(Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: 'The id of the last token of the previous page' })),
+  cursor: Type.Optional(CursorParam('status')),
+  after: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      pattern: STORABLE_TEXT,
+      description: 'The id of the last token of the previous page: an alias of the cursor, kept for the clients that use it. Not with `cursor`',
+    }),
+  ),
 });
 
 export const RevokeQuery = Query({
@@ -123,3 +132,6 @@ export const RevokeQuery = Query({
 
 /** POST /tokens: the Idempotency-Key, declared as on every POST, and Prefer: handling for its body's unknown fields. */
 export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
+
+/** The reads: If-None-Match, for a 304 while the answer is the same. */
+export const ReadHeaders = Type.Object({ ...IfNoneMatchHeaders });

@@ -1,14 +1,25 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, HttpError } from '../http/errors.js';
+import { NOT_MODIFIED, sendSerializedRevalidated } from '../http/caching.js';
+import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
-import { nextPageLink } from '../http/paging.js';
+import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
+import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import { answerReplayed, notFound } from './answers.js';
-import { NOT_FOUND } from './routes.js';
-import { Delivery, DeliveryQuery, EndpointIdParams, KeyedBodyHeaders, PAGE_LIMIT_DEFAULT, ReplayRequest, ReplayResult } from './schema.js';
+import { CACHING, NOT_FOUND } from './routes.js';
+import {
+  Delivery,
+  DeliveryQuery,
+  EndpointIdParams,
+  KeyedBodyHeaders,
+  PAGE_LIMIT_DEFAULT,
+  ReadHeaders,
+  ReplayRequest,
+  ReplayResult,
+} from './schema.js';
 import { deliveryView } from './views.js';
 
 /** The 400 of a replay whose window ends before it starts. */
@@ -20,7 +31,11 @@ function untilBeforeSince(): HttpError {
  * An endpoint's deliveries: its messages and their attempts, newest first, and the failed ones of a time
  * window sent again. `webhooks:manage`, as for the endpoints (routes.ts).
  */
-export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: WebhookStore; writes: Writes }> = (app, { webhooks, writes }, done) => {
+export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: WebhookStore; writes: Writes; pageLinks?: PageLinkForm }> = (
+  app,
+  { webhooks, writes, pageLinks = 'signed' },
+  done,
+) => {
   const auth = 'webhooks:manage' as const;
 
   app.get(
@@ -33,8 +48,10 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         summary: 'An endpoint\'s messages, newest first, a page at a time (Link: rel="next" when more remain)',
         params: EndpointIdParams,
         querystring: DeliveryQuery,
-        response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 403, 404, 503) },
-        responseDescriptions: { 200: 'A page of messages' },
+        headers: ReadHeaders,
+        response: { 200: Type.Array(Delivery), 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
+        responseDescriptions: { 200: 'A page of messages', 304: NOT_MODIFIED },
+        responseHeaders: { 200: { ...nextLinkHeader('messages'), ...CACHING }, 304: CACHING },
         errorExamples: [
           example('validation_failed', 'querystring.status must be one of pending, delivered, failed', 'querystring.status'),
           NOT_FOUND,
@@ -42,14 +59,17 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
       },
     },
     async (request, reply) => {
-      const { status, limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const { status, limit = PAGE_LIMIT_DEFAULT } = request.query;
+      // A cursor is for one endpoint's deliveries of one status.
+      const scope = `${request.params.id} ${status ?? ''}`;
+      const after = startAfter(request.query, 'deliveries', scope, 'the endpoint and status');
       const page = await webhooks.listMessages(request.params.id, { status, limit: limit + 1, after });
       if (page === undefined) throw notFound(request.params.id);
       if (page.length > limit) {
         page.length = limit;
-        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, nextPage(pageLinks, 'deliveries', scope, page[limit - 1]!.id)));
       }
-      return reply.send(page.map(deliveryView));
+      return sendSerializedRevalidated(request, reply, page.map(deliveryView));
     },
   );
 

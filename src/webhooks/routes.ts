@@ -1,11 +1,13 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
-import { nextPageLink } from '../http/paging.js';
+import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
+import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import type { Inputs } from '../store/writes.js';
 import { answerCreated, answerRotated, notFound } from './answers.js';
@@ -22,6 +24,7 @@ import {
   PatchHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
+  ReadHeaders,
   RotatedSecret,
 } from './schema.js';
 import { newSecret } from './signing.js';
@@ -33,7 +36,12 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 export interface WebhookRouteOptions extends EndpointRules {
   webhooks: WebhookStore;
   writes: Writes;
+  /** PAGE_LINKS (http/cursors.ts). */
+  pageLinks?: PageLinkForm;
 }
+
+/** The reads' caching headers: a weak ETag of the answer, revalidated (an endpoint read holds no secret). */
+export const CACHING = revalidationHeaders('weak');
 
 /** The OpenAPI document's example of the webhook routes' 404. */
 export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
@@ -43,7 +51,7 @@ export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
  * are delivery-routes.ts's). All need the `webhooks:manage` scope. A URL must reach a public address unless
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
-export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, writes, ...rules }, done) => {
+export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, writes, pageLinks = 'signed', ...rules }, done) => {
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
    * rule it broke go to the log only (a warning: someone may be probing the internal network).
@@ -99,19 +107,22 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Lists webhook endpoints in id order, a page at a time (Link: rel="next" when more remain)',
         querystring: EndpointListQuery,
-        response: { 200: Type.Array(Endpoint), ...errorResponses(400, 401, 403, 503) },
-        responseDescriptions: { 200: 'A page of endpoints' },
+        headers: ReadHeaders,
+        response: { 200: Type.Array(Endpoint), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        responseDescriptions: { 200: 'A page of endpoints', 304: NOT_MODIFIED },
+        responseHeaders: { 200: { ...nextLinkHeader('endpoints'), ...CACHING }, 304: CACHING },
         errorExamples: [example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit')],
       },
     },
     async (request, reply) => {
-      const { limit = PAGE_LIMIT_DEFAULT, after } = request.query;
+      const { limit = PAGE_LIMIT_DEFAULT } = request.query;
+      const after = startAfter(request.query, 'webhooks');
       const page = await webhooks.listEndpoints({ limit: limit + 1, after });
       if (page.length > limit) {
         page.length = limit;
-        reply.header('link', nextPageLink(request, page[limit - 1]!.id));
+        reply.header('link', nextPageLink(request, nextPage(pageLinks, 'webhooks', '', page[limit - 1]!.id)));
       }
-      return reply.send(page.map(endpointView));
+      return sendSerializedRevalidated(request, reply, page.map(endpointView));
     },
   );
 
@@ -124,15 +135,17 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Reads a webhook endpoint (and why it was disabled, if it was)',
         params: EndpointIdParams,
-        response: { 200: Endpoint, ...errorResponses(401, 403, 404, 503) },
-        responseDescriptions: { 200: 'The endpoint' },
+        headers: ReadHeaders,
+        response: { 200: Endpoint, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        responseDescriptions: { 200: 'The endpoint', 304: NOT_MODIFIED },
+        responseHeaders: { 200: CACHING, 304: CACHING },
         errorExamples: [NOT_FOUND],
       },
     },
     async (request, reply) => {
       const endpoint = await webhooks.getEndpoint(request.params.id);
       if (!endpoint) throw notFound(request.params.id);
-      return reply.send(endpointView(endpoint));
+      return sendSerializedRevalidated(request, reply, endpointView(endpoint));
     },
   );
 

@@ -1,4 +1,6 @@
 import { Query } from '../http/strict-query.js';
+import { IfNoneMatchHeaders } from '../http/caching.js';
+import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
@@ -76,7 +78,13 @@ export const EndpointIdParams = Type.Object({
 
 export const EndpointListQuery = Query({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
-  after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last endpoint of the previous page' })),
+  cursor: Type.Optional(CursorParam()),
+  after: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'The id of the last endpoint of the previous page: an alias of the cursor, kept for the clients that use it. Not with `cursor`',
+    }),
+  ),
 });
 
 /** A webhook-id: msg_ and a ULID (time-ordered). */
@@ -85,13 +93,15 @@ export const WEBHOOK_ID = '^msg_[0-9A-HJKMNP-TV-Z]{26}$';
 export const MESSAGE_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 export const DeliveryQuery = Query({
+  cursor: Type.Optional(CursorParam('status')),
   status: Type.Optional(Type.Unsafe<(typeof MESSAGE_STATUSES)[number]>({ type: 'string', enum: [...MESSAGE_STATUSES] })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT, description: 'The most to return' })),
   after: Type.Optional(
     Type.String({
       pattern: WEBHOOK_ID,
       patternMeaning: 'must be a webhook-id: msg_ and 26 letters and digits',
-      description: 'The webhook-id of the last message of the previous page: the next page holds older ones',
+      description:
+        'The webhook-id of the last message of the previous page (the next page holds older ones): an alias of the cursor, kept for the clients that use it. Not with `cursor`',
     }),
   ),
 });
@@ -128,3 +138,5 @@ export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
 export const KeyedBodyHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
 /** PATCH's: Prefer: handling for its body's unknown fields. */
 export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders });
+/** The reads: If-None-Match, for a 304 while the answer is the same. */
+export const ReadHeaders = Type.Object({ ...IfNoneMatchHeaders });

@@ -10,7 +10,17 @@ function failingStore(error: () => Error): Store {
   const fail = async (): Promise<never> => {
     throw error();
   };
-  const plants: PlantStore = { get: fail, page: fail, count: fail, put: fail, patch: fail, delete: fail, export: fail, startImport: fail };
+  const plants: PlantStore = {
+    get: fail,
+    getMany: fail,
+    page: fail,
+    count: fail,
+    put: fail,
+    patch: fail,
+    delete: fail,
+    export: fail,
+    startImport: fail,
+  };
   return {
     kind: real.kind,
     plants,

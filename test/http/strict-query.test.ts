@@ -46,9 +46,9 @@ describe('strict query parameters on every operation of the OpenAPI document', a
     });
   }
 
-  it('the document lists exactly the accepted parameters: GET /plants takes limit, after, cursor, format, q, sort and tag', () => {
+  it('the document lists exactly the accepted parameters: GET /plants takes limit, after, cursor, format, id, q, sort and tag', () => {
     const list = doc.paths['/plants'].get.parameters.filter((p: Json) => p.in === 'query').map((p: Json) => p.name);
-    assert.deepEqual(list.sort(), ['after', 'cursor', 'format', 'limit', 'q', 'sort', 'tag']);
+    assert.deepEqual(list.sort(), ['after', 'cursor', 'format', 'id', 'limit', 'q', 'sort', 'tag']);
     assert.deepEqual(
       doc.paths['/healthz'].get.parameters.filter((p: Json) => p.in === 'query'),
       [],

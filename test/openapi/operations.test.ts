@@ -102,7 +102,18 @@ describe('GET /openapi.json: the operations', async () => {
     const list = op('get /plants');
     const names = list.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
     // Accept is chosen by the 200's media types (OpenAPI ignores an Accept parameter; /docs has its own selector).
-    assert.deepEqual(names, ['header:prefer', 'query:after', 'query:cursor', 'query:format', 'query:limit', 'query:q', 'query:sort', 'query:tag']);
+    assert.deepEqual(names, [
+      'header:if-none-match',
+      'header:prefer',
+      'query:after',
+      'query:cursor',
+      'query:format',
+      'query:id',
+      'query:limit',
+      'query:q',
+      'query:sort',
+      'query:tag',
+    ]);
     assert.deepEqual(Object.keys(list.responses['200'].content).sort(), ['application/json', 'application/x-ndjson', 'text/csv']);
     const limit = list.parameters.find((p: Json) => p.name === 'limit');
     assert.equal(limit.schema.minimum, 1);

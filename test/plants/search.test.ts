@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
@@ -268,9 +269,17 @@ describe('GET /plants: finding plants', async () => {
       }
     });
 
-    it('refuses a cursor whose id or name is not valid, even with the right fingerprint', async () => {
+    it("refuses a cursor of the release before whose id or name is not valid, even with the right fingerprint; an edited cursor of this one's", async () => {
+      // The release before's layout (still taken): [1, the scope's fingerprint, id, name].
+      const version = 1;
+      const fingerprint = createHash('sha256')
+        .update(JSON.stringify(['name', null, []]))
+        .digest('base64url')
+        .slice(0, 16);
       const good = await cursorOf(t, '/plants?sort=name&limit=1');
-      const [version, fingerprint] = parseJson(Buffer.from(good, 'base64url').toString()) as [number, string];
+      const edited = Buffer.from(good, 'base64url');
+      edited[edited.length - 3]! ^= 1;
+      assertError(await t.call('GET', `/plants?sort=name&cursor=${edited.toString('base64url')}`), 400, 'querystring.cursor');
       for (const fields of [
         [version, fingerprint, '9223372036854775808', 'a'],
         [version, fingerprint, '1.5', 'a'],

@@ -259,6 +259,49 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it('reads plants by many ids at once: each answer in its id place, missing ones undefined, repeats, int64 edges exact', async () => {
+      const store = await open();
+      try {
+        const { plants } = store;
+        const edges = [-(2n ** 63n), -(2n ** 53n) - 1n, 2n ** 53n + 1n, 2n ** 63n - 1n];
+        for (const id of edges) await plants.put({ id, name: `p${id}` });
+        for (let id = 1; id <= 120; id++) await plants.put(id % 2 ? { id, name: `n${id}`, tag: 'odd' } : { id, name: `n${id}` });
+        const versions = new Map<string, number>();
+        for (const id of [...edges, 5]) versions.set(String(id), (await plants.get(id))!.version);
+        const asked: Array<number | bigint> = [2n ** 63n - 1n, 5, 2n ** 53n, 5, 121, -(2n ** 63n), 0, 2n ** 53n + 1n, -(2n ** 53n) - 1n];
+        const answers = await plants.getMany(asked);
+        assert.equal(answers.length, asked.length, 'one answer per id, repeats included');
+        assert.deepEqual(answers[0], { plant: { id: 2n ** 63n - 1n, name: `p${2n ** 63n - 1n}` }, version: versions.get(String(2n ** 63n - 1n)) });
+        assert.deepEqual(answers[1], { plant: { id: 5, name: 'n5', tag: 'odd' }, version: versions.get('5') });
+        assert.equal(answers[2], undefined, '2^53, one below a stored id: none');
+        assert.deepEqual(answers[3], answers[1], 'a repeated id, answered again');
+        assert.equal(answers[4], undefined);
+        assert.deepEqual(answers[5]?.plant, { id: -(2n ** 63n), name: `p${-(2n ** 63n)}` });
+        assert.equal(answers[6], undefined);
+        assert.deepEqual(answers[7]?.plant, { id: 2n ** 53n + 1n, name: `p${2n ** 53n + 1n}` });
+        assert.deepEqual(answers[8]?.plant, { id: -(2n ** 53n) - 1n, name: `p${-(2n ** 53n) - 1n}` });
+        assert.deepEqual(await plants.getMany([]), []);
+        // Asked together with other reads (on SQLite, within their one read transaction).
+        const [single, many, page] = await Promise.all([plants.get(5), plants.getMany([5, 121]), plants.page({ limit: 1 })]);
+        assert.deepEqual(many, [single, undefined]);
+        assert.equal(page.count, 1);
+        // A hundred at once (the API's most), found in the order asked, ids as numbers where safe.
+        const hundred = Array.from({ length: 100 }, (_, i) => 120 - i);
+        assert.deepEqual(
+          (await plants.getMany(hundred)).map((answer) => answer?.plant.id),
+          hundred,
+        );
+        // A read asked after a write was answered sees it; a deleted plant is gone.
+        await plants.put({ id: 7, name: 'after' });
+        await plants.delete(8);
+        const [seven, eight] = await plants.getMany([7, 8]);
+        assert.equal(seven?.plant.name, 'after');
+        assert.equal(eight, undefined);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('patches name and tag, removes a tag with null, and reports a missing plant', async () => {
       const store = await open();
       try {

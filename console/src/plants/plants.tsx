@@ -76,7 +76,7 @@ export function Plants({
         return;
       }
       setProblem('');
-      setPage({ plants: data, next: nextLink(response, 'cursor'), total: response.headers.get('x-total-count') });
+      setPage({ plants: data, next: nextLink(response), total: response.headers.get('x-total-count') });
     } catch (error) {
       if (mine === loads.current) setProblem(unreachable(error));
     }

@@ -48,13 +48,13 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
     if (!allowed) return;
     const mine = ++loads.current;
     try {
-      const query = { limit: PAGE_SIZE, ...(state !== '' && { status: state }), ...(cursor !== undefined && { after: cursor }) };
+      const query = { limit: PAGE_SIZE, ...(state !== '' && { status: state }), ...(cursor !== undefined && { cursor }) };
       const { data, error, response } = await client.GET('/tokens', { params: { query } });
       // An older load answering late must not overwrite a newer one.
       if (mine !== loads.current) return;
       if (error !== undefined) return setProblem(explain(error));
       setProblem('');
-      setPage({ tokens: data, next: nextLink(response, 'after'), unlisted: unlistedNote(response.headers.get('unlisted-token-sources')) });
+      setPage({ tokens: data, next: nextLink(response), unlisted: unlistedNote(response.headers.get('unlisted-token-sources')) });
     } catch (error) {
       if (mine === loads.current) setProblem(unreachable(error));
     }

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type Endpoint } from '../api.js';
-import { useAfterPages } from '../pages.js';
+import { useCursorPages } from '../pages.js';
 import { Message, TableBox, when } from '../ui.js';
 
 /**
@@ -22,8 +22,8 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
   const [status, setStatus] = useState<Status | ''>('');
   const statusId = useId();
   const path = { id: endpoint.id };
-  const { list, more, problem, load } = useAfterPages((after) => {
-    const query = { limit: PAGE, ...(status !== '' && { status }), ...(after !== undefined && { after }) };
+  const { list, more, problem, load } = useCursorPages((cursor) => {
+    const query = { limit: PAGE, ...(status !== '' && { status }), ...(cursor !== undefined && { cursor }) };
     return client.GET('/webhooks/{id}/deliveries', { params: { path, query } });
   });
   useEffect(() => {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { explain, hasScope, lacking, unreachable, type Client, type Endpoint } from '../api.js';
-import { useAfterPages } from '../pages.js';
+import { useCursorPages } from '../pages.js';
 import type { Session } from '../session.js';
 import { Hidden, Message, when } from '../ui.js';
 import { Deliveries } from './deliveries.js';
@@ -21,9 +21,9 @@ type Dialog =
 
 export function Webhooks({ session }: { session: Session }) {
   const { client, info } = session;
-  const listEndpoints = (after: string | undefined) =>
-    client.GET('/webhooks', { params: { query: { limit: 100, ...(after !== undefined && { after }) } } });
-  const { list: endpoints, more, problem, setProblem, load } = useAfterPages(listEndpoints);
+  const listEndpoints = (cursor: string | undefined) =>
+    client.GET('/webhooks', { params: { query: { limit: 100, ...(cursor !== undefined && { cursor }) } } });
+  const { list: endpoints, more, problem, setProblem, load } = useCursorPages(listEndpoints);
   const [done, setDone] = useState('');
   const [dialog, setDialog] = useState<Dialog>(null);
   const [open, setOpen] = useState<string | null>(null);

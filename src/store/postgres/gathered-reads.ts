@@ -55,6 +55,15 @@ export class PlantLookups {
     });
   }
 
+  /**
+   * The plants with these ids, as rows, in no order (a batch read): one statement of their own, from the
+   * same connections and within the same wait (DB_TIMEOUT_MS), so that all are read in one snapshot.
+   */
+  async many(ids: ReadonlyArray<number | bigint>): Promise<LookupRow[]> {
+    const { rows } = await this.queryBy(Date.now() + this.settings.timeoutMs)<LookupRow>(SQL, [[...new Set(ids.map(int8))]]);
+    return rows;
+  }
+
   /** Reads a batch; resolves with the error that failed it, if one did. */
   private async read(waiting: Pending[]): Promise<unknown> {
     // A read whose caller's wait is over is not sent; the statement ends by its oldest read's deadline.

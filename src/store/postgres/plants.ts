@@ -48,6 +48,12 @@ export class PostgresPlants implements PlantStore {
     return row && { plant: toPlant(row), version: Number(row.version) };
   }
 
+  /** One statement for them all, on the connections single reads use (the primary): a write answered before is seen. */
+  async getMany(ids: readonly PlantId[]): Promise<Array<VersionedPlant | undefined>> {
+    const found = new Map((await this.lookups.many(ids)).map((row) => [row.id, { plant: toPlant(row), version: Number(row.version) }]));
+    return ids.map((id) => found.get(String(id)));
+  }
+
   /** One statement per page, built for the request's shape (list-sql.ts). */
   async page(options: ListOptions): Promise<PlantPage> {
     const { text, values } = pageStatement(options);

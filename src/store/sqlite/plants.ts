@@ -42,6 +42,8 @@ export function putOp(plant: StoredPlant, options: PutOptions): WriteOf<'put'> {
  */
 export class SqlitePlants implements PlantStore {
   private readonly getStmt;
+  /** Reads by id in one read transaction (a savepoint within the turn's, when it has others). */
+  private readonly readMany: (ids: readonly PlantId[]) => Array<VersionedPlant | undefined>;
   /** Reads by id and pages: those asked in one turn run together at its end (gathered-reads.ts). */
   private readonly reads: TurnReads;
 
@@ -57,13 +59,21 @@ export class SqlitePlants implements PlantStore {
     const oneSnapshot = db.transaction((reads: () => void) => reads());
     this.reads = new TurnReads(translate, (reads) => oneSnapshot(reads), tracer);
     this.getStmt = prepare<[PlantId], PlantRow<bigint> & { version: bigint }>(db, GET_SQL).safeIntegers(true);
+    this.readMany = db.transaction((ids: readonly PlantId[]) => ids.map((id) => this.read(id)));
   }
 
   get(id: PlantId): Promise<VersionedPlant | undefined> {
-    return this.reads.run(() => {
-      const row = this.getStmt.get(id);
-      return row && { plant: toPlant(row), version: Number(row.version) };
-    });
+    return this.reads.run(() => this.read(id));
+  }
+
+  /** By primary key, one after the other in one read transaction: one snapshot. */
+  getMany(ids: readonly PlantId[]): Promise<Array<VersionedPlant | undefined>> {
+    return this.reads.run(() => this.readMany(ids));
+  }
+
+  private read(id: PlantId): VersionedPlant | undefined {
+    const row = this.getStmt.get(id);
+    return row && { plant: toPlant(row), version: Number(row.version) };
   }
 
   /**

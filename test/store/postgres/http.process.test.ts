@@ -33,6 +33,9 @@ const NAMED = [
   'http/idempotency-answers.test.ts',
   'http/idempotency-upgrade.test.ts',
   'webhooks/keyed.test.ts',
+  // Every list's paging (cursors, after) and every read's caching (ETags of pages read from PostgreSQL).
+  'http/paging.test.ts',
+  'http/caching.test.ts',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.ts',
   'tracing/deliveries.test.ts',

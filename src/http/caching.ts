@@ -1,0 +1,117 @@
+import { hash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ENTITY_TAGS, notModified } from './conditional.js';
+
+/**
+ * Caching of reads (RFC 9111): every answer is `Cache-Control: no-store` unless its route says otherwise
+ * (security.ts). A read that has an ETag is `private, no-cache` instead: a client (a browser's cache, the
+ * typed client's) may keep it and must ask again before using it, and `If-None-Match` with the ETag costs a
+ * 304 without a body instead of the whole answer. `private`: every such answer needs a token, and no shared
+ * cache may keep one. Answers that hold a secret (a token's, a webhook endpoint's) stay `no-store`.
+ *
+ * The ETag of a plant is its version (strong, `"7"`, conditional.ts): no hashing on GET /plants/{id}. A
+ * list page, or a small read with no version of its own, is the weak `W/"<hash>"` of its JSON and of the
+ * headers that say more of it (the next page's link, the total): equal answers have equal tags, and a
+ * changed page (a plant added, renamed, deleted, a next page that appeared) another. Weak, because the tag
+ * stands for the content, not for the bytes of one encoding of it (RFC 9110 §8.8.1).
+ */
+
+/** What a read that can be revalidated answers in Cache-Control. */
+export const REVALIDATE_PRIVATE = 'private, no-cache';
+/** … and one anybody may read (/openapi.json). */
+export const REVALIDATE_PUBLIC = 'no-cache';
+
+/** The headers of a list's answer that say something of its content, so its ETag covers them too. */
+const CONTENT_HEADERS = ['link', 'x-total-count', 'missing-ids', 'unlisted-token-sources'] as const;
+
+/** The weak ETag of a JSON text and the content headers the reply carries so far. */
+export function weakEtag(reply: FastifyReply, json: string): string {
+  let text = json;
+  for (const name of CONTENT_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) text += `\n${name}: ${String(value)}`;
+  }
+  return `W/"${hash('sha1', text, 'base64url')}"`;
+}
+
+/**
+ * Adds header names to the answer's Vary (RFC 9110 §12.5.5), keeping those set before it (CORS's
+ * `Origin`): the answer depends on them, so a cache must not give it to a request that sends others.
+ */
+export function vary(reply: FastifyReply, ...names: string[]): FastifyReply {
+  const before = reply.getHeader('vary');
+  const have =
+    before === undefined
+      ? []
+      : String(before)
+          .split(',')
+          .map((name) => name.trim());
+  const lower = new Set(have.map((name) => name.toLowerCase()));
+  const added = names.filter((name) => !lower.has(name.toLowerCase()));
+  return added.length === 0 ? reply : reply.header('vary', [...have, ...added].join(', '));
+}
+
+/**
+ * Sets the ETag and the Cache-Control of a read that can be revalidated; true when the request's
+ * If-None-Match names the ETag (or is `*`), so the answer is 304 without a body.
+ */
+export function revalidated(request: FastifyRequest, reply: FastifyReply, etag: string, cacheControl = REVALIDATE_PRIVATE): boolean {
+  reply.header('etag', etag).header('cache-control', cacheControl);
+  return notModified(request.headers['if-none-match'], etag);
+}
+
+/** A JSON answer with its weak ETag: 304 when If-None-Match names it, else the JSON text as it is. */
+export function sendRevalidated(request: FastifyRequest, reply: FastifyReply, json: string, cacheControl = REVALIDATE_PRIVATE): FastifyReply {
+  if (revalidated(request, reply, weakEtag(reply, json), cacheControl)) return reply.code(304).send();
+  // JSON text with a JSON type is sent as it is, not through the serializer again.
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+/**
+ * sendRevalidated of a value, written by the route's own 200 serializer (its response schema): the same
+ * bytes the route would send without an ETag.
+ */
+export function sendSerializedRevalidated(request: FastifyRequest, reply: FastifyReply, value: unknown): FastifyReply {
+  // A route with a response schema serializes to text (fast-json-stringify).
+  return sendRevalidated(request, reply, reply.serialize(value) as string);
+}
+
+/** The 304's description in the OpenAPI document. */
+export const NOT_MODIFIED = 'Not modified: the answer is the one whose ETag If-None-Match names';
+
+/** The If-None-Match request header of a read that can be revalidated, for its headers schema. */
+export const IfNoneMatchHeaders = {
+  'if-none-match': Type.Optional(
+    Type.String({
+      description: 'ETags the client holds (as the ETag header gave them), or `*`: 304 Not Modified when one is current',
+      ...ENTITY_TAGS,
+    }),
+  ),
+};
+
+const ETAG_DESCRIPTIONS = {
+  version: 'The version as stored, a strong entity tag: `"<version>"`, such as `"7"`',
+  weak: 'A weak entity tag of this answer (`W/"…"`): send it as If-None-Match to get 304 while the answer is the same',
+  strong: 'An entity tag of these bytes: send it as If-None-Match to get 304 while they are the same',
+};
+
+type HeaderDoc = Record<string, { description: string; schema: { type: 'string' } }>;
+
+/**
+ * The answer headers of such a read, for the OpenAPI document: its ETag (a version, a weak hash of the
+ * answer, a hash of fixed bytes), its Cache-Control, and the request headers it varies by.
+ */
+export function revalidationHeaders(
+  etag: keyof typeof ETAG_DESCRIPTIONS,
+  varies: readonly string[] = [],
+  cacheControl = REVALIDATE_PRIVATE,
+): HeaderDoc {
+  const headers: HeaderDoc = {
+    ETag: { description: ETAG_DESCRIPTIONS[etag], schema: { type: 'string' } },
+    'Cache-Control': { description: `\`${cacheControl}\`: keep it, and revalidate it (If-None-Match) before using it`, schema: { type: 'string' } },
+  };
+  if (varies.length > 0)
+    headers.Vary = { description: `\`${varies.join(', ')}\`: the answer depends on these request headers`, schema: { type: 'string' } };
+  return headers;
+}
