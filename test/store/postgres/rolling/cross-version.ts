@@ -39,6 +39,7 @@ export class CrossVersion {
     await this.keyed(writer, reader, what);
     await this.tokens(writer, reader, what);
     await this.webhooks(writer, reader, what);
+    await this.lists(writer, reader, what);
     // The feed reads the same through both, events written by either.
     const [fromWriter, fromReader] = await Promise.all([this.feedPage(writer, start), this.feedPage(reader, start)]);
     // Read at about the same moment while the load writes: the shorter is the other's beginning.
@@ -134,6 +135,23 @@ export class CrossVersion {
     await this.expect(writer, 'GET', `/webhooks/${id}`, {}, 404, what);
   }
 
+  /**
+   * A list's next page, as the writer's Link gives it, is read through the reader: the new release writes
+   * its Links in the old one's forms (PAGE_LINKS=1.0, set on every instance), so a client sent from one
+   * to the other pages on. Plants in both orders, the feed, tokens: each has a next page here.
+   */
+  private async lists(writer: Instance, reader: Instance, what: string): Promise<void> {
+    for (let i = 0; i < 2; i++) {
+      await this.expect(writer, 'POST', '/tokens', { body: `{"name":"across-list-${this.id()}","scopes":["plants:read"]}` }, 201, what);
+    }
+    for (const list of ['/plants?limit=1', '/plants?limit=1&sort=name', '/events?limit=1', '/tokens?limit=1']) {
+      const page = await this.expect(writer, 'GET', list, {}, 200, what);
+      const next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1];
+      assert.ok(next, `${what}: GET ${list} through ${writer.name} has a next page: ${page.headers.get('link')}`);
+      await this.expect(reader, 'GET', next, {}, 200, `${what}: the Link of GET ${list}`);
+    }
+  }
+
   private async feedPage(instance: Instance, after: string | undefined): Promise<Array<{ id: string }>> {
     const answer = await this.expect(instance, 'GET', `/events?limit=1000${after ? `&after=${after}` : ''}`, {}, 200, 'the feed');
     return JSON.parse(answer.text) as Array<{ id: string }>;
@@ -147,7 +165,7 @@ export class CrossVersion {
     status: number,
     what: string,
     text?: string,
-  ): Promise<{ status: number; text: string }> {
+  ): Promise<{ status: number; text: string; headers: Headers }> {
     const answer = await request(`${instance.url}${path}`, { method, token: this.token, ...options });
     assert.equal(answer.status, status, `${what}: ${method} ${path} through ${instance.name} (${instance.release?.name ?? '?'}): ${answer.text}`);
     if (text !== undefined) assert.equal(answer.text, text, `${what}: ${method} ${path} through ${instance.name}`);

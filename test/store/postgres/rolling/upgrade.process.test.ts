@@ -56,7 +56,14 @@ describe(`a rolling upgrade from the previous release (${PREVIOUS_RELEASE.versio
     const built = Date.now();
     const receiver = await Receiver.start(after);
     const databaseUrl = await server!.createDatabase();
-    const env = { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: TOKEN, WEB_CONCURRENCY: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    // PAGE_LINKS=1.0: the new release's Links in the old one's forms while both run (docs/upgrading.md); the old one ignores it.
+    const env = {
+      DATABASE_URL: databaseUrl,
+      PLANT_STORE_TOKENS: TOKEN,
+      WEB_CONCURRENCY: '1',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      PAGE_LINKS: '1.0',
+    };
     const instances = [new Instance('a', await freePort(), env, after), new Instance('b', await freePort(), env, after)] as const;
     // The fleet as it runs today: the previous release, which made the schema.
     for (const instance of instances) await instance.start(previous);
