@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { int64AsStrings } from '../json/int64-strings.js';
 import { parseInt64 } from '../model/plant-id.js';
 import { preferences } from './preferences.js';
+import { vary } from './caching.js';
 
 /**
  * `Prefer: int64=string` (RFC 7240; docs/api.md, "Ids for JavaScript"): the client asks for int64 values
@@ -80,7 +81,7 @@ export function int64Body(request: FastifyRequest, body: unknown): unknown {
   return body;
 }
 
-/** Adds a value to a list header the answer may have already (Vary, Preference-Applied). */
+/** Adds a value to a list header the answer may have already (Preference-Applied). */
 function append(reply: FastifyReply, name: string, value: string): void {
   const before = reply.getHeader(name);
   reply.header(name, before === undefined || before === '' ? value : `${String(before)}, ${value}`);
@@ -96,7 +97,7 @@ export function int64Applied(reply: FastifyReply): void {
  * when its answers hold some, and for a client that asked, a JSON text with them as strings.
  */
 export function int64Answer(request: FastifyRequest, reply: FastifyReply, payload: unknown, members: Int64Members): unknown {
-  if (members.answer !== undefined) append(reply, 'vary', 'Prefer');
+  if (members.answer !== undefined) vary(reply, 'Prefer');
   if (typeof payload !== 'string' || !prefersInt64Strings(request.headers.prefer)) return payload;
   if (!String(reply.getHeader('content-type')).startsWith('application/json')) return payload;
   int64Applied(reply);

@@ -98,9 +98,9 @@ describe('paging: every list pages by an opaque cursor in Link, with limit', asy
     }
   });
 
-  it('a cursor is bound to its filters: another state, status, type or sort is 400 naming cursor', async () => {
+  it('a cursor is bound to its filters: another status, type or sort is 400 naming cursor', async () => {
     const pairs: Array<[string, string]> = [
-      ['/tokens?state=active&limit=1', '/tokens?state=revoked'],
+      ['/tokens?status=active&limit=1', '/tokens?status=revoked'],
       [`/webhooks/${endpoints[0]}/deliveries?status=pending&limit=1`, `/webhooks/${endpoints[0]}/deliveries`],
       [`/webhooks/${endpoints[0]}/deliveries?limit=1`, `/webhooks/${endpoints[1]}/deliveries`],
       ['/events?type=plant.created&limit=1', '/events?type=plant.deleted'],
