@@ -7,17 +7,7 @@
  * text is the service's own JSON (valid, no key escaped), read once, its strings stepped over whole.
  */
 
-const BACKSLASH = 0x5c;
-
-/** The index of the quote that ends the string whose text starts at `from`, or -1. */
-function closingQuote(text: string, from: number): number {
-  for (let at = text.indexOf('"', from); at !== -1; at = text.indexOf('"', at + 1)) {
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
-  return -1;
-}
+import { closingQuote } from './string-end.js';
 
 /** JSON's whitespace. */
 function skipSpace(text: string, at: number): number {

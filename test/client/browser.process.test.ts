@@ -129,6 +129,7 @@ test(
       '/client/follow.js',
       '/client/index.js',
       '/client/json.js',
+      '/client/string-end.js',
       '/main.js',
       '/openapi-fetch/index.mjs',
     ]);

@@ -22,7 +22,7 @@ const execFileAsync = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 /** The modules of the package, each shipped as .js and .d.ts (openapi-types: the generated types). */
-const MODULES = ['content', 'event-stream', 'event-types', 'follow', 'index', 'json', 'openapi-types', 'types'];
+const MODULES = ['content', 'event-stream', 'event-types', 'follow', 'index', 'json', 'openapi-types', 'string-end', 'types'];
 /** Everything the empty project may hold after the install: the package and openapi-fetch's own two. */
 const INSTALLED = ['@plant-store/client', 'openapi-fetch', 'openapi-typescript-helpers'];
 
