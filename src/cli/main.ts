@@ -24,6 +24,11 @@ const COMMANDS: readonly Command[] = [
   reindexCommand,
 ];
 
+/** The tool's commands, serve first: what `plant-store --help` lists (and the help tests walk). */
+export function allCommands(serve: () => Promise<void>): readonly Command[] {
+  return [serveCommand(serve), ...COMMANDS];
+}
+
 const HELP = new Set(['-h', '--help', 'help']);
 
 /** The action an argument list names, or the help it asks for; a name that is no command's is a UsageError. */
@@ -66,11 +71,10 @@ function resolve(
  * stdout; a command given without its action prints its help on stderr and fails.
  */
 export async function main(argv: string[], serve: () => Promise<void>): Promise<number> {
-  const serveIt = serveCommand(serve);
-  const commands = [serveIt, ...COMMANDS];
+  const commands = allCommands(serve);
   // A reader that stops reading (plant-store plants export | head) has all it wanted: stop, quietly.
   // Not the server's: it logs to stdout, and a log that cannot be written is no reason to exit 0.
-  if (argv[0] !== serveIt.name)
+  if (argv[0] !== commands[0]!.name)
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') process.exit(0);
       process.stderr.write(`plant-store: cannot write to standard output: ${error.message}\n`);
