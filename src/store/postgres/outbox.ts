@@ -12,6 +12,11 @@ import { DISABLED_AT_EVENT } from '../../model/delivery-reasons.js';
  * expressions (parameters or CASEs on the write's result), `from` the rows that exist only if the write
  * changed a plant, `traceparent` the request's trace context (tracing on; NULL otherwise). Messages for a
  * disabled endpoint are failed at once. RETURNING status lets the caller count the messages queued for delivery.
+ *
+ * FOR KEY SHARE OF e: the lock the foreign key's check takes on each endpoint anyway, taken as the endpoint
+ * is read instead of after. An endpoint deleted meanwhile by a transaction that commits first is then
+ * passed over (the read waits for it, and finds it gone), where the check found it gone and failed the
+ * whole write (a 500 for a plant write racing an endpoint's deletion); one deleted after waits for this.
  */
 export function insertMessages(params: {
   type: string;
@@ -27,6 +32,7 @@ export function insertMessages(params: {
            CASE WHEN e.enabled THEN ${params.at} END,
            CASE WHEN e.enabled THEN NULL ELSE '${DISABLED_AT_EVENT}' END, ${params.traceparent ?? 'NULL'}
     FROM ${params.from} JOIN webhook_endpoints e ON ${params.type} = ANY (e.events)
+    FOR KEY SHARE OF e
     RETURNING status`;
 }
 
