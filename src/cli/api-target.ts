@@ -15,7 +15,7 @@ export const TOKEN_VARIABLE = 'PLANT_STORE_TOKEN';
 export const URL_OPTION: OptionSpec = {
   type: 'string',
   value: 'URL',
-  help: `work through the service at this http(s) URL, not on the store (default: ${URL_VARIABLE})`,
+  help: `work through the service at this http(s) URL, not the store (default: ${URL_VARIABLE})`,
 };
 
 /** The service a command reaches, and the token it sends. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../model/event-types.js';
-import type { MessageStatus } from '../store/webhook-store.js';
+import type { Int64Form, MessageStatus } from '../store/webhook-store.js';
 import type { Delivery, Endpoint } from '../webhooks/schema.js';
 import { PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { AnswerLostError, Api, atService, nextStart } from './api.js';
@@ -20,6 +20,7 @@ export interface NewEndpointBody {
   url: string;
   events?: EventType[];
   description?: string;
+  int64?: Int64Form;
 }
 
 /** POST /webhooks's answer: the endpoint, and its secret, this once. */
@@ -44,12 +45,13 @@ export type DeliveryQuery = {
  */
 export async function add(
   target: ApiTarget,
-  input: { url: string; events: EventType[] | undefined; description: string | undefined },
+  input: { url: string; events: EventType[] | undefined; description: string | undefined; int64: Int64Form | undefined },
 ): Promise<void> {
   const api = await Api.connect(target);
   const body: NewEndpointBody = { url: input.url };
   if (input.events !== undefined) body.events = input.events;
   if (input.description !== undefined) body.description = input.description;
+  if (input.int64 !== undefined) body.int64 = input.int64;
   const answer = await api
     .call('post', '/webhooks', { body, headers: { 'idempotency-key': randomUUID() } }, { retry: 'Idempotency-Key' })
     .catch((error: unknown) => {

@@ -1,6 +1,6 @@
 import { EVENT_TYPES, type EventType } from '../model/events.js';
-import type { MessageStatus } from '../store/webhook-store.js';
-import { MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
+import type { Int64Form, MessageStatus } from '../store/webhook-store.js';
+import { INT64_FORMS, MESSAGE_STATUSES, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../webhooks/schema.js';
 import { orList } from '../words.js';
 import { apiTarget, URL_OPTION } from './api-target.js';
 import { UsageError, type Command } from './command.js';
@@ -36,10 +36,21 @@ export const webhookCommand: Command = {
       options: {
         event: { type: 'string', value: 'EVENT', multiple: true, help: `${orList(EVENT_TYPES)} (default: all of them)` },
         description: { type: 'string', value: 'TEXT', help: 'free text for people' },
+        int64: {
+          type: 'string',
+          value: 'FORM',
+          choices: INT64_FORMS,
+          help: 'how its bodies write plant ids: number (the default) or string, exact in JavaScript',
+        },
         url: URL_OPTION,
       },
       async run(given) {
-        const input = { url: given.args[0]!, events: events(given.strings('event')), description: given.string('description') };
+        const input = {
+          url: given.args[0]!,
+          events: events(given.strings('event')),
+          description: given.string('description'),
+          int64: given.string('int64') as Int64Form | undefined,
+        };
         const target = apiTarget(given, MANAGES);
         return target ? http.add(target, input) : local.add(input);
       },

@@ -35,7 +35,7 @@ export function prefersInt64Strings(prefer: string | readonly string[] | undefin
 }
 
 /** The names of the int64 members anywhere in a schema (properties, items, unions, compositions). */
-function int64Names(schema: unknown, found = new Set<string>()): Set<string> {
+export function int64Names(schema: unknown, found = new Set<string>()): Set<string> {
   if (schema === null || typeof schema !== 'object') return found;
   const node = schema as Record<string, unknown>;
   for (const [name, member] of Object.entries((node.properties ?? {}) as Record<string, { format?: string }>)) {

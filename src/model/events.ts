@@ -18,6 +18,13 @@ export function newEventId(): string {
   return newId('msg');
 }
 
+/**
+ * The members of an event body (below) that hold int64 values: the plant's `data.id` (the envelope has
+ * none; a plant's name and tag are strings). Written as JSON strings for an endpoint that asks for them
+ * so (`"int64": "string"`, webhooks/delivery.ts); a test holds this to the bodies' schemas (format int64).
+ */
+export const EVENT_INT64_MEMBERS: ReadonlySet<string> = new Set(['id']);
+
 /** The last timestamp written into a body, and its text. */
 let lastTime = NaN;
 let lastText = '';

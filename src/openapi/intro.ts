@@ -69,7 +69,8 @@ last digit: read answers with a JSON parser that keeps integers beyond 2^53.
 \`JSON.parse\` rounds an integer beyond 2^53. Send \`Prefer: int64=string\` and every \`format: int64\` value
 of an answer (plant ids, in pages and event streams too) comes as a string, answered with
 \`Preference-Applied: int64=string\`; a body may then send its id as a string too. Without it, ids are
-JSON integers.
+JSON integers. A webhook endpoint registered with \`"int64": "string"\` gets its deliveries' plant ids as
+strings likewise.
 
 ## Deprecations
 

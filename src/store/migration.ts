@@ -42,6 +42,7 @@ export const MIGRATION_TABLE: ReadonlyArray<{ name: string; sqlite?: number; pos
   { name: 'idempotency_keys', sqlite: 8, postgres: 8, does: 'answers kept for Idempotency-Keys' },
   { name: 'idempotency_outcomes', sqlite: 9, postgres: 9, does: 'outcomes kept instead, earlier answers moved under the kind answer' },
   { name: 'instances', postgres: 10, does: 'the processes on the database and the release each runs (SQLite has one host)' },
+  { name: 'webhook_int64_strings', sqlite: 10, postgres: 11, does: "each webhook endpoint's choice of int64 values as strings in its bodies" },
 ];
 
 /**

@@ -45,6 +45,8 @@ export interface EndpointRow {
   url: string;
   events: EventType[];
   description: string | null;
+  /** Whether its bodies write int64 values as strings (`int64: "string"`). */
+  int64_strings: boolean;
   enabled: boolean;
   disabled_reason: string | null;
   created_at: number;
@@ -56,6 +58,7 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
     url: row.url,
     events: row.events,
     ...(row.description === null ? {} : { description: row.description }),
+    ...(row.int64_strings ? { int64: 'string' as const } : {}),
     enabled: row.enabled,
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
     createdAt: row.created_at,

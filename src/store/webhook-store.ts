@@ -9,11 +9,20 @@ import type { EventType } from '../model/events.js';
  * a time, for a lease).
  */
 
+/**
+ * How an endpoint's delivery bodies write int64 values (the plant's `data.id`): JSON integers, as the
+ * specification writes ids (the default), or JSON strings, which a JavaScript receiver's JSON.parse keeps
+ * exact: the same words as the `Prefer: int64=string` of the API's answers (http/int64-preference.ts).
+ */
+export type Int64Form = 'number' | 'string';
+
 export interface WebhookEndpoint {
   id: string;
   url: string;
   events: EventType[];
   description?: string;
+  /** Present when its bodies write int64 values as strings; absent: as numbers (the default). */
+  int64?: 'string';
   enabled: boolean;
   /** Why the service disabled it (410 Gone, failing too long); absent when enabled or disabled by a client. */
   disabledReason?: string;
@@ -25,6 +34,8 @@ export interface NewEndpointRecord {
   url: string;
   events: EventType[];
   description?: string | undefined;
+  /** Absent (as in the outcomes an earlier release kept) means 'number'. */
+  int64?: Int64Form | undefined;
   secret: string;
   createdAt: number;
 }
@@ -34,6 +45,7 @@ export interface EndpointChanges {
   events?: EventType[] | undefined;
   /** null removes it. */
   description?: string | null | undefined;
+  int64?: Int64Form | undefined;
   enabled?: boolean | undefined;
 }
 
@@ -65,7 +77,10 @@ export interface DueMessage {
   /** The secrets to sign with: the current one, then the previous one during the day after a rotation. */
   secrets: string[];
   eventId: string;
+  /** The body as the outbox keeps it (int64 values as JSON integers). */
   payload: string;
+  /** Present when the endpoint asks for int64 values as strings now: each attempt sends the payload so (webhooks/delivery.ts). */
+  int64?: 'string';
   /** Attempts since the message was queued or replayed: its place in the retry schedule. */
   roundAttempts: number;
   /** The W3C traceparent of the request whose write queued it (tracing on then): its deliveries continue that trace. */

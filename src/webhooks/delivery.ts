@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import type * as Undici from 'undici';
+import { int64AsStrings } from '../json/int64-strings.js';
+import { EVENT_INT64_MEMBERS } from '../model/events.js';
 import type { DueMessage } from '../store/webhook-store.js';
 import { VERSION } from '../version.js';
 import { forbiddenAddress, guardedLookup, notPublic, WebhookUrlError, type RefusedAddress, type Resolver } from './network-guard.js';
@@ -80,6 +82,16 @@ function refusal(error: WebhookUrlError): AttemptOutcome {
 }
 
 /**
+ * The body an attempt sends, and signs: the outbox's bytes, with the int64 values (the plant's id) as JSON
+ * strings when the endpoint asks for them so now (`"int64": "string"`). Made at each attempt from the
+ * endpoint's current setting, so a retry or a replay follows it too; one endpoint's choice never changes
+ * what another gets.
+ */
+export function deliveryBody(message: Pick<DueMessage, 'payload' | 'int64'>): string {
+  return message.int64 === 'string' ? int64AsStrings(message.payload, EVENT_INT64_MEMBERS) : message.payload;
+}
+
+/**
  * Sends messages to receivers: one POST each, signed (Standard Webhooks), bounded by WEBHOOK_TIMEOUT_MS,
  * no redirects followed, connected only to addresses the network guard allowed.
  */
@@ -128,6 +140,7 @@ export class Sender {
     }
     const { agent, request } = client;
     const timestamp = Math.floor(Date.now() / 1000);
+    const body = deliveryBody(message);
     const deadline = new AttemptDeadline(timeoutMs);
     try {
       const response = await request(url, {
@@ -139,10 +152,10 @@ export class Sender {
           'user-agent': this.userAgent,
           'webhook-id': message.eventId,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': signatureHeader(message.secrets, message.eventId, timestamp, message.payload),
+          'webhook-signature': signatureHeader(message.secrets, message.eventId, timestamp, body),
           ...traceHeaders,
         },
-        body: message.payload,
+        body,
       });
       // The answer's body is not used; reading it frees the connection for the next delivery.
       await response.body.dump();

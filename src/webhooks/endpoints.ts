@@ -1,4 +1,4 @@
-import type { NewEndpointRecord, WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
+import type { Int64Form, NewEndpointRecord, WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { newId } from '../model/ids.js';
 import { checkWebhookUrl, type Resolver } from './network-guard.js';
@@ -28,6 +28,8 @@ export interface EndpointInput {
   url: string;
   events?: EventType[] | undefined;
   description?: string | undefined;
+  /** How its bodies write int64 values; numbers unless told. */
+  int64?: Int64Form | undefined;
 }
 
 /** The endpoint registerEndpoint stores (its URL checked), before it is stored. */
@@ -39,12 +41,22 @@ export async function newEndpoint(input: EndpointInput, rules: EndpointRules): P
     url: url.href,
     events: input.events ?? [...EVENT_TYPES],
     description: input.description,
+    // Kept only when it is not the default, as the store shows it.
+    ...(input.int64 === 'string' ? { int64: 'string' as const } : {}),
     secret: newSecret(),
     createdAt: Date.now(),
   };
 }
 
-/** The endpoint as the store will read it back once stored (enabled, a description only when it has one). */
-export function storedEndpoint({ id, url, events, description, createdAt }: NewEndpointRecord): WebhookEndpoint {
-  return { id, url, events, ...(description === undefined ? {} : { description }), enabled: true, createdAt };
+/** The endpoint as the store will read it back once stored (enabled, a description and int64 only when it has them). */
+export function storedEndpoint({ id, url, events, description, int64, createdAt }: NewEndpointRecord): WebhookEndpoint {
+  return {
+    id,
+    url,
+    events,
+    ...(description === undefined ? {} : { description }),
+    ...(int64 === 'string' ? { int64 } : {}),
+    enabled: true,
+    createdAt,
+  };
 }

@@ -23,7 +23,8 @@ export const SIGNING =
   'Standard Webhooks (https://www.standardwebhooks.com): `webhook-signature` is `v1,` and the base64 HMAC-SHA256 of ' +
   '`{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. ' +
   'For 24 hours after a secret rotation it carries two signatures, the new one first, space-separated. Verify with any ' +
-  'Standard Webhooks library (npm: standardwebhooks); de-duplicate by `webhook-id` (delivery is at least once, in no set order).';
+  'Standard Webhooks library (npm: standardwebhooks); de-duplicate by `webhook-id` (delivery is at least once, in no set order). ' +
+  'An endpoint registered with `"int64": "string"` gets `data.id` as a JSON string (`"9007199254740993"`), signed as sent.';
 
 export interface WebhookEventDoc {
   summary: string;

@@ -172,13 +172,13 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      const { events, description, enabled } = request.body;
+      const { events, description, int64, enabled } = request.body;
       const url =
         request.body.url === undefined
           ? undefined
           : (await checkWebhookUrl(request.body.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl(request)))
               .href;
-      const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, enabled });
+      const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, int64, enabled });
       if (!endpoint) throw notFound(request.params.id);
       return reply.send(endpointView(endpoint));
     },

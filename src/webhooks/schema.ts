@@ -6,6 +6,7 @@ import { PreferHandlingHeaders } from '../http/unknown-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Int64, STORABLE_TEXT } from '../model/plant.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
+import type { Int64Form } from '../store/webhook-store.js';
 import { URL_MAX_LENGTH } from './network-guard.js';
 
 /**
@@ -26,8 +27,22 @@ const Url = Type.String({
 const Description = Type.String({ maxLength: DESCRIPTION_MAX, pattern: STORABLE_TEXT, description: 'Free text for people' });
 const Time = (description: string) => Type.String({ format: 'date-time', description });
 
+export const INT64_FORMS = ['number', 'string'] as const satisfies readonly Int64Form[];
+/**
+ * How the endpoint's delivery bodies write int64 values (the plant's `data.id`): the words of `Prefer:
+ * int64=string`, which does the same for the API's answers (docs/api.md, "Ids for JavaScript").
+ */
+const Int64Setting = (description: string) => Type.Unsafe<Int64Form>({ type: 'string', enum: [...INT64_FORMS], description, examples: ['string'] });
+const INT64_CHOICE =
+  '`string` writes them as JSON strings (`"id":"9007199254740993"`), which JavaScript\'s JSON.parse keeps exact; `number` as JSON integers, as the specification writes ids';
+
 export const NewEndpoint = Type.Object(
-  { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
+  {
+    url: Url,
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    int64: Type.Optional(Int64Setting(`How its delivery bodies write int64 values (the plant's id): ${INT64_CHOICE}. Default: number`)),
+  },
   { description: 'NewWebhookEndpoint' },
 );
 export type NewEndpoint = Static<typeof NewEndpoint>;
@@ -37,6 +52,9 @@ export const EndpointPatch = Type.Object(
     url: Type.Optional(Url),
     events: Type.Optional(Events),
     description: Type.Optional(Type.Union([Description, Type.Null()])),
+    int64: Type.Optional(
+      Int64Setting(`How its delivery bodies write int64 values from the next attempt on, retries and replays included: ${INT64_CHOICE}`),
+    ),
     enabled: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true resumes them (pending messages flow again)' })),
   },
   { description: 'WebhookEndpointPatch' },
@@ -48,6 +66,13 @@ const endpointFields = {
   url: Url,
   events: Events,
   description: Type.Optional(Description),
+  int64: Type.Optional(
+    Type.Unsafe<'string'>({
+      type: 'string',
+      enum: ['string'],
+      description: 'Present when its delivery bodies write int64 values as JSON strings; absent: as JSON integers (number, the default)',
+    }),
+  ),
   enabled: Type.Boolean(),
   disabledReason: Type.Optional(Type.String({ description: 'Why the service disabled it (410 Gone, failing too long)' })),
   createdAt: Time('When it was registered'),

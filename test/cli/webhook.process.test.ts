@@ -69,6 +69,25 @@ describe('webhook commands against a running server', async () => {
     assert.match(again.stderr, /no webhook endpoint/);
   });
 
+  test('add --int64 string: the endpoint shows it, and the running server delivers plant ids as JSON strings', async () => {
+    const added = await webhook('add', receiver.url, '--event', 'plant.deleted', '--int64', 'string');
+    assert.equal(added.code, 0, added.stderr);
+    const endpoint = JSON.parse(added.stdout) as { id: string; int64: string; secret: string };
+    assert.deepEqual(Object.keys(endpoint), ['id', 'url', 'events', 'int64', 'enabled', 'createdAt', 'secret'], 'in the API order');
+    assert.equal(endpoint.int64, 'string');
+    const big = '9007199254740993';
+    await request(`${server.url}/plants`, { token: TOKEN, method: 'POST', body: `{"id":${big},"name":"Big"}` });
+    await request(`${server.url}/plants/${big}`, { token: TOKEN, method: 'DELETE' });
+    const delivery = await until(() => receiver.received.find((d) => d.body.includes('plant.deleted')), 'the deletion to be delivered', {
+      timeoutMs: 10_000,
+    });
+    assert.match(delivery.body, new RegExp(`"data":\\{"id":"${big}"\\}\\}$`));
+    assert.deepEqual(verify(endpoint.secret, delivery).data, { id: big });
+    const listed = JSON.parse((await webhook('list', '--json')).stdout) as Array<{ id: string; int64?: string }>;
+    assert.equal(listed.find((e) => e.id === endpoint.id)?.int64, 'string');
+    assert.equal((await webhook('remove', endpoint.id)).code, 0);
+  });
+
   test('refuses what HTTP refuses, with exit 1 and one line: a private address (by default), a bad URL, an unknown event or status', async () => {
     const strict = await run([CLI_JS, 'webhook', 'add', 'http://127.0.0.1:9/x'], { env: { DATABASE_URL: databaseUrl } });
     assert.equal(strict.code, 1);
@@ -79,6 +98,7 @@ describe('webhook commands against a running server', async () => {
     for (const args of [
       ['add', 'ftp://example.com/x'],
       ['add', receiver.url, '--event', 'plant.eaten'],
+      ['add', receiver.url, '--int64', 'bigint'],
       ['add'],
       ['deliveries'],
       ['deliveries', 'ep_x', '--status', 'lost'],

@@ -21,6 +21,7 @@ interface Listed {
   url: string;
   events: string[];
   description?: string;
+  int64?: string;
   enabled: boolean;
   createdAt: string;
 }
@@ -69,6 +70,18 @@ describe('webhooks through a running service (--url)', async () => {
     });
     assert.equal(local.code, 0, local.stderr);
     assert.deepEqual(Object.keys(JSON.parse(local.stdout) as object), Object.keys(endpoint));
+
+    // --int64 string, sent as the body's int64: the service keeps it; printed as the store-side add prints it.
+    const strings = await webhook(['add', 'http://127.0.0.1:9/strings', '--int64', 'string']);
+    assert.equal(strings.code, 0, strings.stderr);
+    const made = JSON.parse(strings.stdout) as Listed & { int64: string };
+    assert.equal(made.int64, 'string');
+    assert.equal((await listed()).find((e) => e.id === made.id)?.int64, 'string');
+    const here = await run([CLI_JS, 'webhook', 'add', 'https://93.184.215.14/hooks', '--int64', 'string'], {
+      cwd: dir,
+      env: { DATABASE_URL: databaseUrl },
+    });
+    assert.deepEqual(Object.keys(JSON.parse(here.stdout) as object), Object.keys(made));
   });
 
   test('list prints what the store-side list prints, table and JSON, every page followed', async () => {

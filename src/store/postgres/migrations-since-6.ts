@@ -103,4 +103,15 @@ CREATE TABLE instances (
 );
 `,
   },
+  {
+    version: 11,
+    name: 'webhook_int64_strings',
+    sql: `
+-- An endpoint may ask for its delivery bodies with int64 values as JSON strings ("int64": "string"):
+-- true then, false (JSON integers, as before) for every endpoint until asked. A column the release before
+-- never reads, defaulted for its inserts, which name their columns: it keeps working beside this one. A
+-- constant default: the table is not rewritten.
+ALTER TABLE webhook_endpoints ADD COLUMN int64_strings boolean NOT NULL DEFAULT false;
+`,
+  },
 ];

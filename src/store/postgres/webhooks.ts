@@ -16,7 +16,7 @@ import type {
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 // Epoch milliseconds are bigint columns: read as float8, exact below 2^53, so that they arrive as numbers.
-const ENDPOINT_FIELDS = 'id, url, events, description, enabled, disabled_reason, created_at::float8 AS created_at';
+const ENDPOINT_FIELDS = 'id, url, events, description, int64_strings, enabled, disabled_reason, created_at::float8 AS created_at';
 const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
 const MESSAGE_COLUMNS = `SELECT event_id, type, payload, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
   last_status, last_error, next_attempt_at::float8 AS next_attempt_at FROM webhook_messages`;
@@ -42,9 +42,9 @@ export class PostgresWebhooks implements WebhookStore {
 
   async createEndpoint(e: NewEndpointRecord): Promise<WebhookEndpoint> {
     const { rows } = await this.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES ($1, $2, $3, $4, true, $5, $6)
+      `INSERT INTO webhook_endpoints (id, url, events, description, int64_strings, enabled, secret, created_at) VALUES ($1, $2, $3, $4, $5, true, $6, $7)
        RETURNING ${ENDPOINT_FIELDS}`,
-      [e.id, e.url, e.events, e.description ?? null, e.secret, e.createdAt],
+      [e.id, e.url, e.events, e.description ?? null, e.int64 === 'string', e.secret, e.createdAt],
     );
     return toEndpoint(rows[0]!);
   }
@@ -71,9 +71,18 @@ export class PostgresWebhooks implements WebhookStore {
          description = CASE WHEN $4::boolean THEN $5 ELSE description END,
          enabled = coalesce($6, enabled),
          disabled_reason = CASE WHEN $6 IS NULL THEN disabled_reason ELSE NULL END,
-         failing_since = CASE WHEN $6 THEN NULL ELSE failing_since END
+         failing_since = CASE WHEN $6 THEN NULL ELSE failing_since END,
+         int64_strings = coalesce($7, int64_strings)
        WHERE id = $1 RETURNING ${ENDPOINT_FIELDS}`,
-      [id, changes.url ?? null, changes.events ?? null, changes.description !== undefined, changes.description ?? null, changes.enabled ?? null],
+      [
+        id,
+        changes.url ?? null,
+        changes.events ?? null,
+        changes.description !== undefined,
+        changes.description ?? null,
+        changes.enabled ?? null,
+        changes.int64 === undefined ? null : changes.int64 === 'string',
+      ],
     );
     return rows[0] && toEndpoint(rows[0]);
   }
@@ -121,6 +130,7 @@ export class PostgresWebhooks implements WebhookStore {
       previous_secret: string | null;
       event_id: string;
       payload: string;
+      int64_strings: boolean;
       round_attempts: number;
       traceparent: string | null;
     }>(
@@ -134,7 +144,7 @@ export class PostgresWebhooks implements WebhookStore {
        WHERE m.seq = due.seq AND e.id = m.endpoint_id
        RETURNING m.seq::text AS seq, m.endpoint_id, e.url, e.secret,
                  CASE WHEN e.previous_secret_until > ${NOW_MS} THEN e.previous_secret END AS previous_secret,
-                 m.event_id, m.payload, m.round_attempts, m.traceparent`,
+                 m.event_id, m.payload, e.int64_strings, m.round_attempts, m.traceparent`,
       [limit, leaseMs],
     );
     return rows.map((row) => ({
@@ -144,6 +154,7 @@ export class PostgresWebhooks implements WebhookStore {
       secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
       eventId: row.event_id,
       payload: row.payload,
+      ...(row.int64_strings ? { int64: 'string' as const } : {}),
       roundAttempts: row.round_attempts,
       ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
     }));

@@ -205,4 +205,14 @@ CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 INSERT INTO counters (name, value) VALUES ('idempotency_keys', (SELECT count(*) FROM idempotency_keys));
 `,
   },
+  {
+    version: 10,
+    name: 'webhook_int64_strings',
+    sql: `
+-- An endpoint may ask for its delivery bodies with int64 values as JSON strings ("int64": "string"):
+-- 1 then, 0 (JSON integers, as before) for every endpoint until asked. A column the release before never
+-- reads, defaulted for its inserts, which name their columns: it keeps working beside this one.
+ALTER TABLE webhook_endpoints ADD COLUMN int64_strings INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ]);

@@ -5,18 +5,19 @@ import { toEndpoint, toMessage, type EndpointRow, type MessageRow } from '../row
 import { guard } from './errors.js';
 import type { WriteThread } from './writer/thread.js';
 
-/** An endpoint as SQLite keeps it: events space-separated, enabled as 0 or 1. */
-interface SqliteEndpointRow extends Omit<EndpointRow, 'events' | 'enabled'> {
+/** An endpoint as SQLite keeps it: events space-separated, int64_strings and enabled as 0 or 1. */
+interface SqliteEndpointRow extends Omit<EndpointRow, 'events' | 'int64_strings' | 'enabled'> {
   events: string;
+  int64_strings: number;
   enabled: number;
 }
 
-const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, enabled, disabled_reason, created_at FROM webhook_endpoints';
+const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, int64_strings, enabled, disabled_reason, created_at FROM webhook_endpoints';
 const MESSAGE_COLUMNS =
   'SELECT event_id, type, payload, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
 
 function endpointOf(row: SqliteEndpointRow): WebhookTypes.WebhookEndpoint {
-  return toEndpoint({ ...row, events: row.events.split(' ') as EventType[], enabled: row.enabled === 1 });
+  return toEndpoint({ ...row, events: row.events.split(' ') as EventType[], int64_strings: row.int64_strings === 1, enabled: row.enabled === 1 });
 }
 
 /** Webhook endpoints and the outbox on SQLite: reads on the main thread's connection, writes through the writer thread. */

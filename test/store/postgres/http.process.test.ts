@@ -33,6 +33,9 @@ const NAMED = [
   'http/idempotency-answers.test.ts',
   'http/idempotency-upgrade.test.ts',
   'webhooks/keyed.test.ts',
+  // An endpoint's int64 setting: kept in PostgreSQL's column, the bodies its deliveries send; its migration beside the release before.
+  'webhooks/int64.test.ts',
+  'webhooks/int64-upgrade.test.ts',
   // Every list's paging (cursors, after) and every read's caching (ETags of pages read from PostgreSQL).
   'http/paging.test.ts',
   'http/caching.test.ts',

@@ -15,6 +15,7 @@ import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
+import { webhookInt64Contract } from '../webhook-int64-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 import { needs, until } from '../../toolkit.js';
 
@@ -49,6 +50,7 @@ if (skipReason) {
 
   storeContract('postgres', () => open());
   webhookContract('postgres', () => open());
+  webhookInt64Contract('postgres', () => open());
   searchContract('postgres', () => open());
   searchIndexContract(
     'postgres',

@@ -14,9 +14,11 @@ import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
+import { webhookInt64Contract } from '../webhook-int64-contract.js';
 
 storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
+webhookInt64Contract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
 searchIndexContract(
   'sqlite',

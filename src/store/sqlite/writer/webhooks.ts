@@ -28,6 +28,7 @@ interface ClaimedRow {
 interface EndpointSecrets {
   id: string;
   url: string;
+  int64_strings: number;
   secret: string;
   previous_secret: string | null;
   previous_secret_until: number | null;
@@ -66,7 +67,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
   ).safeIntegers(true);
   const secrets = prepare<[string], EndpointSecrets>(
     db,
-    'SELECT id, url, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = ?',
+    'SELECT id, url, int64_strings, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = ?',
   );
   const delivered = prepare<[number, number | null, bigint]>(
     db,
@@ -108,14 +109,10 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
 
     ops: {
       createEndpoint({ endpoint: e }) {
-        prepare(db, `INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)`).run(
-          e.id,
-          e.url,
-          e.events.join(' '),
-          e.description ?? null,
-          e.secret,
-          e.createdAt,
-        );
+        prepare(
+          db,
+          `INSERT INTO webhook_endpoints (id, url, events, description, int64_strings, enabled, secret, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
+        ).run(e.id, e.url, e.events.join(' '), e.description ?? null, e.int64 === 'string' ? 1 : 0, e.secret, e.createdAt);
         return e;
       },
       updateEndpoint({ id, changes }) {
@@ -123,6 +120,8 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         if (changes.url !== undefined) prepare(db, 'UPDATE webhook_endpoints SET url = ? WHERE id = ?').run(changes.url, id);
         if (changes.events !== undefined) prepare(db, 'UPDATE webhook_endpoints SET events = ? WHERE id = ?').run(changes.events.join(' '), id);
         if (changes.description !== undefined) prepare(db, 'UPDATE webhook_endpoints SET description = ? WHERE id = ?').run(changes.description, id);
+        if (changes.int64 !== undefined)
+          prepare(db, 'UPDATE webhook_endpoints SET int64_strings = ? WHERE id = ?').run(changes.int64 === 'string' ? 1 : 0, id);
         if (changes.enabled === true) {
           prepare(db, 'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL WHERE id = ?').run(id);
         } else if (changes.enabled === false) prepare(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = NULL WHERE id = ?').run(id);
@@ -163,6 +162,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
             secrets: keys,
             eventId: row.event_id,
             payload: row.payload,
+            ...(endpoint.int64_strings === 1 ? { int64: 'string' as const } : {}),
             roundAttempts: Number(row.round_attempts),
             ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
           };
