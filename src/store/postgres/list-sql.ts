@@ -1,4 +1,6 @@
+import { foldCase } from '../../model/fold.js';
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
+import { searchWalk } from '../search-walk.js';
 import { named } from './query.js';
 
 /**
@@ -12,9 +14,12 @@ import { named } from './query.js';
  * - tags without q: one branch per tag, each stopping at the page's end (… LIMIT), merged: a page
  *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.
- *   Whether to go through it or walk an order's index and filter depends on how many names hold q:
- *   the planner decides from the statistics, so statements with q (or tags) are planned for their own
- *   values (left unnamed, see query.ts); the others are named, planned once per connection.
+ *   A page of q alone first walks the order's index a little (searchWalk), then reads the trigram
+ *   index's matches and sorts them (SearchStep): the statistics say how many names hold q, not where
+ *   they stand in the order, and the planner, left to choose, walked the name index past 180,000 names
+ *   to a common word that stood after them. With tags, and for counts and exports, the planner decides
+ *   from the statistics, so statements with q (or tags) are planned for their own values (left unnamed,
+ *   see query.ts); the others are named, planned once per connection.
  * EXPLAIN in test/store/postgres/search.process.test.ts holds each shape to its index.
  */
 
@@ -95,6 +100,43 @@ function rowsSql(options: Omit<ListOptions, 'limit'>, params: Params, take: stri
   return `SELECT ${columns} FROM plants p ${where(conditions)} ORDER BY ${orderBy(sort)} LIMIT ${take}`;
 }
 
+/**
+ * The ORDER BY of an order through an expression no index gives (the same order: name || '' is the name,
+ * id + 0 the id), so that the planner finds the rows by the filter's own index and sorts them.
+ */
+function sortedOrder(sort: PlantSort): string {
+  const descending = ORDERS[sort].descending ? ' DESC' : '';
+  return ORDERS[sort].columns.length === 1 ? `p.id + 0${descending}` : `(p.name || '') COLLATE "C"${descending}, p.id${descending}`;
+}
+
+/**
+ * The two steps of a page of q alone (see searchWalk), each its own statement: 'walk', the first
+ * searchWalk(take) plants of the order after the key, walked along its index and checked by name, which is
+ * the page when `take` of them hold q; else 'sorted', every match after the key, found through the trigram
+ * index and sorted. Two statements, not one whose second half a condition on the first's count skips: the
+ * planner gave that half a parallel plan, whose worker was started (20 ms) before the condition was read.
+ */
+export type SearchStep = 'walk' | 'sorted';
+
+/**
+ * Whether a page takes the steps of SearchStep: q alone, of 3 characters or more, which the trigram index
+ * can find. With tags the planner chooses from their statistics and q's; a shorter q has no trigram, its
+ * matches would be every plant read and sorted, and the planner walks the order's index as before.
+ */
+export function searchSteps(options: PlantFilter): boolean {
+  return options.q !== undefined && (options.tags?.length ?? 0) === 0 && [...foldCase(options.q)].length >= 3;
+}
+
+function searchRowsSql(options: ListOptions, step: SearchStep, params: Params, take: string): string {
+  const sort = options.sort ?? 'id';
+  const holds = filters(options, params, false);
+  const after = afterKey(options, sort, params);
+  if (step === 'sorted') return `SELECT p.id, p.name, p.tag FROM plants p ${where([...holds, ...after])} ORDER BY ${sortedOrder(sort)} LIMIT ${take}`;
+  const walk = params.add(searchWalk(options.limit + 1), '::int');
+  return `SELECT p.id, p.name, p.tag FROM (SELECT p.id, p.name, p.tag, p.name_fold FROM plants p ${where(after)}
+    ORDER BY ${orderBy(sort)} LIMIT ${walk}) p ${where(holds)} ORDER BY ${orderBy(sort)} LIMIT ${take}`;
+}
+
 export interface Statement {
   text: string;
   values: unknown[];
@@ -111,13 +153,15 @@ function maybeNamed(text: string, filter: PlantFilter): string {
 
 /**
  * One page as one row (json, count, last_id, last_name, more): the plants are fetched once, one more
- * than the page holds, to know whether more follow.
+ * than the page holds, to know whether more follow; for q alone (searchSteps), by one of its steps.
  */
-export function pageStatement(options: ListOptions): Statement {
+export function pageStatement(options: ListOptions, step?: SearchStep): Statement {
   const params = new Params();
   const limit = params.add(options.limit, '::int');
   const sort = options.sort ?? 'id';
-  const text = `WITH fetched AS MATERIALIZED (${rowsSql(options, params, `${limit} + 1`, 'p.id, p.name, p.tag')}),
+  const take = `${limit} + 1`;
+  const fetched = step ? searchRowsSql(options, step, params, take) : rowsSql(options, params, take, 'p.id, p.name, p.tag');
+  const text = `WITH fetched AS MATERIALIZED (${fetched}),
     page AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM fetched p ORDER BY ${orderBy(sort)} LIMIT ${limit})
     SELECT COALESCE('[' || string_agg(${PLANT_JSON}, ',' ORDER BY ${orderBy(sort)}) || ']', '[]') AS json, count(*)::int AS count,
            (SELECT p.id::text FROM page p ORDER BY ${orderBy(sort, true)} LIMIT 1) AS last_id,
