@@ -3,7 +3,7 @@ import { after, describe, it, test } from 'node:test';
 import pg from 'pg';
 import { countStatement, pageStatement, type Statement } from '../../../src/store/postgres/list-sql.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
-import type { ListOptions } from '../../../src/store/store.js';
+import { PLANT_SORTS, type ListOptions } from '../../../src/store/store.js';
 import { postgresBefore } from '../older-schema.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 import { needs } from '../../toolkit.js';
@@ -121,6 +121,22 @@ if (skipReason) {
       assert.ok(nodes(rows[0]!['QUERY PLAN'][0]!.Plan).map(describeNode).includes('Bitmap Index Scan plants_name_fold_trgm'));
       assert.equal(await store.plants.count({ q: 'zqxvia' }), 4);
     });
+
+    it("q alone: its walk reads the order's index, nothing sorted; its matches are found by the trigram index, not that one", async () => {
+      const orderIndex = /plants_pkey|plants_name_id/;
+      for (const sort of PLANT_SORTS) {
+        const walk = await fetched(pageStatement({ limit: 100, q: 'fern', sort }, 'walk'));
+        assert.ok(
+          walk.some((n) => orderIndex.test(n)) && !walk.some((n) => n === 'Sort' || /Seq Scan|Bitmap/.test(n)),
+          `${sort}: ${walk.join(' / ')}`,
+        );
+        const rare = await fetched(pageStatement({ limit: 100, q: 'ZQXVIA', sort }, 'sorted'));
+        assert.ok(rare.includes('Bitmap Index Scan plants_name_fold_trgm'), `${sort}: ${rare.join(' / ')}`);
+        // A q a quarter of the names hold: read through the trigram index or the table, and sorted.
+        const common = await fetched(pageStatement({ limit: 100, q: 'fern', sort }, 'sorted'));
+        assert.ok(!common.some((n) => orderIndex.test(n)) && common.includes('Sort'), `${sort}: ${common.join(' / ')}`);
+      }
+    });
   });
 
   describe('postgres migration plant_search', () => {
@@ -197,6 +213,7 @@ if (skipReason) {
         await store.plants.put({ id: 1, name: 'Boston Fern' });
         await store.plants.put({ id: 2, name: 'FERNLEAF' });
         assert.equal(await store.plants.count({ q: 'fern' }), 2);
+        assert.equal((await store.plants.page({ q: 'fern', sort: 'name', limit: 1 })).json, '[{"id":1,"name":"Boston Fern"}]');
         const extensions = await server.sql<{ extname: string }>("SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'", database);
         assert.equal(extensions.length, 0);
       } finally {
