@@ -58,8 +58,8 @@ export class PostgresPlants implements PlantStore {
   async page(options: ListOptions): Promise<PlantPage> {
     // q alone: the order walked first, which is the page when it found one more than the page holds.
     const walked = searchSteps(options) ? await this.pageRow(pageStatement(options, 'walk')) : undefined;
-    const { json, count, last_id: lastId, last_name: lastName, more } =
-      walked?.more === true ? walked : await this.pageRow(pageStatement(options, walked && 'sorted'));
+    const row = walked?.more === true ? walked : await this.pageRow(pageStatement(options, walked && 'sorted'));
+    const { json, count, last_id: lastId, last_name: lastName, more } = row;
     return { json, count, next: more && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined };
   }
 
