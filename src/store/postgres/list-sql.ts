@@ -15,7 +15,7 @@ import { named } from './query.js';
  *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.
  *   A page of q alone first walks the order's index a little (searchWalk), then reads the trigram
- *   index's matches and sorts them (SearchStep): the statistics say how many names hold q, not where
+ *   index's matches and sorts them (searchRowsSql): the statistics say how many names hold q, not where
  *   they stand in the order, and the planner, left to choose, walked the name index past 180,000 names
  *   to a common word that stood after them. With tags, and for counts and exports, the planner decides
  *   from the statistics, so statements with q (or tags) are planned for their own values (left unnamed,
@@ -110,31 +110,33 @@ function sortedOrder(sort: PlantSort): string {
 }
 
 /**
- * The two steps of a page of q alone (see searchWalk), each its own statement: 'walk', the first
- * searchWalk(take) plants of the order after the key, walked along its index and checked by name, which is
- * the page when `take` of them hold q; else 'sorted', every match after the key, found through the trigram
- * index and sorted. Two statements, not one whose second half a condition on the first's count skips: the
- * planner gave that half a parallel plan, whose worker was started (20 ms) before the condition was read.
+ * A page of q alone (id, name, tag), at most `take` plants, in two steps (see searchWalk): `walked`, the
+ * first searchWalk(take) plants of the order after the key, along its index, checked by name; when `take`
+ * of them hold q, they are the page; else `sorted`, every match after the key, found through the trigram
+ * index (as planned for q's own value) and sorted by an expression no index gives. Each step a CTE that
+ * runs only when read, and `sorted` read only under a condition on `walked`'s count: the planner gave a
+ * plain second arm of the union a parallel plan, whose worker was started (20 ms) before the condition was
+ * read, and two statements cost a second round trip.
  */
-export type SearchStep = 'walk' | 'sorted';
-
-/**
- * Whether a page takes the steps of SearchStep: q alone, of 3 characters or more, which the trigram index
- * can find. With tags the planner chooses from their statistics and q's; a shorter q has no trigram, its
- * matches would be every plant read and sorted, and the planner walks the order's index as before.
- */
-export function searchSteps(options: PlantFilter): boolean {
-  return options.q !== undefined && (options.tags?.length ?? 0) === 0 && [...foldCase(options.q)].length >= 3;
-}
-
-function searchRowsSql(options: ListOptions, step: SearchStep, params: Params, take: string): string {
+function searchRowsSql(options: ListOptions, params: Params, take: string): string {
   const sort = options.sort ?? 'id';
   const holds = filters(options, params, false);
   const after = afterKey(options, sort, params);
-  if (step === 'sorted') return `SELECT p.id, p.name, p.tag FROM plants p ${where([...holds, ...after])} ORDER BY ${sortedOrder(sort)} LIMIT ${take}`;
   const walk = params.add(searchWalk(options.limit + 1), '::int');
-  return `SELECT p.id, p.name, p.tag FROM (SELECT p.id, p.name, p.tag, p.name_fold FROM plants p ${where(after)}
-    ORDER BY ${orderBy(sort)} LIMIT ${walk}) p ${where(holds)} ORDER BY ${orderBy(sort)} LIMIT ${take}`;
+  return `WITH walked AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM (SELECT p.id, p.name, p.tag, p.name_fold FROM plants p ${where(after)}
+      ORDER BY ${orderBy(sort)} LIMIT ${walk}) p ${where(holds)} ORDER BY ${orderBy(sort)} LIMIT ${take}),
+    sorted AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM plants p ${where([...holds, ...after])} ORDER BY ${sortedOrder(sort)} LIMIT ${take})
+    SELECT * FROM walked WHERE (SELECT count(*) FROM walked) = ${take}
+    UNION ALL SELECT * FROM sorted WHERE (SELECT count(*) FROM walked) < ${take}`;
+}
+
+/**
+ * Whether a page of q is found by searchRowsSql: q alone, of 3 characters or more, which the trigram index
+ * can find. With tags the planner chooses from their statistics and q's; a shorter q has no trigram, its
+ * matches would be every plant read and sorted, and the planner walks the order's index as before.
+ */
+function searchesAlone(options: PlantFilter): boolean {
+  return options.q !== undefined && (options.tags?.length ?? 0) === 0 && [...foldCase(options.q)].length >= 3;
 }
 
 export interface Statement {
@@ -153,14 +155,14 @@ function maybeNamed(text: string, filter: PlantFilter): string {
 
 /**
  * One page as one row (json, count, last_id, last_name, more): the plants are fetched once, one more
- * than the page holds, to know whether more follow; for q alone (searchSteps), by one of its steps.
+ * than the page holds, to know whether more follow.
  */
-export function pageStatement(options: ListOptions, step?: SearchStep): Statement {
+export function pageStatement(options: ListOptions): Statement {
   const params = new Params();
   const limit = params.add(options.limit, '::int');
   const sort = options.sort ?? 'id';
   const take = `${limit} + 1`;
-  const fetched = step ? searchRowsSql(options, step, params, take) : rowsSql(options, params, take, 'p.id, p.name, p.tag');
+  const fetched = searchesAlone(options) ? searchRowsSql(options, params, take) : rowsSql(options, params, take, 'p.id, p.name, p.tag');
   const text = `WITH fetched AS MATERIALIZED (${fetched}),
     page AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM fetched p ORDER BY ${orderBy(sort)} LIMIT ${limit})
     SELECT COALESCE('[' || string_agg(${PLANT_JSON}, ',' ORDER BY ${orderBy(sort)}) || ']', '[]') AS json, count(*)::int AS count,

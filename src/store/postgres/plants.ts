@@ -7,7 +7,7 @@ import { putWrite } from './plant-writes.js';
 import type { PlantLookups } from './gathered-reads.js';
 import type { PlantReads } from './query.js';
 import { toPlant } from '../rows.js';
-import { countStatement, pageStatement, searchSteps, type PageRow, type Statement } from './list-sql.js';
+import { countStatement, pageStatement, type PageRow } from './list-sql.js';
 import type {
   ConditionalOptions,
   DeleteResult,
@@ -56,16 +56,10 @@ export class PostgresPlants implements PlantStore {
 
   /** One statement per page, built for the request's shape (list-sql.ts). */
   async page(options: ListOptions): Promise<PlantPage> {
-    // q alone: the order walked first, which is the page when it found one more than the page holds.
-    const walked = searchSteps(options) ? await this.pageRow(pageStatement(options, 'walk')) : undefined;
-    const row = walked?.more === true ? walked : await this.pageRow(pageStatement(options, walked && 'sorted'));
-    const { json, count, last_id: lastId, last_name: lastName, more } = row;
-    return { json, count, next: more && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined };
-  }
-
-  private async pageRow({ text, values }: Statement): Promise<PageRow> {
+    const { text, values } = pageStatement(options);
     const { rows } = await this.reads.query<PageRow>(text, values);
-    return rows[0]!;
+    const { json, count, last_id: lastId, last_name: lastName, more } = rows[0]!;
+    return { json, count, next: more && lastId !== null && lastName !== null ? { id: toPlantId(lastId), name: lastName } : undefined };
   }
 
   async count(filter: PlantFilter = {}): Promise<number> {
