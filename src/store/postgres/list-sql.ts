@@ -14,11 +14,11 @@ import { named } from './query.js';
  * - tags without q: one branch per tag, each stopping at the page's end (… LIMIT), merged: a page
  *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.
- *   A page of q alone first walks the order's index a little (searchWalk), then reads the trigram
- *   index's matches and sorts them (searchRowsSql): the statistics say how many names hold q, not where
- *   they stand in the order, and the planner, left to choose, walked the name index past 180,000 names
- *   to a common word that stood after them. With tags, and for counts and exports, the planner decides
- *   from the statistics, so statements with q (or tags) are planned for their own values (left unnamed,
+ *   A page of q alone (3 characters or more) first walks the order's index a little (searchWalk), then
+ *   reads the trigram index's matches and sorts them (searchRowsSql): the statistics say how many names
+ *   hold q, not where they stand in the order, and the planner, left to choose, walked the name index
+ *   past most names to a common word that stood after them. With tags, for a shorter q, and for counts
+ *   and exports, the planner decides from the statistics, so statements with q (or tags) are planned for their own values (left unnamed,
  *   see query.ts); the others are named, planned once per connection.
  * EXPLAIN in test/store/postgres/search.process.test.ts holds each shape to its index.
  */
@@ -115,8 +115,8 @@ function sortedOrder(sort: PlantSort): string {
  * of them hold q, they are the page; else `sorted`, every match after the key, found through the trigram
  * index (as planned for q's own value) and sorted by an expression no index gives. Each step a CTE that
  * runs only when read, and `sorted` read only under a condition on `walked`'s count: the planner gave a
- * plain second arm of the union a parallel plan, whose worker was started (20 ms) before the condition was
- * read, and two statements cost a second round trip.
+ * plain second arm of the union a parallel plan, whose worker was started (costing more than the whole
+ * search) before the condition was read, and two statements cost a second round trip.
  */
 function searchRowsSql(options: ListOptions, params: Params, take: string): string {
   const sort = options.sort ?? 'id';

@@ -133,7 +133,7 @@ function source(shape: Pick<ListShape, 'q' | 'tags'> & { sort?: PlantSort }): { 
  * and one that few names hold would otherwise read every plant in one statement (SQLite's statements run on
  * the event loop: a million names held it for a few hundred milliseconds). A page whose window ends before
  * it is full is answered as it is, with the next page starting after the last plant examined (SCAN_END_SQL).
- * About 5–10 ms of reading on this project's machine (the name orders read their index alone).
+ * The name orders read their index alone (measured in bench/RESULTS.md).
  */
 export const SCAN_WINDOW = 100_000;
 
@@ -156,8 +156,8 @@ export function scanEndSql(shape: ListShape): string {
 export function rowsSql(shape: ListShape, columns = 'p.id, p.name, p.tag'): string {
   if (shape.q === 'scan') {
     // The window is read from the order's index alone (it holds name_fold, and the id as its rowid), and
-    // only the plants that match from the table: reading every plant examined for its tag cost about 0.8 µs
-    // a name, the index alone about 0.05 (bench/RESULTS.md).
+    // only the plants that match from the table: reading every plant examined for its tag cost many times
+    // more (measured in bench/RESULTS.md).
     const examined = `${scanWindow(shape, 'p.id, p.name, p.name_fold')} LIMIT @window`;
     return `SELECT ${columns} FROM (${examined}) w CROSS JOIN plants p ON p.id = w.id WHERE instr(w.name_fold, @fold) > 0
       ORDER BY ${orderBy(shape.sort, 'w.id', false, 'w')} LIMIT @take`;

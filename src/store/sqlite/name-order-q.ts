@@ -32,11 +32,12 @@ export const MATCH_IDS_SQL = `SELECT count(*) AS count, json_group_array(id) AS 
   CROSS JOIN plants p ON p.id = s.rowid WHERE plants_search MATCH @match AND instr(p.name_fold, @fold) > 0 LIMIT @cap)`;
 
 /**
- * How many names the trigram index gives for q's terms, at most @cap, read from the index alone (20,000 in
- * about 0.5 ms, where MATCH_IDS_SQL reads each plant too: 8 ms): every name that holds q is among them, so
- * fewer than COMMON_Q of them means fewer matches, and the page is the matches sorted, found in one pass
- * (pageSql), without the count and the ids MATCH_IDS_SQL gathers for the choice. Only where they are
- * COMMON_Q or more are the matches themselves counted, so that the choice is always the one they make.
+ * How many names the trigram index gives for q's terms, at most @cap, read from the index alone (where
+ * MATCH_IDS_SQL reads each plant too, many times the cost: measured in bench/RESULTS.md): every name that
+ * holds q is among them, so fewer than COMMON_Q of them means fewer matches, and the page is the matches
+ * sorted, found in one pass (pageSql), without the count and the ids MATCH_IDS_SQL gathers, which read each
+ * match twice. Only where they are COMMON_Q or more are the matches themselves counted, so that the choice
+ * is always the one they make.
  */
 export const CANDIDATES_SQL = 'SELECT count(*) FROM (SELECT 1 FROM plants_search WHERE plants_search MATCH @match LIMIT @cap)';
 
