@@ -53,7 +53,7 @@ async function serviceEnv(port: number, databaseUrl: string, scenario: Pick<Scen
 /** Starts one server for one run of a scenario; the service and the compared build also say which store they serve. */
 export async function start(
   target: Target,
-  scenario: Pick<Scenario, 'seeded' | 'env' | 'otlp' | 'cpus'>,
+  scenario: Pick<Scenario, 'seeded' | 'names' | 'env' | 'otlp' | 'cpus'>,
   store: BenchStore,
   workspace: Workspace,
 ): Promise<Running & { databaseUrl?: string }> {
@@ -86,13 +86,13 @@ export async function start(
         ...common,
         name: target,
         args: [READ_PROTOTYPE_JS],
-        env: { PORT: String(port), BENCH_TOKEN: token, DATABASE_URL: await store.url(scenario.seeded) },
+        env: { PORT: String(port), BENCH_TOKEN: token, DATABASE_URL: await store.url(scenario.seeded, scenario.names) },
         readyPath: '/healthz',
       });
     case 'service':
     case 'compared': {
       const profileArgs = SETTINGS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${SETTINGS.profileDir}`] : [];
-      const databaseUrl = await store.url(scenario.seeded);
+      const databaseUrl = await store.url(scenario.seeded, scenario.names);
       const running = await startServer({
         ...common,
         name: target,

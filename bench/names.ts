@@ -18,6 +18,9 @@ const CULTIVARS =
     ' ',
   );
 
+/** How a seeded store's plants are named: seedName's adjective-plant-cultivar names, or catalogueName's common words. */
+export type SeedNames = 'varied' | 'catalogue';
+
 /** The tag of seeded plant `id`: three in four plants have one. */
 export const SEED_TAGS = ['tropical', 'succulent', 'fern', null] as const;
 
@@ -46,3 +49,25 @@ export function halfWayByName(count: number): { id: number; name: string } {
   const id = ids[Math.floor(count / 2)]!;
   return { id, name: names[id - 1]! };
 }
+
+/**
+ * A catalogue of common words: every name is `Bulk <word> <n>-<id mod 1000>` with one of ten words picked
+ * by the id's hash, so each word is in one name in ten (20,000 of 200k), a 3-letter start of a word such as
+ * `fer` or `pal` is held by 10% of the names, and `ca` or `pa` (three words each) by 30%. In name order
+ * the names of a word stand together, one block after another: searches as people type in a shop that
+ * sells a few kinds of plant in quantity, where the seeded adjective-plant-cultivar names are rarer.
+ */
+const CATALOGUE = ['cactus', 'calla', 'camellia', 'fern', 'ivy', 'monstera', 'moss', 'palm', 'pansy', 'papyrus'];
+
+/** The 3-letter searches that one catalogue name in ten holds, and the 2-letter ones that three in ten hold. */
+export const CATALOGUE_TYPED = { three: ['fer', 'pal', 'ivy', 'mos', 'cac', 'cal', 'pan', 'mon'], two: ['ca', 'pa'] };
+
+export function catalogueName(id: number): string {
+  const h = hash(id);
+  return `Bulk ${CATALOGUE[(h >>> 16) % CATALOGUE.length]} ${(h >>> 4) % 10}-${id % 1000}`;
+}
+
+/** catalogueName in SQL, for `g` (a bigint) with the words as $2 (CATALOGUE_NAME_PARAMS). */
+export const CATALOGUE_NAME_SQL = `(SELECT 'Bulk ' || w[(h / 65536) % 10 + 1] || ' ' || ((h / 16) % 10) || '-' || (g % 1000)
+  FROM (SELECT (g * 2654435761) % 4294967296 AS h, $2::text[] AS w) x)`;
+export const CATALOGUE_NAME_PARAMS = [CATALOGUE];

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     if (runsScenario(IDLE_KEY)) idle = (await idleRuns(store, workspace)).table;
     for (const scenario of scenarios) {
       process.stdout.write(`${scenario.title} (${store.label})\n`);
-      if (scenario.seeded > 0) await store.url(scenario.seeded);
+      if (scenario.seeded > 0) await store.url(scenario.seeded, scenario.names);
       const maxRates = new Map<Target, number>();
       for (let run = 0; run < SETTINGS.runs; run++) {
         for (const target of targetsOf(scenario)) {

@@ -1,14 +1,15 @@
 import { foldCase } from '../src/model/fold.js';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
-import { SEED_TAGS, seedName } from './names.js';
+import { catalogueName, SEED_TAGS, seedName, type SeedNames } from './names.js';
 
 /**
  * Fills a fresh SQLite store with plants 1..count straight through SQLite, in one transaction: seeding
  * a million plants over HTTP would take longer than the whole benchmark. The schema comes from the
  * service's own migrations, so the seeded file is exactly what the service would have written.
  */
-export async function seedSqlite(path: string, count: number): Promise<void> {
+export async function seedSqlite(path: string, count: number, names: SeedNames = 'varied'): Promise<void> {
+  const nameOf = names === 'catalogue' ? catalogueName : seedName;
   const store = SqliteStore.open(`file:${path}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
   await store.close();
   const db = openConnection(path);
@@ -20,7 +21,7 @@ export async function seedSqlite(path: string, count: number): Promise<void> {
     const insert = prepare(db, 'INSERT INTO plants (id, name, tag, name_fold) VALUES (?, ?, ?, ?)');
     db.transaction(() => {
       for (let id = 1; id <= count; id++) {
-        const name = seedName(id);
+        const name = nameOf(id);
         insert.run(id, name, SEED_TAGS[id % 4], foldCase(name));
       }
       prepare(db, 'INSERT INTO plants_search (rowid, name_fold) SELECT id, name_fold FROM plants').run();

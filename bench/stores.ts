@@ -3,7 +3,7 @@ import type { after } from 'node:test';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openStore } from '../src/store/open.js';
-import { SEED_NAME_PARAMS, SEED_NAME_SQL } from './names.js';
+import { CATALOGUE_NAME_PARAMS, CATALOGUE_NAME_SQL, SEED_NAME_PARAMS, SEED_NAME_SQL, type SeedNames } from './names.js';
 import { seedSqlite } from './seed.js';
 
 /**
@@ -13,34 +13,37 @@ import { seedSqlite } from './seed.js';
  */
 export interface BenchStore {
   label: string;
-  url(seeded: number): Promise<string>;
+  /** A fresh store (0), or one of `seeded` plants named as `names` says, made once and shared by the runs. */
+  url(seeded: number, names?: SeedNames): Promise<string>;
   close(): Promise<void>;
 }
 
 export function sqliteStores(dir: string): BenchStore {
   let fresh = 0;
-  const seededUrls = new Map<number, string>();
+  const seededUrls = new Map<string, string>();
   return {
     label: 'SQLite (synchronous=FULL, WAL)',
-    async url(seeded) {
+    async url(seeded, names = 'varied') {
       if (seeded === 0) {
         const runDir = join(dir, `empty-${++fresh}`);
         mkdirSync(runDir, { recursive: true });
         return `file:${join(runDir, 'plant-store.db')}`;
       }
-      const known = seededUrls.get(seeded);
+      const key = `seeded-${seeded}${names === 'varied' ? '' : `-${names}`}`;
+      const known = seededUrls.get(key);
       if (known) return known;
-      const path = join(dir, `seeded-${seeded}`, 'plant-store.db');
-      mkdirSync(join(dir, `seeded-${seeded}`), { recursive: true });
-      await seedSqlite(path, seeded);
-      seededUrls.set(seeded, `file:${path}`);
+      const path = join(dir, key, 'plant-store.db');
+      mkdirSync(join(dir, key), { recursive: true });
+      await seedSqlite(path, seeded, names);
+      seededUrls.set(key, `file:${path}`);
       return `file:${path}`;
     },
     async close() {},
   };
 }
 
-async function seedPostgres(url: string, count: number): Promise<void> {
+async function seedPostgres(url: string, count: number, names: SeedNames): Promise<void> {
+  const [nameSql, nameParams] = names === 'catalogue' ? [CATALOGUE_NAME_SQL, CATALOGUE_NAME_PARAMS] : [SEED_NAME_SQL, SEED_NAME_PARAMS];
   // The service's own migrations make the schema; generate_series fills it in one statement.
   const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 60_000, pgPoolSize: 1, writeQueueLimit: 10_000 });
   await store.close();
@@ -50,8 +53,8 @@ async function seedPostgres(url: string, count: number): Promise<void> {
     // The service's triggers fold each name (for search), as they would for any write.
     await client.query(
       `INSERT INTO plants (id, name, tag)
-       SELECT g, ${SEED_NAME_SQL}, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::bigint) g`,
-      [count, ...SEED_NAME_PARAMS],
+       SELECT g, ${nameSql}, (ARRAY['tropical','succulent','fern',NULL])[g % 4 + 1] FROM generate_series(1, $1::bigint) g`,
+      [count, ...nameParams],
     );
     await client.query('VACUUM ANALYZE plants');
   } finally {
@@ -114,16 +117,17 @@ export async function postgresStores(givenUrl: string | undefined): Promise<Benc
     }
     label = 'PostgreSQL 15, local throwaway cluster (fsync=on, synchronous_commit=on)';
   }
-  const seededUrls = new Map<number, string>();
+  const seededUrls = new Map<string, string>();
   return {
     label,
-    async url(seeded) {
+    async url(seeded, names = 'varied') {
       if (seeded === 0) return createDatabase();
-      const known = seededUrls.get(seeded);
+      const key = `${seeded}-${names}`;
+      const known = seededUrls.get(key);
       if (known) return known;
       const url = await createDatabase();
-      await seedPostgres(url, seeded);
-      seededUrls.set(seeded, url);
+      await seedPostgres(url, seeded, names);
+      seededUrls.set(key, url);
       return url;
     },
     async close() {

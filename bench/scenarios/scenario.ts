@@ -1,3 +1,4 @@
+import type { SeedNames } from '../names.js';
 import type { Workload } from '../requests.js';
 
 /**
@@ -13,6 +14,8 @@ export interface Scenario {
   connections: number;
   /** Plants in the store before the run (ids 1..n); 0 = a fresh, empty store for every service run. */
   seeded: number;
+  /** How the seeded plants are named (bench/names.ts): varied by default. */
+  names?: SeedNames;
   /** The workload of one run; idBase gives every write of the whole benchmark a new id. */
   workload: (idBase: number) => Workload;
   /** json-server runs too (with --peers). */

@@ -1,12 +1,13 @@
 import { encodeCursor } from '../../src/plants/cursor.js';
-import { halfWayByName } from '../names.js';
+import { CATALOGUE_TYPED, halfWayByName } from '../names.js';
 import type { Scenario } from './scenario.js';
 
 /**
  * Finding plants at 1M plants (names from bench/names.ts): a page costs the same at any depth, and search
  * and several tags are served by indexes; each is a share of the baseline's page of 100. Then search as
  * you type: 3-letter q, a page of 50, in id and in name order, over 200k plants, at a pace a console full
- * of people typing makes (open loop).
+ * of people typing makes (open loop); and the same in a catalogue of common words (bench/names.ts), where a
+ * 3-letter q is held by one name in ten and a 2-letter one by three in ten, one search at a time.
  */
 
 let halfWay: string | undefined;
@@ -61,6 +62,18 @@ export const SEARCH: Scenario[] = [
     workload: () => ({ kind: 'lists', queries: TYPED.map((q) => `q=${q}&limit=50&sort=name`) }),
     rate: TYPING_RATE,
   },
+  ...(['three', 'two'] as const).flatMap((length) =>
+    (['id', 'name'] as const).map((sort): Scenario => ({
+      key: `typeword${length === 'three' ? 3 : 2}${sort}`,
+      title:
+        `GET /plants?q=<${length === 'three' ? '3 letters, 10%' : '2 letters, 30%'} of the names>&limit=50` +
+        `${sort === 'name' ? '&sort=name' : ''}, ${sort} order, one at a time, 200k plants of common words`,
+      connections: 1,
+      seeded: 200_000,
+      names: 'catalogue',
+      workload: () => ({ kind: 'lists', queries: CATALOGUE_TYPED[length].map((q) => `q=${q}&limit=50${sort === 'name' ? '&sort=name' : ''}`) }),
+    })),
+  ),
   {
     key: 'tags1m',
     title: 'GET /plants?tag=tropical&tag=succulent&limit=100 from random ids, 1M plants',

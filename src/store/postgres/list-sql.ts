@@ -1,4 +1,6 @@
+import { foldCase } from '../../model/fold.js';
 import type { ListOptions, PlantFilter, PlantSort } from '../store.js';
+import { searchWalk } from '../search-walk.js';
 import { named } from './query.js';
 
 /**
@@ -12,9 +14,12 @@ import { named } from './query.js';
  * - tags without q: one branch per tag, each stopping at the page's end (… LIMIT), merged: a page
  *   costs the same at any depth, however many plants the tags hold;
  * - q: name_fold LIKE '%…%', which the trigram index plants_name_fold_trgm serves when pg_trgm is there.
- *   Whether to go through it or walk an order's index and filter depends on how many names hold q:
- *   the planner decides from the statistics, so statements with q (or tags) are planned for their own
- *   values (left unnamed, see query.ts); the others are named, planned once per connection.
+ *   A page of q alone (3 characters or more) first walks the order's index a little (searchWalk), then
+ *   reads the trigram index's matches and sorts them (searchRowsSql): the statistics say how many names
+ *   hold q, not where they stand in the order, and the planner, left to choose, walked the name index
+ *   past most names to a common word that stood after them. With tags, for a shorter q, and for counts
+ *   and exports, the planner decides from the statistics, so statements with q (or tags) are planned for their own values (left unnamed,
+ *   see query.ts); the others are named, planned once per connection.
  * EXPLAIN in test/store/postgres/search.process.test.ts holds each shape to its index.
  */
 
@@ -95,6 +100,45 @@ function rowsSql(options: Omit<ListOptions, 'limit'>, params: Params, take: stri
   return `SELECT ${columns} FROM plants p ${where(conditions)} ORDER BY ${orderBy(sort)} LIMIT ${take}`;
 }
 
+/**
+ * The ORDER BY of an order through an expression no index gives (the same order: name || '' is the name,
+ * id + 0 the id), so that the planner finds the rows by the filter's own index and sorts them.
+ */
+function sortedOrder(sort: PlantSort): string {
+  const descending = ORDERS[sort].descending ? ' DESC' : '';
+  return ORDERS[sort].columns.length === 1 ? `p.id + 0${descending}` : `(p.name || '') COLLATE "C"${descending}, p.id${descending}`;
+}
+
+/**
+ * A page of q alone (id, name, tag), at most `take` plants, in two steps (see searchWalk): `walked`, the
+ * first searchWalk(take) plants of the order after the key, along its index, checked by name; when `take`
+ * of them hold q, they are the page; else `sorted`, every match after the key, found through the trigram
+ * index (as planned for q's own value) and sorted by an expression no index gives. Each step a CTE that
+ * runs only when read, and `sorted` read only under a condition on `walked`'s count: the planner gave a
+ * plain second arm of the union a parallel plan, whose worker was started (costing more than the whole
+ * search) before the condition was read, and two statements cost a second round trip.
+ */
+function searchRowsSql(options: ListOptions, params: Params, take: string): string {
+  const sort = options.sort ?? 'id';
+  const holds = filters(options, params, false);
+  const after = afterKey(options, sort, params);
+  const walk = params.add(searchWalk(options.limit + 1), '::int');
+  return `WITH walked AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM (SELECT p.id, p.name, p.tag, p.name_fold FROM plants p ${where(after)}
+      ORDER BY ${orderBy(sort)} LIMIT ${walk}) p ${where(holds)} ORDER BY ${orderBy(sort)} LIMIT ${take}),
+    sorted AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM plants p ${where([...holds, ...after])} ORDER BY ${sortedOrder(sort)} LIMIT ${take})
+    SELECT * FROM walked WHERE (SELECT count(*) FROM walked) = ${take}
+    UNION ALL SELECT * FROM sorted WHERE (SELECT count(*) FROM walked) < ${take}`;
+}
+
+/**
+ * Whether a page of q is found by searchRowsSql: q alone, of 3 characters or more, which the trigram index
+ * can find. With tags the planner chooses from their statistics and q's; a shorter q has no trigram, its
+ * matches would be every plant read and sorted, and the planner walks the order's index as before.
+ */
+function searchesAlone(options: PlantFilter): boolean {
+  return options.q !== undefined && (options.tags?.length ?? 0) === 0 && [...foldCase(options.q)].length >= 3;
+}
+
 export interface Statement {
   text: string;
   values: unknown[];
@@ -117,7 +161,9 @@ export function pageStatement(options: ListOptions): Statement {
   const params = new Params();
   const limit = params.add(options.limit, '::int');
   const sort = options.sort ?? 'id';
-  const text = `WITH fetched AS MATERIALIZED (${rowsSql(options, params, `${limit} + 1`, 'p.id, p.name, p.tag')}),
+  const take = `${limit} + 1`;
+  const fetched = searchesAlone(options) ? searchRowsSql(options, params, take) : rowsSql(options, params, take, 'p.id, p.name, p.tag');
+  const text = `WITH fetched AS MATERIALIZED (${fetched}),
     page AS MATERIALIZED (SELECT p.id, p.name, p.tag FROM fetched p ORDER BY ${orderBy(sort)} LIMIT ${limit})
     SELECT COALESCE('[' || string_agg(${PLANT_JSON}, ',' ORDER BY ${orderBy(sort)}) || ']', '[]') AS json, count(*)::int AS count,
            (SELECT p.id::text FROM page p ORDER BY ${orderBy(sort, true)} LIMIT 1) AS last_id,

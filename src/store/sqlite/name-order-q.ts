@@ -1,6 +1,9 @@
 import { afterKey, orderBy, ORDERS, PLANT_JSON, tagsIn, type ListShape } from './list-sql.js';
 
-/** q in a name order on SQLite: the trigram index's matches sorted, or the order's index walked. */
+/**
+ * q in a name order on SQLite: the order's index walked a little (searchWalk, src/store/search-walk.ts),
+ * then the trigram index's matches sorted, or the order's index walked on when q is common.
+ */
 
 /**
  * In a name order, q is found through the trigram index, whose matches are then sorted, unless so many
@@ -27,6 +30,16 @@ export const COMMON_Q = 30_000;
  */
 export const MATCH_IDS_SQL = `SELECT count(*) AS count, json_group_array(id) AS ids FROM (SELECT p.id FROM plants_search s
   CROSS JOIN plants p ON p.id = s.rowid WHERE plants_search MATCH @match AND instr(p.name_fold, @fold) > 0 LIMIT @cap)`;
+
+/**
+ * How many names the trigram index gives for q's terms, at most @cap, read from the index alone (where
+ * MATCH_IDS_SQL reads each plant too, many times the cost: measured in bench/RESULTS.md): every name that
+ * holds q is among them, so fewer than COMMON_Q of them means fewer matches, and the page is the matches
+ * sorted, found in one pass (pageSql), without the count and the ids MATCH_IDS_SQL gathers, which read each
+ * match twice. Only where they are COMMON_Q or more are the matches themselves counted, so that the choice
+ * is always the one they make.
+ */
+export const CANDIDATES_SQL = 'SELECT count(*) FROM (SELECT 1 FROM plants_search WHERE plants_search MATCH @match LIMIT @cap)';
 
 /**
  * A page in a name order made from the matches MATCH_IDS_SQL found (@ids, a JSON array of ids), with the

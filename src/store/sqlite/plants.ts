@@ -20,7 +20,8 @@ import { prepare, type Connection } from './connection.js';
 import { translate } from './errors.js';
 import type { ExportConnections } from './exports.js';
 import { toPlant, type PlantRow } from '../rows.js';
-import { COMMON_Q, MATCH_IDS_SQL, pageOfMatchesSql, sortsMatches } from './name-order-q.js';
+import { CANDIDATES_SQL, COMMON_Q, MATCH_IDS_SQL, pageOfMatchesSql, sortsMatches } from './name-order-q.js';
+import { searchWalk } from '../search-walk.js';
 import { countSql, filterParams, listParams, pageSql, RECENT_SQL, SCAN_WINDOW, scanEndSql, type ListShape, type PageRow } from './list-sql.js';
 import { TurnReads } from './gathered-reads.js';
 import { sqliteImport } from './imports.js';
@@ -76,25 +77,10 @@ export class SqlitePlants implements PlantStore {
     return row && { plant: toPlant(row), version: Number(row.version) };
   }
 
-  /**
-   * One statement per shape of request (list-sql.ts), prepared at its first use and kept; q in a name
-   * order is looked up first, to find it along the order's index when many names hold it (COMMON_Q).
-   */
+  /** One statement per shape of request (list-sql.ts), prepared at its first use and kept. */
   page({ limit, ...options }: ListOptions): Promise<PlantPage> {
     return this.reads.run(() => {
-      const recent = this.recent(options);
-      const window = this.scanWindow;
-      let { shape, params } = listParams(options, limit + 1, { recent, window });
-      let sql: string | undefined;
-      if (sortsMatches(shape)) {
-        const found = this.matchesInNameOrder(shape, params);
-        if (found === 'common') ({ shape, params } = listParams(options, limit + 1, { walk: true, recent, window }));
-        else if (found !== undefined) [sql, params] = [pageOfMatchesSql(shape), { ...params, ids: found.ids }];
-      }
-      const statement = prepare<[Record<string, unknown>], PageRow>(this.db, sql ?? pageSql(shape))
-        .raw(true)
-        .safeIntegers(true);
-      const rows = statement.all(params);
+      const { rows, shape, params } = this.pageRows(options, limit + 1);
       const count = Math.min(limit, rows.length);
       let json = '[';
       for (let i = 0; i < count; i++) json += i === 0 ? rows[i]![0] : `,${rows[i]![0]}`;
@@ -110,15 +96,46 @@ export class SqlitePlants implements PlantStore {
   }
 
   /**
-   * For q in a name order through the trigram index: 'common' when COMMON_Q names or more hold it (the page
-   * is then found along the order's index); else, with the index holding every plant, the ids of all the
-   * names that hold it, as a JSON array (the page is made from them, found in one pass); undefined while
-   * the index is behind (the page merges the index's matches with the plants written since, sorted).
+   * A page's rows (`take`: one more than it holds), with the shape and parameters that found them. q in a
+   * name order through the trigram index: first the start of the order, walked (searchWalk), which is the
+   * page when it holds one; else the index's matches, sorted, or the order walked on when COMMON_Q names
+   * or more hold q (matchesInNameOrder), as they would have been without the walk.
    */
-  private matchesInNameOrder(shape: ListShape, params: Record<string, unknown>): 'common' | { ids: string } | undefined {
-    const found = prepare<[Record<string, unknown>], { count: number; ids: string }>(this.db, MATCH_IDS_SQL).get({ ...params, cap: COMMON_Q })!;
+  private pageRows(options: Omit<ListOptions, 'limit'>, take: number): { rows: PageRow[]; shape: ListShape; params: Record<string, unknown> } {
+    const recent = this.recent(options);
+    const window = this.scanWindow;
+    const found = listParams(options, take, { recent, window });
+    if (sortsMatches(found.shape)) {
+      const walk = listParams(options, take, { walk: true, recent, window: Math.min(window, searchWalk(take)) });
+      const walked = this.rows(pageSql(walk.shape), walk.params);
+      if (walked.length === take) return { rows: walked, ...walk };
+      const plan = this.matchesInNameOrder(found.shape, found.params);
+      if (plan === 'common') {
+        const common = listParams(options, take, { walk: true, recent, window });
+        return { rows: this.rows(pageSql(common.shape), common.params), ...common };
+      }
+      if (plan !== 'sort') return { rows: this.rows(pageOfMatchesSql(found.shape), { ...found.params, ids: plan.ids }), ...found };
+    }
+    return { rows: this.rows(pageSql(found.shape), found.params), ...found };
+  }
+
+  private rows(sql: string, params: Record<string, unknown>): PageRow[] {
+    return prepare<[Record<string, unknown>], PageRow>(this.db, sql).raw(true).safeIntegers(true).all(params);
+  }
+
+  /**
+   * For q in a name order through the trigram index: 'sort' when fewer than COMMON_Q names can hold it (the
+   * page is its matches sorted, in one pass: CANDIDATES_SQL); 'common' when COMMON_Q names or more hold it
+   * (the page is then found along the order's index); else, with the index holding every plant, the ids of
+   * all the names that hold it, as a JSON array (the page is made from them, found in one pass), and while
+   * the index is behind 'sort' (the page merges the index's matches with the plants written since, sorted).
+   */
+  private matchesInNameOrder(shape: ListShape, params: Record<string, unknown>): 'common' | 'sort' | { ids: string } {
+    const capped = { ...params, cap: COMMON_Q };
+    if (prepare<[Record<string, unknown>], number>(this.db, CANDIDATES_SQL).pluck().get(capped)! < COMMON_Q) return 'sort';
+    const found = prepare<[Record<string, unknown>], { count: number; ids: string }>(this.db, MATCH_IDS_SQL).get(capped)!;
     if (found.count >= COMMON_Q) return 'common';
-    return shape.q === 'recent' ? undefined : { ids: found.ids };
+    return shape.q === 'recent' ? 'sort' : { ids: found.ids };
   }
 
   /** The last plant a scan's window examined, when it was full (list-sql.ts SCAN_WINDOW). */

@@ -3,7 +3,7 @@ import { after, describe, it, test } from 'node:test';
 import pg from 'pg';
 import { countStatement, pageStatement, type Statement } from '../../../src/store/postgres/list-sql.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
-import type { ListOptions } from '../../../src/store/store.js';
+import { PLANT_SORTS, type ListOptions } from '../../../src/store/store.js';
 import { postgresBefore } from '../older-schema.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 import { needs } from '../../toolkit.js';
@@ -54,14 +54,14 @@ if (skipReason) {
       FROM generate_series(1, 200000) g`);
     await client.query('ANALYZE plants');
 
-    /** The plan of the plants fetched for a page (the CTE "fetched"), as node descriptions, under these settings. */
-    async function fetched(statement: Statement, settings: string[] = []): Promise<string[]> {
+    /** The plan of the plants fetched for a page (the CTE "fetched", or another), as node descriptions, under these settings. */
+    async function fetched(statement: Statement, settings: string[] = [], cteName = 'fetched'): Promise<string[]> {
       await client.query('BEGIN');
       try {
         for (const setting of settings) await client.query(`SET LOCAL ${setting}`);
         const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
         const top = rows[0]!['QUERY PLAN'][0]!.Plan;
-        const cte = nodes(top).find((n) => n['Subplan Name'] === 'CTE fetched') ?? top;
+        const cte = nodes(top).find((n) => n['Subplan Name'] === `CTE ${cteName}`) ?? top;
         return nodes(cte).map(describeNode);
       } finally {
         await client.query('ROLLBACK');
@@ -120,6 +120,22 @@ if (skipReason) {
       );
       assert.ok(nodes(rows[0]!['QUERY PLAN'][0]!.Plan).map(describeNode).includes('Bitmap Index Scan plants_name_fold_trgm'));
       assert.equal(await store.plants.count({ q: 'zqxvia' }), 4);
+    });
+
+    it("q alone: its walk reads the order's index, nothing sorted; its matches are found by the trigram index, not that one", async () => {
+      const orderIndex = /plants_pkey|plants_name_id/;
+      for (const sort of PLANT_SORTS) {
+        const walk = await fetched(page({ q: 'fern', sort }), [], 'walked');
+        assert.ok(
+          walk.some((n) => orderIndex.test(n)) && !walk.some((n) => n === 'Sort' || /Seq Scan|Bitmap/.test(n)),
+          `${sort}: ${walk.join(' / ')}`,
+        );
+        const rare = await fetched(page({ q: 'ZQXVIA', sort }), [], 'sorted');
+        assert.ok(rare.includes('Bitmap Index Scan plants_name_fold_trgm'), `${sort}: ${rare.join(' / ')}`);
+        // A q a quarter of the names hold: read through the trigram index or the table, and sorted.
+        const common = await fetched(page({ q: 'fern', sort }), [], 'sorted');
+        assert.ok(!common.some((n) => orderIndex.test(n)) && common.includes('Sort'), `${sort}: ${common.join(' / ')}`);
+      }
     });
   });
 
@@ -197,6 +213,7 @@ if (skipReason) {
         await store.plants.put({ id: 1, name: 'Boston Fern' });
         await store.plants.put({ id: 2, name: 'FERNLEAF' });
         assert.equal(await store.plants.count({ q: 'fern' }), 2);
+        assert.equal((await store.plants.page({ q: 'fern', sort: 'name', limit: 1 })).json, '[{"id":1,"name":"Boston Fern"}]');
         const extensions = await server.sql<{ extname: string }>("SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'", database);
         assert.equal(extensions.length, 0);
       } finally {

@@ -13,6 +13,7 @@ import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
 import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
+import { searchWalkContract } from '../search-walk-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
@@ -52,6 +53,7 @@ if (skipReason) {
   webhookContract('postgres', () => open());
   webhookInt64Contract('postgres', () => open());
   searchContract('postgres', () => open());
+  searchWalkContract('postgres', () => open());
   searchIndexContract(
     'postgres',
     () => open(),

@@ -7,6 +7,7 @@ import { openConnection, prepare } from '../../../src/store/sqlite/connection.js
 import { LARGE_DATA } from '../../tier.js';
 import { listParams, SCAN_WINDOW } from '../../../src/store/sqlite/list-sql.js';
 import { COMMON_Q, MATCH_IDS_SQL, pageOfMatchesSql } from '../../../src/store/sqlite/name-order-q.js';
+import { searchWalk } from '../../../src/store/search-walk.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import type { ListOptions } from '../../../src/store/store.js';
 import { tempDir } from '../../helpers.js';
@@ -159,6 +160,36 @@ describe('sqlite: q in a name order that names starting alike hold, far along th
         ['Red 00000', 'Red 00001', 'Red 00002'],
       );
       assert.ok(first.next !== undefined, 'more pages follow');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('sqlite: q in a name order walks the start of the order first', () => {
+  it('answers a page the walk fills from the plants alone, and one it does not through the index', async () => {
+    const dir = tempDir(after);
+    const path = join(dir, 'plants.db');
+    const store = SqliteStore.open(`file:${path}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
+    try {
+      // More names than a page of 2 walks (searchWalk(3)), then a block of matches.
+      const before = searchWalk(3) + 10;
+      const session = await store.plants.startImport();
+      await session.add(Array.from({ length: before }, (_, i) => ({ id: i + 1, name: `Alba ${String(i).padStart(4, '0')}` })));
+      await session.add(Array.from({ length: 20 }, (_, i) => ({ id: before + i + 1, name: `Fern ${String(i).padStart(2, '0')}` })));
+      await session.commit({ createOnly: false });
+      await until(async () => (await store.searchIndex.lag()).events === 0, 'the index catches up', { timeoutMs: 10_000 });
+      // The index emptied behind the store's back (its mark still says it holds every plant): what it
+      // finds is nothing, what the walk finds is every match.
+      const db = openConnection(path);
+      prepare(db, 'DELETE FROM plants_search').run();
+      db.close();
+      const names = async (options: Omit<ListOptions, 'limit'>) =>
+        (parseJson((await store.plants.page({ q: 'fern', limit: 2, ...options })).json) as StoredPlant[]).map((p) => p.name);
+      assert.deepEqual(await names({ sort: 'name', after: { id: before + 3, name: 'Fern 02' } }), ['Fern 03', 'Fern 04'], 'walked');
+      assert.deepEqual(await names({ sort: '-name' }), ['Fern 19', 'Fern 18'], 'walked from the end');
+      assert.deepEqual(await names({ sort: 'name' }), [], 'past the walk: through the index');
+      assert.deepEqual(await names({ sort: 'name', after: { id: before + 19, name: 'Fern 18' } }), [], 'the walk holds one match, not two');
     } finally {
       await store.close();
     }

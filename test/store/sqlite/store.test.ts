@@ -12,6 +12,7 @@ import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
 import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
+import { searchWalkContract } from '../search-walk-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
@@ -20,6 +21,7 @@ storeContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookContract('sqlite', async () => openSqlite(tempDir(after)));
 webhookInt64Contract('sqlite', async () => openSqlite(tempDir(after)));
 searchContract('sqlite', async () => openSqlite(tempDir(after)));
+searchWalkContract('sqlite', async () => openSqlite(tempDir(after)));
 searchIndexContract(
   'sqlite',
   async () => openSqlite(tempDir(after)),
