@@ -41,6 +41,8 @@ export function weakEtag(reply: FastifyReply, json: string): string {
  */
 export function vary(reply: FastifyReply, ...names: string[]): FastifyReply {
   const before = reply.getHeader('vary');
+  // Most answers had no Vary yet (every GET by id and POST passes here): no list to merge.
+  if (before === undefined && names.length === 1) return reply.header('vary', names[0]);
   const have =
     before === undefined
       ? []
