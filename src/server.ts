@@ -1,16 +1,6 @@
 import cluster from 'node:cluster';
-import { setFlagsFromString } from 'node:v8';
+import { servingFlags, startingFlags, supervisorFlags } from './process/v8-flags.js';
 import type { WorkerMessage } from './process/protocol.js';
-
-/**
- * The supervisor's V8 settings, set as it starts, before it loads anything: it serves no request, so its
- * speed does not matter, only its size. Lite mode (no optimizing compilers, feedback allocated lazily)
- * and a young generation that does not grow (semi-space growth factor 1: its start allocates little, and
- * what it held stayed resident for good) keep it at about 47 MB of RSS against 63 MB (an empty store, bench/idle.ts).
- * They are set here, at run time, because the supervisor is started by the operator's `node`; they do not
- * reach the workers (cluster forks them with the command line's flags, process.execArgv), whose speed matters.
- */
-const SUPERVISOR_V8_FLAGS = '--lite-mode --semi-space-growth-factor=1';
 
 /**
  * The process: reads the configuration, then supervises the workers (process/supervisor.ts: the process
@@ -25,11 +15,14 @@ const SUPERVISOR_V8_FLAGS = '--lite-mode --semi-space-growth-factor=1';
 async function main(): Promise<void> {
   // A terminal hanging up signals its whole group: the supervisor decides what that means for the workers.
   if (cluster.isWorker) process.on('SIGHUP', () => undefined);
-  else setFlagsFromString(SUPERVISOR_V8_FLAGS);
+  // Its V8 settings, before anything is loaded (process/v8-flags.ts says why).
+  if (cluster.isWorker) startingFlags();
+  else supervisorFlags();
   const config = (await import('./config/config.js')).loadConfig();
   if (!cluster.isWorker) return (await import('./process/supervisor.js')).supervise(config);
   const [{ serve }, { roleOf }] = await Promise.all([import('./process/serving.js'), import('./process/protocol.js')]);
   await serve(config, roleOf(process.env));
+  servingFlags();
 }
 
 /** One line on stderr (a bad setting is named by its message), and for a worker the same to its supervisor, whose log says why; exit 1. */
