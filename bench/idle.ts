@@ -87,6 +87,6 @@ export function idleTable(runs: IdleMeasurement[]): string {
     '|---|---:|---:|---:|---:|---:|---|',
     `| idle | ${runs.length} | ${range(runs.map((r) => r.afterStartMb))} | ${range(settled)} | ${range(runs.map((r) => r.afterStartPssMb))} | ${range(runs.map((r) => r.settledPssMb))} | ≤ ${TARGET_MB} MB settled: **${Math.max(...settled) <= TARGET_MB ? 'met' : 'not met'}** |`,
     '',
-    'RSS: each process\'s resident memory as `ps` shows it, summed over the supervisor and its worker (the node binary they share counts twice); the target reads it. PSS: the same with each shared page divided among the processes that map it (its sum counts a page once, but shrinks as other node processes on the machine share the binary).',
+    "RSS: each process's resident memory as `ps` shows it, summed over the supervisor and its worker (the node binary they share counts twice); the target reads it. PSS: the same with each shared page divided among the processes that map it (its sum counts a page once, but shrinks as other node processes on the machine share the binary).",
   ].join('\n');
 }
