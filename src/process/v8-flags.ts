@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
  *   Idle on an empty store, 47–48 MB of RSS against 53–63 MB.
  * - A worker's young generation does not grow while it starts either: loading the modules and compiling the
  *   schemas grew it to its limit (2 × 16 MB), which an idle process never gives back (V8 shrinks it only at
- *   a garbage collection, which an idle process does not run): about 15 MB of an idle worker's RSS. Once it
+ *   a garbage collection, which an idle process does not run): 20–28 MB of an idle worker's RSS. Once it
  *   serves, it grows again as V8 would have it (factor 2, V8's default), so that requests pay nothing for it.
  * An operator who sized the young generation (`--max-semi-space-size` and the like, on the command line or in
  * NODE_OPTIONS) keeps V8's own behaviour in every process.
