@@ -154,7 +154,9 @@ export async function idleRuns(store: BenchStore, workspace: Workspace): Promise
   for (let run = 0; run < SETTINGS.runs; run++) {
     const m = await measureIdle(() => start('service', { seeded: 0 }, store, workspace), SETTINGS.quick ? 15 : 60);
     runs.push(m);
-    process.stdout.write(`  service: ${m.afterStartMb.toFixed(0)} MB 5 s after ready, settled at ${m.settledMb.toFixed(0)} MB\n`);
+    process.stdout.write(
+      `  service: ${m.afterStartMb.toFixed(0)} MB 5 s after ready, settled at ${m.settledMb.toFixed(0)} MB (PSS ${m.afterStartPssMb.toFixed(0)}, settled ${m.settledPssMb.toFixed(0)} MB)\n`,
+    );
   }
   return { runs, table: idleTable(runs) };
 }

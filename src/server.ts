@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { servingFlags, startingFlags, supervisorFlags } from './process/v8-flags.js';
 import type { WorkerMessage } from './process/protocol.js';
 
 /**
@@ -14,10 +15,14 @@ import type { WorkerMessage } from './process/protocol.js';
 async function main(): Promise<void> {
   // A terminal hanging up signals its whole group: the supervisor decides what that means for the workers.
   if (cluster.isWorker) process.on('SIGHUP', () => undefined);
+  // Its V8 settings, before anything is loaded (process/v8-flags.ts says why).
+  if (cluster.isWorker) startingFlags();
+  else supervisorFlags();
   const config = (await import('./config/config.js')).loadConfig();
   if (!cluster.isWorker) return (await import('./process/supervisor.js')).supervise(config);
   const [{ serve }, { roleOf }] = await Promise.all([import('./process/serving.js'), import('./process/protocol.js')]);
   await serve(config, roleOf(process.env));
+  servingFlags();
 }
 
 /** One line on stderr (a bad setting is named by its message), and for a worker the same to its supervisor, whose log says why; exit 1. */

@@ -9,6 +9,7 @@ import { PAGE_CSP } from '../http/security.js';
 import { VERSION } from '../version.js';
 import { vary } from '../http/caching.js';
 import { notModified } from '../http/conditional.js';
+import { once } from '../http/lazy.js';
 
 /**
  * GET /console: the web console, a page and its assets built from console/ by `npm run build`
@@ -57,20 +58,23 @@ function servedFile(url: URL): ServedFile {
   };
 }
 
-/** The built console, or undefined when it was not built. Read once per process: the files do not change under a running server. */
-let loaded: { page: ServedFile; assets: Map<string, ServedFile> } | null | undefined;
-function consoleFiles(): { page: ServedFile; assets: Map<string, ServedFile> } | undefined {
-  if (loaded === undefined) {
+/**
+ * The built console, or undefined when it was not built: its files are listed once per process (they do not
+ * change under a running server), and each is read, and gzipped, on its first request.
+ */
+let listed: { page: () => ServedFile; assets: Map<string, () => ServedFile> } | null | undefined;
+function consoleFiles(): { page: () => ServedFile; assets: Map<string, () => ServedFile> } | undefined {
+  if (listed === undefined) {
     const index = new URL('index.html', BUILT);
     const assetsDir = new URL('assets/', BUILT);
-    loaded = existsSync(index)
+    listed = existsSync(index)
       ? {
-          page: servedFile(index),
-          assets: new Map(readdirSync(assetsDir).map((name) => [name, servedFile(new URL(name, assetsDir))])),
+          page: once(() => servedFile(index)),
+          assets: new Map(readdirSync(assetsDir).map((name) => [name, once(() => servedFile(new URL(name, assetsDir)))])),
         }
       : null;
   }
-  return loaded ?? undefined;
+  return listed ?? undefined;
 }
 
 /** RFC 9110 12.5.3: gzip is acceptable unless the client gave it q=0. */
@@ -163,13 +167,13 @@ export const consoleRoutes: FastifyPluginCallbackTypebox<{ enabled: boolean }> =
   app.get('/console', { config: { auth: 'public' } }, async (request, reply) => {
     if (files === undefined) throw new HttpError('console_not_built', NOT_BUILT);
     reply.header('content-security-policy', PAGE_CSP);
-    return serve(request, reply, files.page, 'no-cache');
+    return serve(request, reply, files.page(), 'no-cache');
   });
   // The page's relative links resolve under /console/ only from /console itself.
   app.get('/console/', { config: { auth: 'public' } }, async (_request, reply) => reply.code(301).header('location', '../console').send());
   // One route per file: any other path under /console is the service's ordinary 404.
   for (const [name, file] of files?.assets ?? []) {
-    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file, IMMUTABLE));
+    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file(), IMMUTABLE));
   }
   done();
 };

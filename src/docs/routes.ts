@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAGE_CSP } from '../http/security.js';
 import { ASSET_DIR, PAGE_HTML, START_SCRIPT } from './page.js';
 import { notModified } from '../http/conditional.js';
+import { once } from '../http/lazy.js';
 
 /** A file the docs page needs, held in memory with its validator. */
 interface StaticFile {
@@ -20,23 +21,27 @@ function staticFile(body: Buffer | string, type: string): StaticFile {
   return { body: bytes, type, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
 }
 
-/** A file of the installed swagger-ui-dist, wherever npm put the package. */
-function swaggerUiFile(name: string, type: string): StaticFile {
-  return staticFile(readFileSync(createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`)), type);
+/**
+ * A file of the installed swagger-ui-dist, wherever npm put the package: found now (a missing package stops
+ * the start), read on the first request for it.
+ */
+function swaggerUiFile(name: string, type: string): () => StaticFile {
+  const path = createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`);
+  return once(() => staticFile(readFileSync(path), type));
 }
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-/** Read on the first start of an app in this process, then shared: the bundle alone is large (its size: bench/RESULTS.md). */
-let loaded: { page: StaticFile; assets: Map<string, StaticFile> } | undefined;
-function docsFiles(): NonNullable<typeof loaded> {
-  return (loaded ??= {
-    page: staticFile(PAGE_HTML, 'text/html; charset=utf-8'),
+/** The page and its files, by name, each read on its first request (the bundle alone is about 1.7 MB) and then shared by every app of this process. */
+let files: { page: () => StaticFile; assets: Map<string, () => StaticFile> } | undefined;
+function docsFiles(): NonNullable<typeof files> {
+  return (files ??= {
+    page: once(() => staticFile(PAGE_HTML, 'text/html; charset=utf-8')),
     assets: new Map([
       ['swagger-ui-bundle.js', swaggerUiFile('swagger-ui-bundle.js', JAVASCRIPT)],
       ['swagger-ui.css', swaggerUiFile('swagger-ui.css', 'text/css; charset=utf-8')],
       ['favicon.png', swaggerUiFile('favicon-32x32.png', 'image/png')],
-      ['start.js', staticFile(START_SCRIPT, JAVASCRIPT)],
+      ['start.js', once(() => staticFile(START_SCRIPT, JAVASCRIPT))],
     ]),
   });
 }
@@ -61,14 +66,14 @@ export const docsRoutes: FastifyPluginCallbackTypebox = (app, _options, done) =>
   const { page, assets } = docsFiles();
   app.get('/docs', { config: { auth: 'public' } }, async (request, reply) => {
     reply.header('content-security-policy', PAGE_CSP);
-    return serve(request, reply, page);
+    return serve(request, reply, page());
   });
   // /docs/ is the same page to a person, but its relative links would resolve under /docs/docs/: send the
   // browser to /docs. Relative (../docs), so that it holds behind a proxy that serves the API under a prefix.
   app.get('/docs/', { config: { auth: 'public' } }, async (_request, reply) => reply.code(301).header('location', '../docs').send());
   // One route per file: any other path under /docs is the service's ordinary 404.
   for (const [name, file] of assets) {
-    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file));
+    app.get(`/${ASSET_DIR}/${name}`, { config: { auth: 'public' } }, async (request, reply) => serve(request, reply, file()));
   }
   done();
 };

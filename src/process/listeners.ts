@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
 import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
-import { listenForScrapes, type Scrape } from '../metrics/server.js';
+import type { Scrape } from '../metrics/server.js';
 
 /** The process's listeners: the API's, and the metrics' (a listener of its own, METRICS_PORT). */
 
@@ -92,13 +92,15 @@ export function httpListener(made: { readonly app: App }, config: Config): Servi
 
 /**
  * The metrics listener (METRICS_PORT), the supervisor's: `scrape` makes the text it serves (every worker's
- * metrics, summed: metrics/cluster.ts). Its address is logged once it listens.
+ * metrics, summed: metrics/cluster.ts). Its address is logged once it listens. Its server (node:http) is
+ * loaded as it starts: a supervisor without METRICS_PORT never loads it.
  */
 export function metricsListener(config: Config, scrape: Scrape, log: Pick<FastifyBaseLogger, 'info' | 'error'>): Service {
-  let scrapes: Awaited<ReturnType<typeof listenForScrapes>> | undefined;
+  let scrapes: Awaited<ReturnType<typeof import('../metrics/server.js').listenForScrapes>> | undefined;
   return {
     name: 'metrics listener',
     async start() {
+      const { listenForScrapes } = await import('../metrics/server.js');
       const address = { host: config.metricsHost, port: config.metricsPort!, allowedHosts: config.metricsAllowedHosts };
       scrapes = await listenForScrapes(address, scrape, (error) => log.error({ err: error }, 'metrics scrape failed'));
       log.info({ url: scrapes.url }, `metrics listening at ${scrapes.url}`);
