@@ -5,7 +5,7 @@ import type { Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { EVENT_TYPES, eventBody, type EventType } from '../../src/model/events.js';
 import { newId } from '../../src/model/ids.js';
-import { withStore } from './webhook-contract.js';
+import { withStore } from './webhook-kit.js';
 
 /** Every event of the feed after `after`, read `limit` at a time. */
 async function readAll(store: Store, limit = 1000, after: FeedPosition = FEED_START, types?: EventType[]): Promise<FeedEvent[]> {

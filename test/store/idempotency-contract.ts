@@ -7,7 +7,7 @@ import type { Write } from '../../src/store/writes.js';
 import type { PutOptions, Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { newId } from '../../src/model/ids.js';
-import { withStore } from './webhook-contract.js';
+import { withStore } from './webhook-kit.js';
 import { until } from '../toolkit.js';
 
 /**

@@ -6,7 +6,7 @@ import type { StoredPlant } from '../../src/model/plant.js';
 import { EVENT_TYPES } from '../../src/model/events.js';
 import { newId } from '../../src/model/ids.js';
 import { listPlants } from '../helpers.js';
-import { withStore } from './webhook-contract.js';
+import { withStore } from './webhook-kit.js';
 
 /** Chunks with an id twice in one chunk and ids again in later chunks: the last row of each id wins. */
 const CHUNKS: StoredPlant[][] = [

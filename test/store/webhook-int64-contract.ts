@@ -4,7 +4,7 @@ import type { Store } from '../../src/store/store.js';
 import type { NewEndpointRecord } from '../../src/store/webhook-store.js';
 import { EVENT_TYPES } from '../../src/model/events.js';
 import { newId } from '../../src/model/ids.js';
-import { withStore } from './webhook-contract.js';
+import { withStore } from './webhook-kit.js';
 
 function endpoint(overrides: Partial<NewEndpointRecord> = {}): NewEndpointRecord {
   return {
