@@ -78,6 +78,14 @@ const SECTIONS: Section[] = [
     heading: "What a delivery costs at a fifth of the maximum rate (target: at most a POST's CPU):",
     table: (run) => deliveryCpuTable(run.measurements, 'hookfifth', 'postfifth'),
   },
+  {
+    heading: 'Delivery lag at a third of the maximum rate, one core (target: lag p99 < 1 s):',
+    table: (run) => lagTable(run.measurements, 'hookthird'),
+  },
+  {
+    heading: "What a delivery costs at a third of the maximum rate (target: at most a POST's CPU):",
+    table: (run) => deliveryCpuTable(run.measurements, 'hookthird', 'postthird'),
+  },
   { heading: 'Delivery lag at half the maximum rate, two cores (target: lag p99 < 1 s):', table: (run) => lagTable(run.measurements, 'hookhalf2') },
   {
     heading: 'Searches as people type them (open loop at 100 a second; in a catalogue of common words, one at a time; target: p99 ≤ 30 ms):',

@@ -45,6 +45,25 @@ export const WEBHOOKS: Scenario[] = [
     rateOf: { scenario: 'post64hook', share: 0.2 },
   },
   {
+    // The same at a third of the maximum write rate, still one core: lag p99 < 1 s, and each delivery costs at
+    // most what a POST does (against postthird).
+    key: 'hookthird',
+    title: 'POST /plants at a third of the maximum rate (open loop), one webhook subscriber: delivery lag, one core',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    subscriber: true,
+    rateOf: { scenario: 'post64hook', share: 1 / 3 },
+  },
+  {
+    key: 'postthird',
+    title: 'POST /plants at a third of the maximum rate (open loop), no subscriber: the CPU a POST costs there',
+    connections: 64,
+    seeded: 0,
+    workload: (idBase) => ({ kind: 'post', idBase }),
+    rateOf: { scenario: 'post64hook', share: 1 / 3 },
+  },
+  {
     // Two cores for the service (deliveries on a thread of their own can take the second).
     key: 'post64hook2',
     title: 'POST /plants, 64 conn, durable, one webhook subscriber, two cores',
