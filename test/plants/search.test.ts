@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseJson } from '@plant-store/client/json';
 import type { StoredPlant } from '../../src/model/plant.js';
-import { CATALOGUE, expected } from '../store/search-contract.js';
+import { CATALOGUE, expected } from '../store/search-oracle.js';
 import { assertError, testApp, type TestApp } from '../helpers.js';
 import { nextLink } from '../toolkit.js';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { StoredPlant } from '../../src/model/plant.js';
 import type { Store } from '../../src/store/store.js';
 
-import { expected, walk } from './search-contract.js';
+import { expected, walk } from './search-oracle.js';
 import { until } from '../toolkit.js';
 
 /**

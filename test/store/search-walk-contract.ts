@@ -4,7 +4,7 @@ import type { StoredPlant } from '../../src/model/plant.js';
 import { searchWalk } from '../../src/store/search-walk.js';
 import { PLANT_SORTS, type Store } from '../../src/store/store.js';
 import { listPlants } from '../helpers.js';
-import { expected, walk } from './search-contract.js';
+import { expected, walk } from './search-oracle.js';
 
 /**
  * A search walks the start of its order first (src/store/search-walk.ts: searchWalk(limit + 1) plants,
