@@ -112,10 +112,13 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     h.receiver.answer = () => ({ status: 503, headers: { 'retry-after': '3600' } });
     await addPlants(h.t, [{ id: 2, name: 'Ivy' }]);
     await h.receiver.waitFor(3);
+    // Pending before its attempt is recorded too (the receiver has answered, the store not yet written it):
+    // wait for the attempt, not the status alone.
     await until(async () => {
       await deliveries.getByRole('button', { name: 'Refresh deliveries' }).click();
-      return (await rows(page, deliveries.getByRole('table')))[0]!.includes('pending');
-    }, 'the pending message');
+      const [status, attempts] = (await rows(page, deliveries.getByRole('table')))[0]!.split(' | ').slice(1, 3);
+      return status === 'pending' && attempts === '1';
+    }, 'the pending message, its attempt recorded');
     const [pending] = await rows(page, deliveries.getByRole('table'));
     const cells = pending!.split(' | ');
     assert.deepEqual(cells.slice(0, 5), ['plant.created plant 2', 'pending', '1', '503', 'HTTP 503']);
