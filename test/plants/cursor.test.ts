@@ -10,7 +10,7 @@ import { foldCase } from '../../src/model/fold.js';
  * The cursor's layout, unit by unit: a cursor is made once per scope's fingerprint (kept, not hashed per
  * page), checked by its MAC (any change refused), refused for any other list however many scopes were
  * seen between; and the release before's cursors are still taken. Refusals over HTTP, forged and
- * malformed cursors included, are in search.test.ts and test/http/paging.test.ts.
+ * malformed cursors included, are in search.test.ts, search-parameters.test.ts and test/http/paging.test.ts.
  */
 
 /** A cursor of the release before, made the slow way: SHA-256 of the canonical scope, JSON, base64url. */

@@ -1,55 +1,17 @@
-import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseJson } from '@plant-store/client/json';
 import type { StoredPlant } from '../../src/model/plant.js';
 import { CATALOGUE, expected } from '../store/search-oracle.js';
-import { assertError, testApp, type TestApp } from '../helpers.js';
-import { nextLink } from '../toolkit.js';
+import { assertError, testApp } from '../helpers.js';
+import { cursorOf, ids, page, params, seed, walk } from './search-pages.js';
 
 /**
  * GET /plants?q=&tag=&sort=&cursor= over HTTP: the parameters alone and together, the cursor in the Link
- * header and its rules, counts and exports with the filters, and every bad value refused naming its
- * parameter. (The store contract, test/store/search-contract.ts, checks the results in depth.)
+ * header and its rules, counts and exports with the filters. (Bad values, refused naming their parameter,
+ * are in search-parameters.test.ts; the store contract, test/store/search-contract.ts, checks the results in depth.)
  */
-
-async function seed(t: TestApp, plants: readonly StoredPlant[]): Promise<void> {
-  const session = await t.store.plants.startImport();
-  await session.add([...plants]);
-  await session.commit({ createOnly: false });
-}
-
-const params = (link: string) => new URL(link, 'http://x').searchParams;
-
-async function page(t: TestApp, url: string): Promise<{ plants: StoredPlant[]; next: string | undefined }> {
-  const res = await t.call('GET', url);
-  assert.equal(res.statusCode, 200, res.payload);
-  return { plants: parseJson(res.payload) as StoredPlant[], next: nextLink(res.headers.link) };
-}
-
-/** Follows the Link headers from `url` to the end. */
-async function walk(t: TestApp, url: string): Promise<{ pages: StoredPlant[][]; links: string[] }> {
-  const pages: StoredPlant[][] = [];
-  const links: string[] = [];
-  for (let next: string | undefined = url; next !== undefined;) {
-    const answer = await page(t, next);
-    pages.push(answer.plants);
-    next = answer.next;
-    if (next !== undefined) links.push(next);
-    assert.ok(pages.length < 1000, 'paging does not end');
-  }
-  return { pages, links };
-}
-
-/** A cursor from the Link header of this request. */
-async function cursorOf(t: TestApp, url: string): Promise<string> {
-  const { next } = await page(t, url);
-  assert.ok(next, `${url} has a next page`);
-  return params(next).get('cursor')!;
-}
-
-const ids = (plants: StoredPlant[]) => plants.map((p) => p.id);
 
 describe('GET /plants: finding plants', async () => {
   const t = await testApp(after);
@@ -222,88 +184,5 @@ describe('GET /plants: finding plants', async () => {
     const none = await t.call('GET', '/plants?q=zzzz&format=ndjson', { headers: { prefer: 'count=exact' } });
     assert.equal(none.payload, '');
     assert.equal(none.headers['x-total-count'], '0');
-  });
-
-  describe('400 for bad values, naming the parameter', () => {
-    const forged = (fields: unknown[]) => Buffer.from(JSON.stringify(fields)).toString('base64url');
-    const bad: Array<[string, string]> = [
-      ['q=', 'q'],
-      [`q=${'x'.repeat(101)}`, 'q'],
-      [`q=${'😀'.repeat(101)}`, 'q'],
-      ['q=a%00b', 'q'],
-      ['q=a&q=b', 'q'],
-      [Array.from({ length: 21 }, (_, i) => `tag=t${i}`).join('&'), 'tag'],
-      [`tag=ok&tag=${'t'.repeat(65)}`, 'tag'],
-      ['tag=a%00', 'tag'],
-      ['sort=', 'sort'],
-      ['sort=NAME', 'sort'],
-      ['sort=tag', 'sort'],
-      ['sort=+name', 'sort'],
-      ['sort=name&sort=id', 'sort'],
-      ['cursor=', 'cursor'],
-      ['cursor=not%20base64!', 'cursor'],
-      ['cursor=abc', 'cursor'],
-      [`cursor=${'A'.repeat(4097)}`, 'cursor'],
-      [`cursor=${forged([1, 'x', '1']).slice(0, -1)}`, 'cursor'],
-      [`cursor=${Buffer.from('[1,"x","1"]').toString('base64')}=`, 'cursor'],
-      [`cursor=${forged([2, 'x', '1'])}`, 'cursor'],
-      [`cursor=${forged({ id: 1 } as unknown as unknown[])}`, 'cursor'],
-      [`cursor=${forged([1, 'x'])}`, 'cursor'],
-      [`cursor=${Buffer.from([0xff, 0xfe]).toString('base64url')}`, 'cursor'],
-      ['cursor=a&cursor=b', 'cursor'],
-    ];
-    for (const [query, parameter] of bad) {
-      it(`?${query.slice(0, 50)}`, async () => {
-        assertError(await t.call('GET', `/plants?${query}`), 400, `querystring.${parameter}`);
-      });
-    }
-
-    it('takes q of 1 and of 100 characters (code points, not UTF-16 units), and 20 tags', async () => {
-      for (const query of [
-        'q=x',
-        `q=${'x'.repeat(100)}`,
-        `q=${encodeURIComponent('😀'.repeat(100))}`,
-        Array.from({ length: 20 }, (_, i) => `tag=t${i}`).join('&'),
-      ]) {
-        assert.equal((await t.call('GET', `/plants?${query}`)).statusCode, 200, query.slice(0, 40));
-      }
-    });
-
-    it("refuses a cursor of the release before whose id or name is not valid, even with the right fingerprint; an edited cursor of this one's", async () => {
-      // The release before's layout (still taken): [1, the scope's fingerprint, id, name].
-      const version = 1;
-      const fingerprint = createHash('sha256')
-        .update(JSON.stringify(['name', null, []]))
-        .digest('base64url')
-        .slice(0, 16);
-      const good = await cursorOf(t, '/plants?sort=name&limit=1');
-      const edited = Buffer.from(good, 'base64url');
-      edited[edited.length - 3]! ^= 1;
-      assertError(await t.call('GET', `/plants?sort=name&cursor=${edited.toString('base64url')}`), 400, 'querystring.cursor');
-      for (const fields of [
-        [version, fingerprint, '9223372036854775808', 'a'],
-        [version, fingerprint, '1.5', 'a'],
-        [version, fingerprint, 1, 'a'],
-        [version, fingerprint, '1', 'x'.repeat(257)],
-        [version, fingerprint, '1', 'a\u0000'],
-        [version, fingerprint, '1', 7],
-      ]) {
-        assertError(await t.call('GET', `/plants?sort=name&cursor=${forged(fields)}`), 400, 'querystring.cursor');
-      }
-      assert.equal((await t.call('GET', `/plants?sort=name&cursor=${forged([version, fingerprint, '1', 'M'])}`)).statusCode, 200);
-    });
-  });
-
-  it('describes q, tag, sort and cursor in the OpenAPI document', async () => {
-    const doc = (await t.call('GET', '/openapi.json', { token: null })).json<{
-      paths: Record<string, { get: { parameters: Array<{ name: string; schema: Record<string, unknown>; style?: string; explode?: boolean }> } }>;
-    }>();
-    const parameters = Object.fromEntries(doc.paths['/plants']!.get.parameters.map((p) => [p.name, p]));
-    assert.deepEqual([parameters.q?.schema.minLength, parameters.q?.schema.maxLength], [1, 100]);
-    assert.equal(parameters.tag?.schema.type, 'array');
-    assert.equal(parameters.tag?.schema.maxItems, 20);
-    assert.deepEqual([parameters.tag?.style, parameters.tag?.explode], ['form', true]);
-    assert.deepEqual(parameters.sort?.schema.enum, ['id', '-id', 'name', '-name']);
-    assert.equal(parameters.cursor?.schema.type, 'string');
   });
 });
