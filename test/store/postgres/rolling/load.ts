@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { after } from 'node:test';
 import { sleep, until } from '../../../toolkit.js';
-import { describe, FeedConsumer, type Failure } from './feed-consumer.js';
+import { assertNoFailures, CheckedCalls, type Call } from './checked-calls.js';
+import { FeedConsumer, type Failure } from './feed-consumer.js';
+import { readExport, readFeed } from './store-reads.js';
 import { connectTo, type Answer, type Origin, type Transport } from './transport.js';
 
 /**
@@ -15,21 +17,13 @@ import { connectTo, type Answer, type Origin, type Transport } from './transport
  * - 3 readers: GET /plants/{id} of acknowledged plants, exactly as acknowledged (with 'every-write', every
  *   tenth round a token made over the API, used, and revoked);
  * - 1 change feed consumer (feed-consumer.ts).
- * Any request not answered as expected is a failure, with what it was and what came back.
+ * Any request not answered as expected is a failure, with what it was and what came back (checked-calls.ts).
  */
 
 export type Mix = 'plain' | 'every-write';
 
 /** The pause between two requests of one connection. */
 const PACE_MS = 25;
-
-interface Call {
-  method: string;
-  path: string;
-  body?: string;
-  headers?: Record<string, string>;
-  token?: string;
-}
 
 interface Keyed {
   call: Call;
@@ -41,7 +35,7 @@ export class Load {
   /** Requests an HTTP/2 connection sent again because the server had not processed them (transport.ts). */
   resent = 0;
   /** Requests sent, by what they were. */
-  readonly counts = new Map<string, number>();
+  readonly counts: Map<string, number>;
   /** Acknowledged plants by id: the object GET answers. */
   private readonly plants = new Map<string, { id: number; name: string; tag: string }>();
   private readonly deleted = new Set<string>();
@@ -51,6 +45,7 @@ export class Load {
   /** Events the acknowledged writes made (a replay makes none). */
   private events = 0;
   private readonly feed: FeedConsumer;
+  private readonly calls: CheckedCalls;
   private readonly clients: Transport[] = [];
   private loops: Array<Promise<void>> = [];
   private stopped = false;
@@ -63,6 +58,8 @@ export class Load {
     private readonly to: Origin,
     private readonly mix: Mix,
   ) {
+    this.calls = new CheckedCalls(to, this.failures);
+    this.counts = this.calls.counts;
     this.feed = new FeedConsumer(to, this.failures);
     // Whatever happened (a failed assertion included), nothing of the load outlives the test.
     cleanup(async () => {
@@ -139,7 +136,7 @@ export class Load {
       if (step === 0) {
         const plant = { id: Number(id), name: `p${id}`, tag: 'posted' };
         if (
-          await this.send(client, 'POST /plants', { method: 'POST', path: '/plants', body: JSON.stringify(plant) }, 200, {
+          await this.calls.send(client, 'POST /plants', { method: 'POST', path: '/plants', body: JSON.stringify(plant) }, 200, {
             name: plant.name,
             tag: plant.tag,
           })
@@ -148,7 +145,7 @@ export class Load {
       } else if (step === 1) {
         const put = { name: `p${id}`, tag: 'put' };
         if (
-          !(await this.send(client, 'PUT /plants/{id}', { method: 'PUT', path: `/plants/${id}`, body: JSON.stringify(put) }, 201, {
+          !(await this.calls.send(client, 'PUT /plants/{id}', { method: 'PUT', path: `/plants/${id}`, body: JSON.stringify(put) }, 201, {
             id: Number(id),
             ...put,
           }))
@@ -162,17 +159,18 @@ export class Load {
           body: '{"tag":"patched"}',
           headers: { 'content-type': 'application/merge-patch+json' },
         };
-        if (await this.send(client, 'PATCH /plants/{id}', patch, 200, patched)) this.acknowledge(patched, 1);
+        if (await this.calls.send(client, 'PATCH /plants/{id}', patch, 200, patched)) this.acknowledge(patched, 1);
       } else if (step === 2) {
         const rows = [0, 1].map((k) => ({ id: Number(id) + k * 500_000, name: `i${id}-${k}`, tag: 'imported' }));
         const body = rows.map((row) => JSON.stringify(row)).join('\n');
         const call = { method: 'POST', path: '/plants/import', body, headers: { 'content-type': 'application/x-ndjson' } };
-        if (await this.send(client, 'POST /plants/import', call, 200, { created: 2, replaced: 0 })) for (const row of rows) this.acknowledge(row, 1);
+        if (await this.calls.send(client, 'POST /plants/import', call, 200, { created: 2, replaced: 0 }))
+          for (const row of rows) this.acknowledge(row, 1);
       } else {
         const call = { method: 'PUT', path: `/plants/${id}`, body: `{"name":"d${id}"}` };
-        if (!(await this.send(client, 'PUT /plants/{id}', call, 201, { id: Number(id), name: `d${id}` }))) return;
+        if (!(await this.calls.send(client, 'PUT /plants/{id}', call, 201, { id: Number(id), name: `d${id}` }))) return;
         this.events++;
-        if (await this.send(client, 'DELETE /plants/{id}', { method: 'DELETE', path: `/plants/${id}` }, 204)) {
+        if (await this.calls.send(client, 'DELETE /plants/{id}', { method: 'DELETE', path: `/plants/${id}` }, 204)) {
           this.events++;
           this.deleted.add(id);
         }
@@ -185,13 +183,13 @@ export class Load {
       const earlier = this.keyed[Math.floor(Math.random() * this.keyed.length)];
       if (n % 3 === 2 && earlier && !this.replaying.has(earlier)) {
         this.replaying.add(earlier);
-        const answer = await this.call(client, 'replay of a keyed POST', earlier.call);
+        const answer = await this.calls.call(client, 'replay of a keyed POST', earlier.call);
         this.replaying.delete(earlier);
         if (
           answer &&
           (answer.status !== earlier.answer.status || answer.text !== earlier.answer.text || answer.headers['idempotent-replayed'] !== 'true')
         )
-          this.fail(
+          this.calls.fail(
             'replay of a keyed POST',
             earlier.call,
             `${answer.status} ${answer.text} (replayed: ${String(answer.headers['idempotent-replayed'])}); first answered ${earlier.answer.status} ${earlier.answer.text}`,
@@ -205,7 +203,7 @@ export class Load {
           body: JSON.stringify(row),
           headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': `import-${id}` },
         };
-        const answer = await this.send(client, 'keyed POST /plants/import', call, 200, { created: 1, replaced: 0 });
+        const answer = await this.calls.send(client, 'keyed POST /plants/import', call, 200, { created: 1, replaced: 0 });
         if (answer) {
           this.acknowledge(row, 1);
           this.keyed.push({ call, answer });
@@ -214,7 +212,7 @@ export class Load {
         const id = plantId(loop, n);
         const plant = { id: Number(id), name: `k${id}`, tag: 'keyed' };
         const call = { method: 'POST', path: '/plants', body: JSON.stringify(plant), headers: { 'idempotency-key': `plant-${id}` } };
-        const answer = await this.send(client, 'keyed POST /plants', call, 200, { name: plant.name, tag: plant.tag });
+        const answer = await this.calls.send(client, 'keyed POST /plants', call, 200, { name: plant.name, tag: plant.tag });
         if (answer) {
           this.acknowledge(plant, 1);
           this.keyed.push({ call, answer });
@@ -228,7 +226,7 @@ export class Load {
       if (this.mix === 'every-write' && n % 10 === 9) await this.tokenRound(client, loop, n);
       const ids = [...this.plants.keys()];
       const id = ids[Math.floor(Math.random() * ids.length)];
-      if (id !== undefined) await this.send(client, 'GET /plants/{id}', { method: 'GET', path: `/plants/${id}` }, 200, this.plants.get(id));
+      if (id !== undefined) await this.calls.send(client, 'GET /plants/{id}', { method: 'GET', path: `/plants/${id}` }, 200, this.plants.get(id));
     });
   }
 
@@ -241,44 +239,16 @@ export class Load {
       body: JSON.stringify({ name, scopes: ['plants:read'] }),
       headers: { 'idempotency-key': `token-${name}` },
     };
-    const made = await this.send(client, 'POST /tokens', make, 201);
+    const made = await this.calls.send(client, 'POST /tokens', make, 201);
     if (!made) return;
     const token = JSON.parse(made.text) as { id: string; secret: string };
-    await this.send(client, 'GET /plants?limit=1 (a new token)', { method: 'GET', path: '/plants?limit=1', token: token.secret }, 200);
-    await this.send(client, 'DELETE /tokens/{id}', { method: 'DELETE', path: `/tokens/${token.id}` }, 204);
+    await this.calls.send(client, 'GET /plants?limit=1 (a new token)', { method: 'GET', path: '/plants?limit=1', token: token.secret }, 200);
+    await this.calls.send(client, 'DELETE /tokens/{id}', { method: 'DELETE', path: `/tokens/${token.id}` }, 204);
   }
 
   private acknowledge(plant: { id: number; name: string; tag: string }, events: number): void {
     this.plants.set(String(plant.id), plant);
     this.events += events;
-  }
-
-  /** Sends the call; the answer when its status is `status` and its body (when given) equals `body` as JSON, else a failure. */
-  private async send(client: Transport, kind: string, call: Call, status: number, body?: unknown): Promise<Answer | undefined> {
-    const answer = await this.call(client, kind, call);
-    if (!answer) return undefined;
-    const parsed = parseJson(answer.text);
-    if (answer.status !== status || (body !== undefined && !sameJson(parsed, body))) {
-      this.fail(kind, call, `${answer.status} ${answer.text.slice(0, 300)}`);
-      return undefined;
-    }
-    return answer;
-  }
-
-  private async call(client: Transport, kind: string, call: Call): Promise<Answer | undefined> {
-    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
-    const headers: Record<string, string> = { authorization: `Bearer ${call.token ?? this.to.token}`, ...call.headers };
-    if (call.body !== undefined) headers['content-type'] ??= 'application/json';
-    try {
-      return await client.request({ method: call.method, path: call.path, headers, ...(call.body === undefined ? {} : { body: call.body }) });
-    } catch (error) {
-      this.fail(kind, call, describe(error));
-      return undefined;
-    }
-  }
-
-  private fail(kind: string, call: Call, detail: string): void {
-    this.failures.push({ what: `${kind}: ${call.method} ${call.path}`, detail, at: Date.now() });
   }
 
   /**
@@ -291,22 +261,7 @@ export class Load {
     assertNoFailures(this.failures, this.requests);
     const verifier = connectTo(this.to);
     try {
-      const exported = await verifier.request({
-        method: 'GET',
-        path: '/plants',
-        headers: { authorization: `Bearer ${this.to.token}`, accept: 'application/x-ndjson' },
-      });
-      const text = exported.text;
-      assert.equal(exported.status, 200, text);
-      const stored = new Map(
-        text
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => {
-            const plant = JSON.parse(line) as { id: number };
-            return [String(plant.id), plant] as const;
-          }),
-      );
+      const stored = await readExport(verifier, this.to.token);
       for (const [id, plant] of this.plants) assert.deepEqual(stored.get(id), plant, `acknowledged plant ${id}`);
       for (const id of this.deleted) assert.equal(stored.get(id), undefined, `deleted plant ${id}`);
       const feed = await readFeed(verifier, this.to.token);
@@ -323,50 +278,7 @@ export class Load {
   }
 }
 
-/** Every event id of the feed, oldest first (GET /events pages). */
-export async function readFeed(client: Transport, token: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const after = ids.at(-1);
-    const response = await client.request({
-      method: 'GET',
-      path: `/events?limit=1000${after ? `&after=${after}` : ''}`,
-      headers: { authorization: `Bearer ${token}` },
-    });
-    assert.equal(response.status, 200, response.text);
-    const page = JSON.parse(response.text) as Array<{ id: string }>;
-    if (page.length === 0) return ids;
-    ids.push(...page.map((event) => event.id));
-  }
-}
-
-export function assertNoFailures(failures: readonly Failure[], requests: number): void {
-  if (failures.length === 0) return;
-  const first = failures
-    .slice(0, 20)
-    .map((f) => `  ${new Date(f.at).toISOString()} ${f.what}: ${f.detail}`)
-    .join('\n');
-  assert.fail(`${failures.length} of ${requests} requests failed; the first ${Math.min(20, failures.length)}:\n${first}`);
-}
-
 /** Ids unique to a loop and a round: 10^9 per loop. */
 function plantId(loop: number, n: number): string {
   return String((loop + 1) * 1_000_000_000 + n);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  try {
-    assert.deepEqual(a, b);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -11,7 +11,8 @@ import { freePort, postgresUnavailableReason, TestPostgres } from '../pg-server.
 import { balancerUnavailableReason, startBalancer } from './balancers.js';
 import { CrossVersion } from './cross-version.js';
 import { Instance, roll, THIS_CHECKOUT } from './fleet.js';
-import { Load, readFeed } from './load.js';
+import { Load } from './load.js';
+import { readFeed } from './store-reads.js';
 import { connectTo, type Origin } from './transport.js';
 import { buildRelease, PREVIOUS_RELEASE, previousReleaseUnavailableReason } from './previous-release.js';
 
