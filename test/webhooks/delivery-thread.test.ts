@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -120,4 +122,28 @@ describe('the delivery thread', () => {
       await sending.close();
     }
   });
+
+  it(
+    'sends from a thread at the lowest priority (Linux: nice 19, that thread only), so deliveries run in the CPU requests leave',
+    { skip: process.platform !== 'linux' && 'Linux only: a priority per thread' },
+    async () => {
+      /** The nice value of each of this process's threads (the 19th field of /proc's stat). */
+      const nices = (): number[] =>
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        });
+      const before = nices();
+      assert.ok(!before.includes(19), 'before: no thread at the lowest priority');
+      const thread = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
+      try {
+        assert.equal((await thread.send(message(`${url}/ok`, 'msg_nice'))).status, 204);
+        const during = nices();
+        assert.equal(during.filter((nice) => nice === 19).length, 1, `the delivery thread alone: ${during.join(' ')}`);
+        assert.notEqual(getPriority(), 19, 'the main thread keeps its priority');
+      } finally {
+        await thread.close();
+      }
+    },
+  );
 });
