@@ -54,6 +54,20 @@ async function fitsWidth(page: Page): Promise<boolean> {
   });
 }
 
+/** The Webhooks view's dialogs: adding an endpoint (with strings chosen for ids), and the question before switching them. */
+async function webhookDialogs(page: Page, at: string, diagnostic: (text: string) => void): Promise<void> {
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  const form = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+  await form.getByRole('radio', { name: 'Strings, for JavaScript receivers' }).check();
+  await assertAccessible(page, `Add a webhook endpoint at ${at}`, diagnostic);
+  assert.ok(await fitsWidth(page), `Add a webhook endpoint fits ${at}`);
+  await page.keyboard.press('Escape');
+  await page.getByRole('button', { name: 'Ids as strings' }).click();
+  await page.getByRole('dialog', { name: 'Send ids as strings?' }).waitFor();
+  await assertAccessible(page, `Send ids as strings at ${at}`, diagnostic);
+  await page.keyboard.press('Escape');
+}
+
 describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_000 }, () => {
   it('makes every request to its own origin, and its CSP refuses inline script and style', async () => {
     const { t, page, origin, requests, errors } = await openConsole(after, { path: '/' });
@@ -164,6 +178,7 @@ describe('the console: offline, its CSP, and accessible', { skip, timeout: 240_0
         if (view === 'Tokens') await page.getByRole('cell', { name: /^revoked at / }).waitFor();
         await assertAccessible(page, `${view} at ${at}`, diagnostic);
         assert.ok(await fitsWidth(page), `${view} fits ${at}`);
+        if (view === 'Webhooks') await webhookDialogs(page, at, diagnostic);
       }
       // The Tokens view's dialogs: the form, a secret shown, a revocation asked.
       await page.getByRole('link', { name: 'Tokens' }).click();

@@ -9,13 +9,17 @@ import { needs, until } from '../toolkit.js';
 
 const skip = needs("the console's webhook browser tests", browserSkip);
 
-/** Adds an endpoint in the console; the secret it shows once. */
-async function addEndpoint(page: Page, url: string, description: string, without: string[] = []): Promise<string> {
+/** Adds an endpoint in the console (ids in its deliveries as numbers unless told); the secret it shows once. */
+async function addEndpoint(page: Page, url: string, description: string, without: string[] = [], ids?: 'strings'): Promise<string> {
   await page.getByRole('button', { name: 'Add endpoint' }).click();
   const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
   await dialog.getByLabel('URL').fill(url);
   for (const type of without) await dialog.getByRole('checkbox', { name: type }).uncheck();
   await dialog.getByLabel('Description').fill(description);
+  // Numbers, the default, are chosen until a person chooses otherwise.
+  const ints = dialog.getByRole('radiogroup', { name: 'Ids in deliveries' });
+  assert.equal(await ints.getByRole('radio', { name: 'Numbers (the default)' }).isChecked(), true);
+  if (ids === 'strings') await ints.getByRole('radio', { name: 'Strings, for JavaScript receivers' }).check();
   await dialog.getByRole('button', { name: 'Save' }).click();
   return shownSecret(page);
 }
@@ -72,6 +76,7 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
     assert.deepEqual(await facts(failing), {
       State: 'enabled',
       Events: 'plant.created, plant.updated, plant.deleted',
+      'Ids in deliveries': 'numbers',
       Description: 'The shop front',
       Added: await page.evaluate((iso) => new Date(iso).toLocaleString(), added.createdAt),
       Id: added.id,
@@ -161,6 +166,59 @@ describe('the console: webhooks', { skip, timeout: 180_000 }, () => {
       .waitFor();
     await retired.waitFor({ state: 'detached' });
     assert.equal((await h.t.call('GET', '/webhooks')).json().length, 1);
+    assert.deepEqual(errors(), []);
+  });
+
+  it('writes ids as numbers or strings: chosen when adding (numbers by default), shown and changed from the list', async () => {
+    const h = await webhookHarness(after);
+    const other = await Receiver.start(after);
+    const { page, errors } = await openConsole(after, { t: h.t });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No webhook endpoints yet.').waitFor();
+    await addEndpoint(page, h.receiver.url, 'JavaScript', [], 'strings');
+    await addEndpoint(page, other.url, 'Numbers');
+    const strings = endpointCard(page, h.receiver.url);
+    const numbers = endpointCard(page, other.url);
+    const stored = async (card: Locator) => (await h.t.call('GET', `/webhooks/${(await facts(card)).Id}`)).json<{ int64?: string }>();
+    // The API writes int64 only when it is "string"; absent is number.
+    assert.equal((await stored(strings)).int64, 'string');
+    assert.equal('int64' in (await stored(numbers)), false);
+    assert.equal((await facts(strings))['Ids in deliveries'], 'strings');
+    assert.equal((await facts(numbers))['Ids in deliveries'], 'numbers');
+
+    // Deliveries say so: an id beyond 2^53 as a JSON string to one, an integer to the other.
+    await addPlants(h.t, [{ id: '9007199254740993', name: 'Monstera' }]);
+    const [toStrings] = await h.receiver.waitFor(1);
+    const [toNumbers] = await other.waitFor(1);
+    assert.match(toStrings!.body, /"data":\{"id":"9007199254740993",/);
+    assert.match(toNumbers!.body, /"data":\{"id":9007199254740993,/);
+
+    // Switched from the list, after asking; the API and the list agree.
+    await strings.getByRole('button', { name: `Ids as numbers for ${h.receiver.url}`, exact: true }).click();
+    await page.getByRole('dialog', { name: 'Send ids as numbers?' }).getByRole('button', { name: 'Change' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Deliveries to ${h.receiver.url} now write ids as numbers.` })
+      .waitFor();
+    await until(async () => (await facts(strings))['Ids in deliveries'] === 'numbers', 'numbers shown');
+    assert.equal('int64' in (await stored(strings)), false);
+    await numbers.getByRole('button', { name: `Ids as strings for ${other.url}`, exact: true }).click();
+    await page.getByRole('dialog', { name: 'Send ids as strings?' }).getByRole('button', { name: 'Change' }).click();
+    await until(async () => (await facts(numbers))['Ids in deliveries'] === 'strings', 'strings shown');
+    assert.equal((await stored(numbers)).int64, 'string');
+
+    // Cancelled: nothing changes. Refused (the endpoint deleted meanwhile): the service's words, as for the page's other actions.
+    await numbers.getByRole('button', { name: 'Ids as numbers' }).click();
+    await page.getByRole('dialog', { name: 'Send ids as numbers?' }).getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await stored(numbers)).int64, 'string');
+    const id = (await facts(numbers)).Id!;
+    assert.equal((await h.t.call('DELETE', `/webhooks/${id}`)).statusCode, 204);
+    await numbers.getByRole('button', { name: 'Ids as numbers' }).click();
+    await page.getByRole('dialog', { name: 'Send ids as numbers?' }).getByRole('button', { name: 'Change' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /^Refused \(HTTP 404\): /);
+    await numbers.waitFor({ state: 'detached' });
     assert.deepEqual(errors(), []);
   });
 

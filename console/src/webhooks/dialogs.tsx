@@ -3,6 +3,12 @@ import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type Eve
 import { SecretShown } from '../secret.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 
+type Int64 = 'number' | 'string';
+const INT64_CHOICES: ReadonlyArray<readonly [Int64, string]> = [
+  ['number', 'Numbers (the default)'],
+  ['string', 'Strings, for JavaScript receivers'],
+];
+
 /** The webhook view's dialogs: a new endpoint, a secret shown once, and a question before a change that cannot be undone. */
 
 export function AddEndpoint({
@@ -17,6 +23,7 @@ export function AddEndpoint({
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<ReadonlySet<EventType>>(new Set(EVENT_TYPES));
   const [description, setDescription] = useState('');
+  const [int64, setInt64] = useState<Int64>('number');
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(false);
 
@@ -24,7 +31,13 @@ export function AddEndpoint({
     if (events.size === 0) return setProblem('Choose at least one event type.');
     setBusy(true);
     try {
-      const body = { url: url.trim(), events: EVENT_TYPES.filter((type) => events.has(type)), ...(description.trim() !== '' && { description }) };
+      // int64 is sent only when it differs from the service's default (number).
+      const body = {
+        url: url.trim(),
+        events: EVENT_TYPES.filter((type) => events.has(type)),
+        ...(description.trim() !== '' && { description }),
+        ...(int64 === 'string' && { int64 }),
+      };
       const { data, error } = await client.POST('/webhooks', { body });
       if (error !== undefined) return setProblem(explain(error));
       const { secret, ...endpoint } = data;
@@ -64,6 +77,17 @@ export function AddEndpoint({
           ))}
         </fieldset>
         <Field label="Description" value={description} onInput={setDescription} hint="Optional, for people." />
+        <fieldset class="types" role="radiogroup" aria-describedby="endpoint-int64-hint">
+          <legend>Ids in deliveries</legend>
+          <p id="endpoint-int64-hint" class="hint">
+            How deliveries write the plant's id. Strings keep ids beyond 2^53 exact for JavaScript's JSON.parse.
+          </p>
+          {INT64_CHOICES.map(([value, words]) => (
+            <label key={value}>
+              <input type="radio" name="int64" value={value} checked={int64 === value} onChange={() => setInt64(value)} /> {words}
+            </label>
+          ))}
+        </fieldset>
         <Message text={problem} error />
         <ConfirmOrCancel busy={busy} onCancel={onClose} />
       </form>
@@ -88,5 +112,20 @@ export function Confirm(props: { title: string; text: string; action: string; on
       <p>{props.text}</p>
       <ConfirmOrCancel action={props.action} onConfirm={props.onConfirm} onCancel={props.onClose} />
     </Dialog>
+  );
+}
+
+/** Before switching how an endpoint's deliveries write ids: its receiver must read the new form. */
+export function Int64Confirm({ endpoint, onClose, onConfirm }: { endpoint: Endpoint; onClose: () => void; onConfirm: (int64: Int64) => void }) {
+  const next: Int64 = endpoint.int64 === 'string' ? 'number' : 'string';
+  const example = next === 'string' ? '"id":"42"' : '"id":42';
+  return (
+    <Confirm
+      title={`Send ids as ${next}s?`}
+      text={`Deliveries to ${endpoint.url} will write the plant's id as a JSON ${next} (${example}) from the next attempt on, retries and replays included: its receiver must read them so.`}
+      action="Change"
+      onClose={onClose}
+      onConfirm={() => onConfirm(next)}
+    />
   );
 }

@@ -4,12 +4,12 @@ import { useCursorPages } from '../pages.js';
 import type { Session } from '../session.js';
 import { Hidden, Message, when } from '../ui.js';
 import { Deliveries } from './deliveries.js';
-import { AddEndpoint, Confirm, SigningSecret } from './dialogs.js';
+import { AddEndpoint, Confirm, Int64Confirm, SigningSecret } from './dialogs.js';
 
 /**
  * Webhook endpoints: each with its URL, event types and state (and why the service disabled it); add,
- * enable or disable, delete, rotate the signing secret (the new one shown once), and each endpoint's
- * deliveries.
+ * enable or disable, delete, rotate the signing secret (the new one shown once), switch how its deliveries
+ * write ids (numbers or strings, after asking: its receiver must read them so), and each endpoint's deliveries.
  */
 
 type Dialog =
@@ -17,6 +17,7 @@ type Dialog =
   | { kind: 'secret'; endpoint: Endpoint | { url: string }; secret: string }
   | { kind: 'delete'; endpoint: Endpoint }
   | { kind: 'rotate'; endpoint: Endpoint }
+  | { kind: 'int64'; endpoint: Endpoint }
   | null;
 
 export function Webhooks({ session }: { session: Session }) {
@@ -54,6 +55,11 @@ export function Webhooks({ session }: { session: Session }) {
       () => client.PATCH('/webhooks/{id}', { params: { path: { id: endpoint.id } }, body: { enabled } }),
       `${enabled ? 'Enabled' : 'Disabled'} ${endpoint.url}.`,
     );
+  const setInt64 = (endpoint: Endpoint, int64: 'number' | 'string') =>
+    act(
+      () => client.PATCH('/webhooks/{id}', { params: { path: { id: endpoint.id } }, body: { int64 } }),
+      `Deliveries to ${endpoint.url} now write ids as ${int64}s.`,
+    );
 
   return (
     <>
@@ -79,6 +85,8 @@ export function Webhooks({ session }: { session: Session }) {
               </dd>
               <dt>Events</dt>
               <dd>{endpoint.events.join(', ')}</dd>
+              <dt>Ids in deliveries</dt>
+              <dd>{endpoint.int64 === 'string' ? 'strings' : 'numbers'}</dd>
               {endpoint.description !== undefined && (
                 <>
                   <dt>Description</dt>
@@ -102,6 +110,10 @@ export function Webhooks({ session }: { session: Session }) {
               <button type="button" class="quiet" onClick={() => void setEnabled(endpoint, !endpoint.enabled)}>
                 {endpoint.enabled ? 'Disable' : 'Enable'}
                 <Hidden> {endpoint.url}</Hidden>
+              </button>
+              <button type="button" class="quiet" onClick={() => setDialog({ kind: 'int64', endpoint })}>
+                Ids as {endpoint.int64 === 'string' ? 'numbers' : 'strings'}
+                <Hidden> for {endpoint.url}</Hidden>
               </button>
               <button type="button" class="quiet" onClick={() => setDialog({ kind: 'rotate', endpoint })}>
                 Rotate secret<Hidden> of {endpoint.url}</Hidden>
@@ -153,6 +165,16 @@ export function Webhooks({ session }: { session: Session }) {
           action="Rotate"
           onClose={() => setDialog(null)}
           onConfirm={() => void rotate(client, dialog.endpoint, setDialog, setProblem)}
+        />
+      )}
+      {dialog?.kind === 'int64' && (
+        <Int64Confirm
+          endpoint={dialog.endpoint}
+          onClose={() => setDialog(null)}
+          onConfirm={(int64) => {
+            setDialog(null);
+            void setInt64(dialog.endpoint, int64);
+          }}
         />
       )}
     </>
