@@ -139,6 +139,10 @@ export function importResult(outcome: ImportOutcome): ImportResult {
  * stores all of them in one transaction (duplicate ids: the last row wins), or none.
  */
 export interface PlantImport {
+  /**
+   * Stages `rows`. The store turns them into what it sends at once and keeps neither them nor the array
+   * while it waits: a caller that hands the rows over (plants/import.ts) lets them die young.
+   */
   add(rows: StoredPlant[]): Promise<void>;
   /** With createOnly, refuses (ImportConflictError) when any id exists already, storing nothing. */
   commit(options: { createOnly: boolean }): Promise<ImportResult>;

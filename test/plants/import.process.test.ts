@@ -62,7 +62,13 @@ function workerPid(server: ServerProcess): number {
   return pids[0]!;
 }
 
-async function bigImport(server: ServerProcess, what: string, diagnostic: (text: string) => void): Promise<void> {
+/**
+ * The worker's peak RSS a 200 MB import must stay under, absolute (the service's target), where it is
+ * measured: SQLite on Node 20. PostgreSQL's and later Nodes' are held by the growth bound only.
+ */
+const SQLITE_PEAK_MB = NODE_MAJOR <= 20 ? 200 : undefined;
+
+async function bigImport(server: ServerProcess, what: string, diagnostic: (text: string) => void, peakMb?: number): Promise<void> {
   const worker = workerPid(server);
   const before = peakRssMb(worker);
   const started = Date.now();
@@ -79,9 +85,12 @@ async function bigImport(server: ServerProcess, what: string, diagnostic: (text:
   // its collector is starved of CPU on a loaded machine); later Nodes let the young generation grow to
   // 3 × 32 MB (Node 20: 3 × 16 MB), so they get more room. And a worker starts with its young generation
   // small (process/v8-flags.ts), which grows back to 2 × 16 MB while it imports: 32 MB more in the difference.
-  // Measured on the worker: SQLite 91 → 219 MB, PostgreSQL 82 → 175 MB (Node 20).
+  // Measured on the worker (Node 20): SQLite 88-94 → 157-159 MB (it was 172-219 before rows were handed
+  // over to the store, plants/import.ts), PostgreSQL 82-83 → 175-181 MB.
   const bound = (NODE_MAJOR <= 20 ? 125 : 150) + 32;
   assert.ok(peak - before < bound, `peak RSS ${peak.toFixed(0)} MB, ${(peak - before).toFixed(0)} MB more than before the import`);
+  if (peakMb !== undefined)
+    assert.ok(peak < peakMb, `peak RSS ${peak.toFixed(0)} MB, not under ${peakMb} MB (${before.toFixed(0)} MB before the import)`);
   const count = await fetch(`${server.url}/plants?limit=1`, { headers: { authorization: `Bearer ${TOKEN}`, prefer: 'count=exact' } });
   assert.equal(count.headers.get('x-total-count'), String(rows));
 }
@@ -106,7 +115,7 @@ describe('bulk import and export, real process', () => {
     { timeout: 10 * 60_000 },
     async (t) => {
       const server = await startServer(after, { env: { DATABASE_URL: `file:${join(tempDir(after), 'big.db')}`, PLANT_STORE_TOKENS: TOKEN } });
-      await bigImport(server, 'SQLite', (text) => t.diagnostic(text));
+      await bigImport(server, 'SQLite', (text) => t.diagnostic(text), SQLITE_PEAK_MB);
       // Each export opens the database file once more; an export the client abandoned must close it. (SQLite
       // keeps one closed descriptor of a file for reuse while other connections of the process hold locks on
       // it, so the count may rise by one once; it must not grow with the number of exports.)

@@ -233,17 +233,18 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
   }
 
   return {
-    async add(rows: StoredPlant[]) {
+    // Not async: the rows are turned into the statement's columns at once and not held while it runs (an
+    // async function's frame would keep them until it returns: plants/import.ts).
+    add(rows: StoredPlant[]) {
       // One statement may not touch a row twice: the last row of an id wins within the chunk, as across chunks.
       const last = new Map<string, StoredPlant>();
       for (const row of rows) last.set(int8(row.id), row);
-      const ids = [...last.keys()];
       const plants = [...last.values()];
-      await run(
+      return run(
         `INSERT INTO import_stage (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag`,
-        [ids, plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
-      );
+        [[...last.keys()], plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
+      ).then(() => undefined);
     },
     settle,
     async commit({ createOnly }): Promise<ImportResult> {

@@ -31,8 +31,11 @@ export function sqliteImport(writer: WriteThread): PlantImport {
     return kept as KeptOutcome<'import'>;
   }
   return {
-    async add(rows) {
-      if (rows.length > 0) await writer.write({ kind: 'importStage', importId, rows: stageRows(rows) });
+    // Not async: the rows are turned into columns at once and not held while the writer thread stages
+    // them (an async function's frame would keep its arguments until it returns: plants/import.ts).
+    add(rows) {
+      if (rows.length === 0) return Promise.resolve();
+      return writer.write({ kind: 'importStage', importId, rows: stageRows(rows) }).then(() => undefined);
     },
     settle,
     async commit({ createOnly }) {

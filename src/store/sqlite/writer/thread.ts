@@ -34,6 +34,9 @@ interface InFlight {
 
 const WORKER_JS = new URL('./worker.js', import.meta.url);
 
+/** The writer thread's old generation at most (start()). Reaching it ends the thread: its batch fails as unavailable, the next starts a new one. */
+const WRITER_OLD_GENERATION_MB = 512;
+
 /** SQLite's error as the writer thread reported it: its message and result code (logged with the 503 or 500). */
 class SqliteWriteError extends Error {
   constructor(
@@ -150,8 +153,14 @@ export class WriteThread {
 
   private start(): Worker {
     // A small young generation: the thread's garbage is short-lived (each batch's messages), and a bulk
-    // import would otherwise let it grow by tens of MB.
-    const worker = new Worker(WORKER_JS, { workerData: this.settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    // import would otherwise let it grow by tens of MB. And a bounded old one: V8 lets an old generation
+    // grow to up to 4 times what was live at its last full collection when its limit is the default (GBs),
+    // under 1.5 times when it is 512 MB, which the thread's live data (some MB: a batch of writes, a chunk
+    // of an import) never comes near. A 200 MB import's commit: the thread's heap 32 MB at most, now 20.
+    const worker = new Worker(WORKER_JS, {
+      workerData: this.settings,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: WRITER_OLD_GENERATION_MB },
+    });
     worker.on('message', (message: BatchReply | IndexFailure) => {
       if ('indexFailed' in message) for (const listener of this.indexFailureListeners) listener(message.indexFailed);
       else this.settle(message);
