@@ -29,15 +29,9 @@ const inProcessOnly = unit || args.includes('--in-process');
 const runnerArgs = args.filter((arg) => arg !== '--unit' && arg !== '--in-process');
 /** @type {string[]} */
 const names = readdirSync(SOURCES, { recursive: true, encoding: 'utf8' });
-// The process tests first: they are the long ones (a server, PostgreSQL, a browser, an install: up to five
-// minutes each), and the runner starts the files in the order given, two at a time. Alphabetically the
-// slowest of them (store/postgres/: the HTTP suites on PostgreSQL, rolling restarts and upgrades) came
-// among the last, so the run ended with one core idle while they finished; the many short in-process files
-// now fill the end instead.
-const isProcessTest = (/** @type {string} */ name) => name.endsWith('.process.test.ts');
 const files = names
-  .filter((name) => name.endsWith('.test.ts') && !(inProcessOnly && isProcessTest(name)))
-  .sort((a, b) => Number(isProcessTest(b)) - Number(isProcessTest(a)) || (a < b ? -1 : a > b ? 1 : 0))
+  .filter((name) => name.endsWith('.test.ts') && !(inProcessOnly && name.endsWith('.process.test.ts')))
+  .sort()
   .map((name) => join(COMPILED, name.replace(/\.ts$/, '.js')));
 const missing = files.filter((file) => !existsSync(file));
 if (files.length === 0 || missing.length > 0) {
