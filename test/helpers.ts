@@ -48,8 +48,19 @@ export function assertErrorShape(body: unknown, status: number, code?: ErrorCode
 /** A fresh directory under the system temp dir, removed when the test file ends. */
 export function tempDir(cleanup: typeof after): string {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
-  // Retried: a process the test started (Chromium with its profile here) may still be writing as it exits.
-  cleanup(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+  // Hooks run in the order they were registered, so this one usually runs before those that stop what the
+  // test started, and a process may still be writing here (Chromium in its profile: ENOTEMPTY after the
+  // retries, seen in CI under load). A hook that throws skips the hooks after it: the browser, the servers
+  // and the test file's process were left running, and the whole run waited for ever. So what cannot be
+  // removed yet is removed when the file's process exits, after every other hook has stopped its process;
+  // should it fail even then, the exit fails loudly.
+  cleanup(() => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch {
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+    }
+  });
   return dir;
 }
 
