@@ -35,20 +35,22 @@ export function Webhooks({ session }: { session: Session }) {
 
   if (!allowed) return <p class="unavailable">{lacking('webhooks:manage', 'Managing webhooks')}</p>;
 
-  /** Runs one change; says what came of it; reloads the list. */
+  /**
+   * Runs one change, reloads the list, then says what came of the change: said before the reload, a refusal
+   * was cleared at once by the page read well (pages.ts), and shown only while the list loaded.
+   */
   const act = async (what: () => Promise<{ error?: { error: number; message: string } }>, success: string) => {
     setDone('');
+    let refused = '';
     try {
       const { error } = await what();
-      if (error !== undefined) setProblem(explain(error));
-      else {
-        setProblem('');
-        setDone(success);
-      }
+      if (error !== undefined) refused = explain(error);
     } catch (error) {
-      setProblem(unreachable(error));
+      refused = unreachable(error);
     }
     await load();
+    if (refused !== '') setProblem(refused);
+    else setDone(success);
   };
   const setEnabled = (endpoint: Endpoint, enabled: boolean) =>
     act(
