@@ -77,11 +77,11 @@ export async function openTestStore(cleanup: typeof after, tracing?: BatchTracin
   // Loaded only when asked for: in-process tests on SQLite never load the PostgreSQL harness or driver.
   const pgAdminUrl = process.env[TEST_PG_ENV];
   if (pgAdminUrl) {
-    const [{ PostgresStore }, { createDatabase }] = await Promise.all([
+    const [{ PostgresStore }, { createMigratedDatabase }] = await Promise.all([
       import('../src/store/postgres/store.js'),
       import('./store/postgres/pg-server.js'),
     ]);
-    return PostgresStore.open(await createDatabase(pgAdminUrl), { poolSize: 4, readPoolSize: 2, timeoutMs: 5000, tracing });
+    return PostgresStore.open(await createMigratedDatabase(pgAdminUrl), { poolSize: 4, readPoolSize: 2, timeoutMs: 5000, tracing });
   }
   return openSqlite(tempDir(cleanup), tracing);
 }
