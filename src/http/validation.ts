@@ -106,13 +106,13 @@ export const MESSAGE_ANNOTATIONS = ['patternMeaning'];
 /** `all`: the error-collecting pass (every problem, with the schema and data that failed, for the words). */
 function makeAjv(coerce: boolean, all: boolean): Ajv {
   // Text parts coerce to the schema's types; 'array' also makes a parameter given once a list of one where
-  // the schema wants a list (GET /plants?tag=a, as ?tag=a&tag=b), and nothing else. The error-collecting
-  // pass compiles schemas the first pass has compiled, and so checked, already.
+  // the schema wants a list (GET /plants?tag=a, as ?tag=a&tag=b), and nothing else.
   const ajv = new Ajv({
     coerceTypes: coerce ? 'array' : false,
     allErrors: all,
     verbose: all,
-    validateSchema: !all,
+    // Each schema is checked against Ajv's meta-schema by the tests (compileEveryValidator), not at every start.
+    validateSchema: false,
     strict: true,
     strictTypes: false,
   });
@@ -140,25 +140,55 @@ const AJV = {
  * are module constants, so an app built again (tests build hundreds) compiles nothing new.
  */
 const compiled = new WeakMap<object, Partial<Record<keyof typeof AJV, ValidateFunction>>>();
+/** Each validator's compilation, for compileEveryValidator. */
+const made: Array<() => void> = [];
 
+/**
+ * A route's validator, compiled when it first validates: a process serves a few routes most of the time,
+ * and compiling all of them (with Ajv's check of each schema against its meta-schema, now left to the
+ * tests) was a quarter of a worker's CPU from start to ready (some 0.4 of 1.6 s). A schema Ajv refuses is a bug of this code, found
+ * by test/http/validation-schemas.test.ts, which compiles every route's schemas (compileEveryValidator).
+ */
 function compile(schema: AnySchema, kind: keyof typeof AJV): ValidateFunction {
-  const prepared = forValidation(schema, kind === 'text') as AnySchema;
-  const first = AJV[kind].first.compile(prepared);
+  let first: ValidateFunction | undefined;
   let all: ValidateFunction | undefined;
+  let preparedSchema: AnySchema | undefined;
+  const prepared = () => (preparedSchema ??= forValidation(schema, kind === 'text') as AnySchema);
   const validate = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    first ??= AJV[kind].first.compile(prepared());
     if (first(data, context)) {
       validate.errors = null;
       return true;
     }
-    all ??= AJV[kind].all.compile(prepared);
+    all ??= AJV[kind].all.compile(prepared());
     // The first pass may have put parsed numbers in place of some texts; the keywords above take those as valid.
     all(data, context);
     validate.errors = all.errors ?? first.errors;
     return false;
   }) as ValidateFunction;
-  // Fastify passes the parent (so a validator may replace a whole request part) to Ajv's functions, known by this.
-  validate.schemaEnv = first.schemaEnv;
+  // Fastify passes the parent (so a validator may replace a whole request part) to a function it knows as
+  // Ajv's by this field, which it only tests for; Ajv's own is there once the schema is compiled.
+  validate.schemaEnv = LAZY_SCHEMA_ENV;
+  made.push(() => {
+    const checker = AJV[kind].first;
+    if (!checker.validateSchema(prepared())) throw new Error(`a route's ${kind} schema: ${checker.errorsText(checker.errors)}`);
+    first ??= AJV[kind].first.compile(prepared());
+    all ??= AJV[kind].all.compile(prepared());
+  });
   return validate;
+}
+
+/** What a validator not compiled yet shows as its schemaEnv (see compile). */
+const LAZY_SCHEMA_ENV = {} as ValidateFunction['schemaEnv'];
+
+/**
+ * Checks each validator made so far: its schema against Ajv's meta-schema, then compiled, both passes (Ajv
+ * throws for a schema it refuses in strict mode); how many. For the tests.
+ * @internal
+ */
+export function compileEveryValidator(): number {
+  for (const compileNow of made) compileNow();
+  return made.length;
 }
 
 export const validatorCompiler: FastifySchemaCompiler<AnySchema> = ({ schema, httpPart }) => {
