@@ -16,6 +16,7 @@ import { requireStrictQueries } from '../http/strict-query.js';
 import { configureServer, transportOptions } from '../http/transport.js';
 import { installUnknownFields } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
+import { lazySerializers } from '../http/serialization.js';
 import { accessLogHook, lazyRequestLogger } from '../logging/logger.js';
 import { installRequestMetrics } from '../metrics/hooks.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -79,6 +80,8 @@ export function serverOptions(settings: Config, logger: Logger | undefined): Fas
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 200 },
+    // Answers' serializers compiled on first use, shared by the process's apps (http/serialization.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   };
 }
 
