@@ -65,8 +65,20 @@ export class WorkerProcess {
     return this.worker.process.pid;
   }
 
-  send(message: SupervisorMessage): void {
-    this.worker.send(message);
+  /**
+   * Sends `message`, unless the worker's channel has closed: `unsent` is called then. A worker that leaves
+   * (it stopped, or stops after a reload) disconnects before the supervisor hears of its exit, and Node
+   * reports a message sent on a closed channel as an 'error' event on the worker, which ended the supervisor,
+   * and with it the service: a metrics scrape during a reload did, in CI.
+   */
+  send(message: SupervisorMessage, unsent?: () => void): void {
+    if (!this.worker.isConnected()) {
+      unsent?.();
+      return;
+    }
+    this.worker.send(message, (error: Error | null) => {
+      if (error) unsent?.();
+    });
   }
 
   kill(signal: NodeJS.Signals): void {
@@ -80,7 +92,8 @@ export class WorkerProcess {
         this.asked.delete(request);
         resolve(metrics);
       });
-      this.send({ plantStore: 'metrics', request });
+      // A worker that cannot be asked any more answers nothing, as one that has exited.
+      this.send({ plantStore: 'metrics', request }, () => this.asked.get(request)?.([]));
     });
   }
 

@@ -36,6 +36,12 @@ async function reloadUnderLoad(server: Supervised, dir: string, token: string): 
   const probe = connectProbe(server.port);
   const metricsUrl = /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(server.stdout())?.[1];
   const scrapes = metricsUrl === undefined ? undefined : scrapeProbe(metricsUrl);
+  // Should an assertion below fail, the loops must still stop (each stop is idempotent): left running, they
+  // kept the test's process alive for ever after its server was gone, and CI waited on it.
+  after(async () => {
+    await Promise.allSettled([load.stop(), probe.stop(), scrapes?.stop()]);
+    await http.close().catch(() => undefined);
+  });
   await until(() => load.requests() >= 200, 'the load to be under way', { timeoutMs: 60_000 });
 
   setVersion(dir, NEW);
