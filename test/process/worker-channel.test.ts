@@ -16,8 +16,10 @@ import { until } from '../toolkit.js';
 test('a worker whose channel has closed: a metrics request answers nothing, and nothing is thrown', async () => {
   const dir = tempDir(after);
   const script = join(dir, 'leaving-worker.mjs');
-  // Closes its channel at once, then stays a little while, as a worker that finishes its requests does.
-  writeFileSync(script, 'process.disconnect();\nsetTimeout(() => undefined, 10_000);\n');
+  // Closes its channel at once, then stays a little while, as a worker that finishes its requests does. Through
+  // cluster's own disconnect: a bare process.disconnect() makes a cluster worker exit at once, and the test
+  // then raced that exit.
+  writeFileSync(script, "import cluster from 'node:cluster';\ncluster.worker.disconnect();\nsetTimeout(() => undefined, 10_000);\n");
   cluster.setupPrimary({ exec: script, silent: true });
   const member = new WorkerProcess({ slot: 0, announce: false, backups: false }, () => undefined);
   after(() => member.kill('SIGKILL'));
