@@ -10,7 +10,7 @@ import { testApp } from '../helpers.js';
  * here rather than on a route's first request.
  */
 describe('the routes’ validators', () => {
-  it('are not compiled while the app is built, only when they first validate', async () => {
+  it('compiled on their route’s first request, answer as before: refusals name the field, valid requests pass', async () => {
     const app = await testApp(after);
     // A route's validator, compiled by its first request, answers as an eager one did: refusals with the
     // words of their schema, the whole body at once.
