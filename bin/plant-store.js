@@ -2,11 +2,12 @@
 // The command-line tool (tokens, plants, webhooks, migrations; src/cli/) and, as `plant-store serve`, the
 // server (src/server.ts, what `npm start` runs), from the JavaScript that `npm run build` (or, in a packed
 // tarball, `prepack`) compiles into dist/. `serve` alone loads the server and nothing of the CLI: the
-// supervisor and each of its workers run this, and are smaller without it.
+// supervisor and each of its workers run this, and are smaller without it. The CLI runs from its bundle,
+// one file (dist/cli/index.js, scripts/cli-bundle.mjs), which starts in about half the CPU of its modules.
 if (process.argv.length === 3 && process.argv[2] === 'serve') {
   await import('../dist/src/server.js');
 } else {
-  const { main } = await import('../dist/src/cli/main.js');
+  const { main } = await import('../dist/cli/index.js');
   process.exitCode = await main(process.argv.slice(2), async () => {
     await import('../dist/src/server.js');
   });

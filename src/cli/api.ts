@@ -4,6 +4,7 @@ import { TOKEN_VARIABLE, type ApiTarget } from './api-target.js';
 import { unlikePromised } from './answers.js';
 import { fetchWithinOrigin, RedirectRefused } from './origin.js';
 import { say } from './output.js';
+import { builtFile } from '../built.js';
 
 /**
  * The CLI's API client: what a command needs to work through a running service rather than on the store.
@@ -66,7 +67,7 @@ export interface FollowOptions {
 }
 
 /** The client package, bundled by the build (scripts/client-bundle.mjs) beside the compiled service, and shipped with it. */
-const CLIENT_BUNDLE = new URL('../../client/index.js', import.meta.url);
+const CLIENT_BUNDLE = builtFile('client/index.js');
 
 async function loadClient(): Promise<ClientModule> {
   try {

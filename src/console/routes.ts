@@ -10,6 +10,7 @@ import { VERSION } from '../version.js';
 import { vary } from '../http/caching.js';
 import { notModified } from '../http/conditional.js';
 import { once } from '../http/lazy.js';
+import { builtFile } from '../built.js';
 
 /**
  * GET /console: the web console, a page and its assets built from console/ by `npm run build`
@@ -24,7 +25,7 @@ import { once } from '../http/lazy.js';
  */
 
 /** Where the build puts the console: dist/console, beside this module's dist/src. */
-const BUILT = new URL('../../console/', import.meta.url);
+const BUILT = builtFile('console/');
 /** The page's assets, relative to the page (/console → /console/assets/<file>); as scripts/build-console.mjs links them. */
 const ASSET_DIR = 'console/assets';
 

@@ -2,8 +2,9 @@ import { Worker } from 'node:worker_threads';
 import type { DueMessage } from '../store/webhook-store.js';
 import type { AttemptOutcome } from './delivery.js';
 import type { SendReply, SendRequest, ThreadSenderOptions } from './delivery-worker.js';
+import { builtFile } from '../built.js';
 
-const WORKER_JS = new URL('./delivery-worker.js', import.meta.url);
+const WORKER_JS = builtFile('src/webhooks/delivery-worker.js');
 /** How long a stopping thread may take to end the attempts it still holds. */
 const CLOSE_GRACE_MS = 1000;
 

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { StoreFacts } from './check.js';
 import { partialName, removeDatabaseFile } from './files.js';
+import { builtFile } from '../../../built.js';
 
 /**
  * A consistent copy of a live SQLite store, the one way both `plant-store backup` and the server's
@@ -37,7 +38,7 @@ export interface BackupOptions {
   signal?: AbortSignal;
 }
 
-const COPY_JS = fileURLToPath(new URL('./copy-process.js', import.meta.url));
+const COPY_JS = fileURLToPath(builtFile('src/store/sqlite/backup/copy-process.js'));
 /** The most of the copying process's stderr kept for a message (a native crash says why there). */
 const STDERR_LIMIT = 4096;
 

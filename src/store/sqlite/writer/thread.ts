@@ -4,6 +4,7 @@ import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
 import { StoreUnavailableError, type BatchCounts, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
 import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
+import { builtFile } from '../../../built.js';
 
 /**
  * The main thread's side of the SQLite writer thread: the one way SQLite writes are made, group commit.
@@ -32,7 +33,7 @@ interface InFlight {
   sentAt: number;
 }
 
-const WORKER_JS = new URL('./worker.js', import.meta.url);
+const WORKER_JS = builtFile('src/store/sqlite/writer/worker.js');
 
 /** The writer thread's old generation at most (start()). Reaching it ends the thread: its batch fails as unavailable, the next starts a new one. */
 const WRITER_OLD_GENERATION_MB = 512;
