@@ -169,6 +169,15 @@ export function assertFails(result: Ran, line: string | RegExp): void {
   }
 }
 
+/**
+ * The run with its import progress lines ("plant-store: 120 rows read…") taken out of stderr: one comes only
+ * when reading takes longer than a second (src/cli/plant-args.ts, PROGRESS_MS), as it may on a busy machine
+ * for a single row, while the writer thread starts.
+ */
+export function withoutProgress(ran: Ran): Ran {
+  return { ...ran, stderr: ran.stderr.replace(/^plant-store: [\d,]+ rows? read…\n/gm, '') };
+}
+
 /** Runs a process to its end: the server expected to refuse to start, or a CLI command. */
 export async function run(args: string[], options: StartOptions & { timeoutMs?: number; input?: string } = {}): Promise<Ran> {
   const child = spawn(process.execPath, args, {

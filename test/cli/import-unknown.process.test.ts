@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { assertFails, CLI_JS, request, run, startServer, type Ran } from '../process.js';
+import { assertFails, CLI_JS, request, run, startServer, withoutProgress, type Ran } from '../process.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { needs } from '../toolkit.js';
 
@@ -25,10 +25,11 @@ const WARNINGS =
  * NDJSON); `into` is how the import's last line names where it went.
  */
 async function unknownFieldsByTheRules(
-  importing: (args: string[], input: string) => Promise<Ran>,
+  importingAsIs: (args: string[], input: string) => Promise<Ran>,
   stored: () => Promise<string>,
   into: string,
 ): Promise<void> {
+  const importing = async (args: string[], input: string) => withoutProgress(await importingAsIs(args, input));
   // Strict, the default: the first row with an unknown field stops the import, naming its line (or element) and the fields.
   assertFails(await importing([], TYPOS), 'nothing imported: line 1: the row has an unknown field "tga": did you mean "tag"?');
   assertFails(
