@@ -48,11 +48,22 @@ export async function openConsole(
   return { t, origin, page, requests, answers, errors: () => errors.filter((text) => !text.startsWith('Failed to load resource')) };
 }
 
-/** Signs in with the token (the full-access one by default) and waits for the signed-in console. */
+/**
+ * Signs in with the token (the full-access one by default) and waits for the signed-in console. Failing, it
+ * says what the page showed instead: a locator's timeout alone says only what it waited for.
+ */
 export async function signIn(page: Page, token: string = TOKEN): Promise<void> {
-  await page.getByLabel('Token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  try {
+    await page.getByLabel('Token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  } catch (error) {
+    const shown = await page
+      .locator('body')
+      .innerText({ timeout: 1000 })
+      .catch((reason: unknown) => `(its text could not be read: ${String(reason)})`);
+    throw new Error(`signing in failed at ${page.url()}; the page shows: ${JSON.stringify(shown.slice(0, 600))}`, { cause: error });
+  }
 }
 
 /** What the tests read of a page's window, in page.evaluate (their TypeScript knows Node's globals, not the DOM's). */
