@@ -9,7 +9,8 @@ import { baseEnv } from '../process.js';
 import { until } from '../toolkit.js';
 
 /**
- * `npm start` builds only what changed (its prestart is `tsc -b tsconfig.build.json`, incremental): in a
+ * `npm start` builds only what changed (its prestart is `tsc -b tsconfig.build.json`, incremental, and the
+ * command line's bundle, written only when its bytes change): in a
  * copy of the repository's sources, a second start with no change writes nothing into dist/, and a start
  * after one source changed rewrites that module's output, and none of the modules that do not depend on it. Told by the outputs' modification times,
  * not by how long a start takes (the machine is shared and its timings are noise).
@@ -68,7 +69,7 @@ async function startOnce(checkout: string): Promise<void> {
 
 describe('npm start', { timeout: 15 * 60_000 }, () => {
   const checkout = join(tempDir(after), 'checkout');
-  for (const name of ['src', 'bin', 'package.json', 'tsconfig.json', 'tsconfig.build.json'])
+  for (const name of ['src', 'bin', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'])
     cpSync(join(ROOT, name), join(checkout, name), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
 
@@ -76,6 +77,7 @@ describe('npm start', { timeout: 15 * 60_000 }, () => {
     await startOnce(checkout);
     const built = outputs(checkout);
     assert.ok(built.has('src/server.js') && built.has('tsconfig.build.tsbuildinfo'), [...built.keys()].join(', '));
+    assert.ok(built.has('cli/index.js'), "the command line's bundle is made");
     assert.ok(![...built.keys()].some((name) => name.startsWith('test/') || name.startsWith('packages/')), 'only the service is built');
 
     await startOnce(checkout);
