@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     `- Machine: ${machine()}`,
     `- Date: ${new Date().toISOString()}; command: \`${command}\`; took ${((Date.now() - started) / 1000).toFixed(0)} s`,
     `- Store: ${store.label}. Each measurement: ${SETTINGS.warmupMs} ms warm-up, then ${SETTINGS.durationMs} ms measured; ${SETTINGS.runs} runs per server, alternating.`,
-    `- Pinning: ${HAS_TASKSET ? 'servers on CPU 0, load generator on CPU 1 (taskset)' : 'none (taskset missing)'}; service started as shipped: \`NODE_ENV=production node dist/src/server.js\`, LOG_LEVEL default (info, one access line per request to a file).`,
+    `- Pinning: ${HAS_TASKSET ? 'servers on CPU 0, load generator on CPU 1 (taskset)' : 'none (taskset missing)'}; service started as shipped: \`NODE_ENV=production node dist/server/index.js\` (the bundle \`plant-store serve\` runs), LOG_LEVEL default (info, one access line per request to a file).`,
     '',
     text,
   ].join('\n');

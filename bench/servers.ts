@@ -9,7 +9,8 @@ import { peakRssMb } from './proc.js';
 /** Starting and stopping the servers under test, each pinned to its own CPU when taskset exists. */
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const SERVICE_JS = `${ROOT}dist/src/server.js`;
+/** The service as it ships: its bundle (scripts/bundle.mjs, run by `npm run bench` first), what `plant-store serve` runs. */
+export const SERVICE_JS = `${ROOT}dist/server/index.js`;
 export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
 export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;

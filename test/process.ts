@@ -5,12 +5,13 @@ import type { after } from 'node:test';
 import { until } from './toolkit.js';
 
 /**
- * Runs the built server (dist/src/server.js) and the CLI (bin/plant-store.js) as real processes, the
+ * Runs the built server (its bundle, dist/server/index.js) and the CLI (bin/plant-store.js) as real processes, the
  * way an operator does. Tests use these for what in-process inject cannot show: start-up, signals,
  * durability across a kill, and several processes sharing one database.
  */
 
-export const SERVER_JS = fileURLToPath(new URL('../src/server.js', import.meta.url));
+/** The server as it ships: its bundle (scripts/bundle.mjs), which `plant-store serve` runs. */
+export const SERVER_JS = fileURLToPath(new URL('../server/index.js', import.meta.url));
 export const CLI_JS = fileURLToPath(new URL('../../bin/plant-store.js', import.meta.url));
 
 /** Generous: the machine is shared and slow at times; a healthy start takes well under a second. */
@@ -96,7 +97,7 @@ export interface StartOptions {
 const LISTENING = /Server listening at (http:\/\/[^\s"]+)/;
 
 /**
- * Starts `node dist/src/server.js` and resolves once /healthz answers. PORT=0 lets the kernel pick a
+ * Starts `node dist/server/index.js` and resolves once /healthz answers. PORT=0 lets the kernel pick a
  * free port (no race with other tests); the address comes from Fastify's "Server listening at" line.
  * The process is killed when the test file ends, whatever happened. Give it the `after` of the file or
  * of a suite body: an after() registered from inside a before() hook runs as soon as that hook ends.

@@ -147,7 +147,8 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
       packed.some((file) => /^dist\/console\/assets\/console-[\w-]+\.js$/.test(file)),
       'its script is packed',
     );
-    // The command line, bundled (its modules and dependencies in one file and the chunks it loads on demand).
+    // The server and the command line, bundled (each: its modules and dependencies in one file, and the chunks it loads on demand).
+    assert.ok(packed.includes('dist/server/index.js'), 'the server is packed');
     assert.ok(packed.includes('dist/cli/index.js'), 'the command line is packed');
     // The typed client, bundled (openapi-fetch inside): the CLI reaches a service with it (--url).
     assert.ok(packed.includes('dist/client/index.js'), "the CLI's client is packed");
@@ -163,7 +164,7 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
           file.startsWith('docs/') ||
           file.startsWith('dist/console/') ||
           file === 'dist/client/index.js' ||
-          /^dist\/cli\/[\w-]+\.js$/.test(file) ||
+          /^dist\/(server|cli)\/[\w-]+\.js$/.test(file) ||
           file.startsWith('node_modules/') ||
           /^dist\/src\/.*\.js$/.test(file)
         ),

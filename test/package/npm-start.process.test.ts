@@ -10,7 +10,7 @@ import { until } from '../toolkit.js';
 
 /**
  * `npm start` builds only what changed (its prestart is `tsc -b tsconfig.build.json`, incremental, and the
- * command line's bundle, written only when its bytes change): in a
+ * bundles of the server and the command line, written only when their bytes change): in a
  * copy of the repository's sources, a second start with no change writes nothing into dist/, and a start
  * after one source changed rewrites that module's output, and none of the modules that do not depend on it. Told by the outputs' modification times,
  * not by how long a start takes (the machine is shared and its timings are noise).
@@ -77,7 +77,10 @@ describe('npm start', { timeout: 15 * 60_000 }, () => {
     await startOnce(checkout);
     const built = outputs(checkout);
     assert.ok(built.has('src/server.js') && built.has('tsconfig.build.tsbuildinfo'), [...built.keys()].join(', '));
-    assert.ok(built.has('cli/index.js'), "the command line's bundle is made");
+    assert.ok(
+      built.has('server/index.js') && built.has('cli/index.js'),
+      'the bundles of the server, which it runs, and of the command line are made',
+    );
     assert.ok(![...built.keys()].some((name) => name.startsWith('test/') || name.startsWith('packages/')), 'only the service is built');
 
     await startOnce(checkout);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
@@ -57,6 +57,35 @@ describe('tracing off', () => {
     // And the walk does see them where they are imported statically.
     assert.ok(staticallyLoaded('tracing/sdk.js').packages.has('@opentelemetry/sdk-trace-base'));
     assert.match(readFileSync(join(DIST_SRC, 'process', 'serving.js'), 'utf8'), /await import\('\.\.\/tracing\/sdk\.js'\)/);
+  });
+
+  it('loads nothing of OpenTelemetry from the server as it ships either: its bundle leaves it to the chunk tracing imports when on', () => {
+    const BUNDLE = fileURLToPath(new URL('../../server/', import.meta.url));
+    /** The packages a file of the bundle imports statically, followed through the chunks it imports (esbuild writes "…"). */
+    const packagesOf = (start: string): Set<string> => {
+      const files = new Set<string>();
+      const packages = new Set<string>();
+      const visit = (file: string) => {
+        if (files.has(file)) return;
+        files.add(file);
+        for (const match of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s(?:[^;]*?\sfrom\s+)?"([^"]+)";/gms)) {
+          if (match[1]!.startsWith('.')) visit(resolve(dirname(file), match[1]!));
+          else packages.add(match[1]!);
+        }
+      };
+      visit(join(BUNDLE, start));
+      return packages;
+    };
+    const chunks = readdirSync(BUNDLE);
+    // What a process loads at start: the entry, then the supervisor's or a worker's code (dynamic imports, chunks of their own).
+    const atStart = chunks.filter((name) => name === 'index.js' || /^(supervisor|serving)-\w+\.js$/.test(name));
+    assert.equal(atStart.length, 3, chunks.join(', '));
+    for (const start of atStart) {
+      const otel = [...packagesOf(start)].filter((name) => name.startsWith('@opentelemetry/'));
+      assert.deepEqual(otel, [], `${start} loads no OpenTelemetry package at start`);
+    }
+    const sdk = chunks.find((name) => /^sdk-\w+\.js$/.test(name));
+    assert.ok(sdk !== undefined && packagesOf(sdk).has('@opentelemetry/sdk-trace-base'), 'the walk sees it where tracing imports it');
   });
 
   it('makes no span and sends nothing for an app built without it, whatever the request carries', async () => {
