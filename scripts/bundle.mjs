@@ -10,8 +10,8 @@
 // src/store/sqlite/backup/copy-process.ts) run from dist/src/ as compiled; so can the server, as the tests
 // that build an app in-process do.
 // Left out of the bundles: the two database drivers (better-sqlite3 loads a compiled addon; pg loads
-// pg-native if present), the readable log format (pino-pretty) and OpenTelemetry (loaded only when tracing is
-// on), loaded from node_modules as the modules load them.
+// pg-native if present), the readable log format (pino-pretty), OpenTelemetry (loaded only when tracing is
+// on) and undici (loaded at a worker's first webhook delivery), loaded from node_modules as the modules load them.
 // Dependencies written as CommonJS require Node's modules: each file gets a `require` of its own
 // (createRequire). A bundled module must not find its files from its own import.meta.url, which is the
 // bundle's: src/built.ts finds them for it, and this script fails when a bundled module of the service uses
@@ -25,10 +25,33 @@ import { fileURLToPath } from 'node:url';
 
 /** @param {string} path */
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
-/** Each bundle: its entry module and its folder, one below dist/ (where src/built.ts finds the build's files from). */
+/**
+ * The modules the server imports on demand, each a chunk of its own, all while a process starts: the
+ * configuration, the supervisor's or a worker's code, a store, metrics, tracing. A running process must load
+ * no chunk after its start: an upgrade installed in place (before its reload) removes the chunks of the
+ * release before, whose names hold their content's hash, and the old supervisor, which runs on across
+ * reloads, or an old worker would then find none. A new dynamic import fails the build until it is loaded
+ * at start (and listed here) or left out of the bundle, as undici is (the first webhook delivery loads it).
+ */
+const SERVER_LOADS_AT_START = new Set(
+  [
+    'config/config',
+    'process/supervisor',
+    'process/serving',
+    'process/protocol',
+    'store/sqlite/store',
+    'store/postgres/store',
+    'metrics/registry',
+    'metrics/server',
+    'metrics/cluster',
+    'metrics/backups',
+    'tracing/sdk',
+  ].map((name) => `dist/src/${name}.js`),
+);
+/** Each bundle: its entry module, its folder one below dist/ (where src/built.ts finds the build's files from), and the chunks it may import on demand (any: a command ends). */
 const BUNDLES = [
-  { entry: 'dist/src/server.js', folder: 'dist/server' },
-  { entry: 'dist/src/cli/main.js', folder: 'dist/cli' },
+  { entry: 'dist/src/server.js', folder: 'dist/server', onDemand: SERVER_LOADS_AT_START },
+  { entry: 'dist/src/cli/main.js', folder: 'dist/cli', onDemand: undefined },
 ];
 /**
  * The bundled modules of the service allowed import.meta.url: src/built.ts; src/version.ts, which walks up to
@@ -37,9 +60,11 @@ const BUNDLES = [
 const USES_IMPORT_META = new Set(['dist/src/built.js', 'dist/src/version.js', 'dist/src/docs/routes.js']);
 const REQUIRE = "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);";
 
-for (const { entry, folder } of BUNDLES) {
+for (const { entry, folder, onDemand } of BUNDLES) {
   const outdir = root(folder);
   const { outputFiles, metafile } = await build({
+    // The metafile's paths are relative to it: dist/src/… as SERVER_LOADS_AT_START names them.
+    absWorkingDir: root(''),
     entryPoints: [root(entry)],
     bundle: true,
     write: false,
@@ -50,7 +75,7 @@ for (const { entry, folder } of BUNDLES) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: ['better-sqlite3', 'pg', 'pino-pretty', '@opentelemetry/*'],
+    external: ['better-sqlite3', 'pg', 'pino-pretty', '@opentelemetry/*', 'undici'],
     banner: { js: REQUIRE },
     legalComments: 'eof',
     logLevel: 'warning',
@@ -62,6 +87,16 @@ for (const { entry, folder } of BUNDLES) {
   if (misplaced.length > 0) {
     throw new Error(
       `bundle: ${misplaced.join(', ')} use import.meta, which in ${folder} is the bundle's: find a file of the build with builtFile (src/built.ts)`,
+    );
+  }
+  const late = Object.values(metafile.outputs)
+    .flatMap((output) => output.imports)
+    .filter((imported) => imported.kind === 'dynamic-import' && !imported.external)
+    .map((imported) => metafile.outputs[imported.path]?.entryPoint ?? imported.path)
+    .filter((module) => onDemand !== undefined && !onDemand.has(module));
+  if (late.length > 0) {
+    throw new Error(
+      `bundle: ${folder} imports ${late.join(', ')} on demand: load it at start (SERVER_LOADS_AT_START) or leave it out of the bundle (external)`,
     );
   }
   if (outputFiles.length === 0) throw new Error(`bundle: esbuild made no file for ${entry}`);
