@@ -7,7 +7,7 @@ import { tempDir } from '../helpers.js';
 import { needs, until } from '../toolkit.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { client, connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
-import { alive, install, listeningSocket, serve, setVersion, type Supervised } from './supervised.js';
+import { alive, install, listeningSocket, serve, servingChunk, setVersion, type Supervised } from './supervised.js';
 
 /**
  * SIGHUP on one host: the process `plant-store serve` runs as (systemd's MAINPID) stays, and its workers
@@ -166,7 +166,7 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     const [old] = server.workers();
     // The release installed now refuses to start (a module that throws as it loads).
     setVersion(dir, NEW);
-    appendFileSync(join(dir, 'dist', 'src', 'process', 'serving.js'), "\nthrow new Error('this release is broken');\n");
+    appendFileSync(servingChunk(dir), "\nthrow new Error('this release is broken');\n");
     server.signal('SIGHUP');
     await until(() => server.stderr().includes('plant-store: reload failed'), `the reload to fail; stderr: ${server.stderr()}`, {
       timeoutMs: 120_000,
@@ -202,7 +202,7 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     const [old] = server.workers();
     // The release installed now hangs as it starts.
     writeFileSync(join(dir, 'hang.js'), 'setInterval(() => undefined, 1000); await new Promise(() => undefined);\n');
-    appendFileSync(join(dir, 'dist', 'src', 'process', 'serving.js'), "\nawait import('../../../hang.js');\n");
+    appendFileSync(servingChunk(dir), "\nawait import('../../hang.js');\n");
     server.signal('SIGHUP');
     await until(() => server.stderr().includes('plant-store: reload failed'), `the reload to fail; stderr: ${server.stderr()}`, {
       timeoutMs: 120_000,

@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { after } from 'node:test';
@@ -9,7 +10,8 @@ import { until } from '../toolkit.js';
 
 /**
  * The supervisor and its workers as an operator sees them: `plant-store serve` run from an installed
- * copy of the package (bin/, the compiled dist/src/, package.json, its node_modules), which a test can
+ * copy of the package (bin/, the server's bundle dist/server/ and the compiled dist/src/ its threads run,
+ * package.json, its node_modules), which a test can
  * change in place as a new release's install would, then reload; the workers' pids and versions read
  * from the log (each worker's "plant store ready" line).
  */
@@ -21,9 +23,21 @@ export function install(dir: string): string {
   mkdirSync(join(dir, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'dist', 'src'), join(dir, 'dist', 'src'), { recursive: true });
+  cpSync(join(ROOT, 'dist', 'server'), join(dir, 'dist', 'server'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   return dir;
+}
+
+/**
+ * The file of an install's server bundle that holds a worker's code (src/process/serving.ts: what the supervisor
+ * never loads), where a test puts what a broken release does as a worker starts.
+ */
+export function servingChunk(dir: string): string {
+  const bundle = join(dir, 'dist', 'server');
+  const [name, ...more] = readdirSync(bundle).filter((file) => /^serving-\w+\.js$/.test(file));
+  assert.ok(name !== undefined && more.length === 0, `one chunk of a worker's code in ${bundle}`);
+  return join(bundle, name);
 }
 
 /** A new release installed in place: the same code under another version (what /healthz and the log then name). */
