@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir, TOKEN } from './helpers.js';
-import { baseEnv, cli, request, startServer } from './process.js';
+import { baseEnv, cli, firstToken, request, startServer } from './process.js';
 import { freePort, postgresUnavailableReason } from './store/postgres/pg-server.js';
 import { needs, until } from './toolkit.js';
 
@@ -74,8 +74,7 @@ describe("the PostgreSQL page's local cluster, step by step", { skip: pgSkip, ti
     const databaseUrl = /^DATABASE_URL='([^']+)' npm start$/.exec(service)?.[1];
     assert.ok(databaseUrl, service);
     const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
-    const token = /^ {4}(ps_\S+)$/m.exec(server.stderr)?.[1];
-    assert.ok(token, server.stderr);
+    const token = await firstToken(() => server.stderr);
     const created = await request(`${server.url}/plants`, { method: 'POST', token, body: '{"id": 1, "name": "Monstera"}' });
     assert.equal(created.status, 200, created.text);
     // The first start's command, with the password put back as the message asks.

@@ -201,6 +201,14 @@ export function cli(databaseUrl: string, ...args: string[]): Promise<Ran> {
   return run([CLI_JS, ...args], { env: { DATABASE_URL: databaseUrl } });
 }
 
+/**
+ * The first-start token a server printed on stderr, waited for: it is written before the server listens, but
+ * stderr and stdout are two pipes, and the line that says it listens may be read first.
+ */
+export function firstToken(stderr: () => string): Promise<string> {
+  return until(() => /^ {4}(ps_\S+)$/m.exec(stderr())?.[1], 'the first-start token on stderr');
+}
+
 /** A request with a bearer token and a JSON body, answered as status + raw text (ids beyond 2^53 stay exact). */
 export async function request(
   url: string,

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from './helpers.js';
-import { baseEnv, CLI_JS, startServer } from './process.js';
+import { baseEnv, CLI_JS, firstToken, startServer } from './process.js';
 import { needs } from './toolkit.js';
 
 /**
@@ -92,8 +92,7 @@ describe('the README', () => {
     const dir = tempDir(after);
     const databaseUrl = `file:${join(dir, 'data', 'plant-store.db')}`;
     const server = await startServer(after, { env: { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
-    const token = /^ {4}(ps_\S+)$/m.exec(server.stderr)?.[1];
-    assert.ok(token, server.stderr);
+    const token = await firstToken(() => server.stderr);
 
     const out = join(dir, 'out');
     const script = ['set -u', `mkdir -p '${out}'`];

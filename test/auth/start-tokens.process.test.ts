@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
 import { tempDir } from '../helpers.js';
-import { cli, CLI_JS, request, run, startServer } from '../process.js';
+import { cli, CLI_JS, firstToken, request, run, startServer } from '../process.js';
+import { until } from '../toolkit.js';
 
 /**
  * At start, what the operator needs to get in: the first token on an empty store (printed once, only its
@@ -26,6 +27,7 @@ describe('the first token', () => {
     const dir = tempDir(after);
     const databaseUrl = `file:${join(dir, 'x.db')}`;
     const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
+    await firstToken(() => server.stderr);
 
     const tokens = printedTokens(server.stderr);
     assert.equal(tokens.length, 1, `one token on stderr, got: ${server.stderr}`);
@@ -84,9 +86,9 @@ describe('start-up and tokens', async () => {
 
   test('the first start prints the first token and no warning; after every token is revoked a restart says how to make one', async () => {
     const first = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
+    const token = await firstToken(() => first.stderr);
     assert.match(first.stderr, /Created the first access token/);
     assert.doesNotMatch(first.stderr, HINT);
-    const token = /^ {4}(ps_\S+)$/m.exec(first.stderr)![1]!;
     assert.equal((await request(`${first.url}/plants`, { token })).status, 200);
     // The command it gives for more tokens names the server's store, and works as printed from anywhere.
     const absolute = `file:${join(dir, 'tokens.db')}`;
@@ -115,8 +117,8 @@ describe('start-up and tokens', async () => {
     assert.equal((await cli(absolute, 'token', 'revoke', 'reader')).code, 0);
     assert.equal((await cli(absolute, 'token', 'revoke', 'writer')).code, 0);
     const second = await startServer(after, { cwd: dir, env: { DATABASE_URL: databaseUrl } });
-    const hint = HINT.exec(second.stderr);
-    assert.ok(hint, second.stderr);
+    // Waited for, as the first token is (firstToken): stderr and the log that says the server listens are two pipes.
+    const hint = await until(() => HINT.exec(second.stderr), 'the line saying how to make a token');
     assert.equal(hint[1], absolute, 'the store by its absolute path');
     assert.equal(second.stderr.match(/no token can call/g)?.length, 1, 'one line');
     assert.doesNotMatch(second.stderr, /Created the first access token/, 'a revoked store gets no new full-access token');

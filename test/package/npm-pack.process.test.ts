@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers.js';
 import { npm, npmOutput } from '../npm.js';
-import { baseEnv, request, run } from '../process.js';
+import { baseEnv, firstToken, request, run } from '../process.js';
 import { until } from '../toolkit.js';
 
 /**
@@ -241,8 +241,7 @@ describe('npm pack of the service, installed with --omit=dev into an empty folde
       `the server to listen\nstderr: ${server.output.stderr}`,
       { timeoutMs: 60_000 },
     );
-    const token = /^ {4}(ps_\S+)$/m.exec(server.output.stderr)?.[1];
-    assert.ok(token, server.output.stderr);
+    const token = await firstToken(() => server.output.stderr);
 
     const created = await request(`${url!}/plants`, {
       method: 'POST',
