@@ -228,6 +228,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
       // address is waited for, written back in the console's words (each of these is not).
       await until(() => hashOf(page) !== hash, `${hash} written back in the console's words`);
     }
+    assert.equal(hashOf(page), '#plants');
     assert.deepEqual(await controls(page), ['', '', 'id', '25']);
     assert.deepEqual(errors(), []);
   });
