@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import type { Scenario } from './scenarios.js';
-import { BASELINE_JS, EQUAL_WORK_JS, freePort, PROTOTYPE_JS, READ_PROTOTYPE_JS, SERVICE_JS, startServer, type Running } from './servers.js';
+import {
+  BASELINE_JS,
+  EQUAL_WORK_JS,
+  freePort,
+  PROTOTYPE_JS,
+  READ_PROTOTYPE_JS,
+  SERVICE_JS,
+  SERVICE_MODULES_JS,
+  startServer,
+  type Running,
+} from './servers.js';
 import { SETTINGS } from './settings.js';
 import type { BenchStore } from './stores.js';
 
@@ -92,11 +102,13 @@ export async function start(
     case 'service':
     case 'compared': {
       const profileArgs = SETTINGS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${SETTINGS.profileDir}`] : [];
+      // Profiled, the service runs from its modules: the stage table reads stages off the source files' paths.
+      const serviceJs = SETTINGS.cpuProf ? SERVICE_MODULES_JS : SERVICE_JS;
       const databaseUrl = await store.url(scenario.seeded, scenario.names);
       const running = await startServer({
         ...common,
         name: target,
-        args: [...profileArgs, target === 'compared' ? SETTINGS.compare! : SERVICE_JS],
+        args: [...profileArgs, target === 'compared' ? SETTINGS.compare! : serviceJs],
         env: await serviceEnv(port, databaseUrl, scenario),
         readyPath: '/readyz',
       });

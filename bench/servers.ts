@@ -11,6 +11,12 @@ import { peakRssMb } from './proc.js';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The service as it ships: its bundle (scripts/bundle.mjs, run by `npm run bench` first), what `plant-store serve` runs. */
 export const SERVICE_JS = `${ROOT}dist/server/index.js`;
+/**
+ * The same service from its modules (dist/src/, shipped beside the bundle): what `--cpu-prof` runs, since the
+ * stage table (bench/stages.ts) gives each sample to a stage by the source file its frame names, and in the
+ * bundle every frame names the bundle's files. The request path is the same code either way.
+ */
+export const SERVICE_MODULES_JS = `${ROOT}dist/src/server.js`;
 export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
 export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;

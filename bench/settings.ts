@@ -12,7 +12,7 @@ const USAGE = `npm run bench [-- options]
   --postgres              the service on PostgreSQL: a throwaway local cluster (or DATABASE_URL=postgres://…)
   --compare=<other checkout>/dist/src/server.js   another build measured in the same alternation
   --peers                 json-server 0.17 beside the 64-connection POST scenario
-  --cpu-prof              V8 CPU profiles of the service in $TMPDIR/plant-store-profiles/<run>/
+  --cpu-prof              V8 CPU profiles of the service (run from its modules, dist/src/, for the stage table) in $TMPDIR/plant-store-profiles/<run>/
                           (node dist/bench/profile.js [--stages] reads them: bench/stages.ts)
   --sqlite-synchronous=NORMAL   comparison only: what the fsync costs
   --list                  the scenarios, their keys and titles; nothing is measured
