@@ -29,17 +29,23 @@ export interface SendReply {
 }
 
 /**
- * The thread's scheduling priority, as low as a process may set it (nice 19): the kernel then gives it the
- * CPU the request path leaves (the gaps while a commit waits for the disk, a core requests do not fill)
- * and only a sliver of what requests want, so deliveries never slow requests and need no gate of their own
- * to give way. Linux names a thread by its id in setpriority (os.setPriority takes it as a pid), found as
- * /proc/thread-self's target, `<pid>/task/<tid>`. Elsewhere the thread keeps the process's priority.
+ * The thread's scheduling priority: nice 10, low, not the lowest. The kernel then gives it the CPU the
+ * request path leaves (the gaps while a commit waits for the disk, a core requests do not fill) and a
+ * tenth or so of what requests want; the dispatcher's gate (http/request-pressure.ts) is what holds
+ * deliveries back while requests need the whole process. Not nice 19: a nice value weighs against every
+ * busy thread of the host, not only the service's own, and at 19 (1.5% of a core against each) deliveries
+ * waited on a host whose cores other work kept busy (20 s and more beside three busy processes a core,
+ * against 4 s at 10: test/webhooks/busy-host.process.test.ts). Linux names a thread by its id in setpriority
+ * (os.setPriority takes it as a pid), found as /proc/thread-self's target, `<pid>/task/<tid>`. Elsewhere
+ * the thread keeps the process's priority.
  */
+const DELIVERY_NICE = 10;
+
 function lowerPriority(): boolean {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
     if (!Number.isInteger(tid) || tid <= 0) return false;
-    setPriority(tid, 19);
+    setPriority(tid, DELIVERY_NICE);
     return true;
   } catch {
     return false;

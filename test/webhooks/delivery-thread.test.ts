@@ -124,7 +124,7 @@ describe('the delivery thread', () => {
   });
 
   it(
-    'sends from a thread at the lowest priority (Linux: nice 19, that thread only), so deliveries run in the CPU requests leave',
+    'sends from a thread at a low priority (Linux: nice 10, that thread only), so deliveries run in the CPU requests leave',
     { skip: process.platform !== 'linux' && 'Linux only: a priority per thread' },
     async () => {
       /** The nice value of each of this process's threads (the 19th field of /proc's stat). */
@@ -133,14 +133,16 @@ describe('the delivery thread', () => {
           const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
           return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
         });
+      /** Low, not the lowest: at 19 a host's other busy processes starved deliveries (busy-host.process.test.ts). */
+      const LOW = 10;
       const before = nices();
-      assert.ok(!before.includes(19), 'before: no thread at the lowest priority');
+      assert.ok(!before.includes(LOW), `before: no thread at nice ${LOW}`);
       const thread = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
       try {
         assert.equal((await thread.send(message(`${url}/ok`, 'msg_nice'))).status, 204);
         const during = nices();
-        assert.equal(during.filter((nice) => nice === 19).length, 1, `the delivery thread alone: ${during.join(' ')}`);
-        assert.notEqual(getPriority(), 19, 'the main thread keeps its priority');
+        assert.equal(during.filter((nice) => nice === LOW).length, 1, `the delivery thread alone: ${during.join(' ')}`);
+        assert.notEqual(getPriority(), LOW, 'the main thread keeps its priority');
       } finally {
         await thread.close();
       }
