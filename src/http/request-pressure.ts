@@ -16,6 +16,12 @@ const QUEUE_HIGH = 12;
 /** …until there are fewer than this. */
 const QUEUE_LOW = 6;
 const WINDOW_MS = 100;
+/**
+ * While deliveries run, a window that reads saturated is judged by the requests' own cost, measured in the
+ * last window the gate was closed, if that is at most this many windows old; else the gate closes for a
+ * window, which measures it again.
+ */
+const COST_FRESH_WINDOWS = 10;
 
 /**
  * One window's measure: the share of its cores the process used (0–1), the main thread's event-loop
@@ -39,6 +45,15 @@ export interface Load {
  * core shows about 92%, the rest the disk's waits, so CPU_HIGH is below that; deliveries at a fifth of the
  * maximum rate take the process to about 87%.
  *
+ * The requests' share, not the whole process's: deliveries catching up fill whatever room the requests
+ * leave, so a window with the gate open may read saturated because of the deliveries alone. Closed, it
+ * counted those as requests' load and held the deliveries back: the gate flapped, open one window (a burst
+ * of deliveries, 99%) and closed the next (the requests alone, 70–80%), deliveries fell seconds behind at a
+ * fifth of the maximum rate, and a drain after the load went at half speed with one request a window. So
+ * while the gate is closed (deliveries at a trickle) each window measures what a request costs, and while
+ * it is open a window that reads saturated is judged by its requests times that cost; a cost more than
+ * COST_FRESH_WINDOWS old is measured again by closing the gate for a window.
+ *
  * Where the database is a server of its own (PostgreSQL), the writes' CPU is not the process's: there the
  * process may idle while the database is what writes wait for, which shows as writes gathering behind
  * each commit (a dozen or more a batch): given `writeBatches`, that counts too.
@@ -55,6 +70,9 @@ export class RequestPressure {
 
   private batches = 0;
   private writes = 0;
+  /** What one request cost (CPU and loop shares) in the last window the gate was closed, and how many windows ago. */
+  private perRequest: { cpu: number; loop: number } | undefined;
+  private costAge = 0;
 
   constructor(
     private readonly server: Server,
@@ -109,12 +127,30 @@ export class RequestPressure {
 
   /** Takes one window's measure and decides; run every WINDOW_MS once started. */
   sample(): void {
-    const { cpu, loop, writesPerBatch = 0 } = this.measure();
-    const wasSaturated = this.saturated;
-    if (this.requests === 0) this.saturated = false;
-    else if (cpu >= CPU_HIGH || loop >= LOOP_HIGH || writesPerBatch >= QUEUE_HIGH) this.saturated = true;
-    else if (cpu < CPU_LOW && loop < LOOP_LOW && writesPerBatch < QUEUE_LOW) this.saturated = false;
+    const load = this.measure();
+    const served = this.requests;
     this.requests = 0;
+    this.costAge++;
+    const wasSaturated = this.saturated;
+    if (served === 0) this.saturated = false;
+    else if (wasSaturated) {
+      // Deliveries at a trickle: the window measures the requests (nearly) alone.
+      this.perRequest = { cpu: load.cpu / served, loop: load.loop / served };
+      this.costAge = 0;
+      if (below(load)) this.saturated = false;
+    } else if (above(load)) {
+      // Saturated by the requests, or by deliveries filling the room they leave: judged by the requests' cost.
+      const cost = this.costAge <= COST_FRESH_WINDOWS ? this.perRequest : undefined;
+      this.saturated = cost === undefined || above({ cpu: cost.cpu * served, loop: cost.loop * served, writesPerBatch: load.writesPerBatch });
+    }
     if (wasSaturated && !this.saturated) for (const listener of this.listeners) listener();
   }
+}
+
+function above({ cpu, loop, writesPerBatch = 0 }: Load): boolean {
+  return cpu >= CPU_HIGH || loop >= LOOP_HIGH || writesPerBatch >= QUEUE_HIGH;
+}
+
+function below({ cpu, loop, writesPerBatch = 0 }: Load): boolean {
+  return cpu < CPU_LOW && loop < LOOP_LOW && writesPerBatch < QUEUE_LOW;
 }
