@@ -9,21 +9,27 @@ const quiet = { warn: () => undefined, debug: () => undefined, error: () => unde
 
 /** An outbox in memory holding `count` due messages: what the dispatcher asks of a store, recorded. */
 function outbox(count: number) {
-  const due: DueMessage[] = Array.from({ length: count }, (_, i) => ({
-    seq: String(i + 1),
-    endpointId: 'ep_1',
-    url: 'https://hooks.example/',
-    secrets: ['whsec_x'],
-    eventId: `msg_${i + 1}`,
-    payload: '{}',
-    roundAttempts: 0,
-  }));
-  const claims: Array<{ limit: number; leaseMs: number }> = [];
+  let made = 0;
+  const message = (): DueMessage => {
+    made++;
+    return {
+      seq: String(made),
+      endpointId: 'ep_1',
+      url: 'https://hooks.example/',
+      secrets: ['whsec_x'],
+      eventId: `msg_${made}`,
+      payload: '{}',
+      roundAttempts: 0,
+    };
+  };
+  const due: DueMessage[] = Array.from({ length: count }, message);
+  /** Each claim: what it asked for, and when (Date.now(), the dispatcher's clock). */
+  const claims: Array<{ limit: number; leaseMs: number; at: number }> = [];
   const released: string[] = [];
   const recorded: AttemptRecord[] = [];
   const store = {
     claimDue: (limit: number, leaseMs: number) => {
-      claims.push({ limit, leaseMs });
+      claims.push({ limit, leaseMs, at: Date.now() });
       return Promise.resolve(due.splice(0, limit));
     },
     releaseClaims: (seqs: readonly string[]) => {
@@ -37,7 +43,9 @@ function outbox(count: number) {
     deleteExpired: () => Promise.resolve(0),
     onQueued: () => undefined,
   } as unknown as WebhookStore;
-  return { store, claims, released, recorded };
+  /** Queues one more due message, as a write would. */
+  const queue = (): void => void due.push(message());
+  return { store, claims, released, recorded, queue };
 }
 
 const settings = (concurrency: number): DispatcherSettings => ({
@@ -113,6 +121,51 @@ describe('dispatcher: claims ahead of the free slots', () => {
       ['1', '2'],
       'the two in flight finished within the grace and were recorded',
     );
+  });
+});
+
+describe('dispatcher: claims gathered while writes keep coming', () => {
+  it('claims again no sooner than 10 ms after a claim that found few, however often writes wake it; a lone message after a quiet spell at once', async () => {
+    const { store, claims, recorded, queue } = outbox(0);
+    const sender = { send: (): Promise<AttemptOutcome> => Promise.resolve({ status: 204, error: null }) };
+    const dispatcher = new Dispatcher(store, sender, settings(32), quiet);
+    dispatcher.start();
+    assert.equal(claims.length, 1, 'a claim at the start, which finds nothing');
+    // A write every millisecond or so, each waking the dispatcher, as a store's writes do.
+    for (let i = 0; i < 40; i++) {
+      queue();
+      dispatcher.wake();
+      await sleep(1);
+    }
+    await until(() => recorded.length === 40, 'every message to be sent and recorded');
+    for (let i = 1; i < claims.length; i++) {
+      const gap = claims[i]!.at - claims[i - 1]!.at;
+      assert.ok(gap >= 10, `claim ${i + 1} began ${gap} ms after the one before, which found fewer than it asked for`);
+    }
+
+    // A quiet spell: no claim in the last 10 ms (the dispatcher also polls, every second).
+    await sleep(30);
+    while (Date.now() - claims[claims.length - 1]!.at < 10) await sleep(5);
+    queue();
+    const before = claims.length;
+    dispatcher.wake();
+    assert.equal(claims.length, before + 1, 'after a quiet spell a write is claimed at once');
+    await until(() => recorded.length === 41, 'the lone message to be sent and recorded');
+    await dispatcher.stop();
+  });
+
+  it('claims again at once after a claim that found as many as it asked for: a backlog is not held back', async (t) => {
+    const { store, claims, recorded } = outbox(200);
+    // The clock stands still: a claim held back by the gap would never begin.
+    t.mock.method(Date, 'now', () => 1_800_000_000_000);
+    const sender = { send: (): Promise<AttemptOutcome> => Promise.resolve({ status: 204, error: null }) };
+    const dispatcher = new Dispatcher(store, sender, settings(4), quiet);
+    dispatcher.start();
+    const deadline = performance.now() + 10_000;
+    while (recorded.length < 200 && performance.now() < deadline) await sleep(5);
+    await dispatcher.stop();
+    assert.equal(recorded.length, 200, 'every message sent and recorded, the clock standing still');
+    assert.ok(claims.length >= 25, `${claims.length} claims of at most 8`);
   });
 });
 
