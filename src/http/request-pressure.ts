@@ -46,17 +46,18 @@ export interface Load {
  * maximum rate take the process to about 87%.
  *
  * The requests' share, not the whole process's: deliveries catching up fill whatever room the requests
- * leave, so a window with the gate open may read saturated because of the deliveries alone. Closed, it
- * counted those as requests' load and held the deliveries back: the gate flapped, open one window (a burst
- * of deliveries, 99%) and closed the next (the requests alone, 70–80%), deliveries fell seconds behind at a
- * fifth of the maximum rate, and a drain after the load went at half speed with one request a window. So
- * while the gate is closed (deliveries at a trickle) each window measures what a request costs, and while
- * it is open a window that reads saturated is judged by its requests times that cost; a cost more than
- * COST_FRESH_WINDOWS old is measured again by closing the gate for a window.
+ * leave, so a window with the gate open may read saturated because of the deliveries alone. Counted as
+ * the requests' load, that flapped the gate: open one window (a burst of deliveries, the core full),
+ * closed the next (the requests alone, with room); deliveries fell seconds behind at a fifth of the
+ * maximum rate, and a drain after the load went at half speed with one request a window (bench/RESULTS.md,
+ * 2026-11-30). So while the gate is closed (deliveries at a trickle) each window measures what a request
+ * costs, and while it is open a window that reads saturated is judged by its requests times that cost; a
+ * cost more than COST_FRESH_WINDOWS old is measured again by closing the gate for a window.
  *
  * Where the database is a server of its own (PostgreSQL), the writes' CPU is not the process's: there the
  * process may idle while the database is what writes wait for, which shows as writes gathering behind
- * each commit (a dozen or more a batch): given `writeBatches`, that counts too.
+ * each commit (a dozen or more a batch): given `writeBatches`, that counts too, judged the same way (the
+ * deliveries' own statements slow the commits, and more writes gather behind each).
  */
 export class RequestPressure {
   private requests = 0;
@@ -70,8 +71,8 @@ export class RequestPressure {
 
   private batches = 0;
   private writes = 0;
-  /** What one request cost (CPU and loop shares) in the last window the gate was closed, and how many windows ago. */
-  private perRequest: { cpu: number; loop: number } | undefined;
+  /** What one request cost (its share of each measure) in the last window the gate was closed, and how many windows ago. */
+  private perRequest: Load | undefined;
   private costAge = 0;
 
   constructor(
@@ -135,13 +136,14 @@ export class RequestPressure {
     if (served === 0) this.saturated = false;
     else if (wasSaturated) {
       // Deliveries at a trickle: the window measures the requests (nearly) alone.
-      this.perRequest = { cpu: load.cpu / served, loop: load.loop / served };
+      this.perRequest = { cpu: load.cpu / served, loop: load.loop / served, writesPerBatch: (load.writesPerBatch ?? 0) / served };
       this.costAge = 0;
       if (below(load)) this.saturated = false;
     } else if (above(load)) {
       // Saturated by the requests, or by deliveries filling the room they leave: judged by the requests' cost.
       const cost = this.costAge <= COST_FRESH_WINDOWS ? this.perRequest : undefined;
-      this.saturated = cost === undefined || above({ cpu: cost.cpu * served, loop: cost.loop * served, writesPerBatch: load.writesPerBatch });
+      this.saturated =
+        cost === undefined || above({ cpu: cost.cpu * served, loop: cost.loop * served, writesPerBatch: (cost.writesPerBatch ?? 0) * served });
     }
     if (wasSaturated && !this.saturated) for (const listener of this.listeners) listener();
   }

@@ -36,10 +36,10 @@ const READY_WAIT_MS = 5000;
 const YIELD_PAUSE_MS = 50;
 /**
  * After a claim that found fewer messages than it asked for, the next claim begins this long after it at
- * the earliest, however often writes wake the dispatcher: each claim is a write of its own, and one a
- * write would claim one or two messages at a time (at a fifth of the maximum write rate on one core a
- * delivery then cost 133 µs of CPU; a claim of 32 costs the store about 18 µs a message against 146 for a
- * claim of one). A lone event after a quiet spell is still claimed at once.
+ * the earliest, however often writes wake the dispatcher: each claim is a write of its own, cheaper a
+ * message the more it takes, and one at each write took one or two messages at a time at moderate write
+ * rates (a delivery's CPU with and without the gap: bench/RESULTS.md, 2026-11-30). A lone event after a
+ * quiet spell is still claimed at once.
  */
 const CLAIM_GAP_MS = 10;
 
