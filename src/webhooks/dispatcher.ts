@@ -117,8 +117,10 @@ export class Dispatcher {
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    // Cleared and forgotten: a dispatcher started again sets them anew.
     clearTimeout(this.pauseTimer);
     clearTimeout(this.claimTimer);
+    this.pauseTimer = this.claimTimer = undefined;
     await this.giveBack(this.ready.splice(0).map((r) => r.message.seq));
     if (this.inFlight > 0) {
       let timer: NodeJS.Timeout | undefined;
