@@ -156,14 +156,7 @@ export class Dispatcher {
 
   /** Claims enough to fill the free slots and as many again, at once or at the end of the gap after a claim that found few. */
   private claimSoon(): void {
-    const wait = this.nextClaimAt - Date.now();
-    if (wait > 0) {
-      this.claimTimer ??= setTimeout(() => {
-        this.claimTimer = undefined;
-        this.pump();
-      }, wait).unref();
-      return;
-    }
+    if (this.pumpAt(this.nextClaimAt, 'claimTimer')) return;
     void this.claim(CLAIM_AHEAD * this.settings.concurrency - this.ready.length);
   }
 
@@ -174,14 +167,7 @@ export class Dispatcher {
    */
   private pumpOneAtATime(): void {
     if (this.inFlight > 0) return;
-    const wait = this.nextTakeAt - Date.now();
-    if (wait > 0) {
-      this.pauseTimer ??= setTimeout(() => {
-        this.pauseTimer = undefined;
-        this.pump();
-      }, wait).unref();
-      return;
-    }
+    if (this.pumpAt(this.nextTakeAt, 'pauseTimer')) return;
     const next = this.take();
     if (next) {
       this.nextTakeAt = Date.now() + YIELD_PAUSE_MS;
@@ -189,6 +175,17 @@ export class Dispatcher {
     } else if (this.maybeDue && !this.claiming) {
       void this.claim(1);
     }
+  }
+
+  /** Whether `at` is still ahead; if so, `timer` (unless already set) pumps again then. */
+  private pumpAt(at: number, timer: 'pauseTimer' | 'claimTimer'): boolean {
+    const wait = at - Date.now();
+    if (wait <= 0) return false;
+    this[timer] ??= setTimeout(() => {
+      this[timer] = undefined;
+      this.pump();
+    }, wait).unref();
+    return true;
   }
 
   /** The next claimed message whose lease still covers an attempt; those it no longer covers are given back. */
