@@ -180,11 +180,13 @@ describe('format characters and look-alike spaces on a terminal', async () => {
       .split('\n')
       .slice(1, -1)
       .map((line) => line.split(/\s{2,}/)[1]);
-    assert.deepEqual(names, ['initial', 'initial\\u00a0', 'deploy\\u202egnp.exe']);
+    // Sorted: tokens are listed by creation time, then by their random ids, and these three may share a millisecond.
+    assert.deepEqual(names.sort(), ['deploy\\u202egnp.exe', 'initial', 'initial\\u00a0']);
     const piped = await cli(false, 'token', 'list', '--json');
-    assert.deepEqual(
-      (JSON.parse(piped.stdout) as Array<{ name: string }>).map((token) => token.name),
-      ['initial', 'initial\u00A0', 'deploy\u202Egnp.exe'],
-    );
+    assert.deepEqual((JSON.parse(piped.stdout) as Array<{ name: string }>).map((token) => token.name).sort(), [
+      'deploy\u202Egnp.exe',
+      'initial',
+      'initial\u00A0',
+    ]);
   });
 });
