@@ -24,9 +24,18 @@ const RETRY_AFTER_SECONDS = '2';
  * cannot finish in time and lets the loop and the heap recover. /healthz stays cheap and answers: the
  * process is up, just busy (readyz reports the overload as 503, which takes the instance out of a
  * balancer's rotation).
+ *
+ * The delay histogram runs a timer every RESOLUTION_MS, a hundred wake-ups a second. It runs only while
+ * requests come: a half-second window without one stops it, and the next request starts it again. An idle
+ * process thus sleeps (each wake-up costs CPU, and on a host of many idle instances, all of theirs); a loop
+ * that lags with no request coming has nothing to shed.
  */
 export class OverloadMonitor {
   private histogram: IntervalHistogram | undefined;
+  /** Whether the histogram runs (requests came in the window) or sleeps. */
+  private watching = false;
+  /** Whether a request came since the last sample. */
+  private seen = false;
   private timer: NodeJS.Timeout | undefined;
   private reason: string | undefined;
   private readonly heapLimitMb: number;
@@ -44,10 +53,7 @@ export class OverloadMonitor {
 
   start(): void {
     if (this.timer !== undefined) return;
-    if (this.measure === undefined) {
-      this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-      this.histogram.enable();
-    }
+    if (this.measure === undefined) this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
     this.timer.unref();
   }
@@ -56,6 +62,12 @@ export class OverloadMonitor {
     clearInterval(this.timer);
     this.timer = undefined;
     this.histogram?.disable();
+    this.watching = false;
+  }
+
+  /** Whether the event loop's delay is being measured: only while requests come (see above). */
+  get watchingLoop(): boolean {
+    return this.watching;
   }
 
   /** Why the service sheds load now, or undefined when it does not. */
@@ -66,6 +78,11 @@ export class OverloadMonitor {
   sample(): LoadSample {
     const before = this.reason;
     const load = this.measure?.() ?? this.read();
+    if (!this.seen && this.watching) {
+      this.histogram?.disable();
+      this.watching = false;
+    }
+    this.seen = false;
     if (this.loopLimitMs > 0 && load.eventLoopDelayMs > this.loopLimitMs) {
       this.reason = `the event loop lags ${Math.round(load.eventLoopDelayMs)} ms (limit ${this.loopLimitMs} ms)`;
     } else if (load.heapUsedMb > this.heapLimitMb) {
@@ -73,6 +90,11 @@ export class OverloadMonitor {
     } else this.reason = undefined;
     if ((this.reason === undefined) !== (before === undefined)) this.onChange(this.reason);
     return load;
+  }
+
+  private watch(): void {
+    this.watching = this.timer !== undefined;
+    if (this.watching) this.histogram?.enable();
   }
 
   private read(): LoadSample {
@@ -84,6 +106,8 @@ export class OverloadMonitor {
 
   /** The 503 this request gets while shedding, or undefined: checked in onRequest, before authentication. */
   refusal(request: FastifyRequest): HttpError | undefined {
+    this.seen = true;
+    if (!this.watching) this.watch();
     const reason = this.reason;
     if (reason === undefined || request.routeOptions.config.servesWhenOverloaded === true) return undefined;
     return new HttpError('overloaded', `the service is overloaded (${reason}); retry in ${RETRY_AFTER_SECONDS} s`, {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyRequest, LightMyRequestResponse } from 'fastify';
 import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
 import { addressKey, MAX_ADDRESS_KEYS, MemoryRateLimiter } from '../../src/http/rate-limit.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
@@ -181,6 +181,30 @@ describe('overload shedding', async () => {
     monitor.sample();
     assert.equal(monitor.overloaded, undefined);
     assert.equal(changes.length, 2, 'one report on entering, one on leaving');
+  });
+
+  test('the loop is watched only while requests come: a window without one stops the histogram, a request starts it', (t) => {
+    const monitor = new OverloadMonitor({ overloadEventLoopDelayMs: 100, overloadHeapUsedMb: 500 });
+    const request = { routeOptions: { config: {} } } as unknown as FastifyRequest;
+    assert.equal(monitor.refusal(request), undefined);
+    assert.equal(monitor.watchingLoop, false, 'not before it is started');
+    monitor.start();
+    t.after(() => monitor.stop());
+    assert.equal(monitor.watchingLoop, false, 'an idle process sleeps from the start');
+    monitor.refusal(request);
+    assert.equal(monitor.watchingLoop, true, 'the first request starts it');
+    monitor.sample();
+    assert.equal(monitor.watchingLoop, true, 'a window with a request keeps it');
+    monitor.refusal(request);
+    monitor.sample();
+    assert.equal(monitor.watchingLoop, true);
+    monitor.sample();
+    assert.equal(monitor.watchingLoop, false, 'a window without one stops it');
+    assert.equal(monitor.sample().eventLoopDelayMs, 0, 'and nothing is read while it sleeps');
+    monitor.refusal(request);
+    assert.equal(monitor.watchingLoop, true, 'the next request starts it again');
+    monitor.stop();
+    assert.equal(monitor.watchingLoop, false, 'stopped with the monitor');
   });
 
   test('a lagging event loop: 503 with Retry-After in the Error shape, /healthz still answers, then recovery', async () => {
