@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { after } from 'node:test';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp, type App } from '../src/app.js';
 import { ERROR_CODES, statusOf, type ErrorCode } from '../src/http/error-codes.js';
 import type { Config } from '../src/config/config.js';
 import { createToken } from '../src/auth/tokens.js';
@@ -87,7 +87,7 @@ export async function openTestStore(cleanup: typeof after, tracing?: BatchTracin
 }
 
 export interface TestApp {
-  app: FastifyInstance;
+  app: App;
   store: Store;
   /** An injected request with the full-access token unless `token` says otherwise (null: none). */
   call(method: InjectOptions['method'], url: string, options?: CallOptions): Promise<LightMyRequestResponse>;

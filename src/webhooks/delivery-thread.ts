@@ -15,7 +15,8 @@ const CLOSE_GRACE_MS = 1000;
  * one core the main thread's busy share (http/request-pressure.ts) measures the requests alone. The
  * dispatcher keeps claiming and recording (the store is the main thread's); what it sends in one turn
  * goes to the thread in one message, and the outcomes come back likewise. The thread starts with the first
- * delivery: a process that sends none is spared its memory.
+ * delivery, or at start where the store has endpoints (`warmUp`): a process that sends none is spared its
+ * memory.
  */
 export class DeliveryThread {
   private worker: Worker | undefined;
@@ -33,6 +34,19 @@ export class DeliveryThread {
       this.pending.set(id, resolve);
       if (this.outbox.length === 0) setImmediate(() => this.flush());
       this.outbox.push(traceHeaders === undefined ? { id, message } : { id, message, traceHeaders });
+    });
+  }
+
+  /**
+   * Starts the thread now rather than at the first delivery (process/background.ts, where the store has
+   * endpoints); the thread loads undici as it starts, on its own core.
+   */
+  async warmUp(): Promise<void> {
+    if (this.closed || this.worker !== undefined) return;
+    const worker = (this.worker = this.start());
+    await new Promise<void>((resolve, reject) => {
+      worker.once('online', resolve);
+      worker.once('error', reject);
     });
   }
 

@@ -55,6 +55,9 @@ function lowerPriority(): boolean {
 const port = parentPort!;
 lowerPriority();
 const sender = new Sender(workerData as ThreadSenderOptions);
+// The thread starts for a delivery, or to be ready for one (DeliveryThread.warmUp): its HTTP client is loaded
+// now, on this thread. A failure is not lost: the first attempt loads it again and records why it failed.
+sender.warmUp().catch(() => undefined);
 let replies: SendReply[] = [];
 let inFlight = 0;
 let closing = false;

@@ -119,6 +119,20 @@ export class Sender {
     return this.undici;
   }
 
+  /**
+   * Loads undici now rather than at the first delivery: loading it takes 90–110 ms of CPU, which a first
+   * delivery under load takes from the requests (process/background.ts calls this before the process is
+   * ready, where the store has endpoints). A failure to load is forgotten, so that a delivery tries again.
+   */
+  async warmUp(): Promise<void> {
+    try {
+      await this.client();
+    } catch (error) {
+      this.undici = undefined;
+      throw error;
+    }
+  }
+
   /** One attempt; `traceHeaders` (tracing on: traceparent) are sent too, so the receiver can join the trace. */
   async send(message: DueMessage, traceHeaders?: Readonly<Record<string, string>>): Promise<AttemptOutcome> {
     const { timeoutMs, allowPrivateNetworks } = this.options;

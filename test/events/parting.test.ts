@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import type { App } from '../../src/app.js';
 import { testApp } from '../helpers.js';
 
 /**
@@ -13,7 +12,7 @@ test('a stream asked while the app stops: 200, the retry hint, the end at once, 
   const t = await testApp(after, { config: { eventsRetryMs: 1500 } });
   const live = await t.call('GET', '/events?limit=1', { headers: { accept: 'application/json' } });
   assert.equal(live.statusCode, 200);
-  await (t.app as App).endStreams();
+  await t.app.endStreams();
   const parting = await t.call('GET', '/events?after=msg_00000000000000000000000000', { headers: { accept: 'text/event-stream' } });
   assert.equal(parting.statusCode, 200, parting.payload);
   assert.match(String(parting.headers['content-type']), /^text\/event-stream/);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
-import type { App } from '../../src/app.js';
 import { VERSION } from '../../src/version.js';
 import { testApp, TOKEN, assertErrorShape } from '../helpers.js';
 import { exchange, parseAnswers, request, type RawAnswer } from '../reliability/raw-http.js';
@@ -150,7 +149,7 @@ describe('an app told it is stopping', () => {
   test('leaving: /readyz answers 503 in the Error shape, everything else is served, every answer says Connection: close', async () => {
     const t = await testApp(after);
     assert.equal((await t.call('GET', '/readyz', { token: null })).statusCode, 200);
-    (t.app as App).stopping({ leaving: true });
+    t.app.stopping({ leaving: true });
     const ready = await t.call('GET', '/readyz', { token: null });
     assert.equal(ready.statusCode, 503);
     assertErrorShape(ready.json(), 503, 'stopping');
@@ -166,7 +165,7 @@ describe('an app told it is stopping', () => {
 
   test('handing over (a reload): answers say Connection: close, /readyz stays ready', async () => {
     const t = await testApp(after);
-    (t.app as App).stopping({ leaving: false });
+    t.app.stopping({ leaving: false });
     const ready = await t.call('GET', '/readyz', { token: null });
     assert.equal(ready.statusCode, 200, ready.payload);
     assert.equal(ready.headers.connection, 'close');

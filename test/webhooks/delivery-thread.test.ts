@@ -102,6 +102,22 @@ describe('the delivery thread', () => {
     assert.deepEqual(await thread.send(message(`${url}/ok`)), { status: null, error: 'the service is stopping' });
   });
 
+  it('warmed up: the thread starts before any delivery, once, and the deliveries use it', async (t) => {
+    const threads = watchThreads((restore) => t.after(restore));
+    const thread = new DeliveryThread({ timeoutMs: 5000, allowPrivateNetworks: true });
+    try {
+      await thread.warmUp();
+      assert.equal(threads.length, 1, 'started by warmUp');
+      await thread.warmUp();
+      assert.equal((await thread.send(message(`${url}/ok`, 'msg_warm'))).status, 204);
+      assert.equal(threads.length, 1, 'the same thread warmed up twice and sending');
+    } finally {
+      await thread.close();
+    }
+    await thread.warmUp();
+    assert.equal(threads.length, 1, 'a closed sender starts nothing');
+  });
+
   it('a thread that never sent closes at once, having started nothing', async (t) => {
     const threads = watchThreads((restore) => t.after(restore));
     const thread = new DeliveryThread({ timeoutMs: 1000, allowPrivateNetworks: true });
