@@ -12,7 +12,7 @@ import { freePort, SERVICE_JS, startServer } from './servers.js';
  * reported: the service's CPU (all threads) per delivery and the deliveries per second while it drains.
  * With --compare, another build runs the same, alternately.
  *
- *   npm run bench:drain -- --messages=10000 --runs=2 [--compare=<other checkout>/dist/src/server.js] [--cpu-prof=<folder>]
+ *   npm run bench:drain -- --messages=10000 --runs=2 [--compare=<other checkout>/dist/server/index.js] [--cpu-prof=<folder>]
  */
 const { values } = parseArgs({
   options: {
