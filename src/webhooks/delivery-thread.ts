@@ -47,6 +47,7 @@ export class DeliveryThread {
     await new Promise<void>((resolve, reject) => {
       worker.once('online', resolve);
       worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the delivery thread exited with code ${code} as it started`)));
     });
   }
 
