@@ -7,8 +7,11 @@ import { sleep, until } from '../toolkit.js';
 
 const quiet = { warn: () => undefined, debug: () => undefined, error: () => undefined };
 
-/** An outbox in memory holding `count` due messages: what the dispatcher asks of a store, recorded. */
-function outbox(count: number) {
+/**
+ * An outbox in memory holding `count` due messages: what the dispatcher asks of a store, recorded, each claim
+ * with the time `clock` gives (Date.now() unless a test reads the dispatcher's own clock).
+ */
+function outbox(count: number, clock: () => number = () => Date.now()) {
   let made = 0;
   const message = (): DueMessage => {
     made++;
@@ -23,13 +26,13 @@ function outbox(count: number) {
     };
   };
   const due: DueMessage[] = Array.from({ length: count }, message);
-  /** Each claim: what it asked for, and when (Date.now(), the dispatcher's clock). */
+  /** Each claim: what it asked for, and when (`clock`). */
   const claims: Array<{ limit: number; leaseMs: number; at: number }> = [];
   const released: string[] = [];
   const recorded: AttemptRecord[] = [];
   const store = {
     claimDue: (limit: number, leaseMs: number) => {
-      claims.push({ limit, leaseMs, at: Date.now() });
+      claims.push({ limit, leaseMs, at: clock() });
       return Promise.resolve(due.splice(0, limit));
     },
     releaseClaims: (seqs: readonly string[]) => {
@@ -125,8 +128,14 @@ describe('dispatcher: claims ahead of the free slots', () => {
 });
 
 describe('dispatcher: claims gathered while writes keep coming', () => {
-  it('claims again no sooner than 10 ms after a claim that found few, however often writes wake it; a lone message after a quiet spell at once', async () => {
-    const { store, claims, recorded, queue } = outbox(0);
+  it('claims again no sooner than 10 ms after a claim that found few, however often writes wake it; a lone message after a quiet spell at once', async (t) => {
+    // Each claim's time is the one the dispatcher read as it began it (its last Date.now() before it asks the
+    // store), from which it counts the gap: read in the store instead, the clock could tick between the two
+    // and a gap of 10 ms read as 9 (seen once in CI).
+    const now = Date.now.bind(Date);
+    let lastRead = 0;
+    t.mock.method(Date, 'now', () => (lastRead = now()));
+    const { store, claims, recorded, queue } = outbox(0, () => lastRead);
     const sender = { send: (): Promise<AttemptOutcome> => Promise.resolve({ status: 204, error: null }) };
     const dispatcher = new Dispatcher(store, sender, settings(32), quiet);
     dispatcher.start();
