@@ -15,6 +15,12 @@ export interface LoadSample {
 const SAMPLE_EVERY_MS = 500;
 /** The histogram's timer period; its mean delay includes it, so it is taken off. */
 const RESOLUTION_MS = 10;
+/**
+ * How long without a request stops the histogram: longer than a load balancer's or an orchestrator's
+ * health checks are apart (HAProxy's 2 s, Kubernetes' 10 s), so that /readyz, which they read, keeps
+ * telling a lagging process out of rotation between their checks.
+ */
+const QUIET_MS = 30_000;
 const RETRY_AFTER_SECONDS = '2';
 
 /**
@@ -26,9 +32,9 @@ const RETRY_AFTER_SECONDS = '2';
  * balancer's rotation).
  *
  * The delay histogram runs a timer every RESOLUTION_MS, a hundred wake-ups a second. It runs only while
- * requests come: a half-second window without one stops it, and the next request starts it again. An idle
- * process thus sleeps (each wake-up costs CPU, and on a host of many idle instances, all of theirs); a loop
- * that lags with no request coming has nothing to shed.
+ * requests come: QUIET_MS without one stops it, and the next request starts it again. An idle process thus
+ * sleeps (each wake-up costs CPU, and on a host of many idle instances, all of theirs); a loop that lags
+ * with no request coming, not even a health check, has nothing to shed.
  */
 export class OverloadMonitor {
   private histogram: IntervalHistogram | undefined;
@@ -36,6 +42,8 @@ export class OverloadMonitor {
   private watching = false;
   /** Whether a request came since the last sample. */
   private seen = false;
+  /** Samples in a row without a request. */
+  private quietSamples = 0;
   private timer: NodeJS.Timeout | undefined;
   private reason: string | undefined;
   private readonly heapLimitMb: number;
@@ -78,11 +86,12 @@ export class OverloadMonitor {
   sample(): LoadSample {
     const before = this.reason;
     const load = this.measure?.() ?? this.read();
-    if (!this.seen && this.watching) {
+    this.quietSamples = this.seen ? 0 : this.quietSamples + 1;
+    this.seen = false;
+    if (this.watching && this.quietSamples * SAMPLE_EVERY_MS >= QUIET_MS) {
       this.histogram?.disable();
       this.watching = false;
     }
-    this.seen = false;
     if (this.loopLimitMs > 0 && load.eventLoopDelayMs > this.loopLimitMs) {
       this.reason = `the event loop lags ${Math.round(load.eventLoopDelayMs)} ms (limit ${this.loopLimitMs} ms)`;
     } else if (load.heapUsedMb > this.heapLimitMb) {
