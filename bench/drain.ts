@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuSeconds } from './proc.js';
-import { freePort, SERVICE_JS, startServer } from './servers.js';
+import { freePort, SERVICE_JS, startServer, webhookBenchEnv } from './servers.js';
 
 /**
  * What one webhook delivery costs the service, alone: a backlog of failed messages is queued again at
@@ -51,14 +51,7 @@ async function drainOnce(server: string): Promise<{ cpuUsPerDelivery: number; pe
   const running = await startServer({
     name: server,
     args: [...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : []), server],
-    env: {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `file:${join(dir, 'plants.db')}`,
-      PLANT_STORE_TOKENS: TOKEN,
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    },
+    env: webhookBenchEnv(dir, port, TOKEN),
     port,
     readyPath: '/readyz',
     logFile: join(dir, 'server.log'),

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, SERVICE_JS, startServer, type Running } from './servers.js';
+import { freePort, SERVICE_JS, startServer, webhookBenchEnv, type Running } from './servers.js';
 
 /**
  * What a restarted process's first webhook delivery costs its requests: the service is started on a store
@@ -42,15 +42,7 @@ function start(server: string, dir: string, port: number): Promise<Running> {
   return startServer({
     name: server,
     args: [server],
-    env: {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `file:${join(dir, 'plants.db')}`,
-      PLANT_STORE_TOKENS: TOKEN,
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      SHUTDOWN_DRAIN_MS: '0',
-    },
+    env: { ...webhookBenchEnv(dir, port, TOKEN), SHUTDOWN_DRAIN_MS: '0' },
     port,
     readyPath: '/readyz',
     cpus: values.cpus,

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { peakRssMb } from './proc.js';
@@ -55,6 +56,21 @@ function status(port: number, path: string): Promise<number> {
     request.on('error', () => resolve(0));
     request.setTimeout(1000, () => request.destroy());
   });
+}
+
+/**
+ * The service's environment where a bench script starts it on its own (bench:drain, bench:first-delivery):
+ * production, on loopback, its SQLite file in `dir`, one static token, webhooks to loopback receivers allowed.
+ */
+export function webhookBenchEnv(dir: string, port: number, token: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `file:${join(dir, 'plants.db')}`,
+    PLANT_STORE_TOKENS: token,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  };
 }
 
 export interface Running {

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
-import { EVENT_TYPES } from '../../src/model/events.js';
-import { newId } from '../../src/model/ids.js';
 import { webhookDeliveries } from '../../src/process/background.js';
 import type { Store } from '../../src/store/store.js';
 import { DeliveryThread } from '../../src/webhooks/delivery-thread.js';
 import { Sender } from '../../src/webhooks/delivery.js';
 import { testApp } from '../helpers.js';
+import { endpoint } from '../store/webhook-kit.js';
 
 /**
  * Webhook deliveries as a serving process's service (process/background.ts): where the store has endpoints,
@@ -28,13 +27,7 @@ function countWarmUps(t: TestContext, warmUp: () => Promise<void> = () => Promis
 }
 
 async function addEndpoint(store: Store): Promise<void> {
-  await store.webhooks.createEndpoint({
-    id: newId('ep'),
-    url: 'https://hooks.example/plants',
-    events: [...EVENT_TYPES],
-    secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTAx',
-    createdAt: Date.now(),
-  });
+  await store.webhooks.createEndpoint(endpoint());
 }
 
 describe('webhook deliveries, started as a service', () => {
