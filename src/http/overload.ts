@@ -38,7 +38,7 @@ const RETRY_AFTER_SECONDS = '2';
  */
 export class OverloadMonitor {
   private histogram: IntervalHistogram | undefined;
-  /** Whether the histogram runs (requests came in the window) or sleeps. */
+  /** Whether the histogram runs (a request came within QUIET_MS) or sleeps. */
   private watching = false;
   /** Whether a request came since the last sample. */
   private seen = false;
