@@ -42,6 +42,8 @@ interface AnswerStats {
 /** What the connections alongside the measured workload were answered in its measured window. */
 export interface AlongsideResult extends AnswerStats {
   connections: number;
+  /** Share of one CPU their process used over its run (bench/load-beside.ts), when they run in one of their own. */
+  clientCpu?: number;
 }
 
 export interface LoadResult extends AnswerStats {

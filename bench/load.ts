@@ -1,4 +1,4 @@
-import { runAlongside, runClosedLoop, type LoadOptions, type LoadResult } from './load-loops.js';
+import { runClosedLoop, type LoadOptions, type LoadResult } from './load-loops.js';
 import { runPaced } from './load-paced.js';
 
 export type { AlongsideResult, LoadOptions, LoadResult } from './load-loops.js';
@@ -8,13 +8,13 @@ export type { AlongsideResult, LoadOptions, LoadResult } from './load-loops.js';
  * sockets, one request in flight per connection, pre-built requests. It prints one JSON line: the
  * result of the measured window (after a warm-up), including its own CPU use, so a saturated client
  * shows. The parts: the connections (load-pool.ts), the closed loop and the window (load-loops.ts), the
- * open loop (load-paced.ts).
+ * open loop (load-paced.ts). A scenario's `alongside` connections run in a process of their own
+ * (load-beside.ts), which the runner starts beside this one.
  */
 
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const alongside = options.alongside === undefined ? undefined : runAlongside(options, options.alongside);
-  const result = await (options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate));
-  return alongside === undefined ? result : { ...result, alongside: alongside.finish(result.windowUs) };
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.alongside !== undefined) throw new Error('load: `alongside` runs in bench/load-beside.js, a process of its own');
+  return options.rate === undefined ? runClosedLoop(options) : runPaced(options, options.rate);
 }
 
 // Run as a process: the options as one JSON argument, the result as one JSON line on stdout.

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { start, takeTraces, type Target, type Workspace } from './contenders.js';
 import { idleTable, measureIdle, type IdleMeasurement } from './idle.js';
 import { importBare, importOverHttp, IMPORT_ROWS, type ImportMeasurement } from './import.js';
-import type { LoadOptions, LoadResult } from './load.js';
+import type { AlongsideResult, LoadOptions, LoadResult } from './load.js';
 import { servingPid } from './proc.js';
 import type { Measurement } from './report.js';
 import { WRITE_ID_MIN } from './requests.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { sampleSearchLag } from './search-lag.js';
-import { LOAD_JS, pinned, ROOT } from './servers.js';
+import { LOAD_BESIDE_JS, LOAD_JS, pinned, ROOT } from './servers.js';
 import { SETTINGS } from './settings.js';
 import type { ProfiledRun } from './stages.js';
 import type { BenchStore } from './stores.js';
@@ -32,6 +32,42 @@ function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
       resolve(JSON.parse(out) as LoadResult);
     });
   });
+}
+
+/**
+ * A scenario's `alongside` connections in a load generator process of their own (bench/load-beside.ts), on
+ * the same CPU, started before the measured load: `finish` hands it the measured window and resolves with
+ * what it was answered in it.
+ */
+function besideProcess(options: LoadOptions) {
+  const [command, commandArgs] = pinned(1, [LOAD_BESIDE_JS, JSON.stringify(options)]);
+  const child = spawn(command, commandArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+  return {
+    async finish(window: [number, number]): Promise<AlongsideResult> {
+      child.stdin.end(`${JSON.stringify(window)}\n`);
+      const code = await closed;
+      if (code !== 0) throw new Error(`the load generator beside exited with ${code}`);
+      return JSON.parse(out) as AlongsideResult;
+    },
+    stop: () => child.kill(),
+  };
+}
+
+/** The load generator run against a server, and the connections beside its load (if any) in a process of their own. */
+async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.alongside === undefined) return runLoadProcess(options);
+  const beside = besideProcess(options);
+  try {
+    const measured: LoadOptions = { ...options };
+    delete measured.alongside;
+    const result = await runLoadProcess(measured);
+    return { ...result, alongside: await beside.finish(result.windowUs) };
+  } finally {
+    beside.stop();
+  }
 }
 
 /** The load generator's options for one run (`maxRate`: the closed-loop rate an open-loop scenario takes a share of). */
@@ -60,7 +96,7 @@ export async function measure(target: Target, scenario: Scenario, store: BenchSt
     const streams = scenario.streams && target !== 'baseline' ? await openStreams(server.port, SETTINGS.token, scenario.streams) : undefined;
     // Writes on SQLite: how far the search index, which follows them, is behind while they run.
     const searchLag = server.databaseUrl && scenario.workload(0).kind === 'post' ? sampleSearchLag(server.databaseUrl) : undefined;
-    const result = await runLoadProcess(loadOptions(scenario, server.port, server.pid, maxRate));
+    const result = await runLoad(loadOptions(scenario, server.port, server.pid, maxRate));
     const lag = await searchLag?.finish();
     if (lag) {
       process.stdout.write(
@@ -113,7 +149,7 @@ export function line(m: Measurement): string {
       ? `\n${indent}open loop: ${m.paced.rate.toFixed(0)} req/s asked${m.maxRate === undefined ? '' : ` (a share of ${m.maxRate.toFixed(0)})`}, ${m.paced.acknowledged} acknowledged in all, backlog at most ${m.paced.maxBacklog}`
       : '') +
     (m.alongside
-      ? `\n${indent}alongside: ${m.alongside.connections} connections answered ${m.alongside.reqPerSec.toFixed(0)} req/s, p50 ${m.alongside.p50Ms.toFixed(2)} ms p99 ${m.alongside.p99Ms.toFixed(2)} ms, errors ${m.alongside.errors}, non-2xx ${m.alongside.non2xx}`
+      ? `\n${indent}alongside: ${m.alongside.connections} connections answered ${m.alongside.reqPerSec.toFixed(0)} req/s, p50 ${m.alongside.p50Ms.toFixed(2)} ms p99 ${m.alongside.p99Ms.toFixed(2)} ms, errors ${m.alongside.errors}, non-2xx ${m.alongside.non2xx}${m.alongside.clientCpu === undefined ? '' : `, their client's CPU ${(m.alongside.clientCpu * 100).toFixed(0)}%`}`
       : '') +
     (m.webhooks
       ? `\n${indent}webhooks: ${m.webhooks.delivered} delivered (${m.webhooks.deliveredDuringLoad} during the load), lag p50 ${m.webhooks.lagP50Ms.toFixed(0)} ms p99 ${m.webhooks.lagP99Ms.toFixed(0)} ms, drained ${m.webhooks.drainMs} ms after the load`

@@ -22,6 +22,7 @@ export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
 export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;
 export const LOAD_JS = `${ROOT}dist/bench/load.js`;
+export const LOAD_BESIDE_JS = `${ROOT}dist/bench/load-beside.js`;
 /**
  * The equal-work prototype (shared with the team beside the repository, `../shared/bench/`): node:http and
  * better-sqlite3 doing the service's durable work for POST /plants and nothing else (its header says what).

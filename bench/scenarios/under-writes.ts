@@ -9,8 +9,9 @@ const PACED_GETS = 500;
 
 /**
  * Reads and writes together: a closed-loop mix, then reads keeping their latency while writes run (the event
- * loop never waits for an fsync): the same paced GETs alone, then with POSTs at 64 connections beside them;
- * target: p99 with at most 2× p99 without.
+ * loop never waits for an fsync): the same paced GETs alone, then with POSTs at 64 connections beside them
+ * (from a load generator process of their own, bench/load-beside.ts, so that the GETs' latency holds none of
+ * the client's work for the POSTs); target: p99 with at most 2× p99 without.
  */
 export const UNDER_WRITES: Scenario[] = [
   {
