@@ -57,7 +57,7 @@ function besideProcess(options: LoadOptions) {
 }
 
 /** The load generator run against a server, and the connections beside its load (if any) in a process of their own. */
-async function runLoad(options: LoadOptions): Promise<LoadResult> {
+async function runLoadProcesses(options: LoadOptions): Promise<LoadResult> {
   if (options.alongside === undefined) return runLoadProcess(options);
   const beside = besideProcess(options);
   try {
@@ -96,7 +96,7 @@ export async function measure(target: Target, scenario: Scenario, store: BenchSt
     const streams = scenario.streams && target !== 'baseline' ? await openStreams(server.port, SETTINGS.token, scenario.streams) : undefined;
     // Writes on SQLite: how far the search index, which follows them, is behind while they run.
     const searchLag = server.databaseUrl && scenario.workload(0).kind === 'post' ? sampleSearchLag(server.databaseUrl) : undefined;
-    const result = await runLoad(loadOptions(scenario, server.port, server.pid, maxRate));
+    const result = await runLoadProcesses(loadOptions(scenario, server.port, server.pid, maxRate));
     const lag = await searchLag?.finish();
     if (lag) {
       process.stdout.write(
