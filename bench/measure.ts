@@ -21,52 +21,41 @@ import { subscribe } from './subscriber.js';
 
 let runCounter = 0;
 
-function runLoadProcess(options: LoadOptions): Promise<LoadResult> {
-  const [command, commandArgs] = pinned(1, [LOAD_JS, JSON.stringify(options)]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
-      resolve(JSON.parse(out) as LoadResult);
-    });
-  });
-}
-
 /**
- * A scenario's `alongside` connections in a load generator process of their own (bench/load-beside.ts), on
- * the same CPU, started before the measured load: `finish` hands it the measured window and resolves with
- * what it was answered in it.
+ * A load generator process (bench/load.ts, or bench/load-beside.ts for a scenario's `alongside` connections),
+ * on the load's CPU: `result` is the JSON line it prints before it exits.
  */
-function besideProcess(options: LoadOptions) {
-  const [command, commandArgs] = pinned(1, [LOAD_BESIDE_JS, JSON.stringify(options)]);
+function loadProcess<T>(script: string, options: LoadOptions) {
+  const [command, commandArgs] = pinned(1, [script, JSON.stringify(options)]);
   const child = spawn(command, commandArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-  return {
-    async finish(window: [number, number]): Promise<AlongsideResult> {
-      child.stdin.end(`${JSON.stringify(window)}\n`);
-      const code = await closed;
-      if (code !== 0) throw new Error(`the load generator beside exited with ${code}`);
-      return JSON.parse(out) as AlongsideResult;
-    },
-    stop: () => child.kill(),
-  };
+  const result = new Promise<T>((resolve, reject) => {
+    child.once('close', (code) => {
+      if (code !== 0) return reject(new Error(`the load generator (${script}) exited with ${code}`));
+      resolve(JSON.parse(out) as T);
+    });
+  });
+  return { child, result };
 }
 
-/** The load generator run against a server, and the connections beside its load (if any) in a process of their own. */
+/**
+ * The load generator run against a server. A scenario's `alongside` connections run in a process of their
+ * own on the same CPU (bench/load-beside.ts), started first, told the measured window when the load ends.
+ */
 async function runLoadProcesses(options: LoadOptions): Promise<LoadResult> {
-  if (options.alongside === undefined) return runLoadProcess(options);
-  const beside = besideProcess(options);
+  if (options.alongside === undefined) return loadProcess<LoadResult>(LOAD_JS, options).result;
+  const beside = loadProcess<AlongsideResult>(LOAD_BESIDE_JS, options);
+  // Handled: when the measured load fails first, the killed process's exit is not waited for.
+  beside.result.catch(() => undefined);
   try {
     const measured: LoadOptions = { ...options };
     delete measured.alongside;
-    const result = await runLoadProcess(measured);
-    return { ...result, alongside: await beside.finish(result.windowUs) };
+    const result = await loadProcess<LoadResult>(LOAD_JS, measured).result;
+    beside.child.stdin.end(`${JSON.stringify(result.windowUs)}\n`);
+    return { ...result, alongside: await beside.result };
   } finally {
-    beside.stop();
+    beside.child.kill();
   }
 }
 
