@@ -14,6 +14,7 @@ import {
   SERVICE_JS,
   SERVICE_MODULES_JS,
   startServer,
+  STORE_PROTOTYPE_JS,
   type Running,
 } from './servers.js';
 import { SETTINGS } from './settings.js';
@@ -23,7 +24,7 @@ import type { BenchStore } from './stores.js';
  * The servers a scenario measures, each started for one run: the bare baseline, the prototypes, the service
  * as shipped, another build of it (`--compare`) and json-server (`--peers`).
  */
-export type Target = 'baseline' | 'prototype' | 'equal-work' | 'read prototype' | 'service' | 'compared' | 'json-server 0.17';
+export type Target = 'baseline' | 'prototype' | 'equal-work' | 'store prototype' | 'read prototype' | 'service' | 'compared' | 'json-server 0.17';
 
 export const HAS_EQUAL_WORK = existsSync(EQUAL_WORK_JS);
 
@@ -91,6 +92,14 @@ export async function start(
         readyPath: '/',
         anyAnswer: true,
       });
+    case 'store prototype':
+      return startServer({
+        ...common,
+        name: target,
+        args: [STORE_PROTOTYPE_JS],
+        env: { PORT: String(port), BENCH_TOKEN: token, DATABASE_URL: await store.url(0) },
+        readyPath: '/healthz',
+      });
     case 'read prototype':
       return startServer({
         ...common,
@@ -149,6 +158,7 @@ export function targetsOf(scenario: Scenario): Target[] {
     ...(scenario.prototype ? (['prototype'] as const) : []),
     // better-sqlite3 only, and only where the shared anchors are beside the repository.
     ...(scenario.equalWork && !SETTINGS.postgres && HAS_EQUAL_WORK ? (['equal-work'] as const) : []),
+    ...(scenario.storePrototype ? (['store prototype'] as const) : []),
     // better-sqlite3 only: on PostgreSQL the reads are measured against the baseline alone.
     ...(scenario.readPrototype && !SETTINGS.postgres ? (['read prototype'] as const) : []),
     'service',

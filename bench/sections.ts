@@ -49,6 +49,16 @@ const SECTIONS: Section[] = [
       ),
   },
   {
+    heading:
+      "The service against the store prototype (bench/store-prototype.ts: node:http in front of the service's own store, nothing else), in the same runs:",
+    table: (run) =>
+      prototypeTable(
+        run.measurements,
+        titles(run, (s) => s.storePrototype),
+        'store prototype',
+      ),
+  },
+  {
     heading: 'The service against the read prototype (bench/read-prototype.ts), in the same runs:',
     table: (run) =>
       prototypeTable(

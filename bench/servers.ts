@@ -21,6 +21,7 @@ export const SERVICE_MODULES_JS = `${ROOT}dist/src/server.js`;
 export const BASELINE_JS = `${ROOT}dist/bench/baseline.js`;
 export const PROTOTYPE_JS = `${ROOT}dist/bench/prototype.js`;
 export const READ_PROTOTYPE_JS = `${ROOT}dist/bench/read-prototype.js`;
+export const STORE_PROTOTYPE_JS = `${ROOT}dist/bench/store-prototype.js`;
 export const LOAD_JS = `${ROOT}dist/bench/load.js`;
 export const LOAD_BESIDE_JS = `${ROOT}dist/bench/load-beside.js`;
 /**

@@ -42,6 +42,11 @@ export interface Scenario {
   cpus?: string;
   /** The equal-work prototype (../shared/bench/equal-work-prototype.js, SQLite only) runs too: the service is also reported as a share of it. */
   equalWork?: boolean;
+  /**
+   * The store prototype (bench/store-prototype.ts: node:http in front of the service's own store) runs too:
+   * the service is also reported as a share of it, on either store.
+   */
+  storePrototype?: boolean;
   /** An open-loop run at this many requests per second (latency counted from when each was due). No baseline. */
   rate?: number;
   /** Closed-loop connections of another workload beside the measured one, counted apart (bench/load.ts). */

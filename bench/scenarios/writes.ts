@@ -11,6 +11,7 @@ export const WRITES: Scenario[] = [
     peers: true,
     prototype: true,
     equalWork: true,
+    storePrototype: true,
   },
   {
     key: 'post8',
