@@ -75,10 +75,12 @@ export async function start(
     case 'baseline':
       return startServer({ ...common, name: target, args: [BASELINE_JS], env: { PORT: String(port), BENCH_TOKEN: token }, readyPath: '/healthz' });
     case 'prototype':
+    case 'store prototype':
+      // Each writes to a fresh store of the run's kind.
       return startServer({
         ...common,
         name: target,
-        args: [PROTOTYPE_JS],
+        args: [target === 'prototype' ? PROTOTYPE_JS : STORE_PROTOTYPE_JS],
         env: { PORT: String(port), BENCH_TOKEN: token, DATABASE_URL: await store.url(0) },
         readyPath: '/healthz',
       });
@@ -91,14 +93,6 @@ export async function start(
         env: { PORT: String(port), TOKEN: token, DB: (await store.url(0)).replace(/^file:/, '') },
         readyPath: '/',
         anyAnswer: true,
-      });
-    case 'store prototype':
-      return startServer({
-        ...common,
-        name: target,
-        args: [STORE_PROTOTYPE_JS],
-        env: { PORT: String(port), BENCH_TOKEN: token, DATABASE_URL: await store.url(0) },
-        readyPath: '/healthz',
       });
     case 'read prototype':
       return startServer({

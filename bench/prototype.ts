@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { answer, fail, servePlantPosts } from './bare-http.js';
 import pg from 'pg';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 
@@ -11,9 +12,6 @@ import { openConnection, prepare } from '../src/store/sqlite/connection.js';
  * costs more than the durable write itself. Usage: DATABASE_URL=file:… or postgres://… node dist/bench/prototype.js
  */
 
-const TOKEN = process.env.BENCH_TOKEN ?? 'bench-token';
-const EXPECTED_AUTH = `Bearer ${TOKEN}`;
-const PORT = Number(process.env.PORT ?? 0);
 const URL_ = process.env.DATABASE_URL ?? '';
 
 interface Pending {
@@ -23,13 +21,6 @@ interface Pending {
   res: ServerResponse;
   body: string;
 }
-
-function answer(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
-const fail = (res: ServerResponse, status: number, message: string) => answer(res, status, JSON.stringify({ error: status, message }));
 
 /** Stores one turn's plants; resolves once they are durable. */
 type Commit = (batch: Pending[]) => Promise<void>;
@@ -83,34 +74,7 @@ function flush(): void {
   );
 }
 
-function create(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    let plant: { id?: unknown; name?: unknown; tag?: unknown };
-    try {
-      plant = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof plant;
-    } catch {
-      return fail(res, 400, 'body is not valid JSON');
-    }
-    const { id, name, tag } = plant;
-    if (typeof id !== 'number' || !Number.isInteger(id)) return fail(res, 400, 'body.id must be an integer');
-    if (typeof name !== 'string' || name.length === 0 || name.length > 256) return fail(res, 400, 'body.name must be a string');
-    if (tag !== undefined && (typeof tag !== 'string' || tag.length > 64)) return fail(res, 400, 'body.tag must be a string');
-    if (turn.length === 0) setImmediate(flush);
-    turn.push({ id, name, tag: tag ?? null, res, body: JSON.stringify({ name, tag }) });
-  });
-}
-
-const server = createServer((req, res) => {
-  if (req.url === '/healthz') return answer(res, 200, '{"status":"ok"}');
-  if (req.headers.authorization !== EXPECTED_AUTH) return fail(res, 401, 'missing or unknown bearer token');
-  if (req.method === 'POST' && req.url === '/plants') return create(req, res);
-  fail(res, 404, 'no such resource');
+servePlantPosts('prototype', ({ id, name, tag }, res) => {
+  if (turn.length === 0) setImmediate(flush);
+  turn.push({ id, name, tag: tag ?? null, res, body: JSON.stringify({ name, tag }) });
 });
-server.keepAliveTimeout = 60_000;
-server.listen(PORT, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`prototype listening on ${typeof address === 'object' && address ? address.port : PORT}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,4 +1,5 @@
 import { createServer, type ServerResponse } from 'node:http';
+import { answer, EXPECTED_AUTH, fail, listen } from './bare-http.js';
 import { openConnection, prepare } from '../src/store/sqlite/connection.js';
 import { pageSql } from '../src/store/sqlite/list-sql.js';
 import { GET_SQL } from '../src/store/sqlite/plants.js';
@@ -18,9 +19,6 @@ import { GET_SQL } from '../src/store/sqlite/plants.js';
  * than reading itself. Usage: DATABASE_URL=file:… node dist/bench/read-prototype.js
  */
 
-const TOKEN = process.env.BENCH_TOKEN ?? 'bench-token';
-const EXPECTED_AUTH = `Bearer ${TOKEN}`;
-const PORT = Number(process.env.PORT ?? 0);
 const PATH = (process.env.DATABASE_URL ?? '').replace(/^file:/, '');
 const LIMIT_MAX = 1000;
 
@@ -29,13 +27,6 @@ const get = prepare<[number], { id: number; name: string; tag: string | null; ve
 type Row = [json: string, id: number, name: string];
 const firstPage = prepare<[Record<string, unknown>], Row>(db, pageSql({ sort: 'id', after: false, tags: 0, q: 'none' })).raw(true);
 const pageAfter = prepare<[Record<string, unknown>], Row>(db, pageSql({ sort: 'id', after: true, tags: 0, q: 'none' })).raw(true);
-
-function answer(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
-}
-
-const fail = (res: ServerResponse, status: number, message: string) => answer(res, status, JSON.stringify({ error: status, message }));
 
 function read(res: ServerResponse, idText: string): void {
   const id = Number(idText);
@@ -86,9 +77,4 @@ const server = createServer((req, res) => {
   if (req.method === 'GET' && url.startsWith('/plants?')) return atTurnEnd(() => list(res, new URLSearchParams(url.slice('/plants?'.length))));
   fail(res, 404, 'no such resource');
 });
-server.keepAliveTimeout = 60_000;
-server.listen(PORT, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`read prototype listening on ${typeof address === 'object' && address ? address.port : PORT}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+listen(server, 'read prototype');

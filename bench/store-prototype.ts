@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { answer, fail, servePlantPosts } from './bare-http.js';
 import { openStore } from '../src/store/open.js';
 
 /**
@@ -13,10 +13,6 @@ import { openStore } from '../src/store/open.js';
  * Usage: DATABASE_URL=file:… or postgres://… node dist/bench/store-prototype.js
  */
 
-const TOKEN = process.env.BENCH_TOKEN ?? 'bench-token';
-const EXPECTED_AUTH = `Bearer ${TOKEN}`;
-const PORT = Number(process.env.PORT ?? 0);
-
 // The service's defaults (src/config/store.ts).
 const store = await openStore({
   databaseUrl: process.env.DATABASE_URL ?? '',
@@ -27,27 +23,9 @@ const store = await openStore({
   writeQueueLimit: 10_000,
 });
 
-function answer(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
-const fail = (res: ServerResponse, status: number, message: string) => answer(res, status, JSON.stringify({ error: status, message }));
-
-function create(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    let plant: { id?: unknown; name?: unknown; tag?: unknown };
-    try {
-      plant = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof plant;
-    } catch {
-      return fail(res, 400, 'body is not valid JSON');
-    }
-    const { id, name, tag } = plant;
-    if (typeof id !== 'number' || !Number.isInteger(id)) return fail(res, 400, 'body.id must be an integer');
-    if (typeof name !== 'string' || name.length === 0 || name.length > 256) return fail(res, 400, 'body.name must be a string');
-    if (tag !== undefined && (typeof tag !== 'string' || tag.length > 64)) return fail(res, 400, 'body.tag must be a string');
+servePlantPosts(
+  'store prototype',
+  ({ id, name, tag }, res) => {
     store.plants.put(tag === undefined ? { id, name } : { id, name, tag }).then(
       (result) =>
         result.outcome === 'created' || result.outcome === 'replaced'
@@ -58,18 +36,6 @@ function create(req: IncomingMessage, res: ServerResponse): void {
         fail(res, 503, 'the store is unavailable');
       },
     );
-  });
-}
-
-const server = createServer((req, res) => {
-  if (req.url === '/healthz') return answer(res, 200, '{"status":"ok"}');
-  if (req.headers.authorization !== EXPECTED_AUTH) return fail(res, 401, 'missing or unknown bearer token');
-  if (req.method === 'POST' && req.url === '/plants') return create(req, res);
-  fail(res, 404, 'no such resource');
-});
-server.keepAliveTimeout = 60_000;
-server.listen(PORT, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`store prototype listening on ${typeof address === 'object' && address ? address.port : PORT}\n`);
-});
-process.on('SIGTERM', () => server.close(() => void store.close().then(() => process.exit(0))));
+  },
+  () => store.close(),
+);
