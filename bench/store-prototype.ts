@@ -8,8 +8,9 @@ import { openStore } from '../src/store/open.js';
  * and answers each POST /plants when the store has its put (create or replace, as the service's POST
  * without conditions). No framework, no validation schema, no headers beyond content-type, no log line,
  * no idempotency, no webhooks. So the service's share of it is what Fastify and the HTTP features cost
- * over the service's own durable work, and its share of the prototypes is what that durable work and the
- * store's design cost; on PostgreSQL it is the equal-work anchor the shared one (SQLite only) is not.
+ * over the service's own durable work, and its share of the prototypes is what that work and the store's
+ * design cost beyond theirs. On PostgreSQL, where the shared equal-work anchor (SQLite only) does not run,
+ * it is the one measure of the service's overhead over its own durable work.
  * Usage: DATABASE_URL=file:… or postgres://… node dist/bench/store-prototype.js
  */
 
