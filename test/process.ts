@@ -125,8 +125,22 @@ export async function startServer(cleanup: typeof after, options: StartOptions =
   ).catch((error: Error) => {
     throw new Error(`${error.message}\nstderr: ${proc.stderr}`);
   });
-  await until(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 'server to answer /healthz', {
-    timeoutMs: START_TIMEOUT_MS,
+  // A server that stops after it listened (a worker that could not start stops the others) fails here with
+  // what it printed, as one that never listened does above; so does one that never answers 200.
+  let lastProbe = 'no answer yet';
+  await until(
+    async () => {
+      if (!proc.running) throw new Error('server exited after it listened');
+      const answer = await fetch(`${url}/healthz`).catch((error: Error) => ((lastProbe = `${error.message} (${String(error.cause)})`), undefined));
+      if (!answer) return false;
+      lastProbe = `status ${answer.status}`;
+      await answer.body?.cancel();
+      return answer.status === 200;
+    },
+    'server to answer /healthz',
+    { timeoutMs: START_TIMEOUT_MS },
+  ).catch((error: Error) => {
+    throw new Error(`${error.message} (last: ${lastProbe})\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`);
   });
 
   const listeningUrl = url;
