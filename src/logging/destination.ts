@@ -1,13 +1,10 @@
 import { writeSync } from 'node:fs';
+import { pauseThread } from '../pause.js';
 
 /** Routine lines wait until this many characters have gathered… */
 const BATCH_CHARS = 16 * 1024;
 /** …or this long has passed. */
 const BATCH_MS = 50;
-
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /**
  * A file descriptor (standard output) for the log, written in batches: one write system call per line
@@ -51,7 +48,7 @@ export class BatchedDestination {
         // A non-blocking pipe that is full: wait for its reader. Any other failure (the reader is gone)
         // drops the batch: a log that cannot be written must not stop the service.
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-        sleep(1);
+        pauseThread(1);
       }
     }
   };

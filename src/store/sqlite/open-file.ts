@@ -1,8 +1,11 @@
 import { statSync } from 'node:fs';
+import { pauseThread } from '../../pause.js';
 import { configureConnection, openConnection, type Connection, type SqliteConnectionSettings } from './connection.js';
 
 /** Tries at most this many times: a restore swaps a file once, so a second open always finds it settled. */
 const ATTEMPTS = 3;
+/** How long apart the WAL switch is tried again while another connection holds the lock it needs. */
+const WAL_RETRY_MS = 5;
 
 /** The file at `path` as device and inode, or undefined when there is none. */
 function identity(path: string): string | undefined {
@@ -25,7 +28,7 @@ export function openStoreFile(path: string, settings: SqliteConnectionSettings):
     const db = openConnection(path);
     try {
       configureConnection(db, settings);
-      db.exec('PRAGMA journal_mode = WAL');
+      enterWal(db, settings.busyTimeoutMs);
     } catch (error) {
       db.close();
       // SQLite refuses to write to a file renamed since it was opened (entering WAL mode writes): the same case.
@@ -34,5 +37,25 @@ export function openStoreFile(path: string, settings: SqliteConnectionSettings):
     }
     if (identity(path) === before || attempt === ATTEMPTS) return db;
     db.close();
+  }
+}
+
+/**
+ * `PRAGMA journal_mode = WAL`, waiting as busy_timeout would. Switching a new file to WAL takes an exclusive
+ * lock, and SQLite answers SQLITE_BUSY at once, without its busy handler, while another connection holds a
+ * lock: two processes opening a new store together (the workers of WEB_CONCURRENCY > 1, starting at once)
+ * each switch it, and one of them failed to start, 1 start in 6 on this machine. So it is tried again
+ * until `busyTimeoutMs` has passed; on a file in WAL mode already it is a read, and succeeds at once.
+ */
+function enterWal(db: Connection, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      pauseThread(WAL_RETRY_MS);
+    }
   }
 }

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { tempDir } from '../../helpers.js';
 import { numbered, plantsIn, storeWith } from './backup/files.js';
@@ -14,6 +15,7 @@ import { numbered, plantsIn, storeWith } from './backup/files.js';
  */
 
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
+const OPEN_FILE = fileURLToPath(new URL('../../../src/store/sqlite/open-file.js', import.meta.url));
 
 test('a store opened during a restore serves the restored file, not the one set aside', async () => {
   const dir = tempDir(after);
@@ -63,4 +65,45 @@ test('a store opened during a restore serves the restored file, not the one set 
   assert.deepEqual(await exited, [0, null], 'the swap happened while the store had the old file open');
   assert.equal(plantsIn(path).get('4'), 'written after', 'the write went to the file in place');
   assert.equal(plantsIn(`${path}.aside`).get('4'), undefined, 'and not to the one set aside');
+});
+
+/**
+ * The workers of WEB_CONCURRENCY > 1 open a new store at the same moment, and each switches the new file to
+ * WAL, which SQLite refuses at once (SQLITE_BUSY, no busy_timeout) to the one that holds a shared lock while
+ * the other takes the exclusive one: a worker could not start, 1 start in 6 with two workers on Node 24, 1 in
+ * 60 on Node 20 (two CI failures). Two processes here open one new file at the same instant, round after
+ * round; before the open waited as busy_timeout does, about 1 round in 20 failed.
+ */
+test('two processes opening a new store at the same instant both open it, every time', async () => {
+  const dir = tempDir(after);
+  const rounds = 200;
+  const paths = Array.from({ length: rounds }, (_, i) => join(dir, `new-${i}.db`));
+  // Both start their rounds together at the same clock reading, one every 15 ms (an open takes a few).
+  const start = Date.now() + 1500;
+  const opener = `import { openStoreFile } from ${JSON.stringify(OPEN_FILE)};
+    const paths = ${JSON.stringify(paths)};
+    const failures = [];
+    const now = () => performance.timeOrigin + performance.now();
+    for (let i = 0; i < paths.length; i++) {
+      const at = ${start} + i * 15;
+      // Asleep until the last 2 ms, then awake to the instant (a sleep wakes a millisecond late or so).
+      while (now() < at - 2) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      while (now() < at);
+      try {
+        openStoreFile(paths[i], { synchronous: 'FULL', busyTimeoutMs: 5000 }).close();
+      } catch (error) {
+        failures.push(i + ': ' + error.code + ' ' + error.message);
+      }
+    }
+    process.stdout.write(JSON.stringify(failures));`;
+  const run = async () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', opener], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, 'the opener ran to its end');
+    return JSON.parse(out) as string[];
+  };
+  const [first, second] = await Promise.all([run(), run()]);
+  assert.deepEqual([...first, ...second], [], 'every open of every round succeeded');
 });
