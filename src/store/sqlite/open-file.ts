@@ -44,8 +44,8 @@ export function openStoreFile(path: string, settings: SqliteConnectionSettings):
  * `PRAGMA journal_mode = WAL`, waiting as busy_timeout would. Switching a new file to WAL takes an exclusive
  * lock, and SQLite answers SQLITE_BUSY at once, without its busy handler, while another connection holds a
  * lock: two processes opening a new store together (the workers of WEB_CONCURRENCY > 1, starting at once)
- * each switch it, and one of them failed to start, 1 start in 6 on this machine. So it is tried again
- * until `busyTimeoutMs` has passed; on a file in WAL mode already it is a read, and succeeds at once.
+ * each switch it, and one of them failed to start (1 start in 60 on Node 20, 1 in 6 on Node 24). So it is
+ * tried again until `busyTimeoutMs` has passed; on a file in WAL mode already it is a read, and succeeds at once.
  */
 function enterWal(db: Connection, busyTimeoutMs: number): void {
   const deadline = Date.now() + busyTimeoutMs;

@@ -100,7 +100,8 @@ test('two processes opening a new store at the same instant both open it, every 
     const child = spawn(process.execPath, ['--input-type=module', '-e', opener], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    // 'close' (not 'exit'): every byte of its stdout has been read by then.
+    const [code] = (await once(child, 'close')) as [number | null];
     assert.equal(code, 0, 'the opener ran to its end');
     return JSON.parse(out) as string[];
   };
