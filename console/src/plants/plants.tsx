@@ -31,7 +31,19 @@ interface Page {
   plants: StoredPlant[];
   next: string | undefined;
   total: string | null;
+  /** The view and cursor it was read for: until the page asked for now has come, Next page waits for it. */
+  view: PlantsView;
+  cursor: string | undefined;
 }
+
+/**
+ * How many pages one load reads at most to fill the table. The API may answer a page short, even empty,
+ * with a Link to go on: on SQLite a search of one or two letters examines at most 100,000 plants a page
+ * (docs/finding-plants.md), so "pa" over a large catalogue sorted by name can come back empty while
+ * thousands of names after hold it. The console follows such pages until the table is full or the list
+ * ends, and says so when this many left it empty (Next page searches on).
+ */
+const PAGES_A_LOAD = 10;
 
 export function Plants({
   session,
@@ -66,17 +78,30 @@ export function Plants({
     if (!canRead) return;
     const mine = ++loads.current;
     try {
-      const { data, error, response } = await client.GET('/plants', {
-        params: { query: { ...filterQuery(view), limit: view.limit, ...(cursor !== undefined && { cursor }) }, header: { prefer: 'count=exact' } },
-      });
-      // An older load answering late must not overwrite a newer one.
-      if (mine !== loads.current) return;
-      if (error !== undefined) {
-        setProblem(explain(error));
-        return;
+      const plants: StoredPlant[] = [];
+      let next = cursor;
+      let total: string | null = null;
+      for (let read = 1; ; read++) {
+        // The count once, with the first page: each count reads every match again.
+        const { data, error, response } = await client.GET('/plants', {
+          params: {
+            query: { ...filterQuery(view), limit: view.limit - plants.length, ...(next !== undefined && { cursor: next }) },
+            header: read === 1 ? { prefer: 'count=exact' } : {},
+          },
+        });
+        // An older load answering late must not overwrite a newer one.
+        if (mine !== loads.current) return;
+        if (error !== undefined) {
+          setProblem(explain(error));
+          return;
+        }
+        if (read === 1) total = response.headers.get('x-total-count');
+        plants.push(...data);
+        next = nextLink(response);
+        if (next === undefined || plants.length >= view.limit || read === PAGES_A_LOAD) break;
       }
       setProblem('');
-      setPage({ plants: data, next: nextLink(response), total: response.headers.get('x-total-count') });
+      setPage({ plants, next, total, view, cursor });
     } catch (error) {
       if (mine === loads.current) setProblem(unreachable(error));
     }
@@ -115,6 +140,8 @@ export function Plants({
     setDone(message);
     void load();
   };
+  // The next page's cursor once the page asked for has come (a page shown while another loads has its own).
+  const nextPage = page !== null && page.view === view && page.cursor === cursor ? page.next : undefined;
   const choose = (plants: StoredPlant[], on: boolean) => {
     const next = new Map(selected);
     for (const plant of plants) {
@@ -158,6 +185,7 @@ export function Plants({
       {page !== null && (
         <PlantTable
           plants={page.plants}
+          more={page.next !== undefined}
           view={view}
           onSort={(sort) => onView({ sort, sortChosen: true })}
           canWrite={canWrite}
@@ -174,7 +202,7 @@ export function Plants({
         <span role="status">
           {page === null ? 'Loading…' : `Page ${cursors.length}${page.total === null ? '' : ` · ${counted(Number(page.total), 'plant')} found`}`}
         </span>
-        <button type="button" disabled={page?.next === undefined} onClick={() => setCursors([...cursors, page?.next])}>
+        <button type="button" disabled={nextPage === undefined} onClick={() => setCursors([...cursors, nextPage])}>
           Next page
         </button>
         <label for="plant-limit">Page size</label>

@@ -11,6 +11,8 @@ import { Hidden, TableBox } from '../ui.js';
  */
 export interface PlantTableProps {
   plants: StoredPlant[];
+  /** Whether a next page follows (an empty page with one: the search has not looked through every plant yet). */
+  more: boolean;
   view: Pick<PlantsView, 'sort' | 'sortChosen'>;
   onSort: (sort: Sort) => void;
   canWrite: boolean;
@@ -22,9 +24,13 @@ export interface PlantTableProps {
 }
 
 export function PlantTable(props: PlantTableProps) {
-  const { plants, view, onSort, canWrite, selected } = props;
+  const { plants, more, view, onSort, canWrite, selected } = props;
   const { sort } = view;
-  if (plants.length === 0) return <p>No plants found.</p>;
+  if (plants.length === 0) {
+    return (
+      <p>{more ? 'No plants found yet: a short search looks through the plants a part at a time. Next page searches on.' : 'No plants found.'}</p>
+    );
+  }
   const header = (column: SortColumn, label: string) => (
     <th scope="col" aria-sort={sortState(sort, column)}>
       <button type="button" class="sort" onClick={() => onSort(clickedSort(view, column))}>

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { browserSkip } from '../chromium.js';
+import { tempDir, testApp } from '../helpers.js';
+import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { needs, until } from '../toolkit.js';
+
+const skip = needs("the console's short-page browser tests", browserSkip);
+
+/**
+ * A search of one or two letters on SQLite examines at most a window of plants a page (100,000; a few here),
+ * so a page can come back short or empty with a Link to go on (test/store/sqlite/scan-window.test.ts). The
+ * console fills its table from such pages, reading at most 10 a load, and says when those found nothing yet.
+ */
+
+/** The app on a SQLite store whose short searches examine `window` plants a page, holding `count` plants; `holding` have "zq" in their names. */
+async function consoleOver(window: number, count: number, holding: number[]) {
+  const store = SqliteStore.open(`file:${join(tempDir(after), 'plants.db')}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000, scanWindow: window });
+  const t = await testApp(after, { store });
+  // Names in id order, so that the name order is the id order too.
+  await addPlants(
+    t,
+    Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Plant ${String(i + 1).padStart(3, '0')}${holding.includes(i + 1) ? ' zq' : ''}` })),
+  );
+  const opened = await openConsole(after, { t });
+  await signIn(opened.page);
+  await until(async () => (await shownIds(opened.page)).length === 25, 'the first page of every plant');
+  return opened;
+}
+
+/** The pager's status: "Page 2", with the count when there is one. */
+const pageStatus = (page: Page) => page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
+
+describe('the console: pages the API answers short', { skip, timeout: 180_000 }, () => {
+  it('fills the table from short and empty pages, in order, each page asking only for what is left, the count asked once', async () => {
+    const { page, requests, errors } = await consoleOver(8, 60, [4, 12, 13, 27, 38, 52, 53, 54]);
+    await page.getByLabel('Page size').selectOption('10');
+    await page.getByLabel('Sort by').selectOption({ label: 'Name, A to Z' });
+    await until(async () => (await shownIds(page)).length === 10, 'a page of 10 by name');
+    const before = requests.length;
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zq');
+    await page.getByRole('button', { name: 'Search' }).click();
+    // 8 windows of 8 plants, most of them short or empty pages: the 8 that hold "zq" on one page, the list's end reached.
+    await until(async () => (await shownIds(page)).join() === '4,12,13,27,38,52,53,54', 'the plants that hold "zq", on one page');
+    // A q this short is not counted (its count would read every name): the status names the page alone.
+    assert.equal(await pageStatus(page).innerText(), 'Page 1');
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true, 'the list ended');
+    const asked = requests.slice(before).filter((url) => new URL(url).pathname === '/plants');
+    assert.ok(asked.length >= 2 && asked.length <= 10, `${asked.length} pages read`);
+    // Each page after the first goes on from the one before and asks for what the table still lacks.
+    const limits = asked.map((url) => Number(new URL(url).searchParams.get('limit')));
+    assert.equal(limits[0], 10);
+    assert.ok(
+      limits.every((limit, i) => i === 0 || (limit >= 1 && limit <= limits[i - 1]!)),
+      `limits ${limits.join()}`,
+    );
+    assert.ok(
+      asked.slice(1).every((url) => new URL(url).searchParams.has('cursor')),
+      'every page after the first goes on by its cursor',
+    );
+    assert.deepEqual(errors(), []);
+  });
+
+  it('stops after 10 pages a load: none found yet is said as such, and Next page searches on to the plants found', async () => {
+    const { page, requests, answers, errors } = await consoleOver(2, 59, [55, 58]);
+    const before = requests.length;
+    const answeredBefore = answers.length;
+    // The pages of plants the browser was answered since the search.
+    const answered = () => Promise.resolve(answers.slice(answeredBefore).filter((answer) => answer === '200 GET /plants').length);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zq');
+    await page.getByRole('button', { name: 'Search' }).click();
+    // 10 pages of 2 examine plants 1 to 20: nothing yet.
+    await page.getByText('No plants found yet: a short search looks through the plants a part at a time. Next page searches on.').waitFor();
+    assert.equal(requests.slice(before).filter((url) => new URL(url).pathname === '/plants').length, 10, 'at most 10 pages a load');
+    assert.equal(await page.getByText('No plants found.', { exact: true }).count(), 0, 'never "No plants found." while more may follow');
+    // Next page is offered once the page asked for has come, never the next of a page still shown meanwhile.
+    const next = page.getByRole('button', { name: 'Next page' });
+    await next.click();
+    assert.equal(await pageStatus(page).innerText(), 'Page 2');
+    await until(async () => (await answered()) === 20 && !(await next.isDisabled()), 'the second page read, 10 pages more');
+    await page.getByText('No plants found yet', { exact: false }).waitFor();
+    await next.click();
+    await until(async () => (await shownIds(page)).join() === '55,58', 'the two plants, on the third page');
+    await until(async () => (await answered()) === 30, 'the third page read');
+    assert.equal(await next.isDisabled(), true, 'the list ended');
+    // Back: the page before, read again, is empty again.
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await until(async () => (await answered()) === 40 && !(await next.isDisabled()), 'the second page read again');
+    assert.equal(await pageStatus(page).innerText(), 'Page 2');
+    await page.getByText('No plants found yet', { exact: false }).waitFor();
+    assert.deepEqual(errors(), []);
+  });
+});
