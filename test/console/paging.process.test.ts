@@ -8,16 +8,17 @@ import { tempDir, testApp } from '../helpers.js';
 import { addPlants, openConsole, shownIds, signIn } from './harness.js';
 import { needs, until } from '../toolkit.js';
 
-const skip = needs("the console's short-page browser tests", browserSkip);
+const skip = needs("the console's paging browser tests", browserSkip);
 
 /**
- * A search of one or two letters on SQLite examines at most a window of plants a page (100,000; a few here),
- * so a page can come back short or empty with a Link to go on (test/store/sqlite/scan-window.test.ts). The
- * console fills its table from such pages, reading at most 10 a load, and says when those found nothing yet.
+ * Paging where the answers come short or late. A search of one or two letters on SQLite examines at most a
+ * window of plants a page (100,000; a few here), so a page can come back short or empty with a Link to go on
+ * (test/store/sqlite/scan-window.test.ts): the console fills its table from such pages, reading at most 10 a
+ * load, and says when those found nothing yet. And a page asked for twice before it came is shown once.
  */
 
 /** The app on a SQLite store whose short searches examine `window` plants a page, holding `count` plants; `holding` have "zq" in their names. */
-async function consoleOver(window: number, count: number, holding: number[]) {
+async function consoleOver(window: number, count: number, holding: number[], view = '') {
   const store = SqliteStore.open(`file:${join(tempDir(after), 'plants.db')}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000, scanWindow: window });
   const t = await testApp(after, { store });
   // Names in id order, so that the name order is the id order too.
@@ -25,21 +26,21 @@ async function consoleOver(window: number, count: number, holding: number[]) {
     t,
     Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Plant ${String(i + 1).padStart(3, '0')}${holding.includes(i + 1) ? ' zq' : ''}` })),
   );
-  const opened = await openConsole(after, { t });
+  const opened = await openConsole(after, { t, path: `/console${view}` });
   await signIn(opened.page);
-  await until(async () => (await shownIds(opened.page)).length === 25, 'the first page of every plant');
+  const limit = Number(new URLSearchParams(view.split('?')[1]).get('limit') ?? 25);
+  await until(async () => (await shownIds(opened.page)).length === limit, 'the first page of every plant');
   return opened;
 }
 
 /** The pager's status: "Page 2", with the count when there is one. */
 const pageStatus = (page: Page) => page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
 
-describe('the console: pages the API answers short', { skip, timeout: 180_000 }, () => {
+describe('the console: paging', { skip, timeout: 180_000 }, () => {
   it('fills the table from short and empty pages, in order, each page asking only for what is left, the count asked once', async () => {
-    const { page, requests, errors } = await consoleOver(8, 60, [4, 12, 13, 27, 38, 52, 53, 54]);
-    await page.getByLabel('Page size').selectOption('10');
-    await page.getByLabel('Sort by').selectOption({ label: 'Name, A to Z' });
-    await until(async () => (await shownIds(page)).length === 10, 'a page of 10 by name');
+    // By name, 10 a page, from the address: no load of another view is still out when the search starts.
+    const { page, requests, errors } = await consoleOver(8, 60, [4, 12, 13, 27, 38, 52, 53, 54], '#plants?sort=name&limit=10');
+    assert.equal(await page.getByLabel('Sort by').inputValue(), 'name');
     const before = requests.length;
     await page.getByRole('searchbox', { name: 'Search' }).fill('zq');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -91,6 +92,30 @@ describe('the console: pages the API answers short', { skip, timeout: 180_000 },
     await until(async () => (await answered()) === 40 && !(await next.isDisabled()), 'the second page read again');
     assert.equal(await pageStatus(page).innerText(), 'Page 2');
     await page.getByText('No plants found yet', { exact: false }).waitFor();
+    assert.deepEqual(errors(), []);
+  });
+
+  it('adds a page of a list once when More is clicked twice before it came (webhook endpoints, 100 a page)', async () => {
+    const t = await testApp(after, { config: { webhookAllowPrivateNetworks: true } });
+    for (let i = 1; i <= 101; i++) {
+      const res = await t.call('POST', '/webhooks', { body: { url: `http://127.0.0.1:9/hook/${i}`, events: ['plant.created'] } });
+      assert.equal(res.statusCode, 201, res.payload);
+    }
+    const { page, answers, errors } = await openConsole(after, { t });
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const cards = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^http:\/\/127\.0\.0\.1:9\/hook\// }) });
+    await until(async () => (await cards.count()) === 100, 'the first 100 endpoints');
+    const before = answers.filter((answer) => answer === '200 GET /webhooks').length;
+    // The next page answered late, so that the second click comes while the first is still out.
+    await page.route(/\/webhooks\?.*cursor=/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'More endpoints' }).dblclick();
+    await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 2, 'both clicks answered');
+    await until(async () => (await page.getByRole('button', { name: 'More endpoints' }).count()) === 0, 'the list ended');
+    assert.equal(await cards.count(), 101, 'the last endpoint once');
     assert.deepEqual(errors(), []);
   });
 });
