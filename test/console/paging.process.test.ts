@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { createToken } from '../../src/auth/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { browserSkip } from '../chromium.js';
 import { tempDir, testApp } from '../helpers.js';
-import { addPlants, openConsole, shownIds, signIn } from './harness.js';
+import { addPlants, openConsole, rows, shownIds, signIn } from './harness.js';
 import { needs, until } from '../toolkit.js';
 
 const skip = needs("the console's paging browser tests", browserSkip);
@@ -35,6 +36,25 @@ async function consoleOver(window: number, count: number, holding: number[], vie
 
 /** The pager's status: "Page 2", with the count when there is one. */
 const pageStatus = (page: Page) => page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
+
+/**
+ * Clicks Next page, then again while the page asked for is still out (its answers held back 500 ms): the
+ * second click must not go past it, on the next link of the page still shown. Returns once it has come.
+ */
+async function nextPageTwice(page: Page, pages: RegExp, answered: () => number): Promise<void> {
+  const before = answered();
+  await page.route(pages, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await route.continue();
+  });
+  const next = page.getByRole('button', { name: 'Next page' });
+  await next.click();
+  await until(async () => (await pageStatus(page).innerText()).startsWith('Page 2'), 'the second page asked for');
+  // Forced: the button is (rightly) disabled now, and a click on a disabled button does nothing.
+  await next.click({ force: true });
+  await until(async () => answered() > before && !(await next.isDisabled()), 'the second page come');
+  await page.unroute(pages);
+}
 
 describe('the console: paging', { skip, timeout: 180_000 }, () => {
   it('fills the table from short and empty pages, in order, each page asking only for what is left, the count asked once', async () => {
@@ -116,6 +136,29 @@ describe('the console: paging', { skip, timeout: 180_000 }, () => {
     await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 2, 'both clicks answered');
     await until(async () => (await page.getByRole('button', { name: 'More endpoints' }).count()) === 0, 'the list ended');
     assert.equal(await cards.count(), 101, 'the last endpoint once');
+    assert.deepEqual(errors(), []);
+  });
+
+  it('goes one page on when Next page is clicked again while the page asked for is still out: plants and tokens', async () => {
+    const { t, page, answers, errors } = await consoleOver(1000, 60, []);
+    const count = (what: string) => () => answers.filter((answer) => answer === what).length;
+    await nextPageTwice(page, /\/plants\?.*cursor=/, count('200 GET /plants'));
+    assert.equal(await pageStatus(page).innerText(), 'Page 2 · 60 plants found');
+    assert.deepEqual(
+      await shownIds(page),
+      Array.from({ length: 25 }, (_, i) => String(26 + i)),
+    );
+
+    for (let i = 1; i <= 55; i++) await createToken(t.store.tokens, `token ${String(i).padStart(2, '0')}`, ['plants:read']);
+    const listed = (await t.call('GET', '/tokens?limit=100')).json<Array<{ name: string }>>().map((token) => token.name);
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await until(async () => (await rows(page)).length === 25, 'a page of 25 tokens');
+    await nextPageTwice(page, /\/tokens\?.*cursor=/, count('200 GET /tokens'));
+    assert.equal(await pageStatus(page).innerText(), 'Page 2');
+    assert.deepEqual(
+      (await rows(page)).map((row) => row.split(' | ')[1]),
+      listed.slice(25, 50),
+    );
     assert.deepEqual(errors(), []);
   });
 });

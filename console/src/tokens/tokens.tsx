@@ -29,6 +29,9 @@ interface Page {
   next: string | undefined;
   /** The Unlisted-Token-Sources header, in words. */
   unlisted: string;
+  /** The state and cursor it was read for: until the page asked for now has come, Next page waits for it. */
+  state: State;
+  cursor: string | undefined;
 }
 
 export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (why: string) => void }) {
@@ -54,7 +57,7 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
       if (mine !== loads.current) return;
       if (error !== undefined) return setProblem(explain(error));
       setProblem('');
-      setPage({ tokens: data, next: nextLink(response), unlisted: unlistedNote(response.headers.get('unlisted-token-sources')) });
+      setPage({ tokens: data, next: nextLink(response), unlisted: unlistedNote(response.headers.get('unlisted-token-sources')), state, cursor });
     } catch (error) {
       if (mine === loads.current) setProblem(unreachable(error));
     }
@@ -74,6 +77,8 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
     );
   }
 
+  // The next page's cursor once the page asked for has come (a page shown while another loads has its own).
+  const nextPage = page !== null && page.state === state && page.cursor === cursor ? page.next : undefined;
   // tokens:manage alone makes no token (the service refuses it): Create token is then unavailable, and says why.
   const makes = grantable(info.scopes).offered.length > 0;
   const signedWith = info.id.startsWith('static:') ? 'a static token' : info.id.startsWith('jwt:') ? 'a JWT' : null;
@@ -170,7 +175,7 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
           Previous page
         </button>
         <span role="status">{page === null ? 'Loading…' : `Page ${cursors.length}`}</span>
-        <button type="button" disabled={page?.next === undefined} onClick={() => setPaging({ state, cursors: [...cursors, page?.next] })}>
+        <button type="button" disabled={nextPage === undefined} onClick={() => setPaging({ state, cursors: [...cursors, nextPage] })}>
           Next page
         </button>
       </nav>
