@@ -161,4 +161,38 @@ describe('the console: paging', { skip, timeout: 180_000 }, () => {
     );
     assert.deepEqual(errors(), []);
   });
+
+  it('keeps the older deliveries a person has shown when the list refreshes itself (every 5 s), by one request for as many', async () => {
+    const t = await testApp(after, { config: { webhookAllowPrivateNetworks: true } });
+    const url = 'http://127.0.0.1:9/deliveries';
+    const made = await t.call('POST', '/webhooks', { body: { url, events: ['plant.created'] } });
+    assert.equal(made.statusCode, 201, made.payload);
+    const { id } = made.json<{ id: string }>();
+    // 60 messages, none sent (no dispatcher runs here): 50 a page, 10 older.
+    await addPlants(
+      t,
+      Array.from({ length: 60 }, (_, i) => ({ id: i + 1, name: `Plant ${i + 1}` })),
+    );
+    const { page, requests, answers, errors } = await openConsole(after, { t });
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: `Deliveries of ${url}` }).click();
+    const deliveries = page.getByRole('region', { name: `Deliveries of ${url}` });
+    const shown = async () => (await rows(page, deliveries.getByRole('table'))).length;
+    await until(async () => (await shown()) === 50, 'the newest 50');
+    await deliveries.getByRole('button', { name: 'Older deliveries' }).click();
+    await until(async () => (await shown()) === 60, 'all 60');
+    assert.equal(await deliveries.getByRole('button', { name: 'Older deliveries' }).count(), 0);
+    const listed = () => answers.filter((answer) => answer === `200 GET /webhooks/${id}/deliveries`).length;
+    const before = listed();
+    await until(() => listed() > before, 'a refresh, within its 5 s');
+    assert.equal(await shown(), 60, 'still all 60 after the refresh');
+    const refreshes = requests.filter((request) => request.includes(`/webhooks/${id}/deliveries`) && !request.includes('cursor='));
+    assert.equal(new URL(refreshes.at(-1)!).searchParams.get('limit'), '60', 'the refresh asks for as many as are shown');
+    // Refresh deliveries, the button, does the same.
+    await deliveries.getByRole('button', { name: 'Refresh deliveries' }).click();
+    await until(() => listed() > before + 1, 'the refresh asked for');
+    assert.equal(await shown(), 60);
+    assert.deepEqual(errors(), []);
+  });
 });

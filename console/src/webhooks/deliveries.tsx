@@ -11,6 +11,8 @@ import { Message, TableBox, when } from '../ui.js';
 type Status = 'pending' | 'delivered' | 'failed';
 const REFRESH_MS = 5000;
 const PAGE = 50;
+/** The API's largest page: a refresh reads the deliveries shown again in one request, up to this many. */
+const PAGE_MAX = 1000;
 
 /** A datetime-local input's value (local time, minutes) for a moment. */
 function localInput(date: Date): string {
@@ -22,15 +24,17 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
   const [status, setStatus] = useState<Status | ''>('');
   const statusId = useId();
   const path = { id: endpoint.id };
-  const { list, more, problem, load } = useCursorPages((cursor) => {
-    const query = { limit: PAGE, ...(status !== '' && { status }), ...(cursor !== undefined && { cursor }) };
+  const { list, more, problem, load, refresh } = useCursorPages((cursor, atLeast = 0) => {
+    const limit = Math.min(PAGE_MAX, Math.max(PAGE, atLeast));
+    const query = { limit, ...(status !== '' && { status }), ...(cursor !== undefined && { cursor }) };
     return client.GET('/webhooks/{id}/deliveries', { params: { path, query } });
   });
+  // A new status starts at the first page; the refreshes keep the older deliveries a person has shown.
   useEffect(() => {
     void load();
-    const timer = setInterval(() => void load(), REFRESH_MS);
+    const timer = setInterval(() => void refresh(), REFRESH_MS);
     return () => clearInterval(timer);
-  }, [status, load]);
+  }, [status, load, refresh]);
 
   return (
     <section class="deliveries" aria-label={`Deliveries of ${endpoint.url}`}>
@@ -45,7 +49,7 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
             <option value="delivered">Delivered</option>
           </select>
         </div>
-        <button type="button" class="quiet" onClick={() => void load()}>
+        <button type="button" class="quiet" onClick={() => void refresh()}>
           Refresh deliveries
         </button>
       </div>
@@ -91,7 +95,7 @@ export function Deliveries({ client, endpoint }: { client: Client; endpoint: End
           Older deliveries
         </button>
       )}
-      <Replay client={client} endpoint={endpoint} onReplayed={() => void load()} />
+      <Replay client={client} endpoint={endpoint} onReplayed={() => void refresh()} />
     </section>
   );
 }
