@@ -136,6 +136,12 @@ describe('the console: paging', { skip, timeout: 180_000 }, () => {
     await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 2, 'both clicks answered');
     await until(async () => (await page.getByRole('button', { name: 'More endpoints' }).count()) === 0, 'the list ended');
     assert.equal(await cards.count(), 101, 'the last endpoint once');
+    // Refresh reads as many as are shown, in one request: the list stays whole.
+    await page.unroute(/\/webhooks\?.*cursor=/);
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 3, 'the refresh answered');
+    assert.equal(await cards.count(), 101, 'all 101 after the refresh');
+    assert.equal(await page.getByRole('button', { name: 'More endpoints' }).count(), 0);
     assert.deepEqual(errors(), []);
   });
 

@@ -22,9 +22,10 @@ type Dialog =
 
 export function Webhooks({ session }: { session: Session }) {
   const { client, info } = session;
-  const listEndpoints = (cursor: string | undefined) =>
-    client.GET('/webhooks', { params: { query: { limit: 100, ...(cursor !== undefined && { cursor }) } } });
-  const { list: endpoints, more, problem, setProblem, load } = useCursorPages(listEndpoints);
+  // 100 a page; a refresh reads as many as are shown, up to the API's largest page.
+  const listEndpoints = (cursor: string | undefined, atLeast = 0) =>
+    client.GET('/webhooks', { params: { query: { limit: Math.min(1000, Math.max(100, atLeast)), ...(cursor !== undefined && { cursor }) } } });
+  const { list: endpoints, more, problem, setProblem, load, refresh } = useCursorPages(listEndpoints);
   const [done, setDone] = useState('');
   const [dialog, setDialog] = useState<Dialog>(null);
   const [open, setOpen] = useState<string | null>(null);
@@ -48,7 +49,7 @@ export function Webhooks({ session }: { session: Session }) {
     } catch (error) {
       refused = unreachable(error);
     }
-    await load();
+    await refresh();
     if (refused !== '') setProblem(refused);
     else setDone(success);
   };
@@ -69,7 +70,7 @@ export function Webhooks({ session }: { session: Session }) {
         <button type="button" onClick={() => setDialog({ kind: 'add' })}>
           Add endpoint
         </button>
-        <button type="button" class="quiet" onClick={() => void load()}>
+        <button type="button" class="quiet" onClick={() => void refresh()}>
           Refresh
         </button>
       </div>
@@ -141,7 +142,7 @@ export function Webhooks({ session }: { session: Session }) {
           onAdded={(endpoint, secret) => {
             setDialog({ kind: 'secret', endpoint, secret });
             setDone(`Added ${endpoint.url}.`);
-            void load();
+            void refresh();
           }}
         />
       )}
