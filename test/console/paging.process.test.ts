@@ -38,22 +38,33 @@ async function consoleOver(window: number, count: number, holding: number[], vie
 const pageStatus = (page: Page) => page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
 
 /**
- * Clicks Next page, then again while the page asked for is still out (its answers held back 500 ms): the
- * second click must not go past it, on the next link of the page still shown. Returns once it has come.
+ * Holds back the requests whose URL matches `urls` until `release` is called; after it they pass at once
+ * (the route stays: unrouting would cut the requests still held).
+ */
+async function holdAnswers(page: Page, urls: RegExp): Promise<{ release: () => void }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route(urls, async (route) => {
+    await released;
+    await route.continue();
+  });
+  return { release };
+}
+
+/**
+ * Clicks Next page, then again while the page asked for is still out (its answer held back): the second
+ * click must not go past it, on the next link of the page still shown. Returns once it has come.
  */
 async function nextPageTwice(page: Page, pages: RegExp, answered: () => number): Promise<void> {
   const before = answered();
-  await page.route(pages, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await route.continue();
-  });
+  const held = await holdAnswers(page, pages);
   const next = page.getByRole('button', { name: 'Next page' });
   await next.click();
   await until(async () => (await pageStatus(page).innerText()).startsWith('Page 2'), 'the second page asked for');
   // Forced: the button is (rightly) disabled now, and a click on a disabled button does nothing.
   await next.click({ force: true });
+  held.release();
   await until(async () => answered() > before && !(await next.isDisabled()), 'the second page come');
-  await page.unroute(pages);
 }
 
 describe('the console: paging', { skip, timeout: 180_000 }, () => {
@@ -127,17 +138,14 @@ describe('the console: paging', { skip, timeout: 180_000 }, () => {
     const cards = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^http:\/\/127\.0\.0\.1:9\/hook\// }) });
     await until(async () => (await cards.count()) === 100, 'the first 100 endpoints');
     const before = answers.filter((answer) => answer === '200 GET /webhooks').length;
-    // The next page answered late, so that the second click comes while the first is still out.
-    await page.route(/\/webhooks\?.*cursor=/, async (route) => {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      await route.continue();
-    });
+    // The next page held back, so that the second click comes while the first is still out.
+    const held = await holdAnswers(page, /\/webhooks\?.*cursor=/);
     await page.getByRole('button', { name: 'More endpoints' }).dblclick();
+    held.release();
     await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 2, 'both clicks answered');
     await until(async () => (await page.getByRole('button', { name: 'More endpoints' }).count()) === 0, 'the list ended');
     assert.equal(await cards.count(), 101, 'the last endpoint once');
     // Refresh reads as many as are shown, in one request: the list stays whole.
-    await page.unroute(/\/webhooks\?.*cursor=/);
     await page.getByRole('button', { name: 'Refresh', exact: true }).click();
     await until(async () => answers.filter((answer) => answer === '200 GET /webhooks').length === before + 3, 'the refresh answered');
     assert.equal(await cards.count(), 101, 'all 101 after the refresh');
