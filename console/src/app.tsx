@@ -80,9 +80,12 @@ function useRoute(): Route {
   const route = useMemo(() => parseRoute(hash), [hash]);
   useEffect(() => {
     const shown = routeHash(route);
-    // No fragment at all is left as it is: it names the default view already.
-    if (location.hash !== '' && location.hash !== shown) history.replaceState(history.state, '', shown);
-  }, [route]);
+    // No fragment at all is left as it is: it names the default view already. And only the address this
+    // route was read from is rewritten: the effect runs a frame after the render, and a link followed
+    // meanwhile (a quick click or Enter on the next section) has changed the address, whose hashchange is
+    // still to come; rewriting it then put the view before back and lost the person's step.
+    if (location.hash === hash && hash !== '' && hash !== shown) history.replaceState(history.state, '', shown);
+  }, [hash, route]);
   return route;
 }
 
