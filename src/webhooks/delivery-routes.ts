@@ -21,6 +21,7 @@ import {
   ReplayResult,
 } from './schema.js';
 import { deliveryView } from './views.js';
+import { timestampMillis } from '../http/timestamps.js';
 
 /** The 400 of a replay whose window ends before it starts. */
 function untilBeforeSince(): HttpError {
@@ -92,8 +93,9 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
       },
     },
     async (request, reply) => {
-      const since = Date.parse(request.body.since);
-      const until = request.body.until === undefined ? undefined : Date.parse(request.body.until);
+      // Both passed the date-time check, which takes exactly what timestampMillis reads.
+      const since = timestampMillis(request.body.since)!;
+      const until = request.body.until === undefined ? undefined : timestampMillis(request.body.until)!;
       if (until !== undefined && until < since) throw untilBeforeSince();
       return writes.apply(reply, writeOf(request, 'replay', { endpointId: request.params.id, since, until }), answerReplayed);
     },

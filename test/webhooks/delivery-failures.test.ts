@@ -210,4 +210,40 @@ describe('webhook deliveries that fail: retries, Retry-After, 410, redirects, ti
     assert.ok(['127.0.0.1', '::1'].includes(String(refused.fields.address)), JSON.stringify(refused.fields));
     assert.equal(refused.fields.rule, 'loopback');
   });
+
+  it('replays the window its times name in every form the check takes: offsets of hours alone, leap seconds, fractions', async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [] as number[] } });
+    receiver.answer = () => ({ status: 500 });
+    const { id } = await register();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    const failed = async (attempts: number) =>
+      until(async () => {
+        const [message] = (await t.call('GET', `/webhooks/${id}/deliveries`)).json();
+        return message?.status === 'failed' && message.attempts === attempts ? message : undefined;
+      }, `the message failed after ${attempts} attempts`);
+    const at = Date.parse((await failed(1)).occurredAt);
+    /** The instant `ms`, written at an offset of `hours` (+hh, +hhmm or +hh:mm). */
+    const written = (ms: number, hours: number, form: (hh: string) => string) =>
+      new Date(ms + hours * 3_600_000).toISOString().replace('Z', form(String(hours).padStart(2, '0')));
+    const windows: Array<[string, Record<string, string>, number]> = [
+      ['since an hour before, at +01', { since: written(at - 3_600_000, 1, (hh) => `+${hh}`) }, 1],
+      ['since a millisecond after, at +0100', { since: written(at + 1, 1, (hh) => `+${hh}00`) }, 0],
+      ['until a millisecond before, at +05', { since: '2016-12-31T23:59:60Z', until: written(at - 1, 5, (hh) => `+${hh}`) }, 0],
+      [
+        'from a leap second to the event, a space between date and time',
+        { since: '2016-12-31T23:59:60Z', until: new Date(at).toISOString().replace('T', ' ') },
+        1,
+      ],
+      ['until a leap second still to come', { since: new Date(at).toISOString().replace('Z', '999999z'), until: '2999-12-31T23:59:60Z' }, 1],
+    ];
+    let attempts = 1;
+    for (const [what, window, requeued] of windows) {
+      const replay = await t.call('POST', `/webhooks/${id}/replay`, { body: window });
+      assert.equal(replay.statusCode, 202, `${what}: ${replay.payload}`);
+      assert.deepEqual(replay.json(), { requeued }, `${what}: ${JSON.stringify(window)}`);
+      if (requeued > 0) await failed(++attempts);
+    }
+    const leapAtNoon = await t.call('POST', `/webhooks/${id}/replay`, { body: { since: '2026-01-31T12:00:60Z' } });
+    assert.equal(leapAtNoon.statusCode, 400, 'a leap second is the last of a UTC day only');
+  });
 });
