@@ -92,10 +92,12 @@ export const RotatedSecret = Type.Object({ secret: Secret }, { description: 'Rot
 /** An endpoint's id: ep_ and a ULID. Any other form is a 400 naming the parameter; a right-form id no endpoint has, a 404. */
 export const ENDPOINT_ID = '^ep_[0-9A-HJKMNP-TV-Z]{26}$';
 
+/** An endpoint id's form, in a path or a query (its words for a 400). */
+const ENDPOINT_ID_FORM = { pattern: ENDPOINT_ID, patternMeaning: 'must be a webhook endpoint id: ep_ and 26 letters and digits' };
+
 export const EndpointIdParams = Type.Object({
   id: Type.String({
-    pattern: ENDPOINT_ID,
-    patternMeaning: 'must be a webhook endpoint id: ep_ and 26 letters and digits',
+    ...ENDPOINT_ID_FORM,
     description: 'The endpoint id',
     examples: ['ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C'],
   }),
@@ -106,7 +108,7 @@ export const EndpointListQuery = Query({
   cursor: Type.Optional(CursorParam()),
   after: Type.Optional(
     Type.String({
-      maxLength: 100,
+      ...ENDPOINT_ID_FORM,
       description: 'The id of the last endpoint of the previous page: an alias of the cursor, kept for the clients that use it. Not with `cursor`',
     }),
   ),

@@ -128,6 +128,10 @@ describe('webhook endpoints over HTTP', async () => {
     assert.equal(rest.headers.link, undefined);
     assert.ok(!first.payload.includes('whsec_') && !rest.payload.includes('whsec_'));
     assertError(await fresh.call('GET', '/webhooks?limit=0'), 400, 'querystring.limit');
+    // The alias is an endpoint id, as the other lists' are their ids: anything else is 400, never a query of the store.
+    for (const after of ['abc', '%00', 'ep_nope', `${made[1]!}x`]) {
+      assertError(await fresh.call('GET', `/webhooks?after=${after}`), 400, 'querystring.after must be a webhook endpoint id', 'validation_failed');
+    }
   });
 
   it('PATCH changes url, events, description (null removes it) and enabled; a private URL is refused', async () => {
