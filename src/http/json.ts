@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { parseJson } from '../json/exact.js';
 import { HttpError } from './errors.js';
 import { fingerprintBody } from './fingerprint.js';
@@ -55,13 +55,35 @@ export function parseJsonText(text: string, what = 'the row'): unknown {
 }
 
 /**
+ * A request that sends nothing to an operation that takes no body (a DELETE, POST …/rotate-secret): it may
+ * still say a Content-Type, as many HTTP clients do on every request, and Fastify then hands it to a
+ * parser. It is served as the request without a body that it is, never refused for a body it did not send.
+ */
+function nothingForNoBody(request: FastifyRequest, length: number | undefined): boolean {
+  return length === 0 && request.routeOptions.schema?.body === undefined;
+}
+
+/** A request's body length as its headers say it before it is read: 0 for none, undefined when it has one or is chunked. */
+function declaredLength(headers: FastifyRequest['headers']): number | undefined {
+  if (headers['transfer-encoding'] !== undefined) return undefined;
+  const length = headers['content-length'];
+  return length === undefined || length === '0' ? 0 : undefined;
+}
+
+/**
  * The only body parser: JSON (and merge patches) with exact int64, UTF-8 and surrogate checks. Any other
- * media type is refused 415 by Fastify, because no parser takes it.
+ * media type is refused 415, as Fastify refuses a type no parser takes, unless the request has no body and
+ * its operation takes none (nothingForNoBody).
  */
 export function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.decorateRequest('fingerprint', null);
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    if (request.is404 || nothingForNoBody(request, declaredLength(request.headers))) done(null, undefined);
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+  });
   app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    if (nothingForNoBody(request, (body as Buffer).length)) return done(null, undefined);
     // A keyed POST's body, as sent, is part of its fingerprint (http/fingerprint.ts), carried by the request.
     fingerprintBody(request, body as Buffer);
     try {

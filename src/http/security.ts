@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods, HttpError } from './errors.js';
+import { targetProblem } from './request-target.js';
 
 /**
  * Headers every answer carries, errors included. The API serves only JSON, so the policy forbids
@@ -108,8 +109,8 @@ export type RequestCheck = (request: FastifyRequest) => Error | undefined;
 
 /**
  * The work every request gets first, in one onRequest hook (each hook costs a pass through Fastify's
- * hook runner, on the hottest path): the answer's x-request-id and security headers, the Host check,
- * then `check` (load shedding, which must come before authentication). With CORS configured its hook
+ * hook runner, on the hottest path): the answer's x-request-id and security headers, the Host check, the
+ * request target's (http/request-target.ts), then `check` (load shedding, which must come before authentication). With CORS configured its hook
  * goes between the Host check and `check`, so `check` gets a hook of its own after it.
  */
 export function installSecurity(app: FastifyInstance, settings: { corsOrigins: readonly string[] }, check: RequestCheck): void {
@@ -120,6 +121,8 @@ export function installSecurity(app: FastifyInstance, settings: { corsOrigins: r
     if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
       return done(new HttpError('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', { field: 'headers.host' }));
     }
+    const target = targetProblem(request.url);
+    if (target !== undefined) return done(target);
     done(cors ? undefined : check(request));
   });
   if (cors) {

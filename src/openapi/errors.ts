@@ -8,6 +8,7 @@ import { PROBLEM_JSON, problemDetails } from '../http/problem-details.js';
 import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
 import { sentMoreThanOnce } from '../http/repeated-headers.js';
+import { targetProblem } from '../http/request-target.js';
 import { unknownFieldsProblem } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
 import { firstProblem, joinProblems, validationProblems } from '../http/validation-messages.js';
@@ -59,6 +60,9 @@ const STATUS_HEADERS: Record<number, Record<string, { description: string; schem
   503: { 'Retry-After': integer('Seconds to wait before retrying') },
 };
 
+/** The 400 of a query string that does not decode, as the service words it (any operation's). */
+const BAD_QUERY = targetProblem('/plants?q=%zz')!;
+
 /** A request id as the service makes them (app.ts), for the examples that show one. */
 const REQUEST_ID = '2kq0a1x3-1f';
 
@@ -103,6 +107,7 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
   };
   add('unknown_parameter', 'unknown query parameter "nme"', 'querystring.nme');
   add('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', 'headers.host');
+  add('invalid_request', BAD_QUERY.message, BAD_QUERY.field);
   if (context.params !== undefined) all.push(invalidIdExample(context.params));
   if (context.jsonBody) add('invalid_json', 'body is not valid JSON: Unexpected end of JSON input');
   if (context.namedFields) add('unknown_field', unknownFieldsProblem('body', ['colour']), 'body.colour');
