@@ -130,6 +130,33 @@ describe('the change feed follower (@plant-store/client)', () => {
     assert.deepEqual(followed.waits(), [75, 75, 75]);
   });
 
+  it('resumes after `after` when the stream it started is lost before its first event, never from now', async () => {
+    const { client, asked } = scripted([
+      { fail: 'connect ECONNREFUSED' },
+      // A stream that starts after an id sends no start frame: the first event is the first id it tells.
+      { stream: [': heartbeat\n\n'], end: 'cut' },
+      { stream: [] },
+      { stream: [event('msg_1', 'a')] },
+      { stream: [], end: 'open' },
+    ]);
+    const followed = follow(client, { after: 'msg_0' });
+    await waitFor(() => asked.length === 5);
+    followed.abort.abort();
+    await followed.done;
+    assert.deepEqual(asked, [
+      { lastEventId: null, query: '?after=msg_0' },
+      // No stream opened: the first connection is tried again as it was.
+      { lastEventId: null, query: '?after=msg_0' },
+      { lastEventId: 'msg_0', query: '' },
+      { lastEventId: 'msg_0', query: '' },
+      { lastEventId: 'msg_1', query: '' },
+    ]);
+    assert.deepEqual(
+      followed.events.map((e) => e.lastEventId),
+      ['msg_1'],
+    );
+  });
+
   it('backs off: the wait doubles for each attempt that gets no stream, up to 16 times and the cap; Retry-After raises it; a stream starts over', async () => {
     const busy = { status: 503, message: 'overloaded' };
     const { client } = scripted([

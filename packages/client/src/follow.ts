@@ -16,7 +16,9 @@ import type { PlantStoreClient } from './types.js';
  * - **Resuming**: each connection after the first sends `Last-Event-ID`, the id of the last event received
  *   whole (an event cut off by the drop does not count, and comes again), so nothing is missed and nothing
  *   comes twice. An empty `id:` clears it, as an EventSource does: then none is sent, and the next stream
- *   starts from now. The first connection starts after `after`, or from now.
+ *   starts from now. The first connection starts after `after`, or from now; until an event has come,
+ *   `after` is the id a connection after it resumes from (a stream that starts after an id sends no start
+ *   frame, so a drop before its first event would otherwise lose the events of the gap).
  * - **410 Gone**: the events after the last one received are no longer in the feed (past its retention):
  *   resuming would skip them without a word, so the follower ends with a FollowError of reason `gone`. Its
  *   caller decides: the console starts again from now and says so; the CLI stops and says so.
@@ -112,7 +114,9 @@ export async function followEvents(client: PlantStoreClient, options: FollowOpti
   const maxRetryMs = options.maxRetryMs ?? DEFAULT_MAX_RETRY_MS;
   const giveUpMs = options.giveUpMs ?? DEFAULT_GIVE_UP_MS;
   let retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
-  let lastId: string | undefined;
+  // The position to resume from: `after` until an event (or the start frame) says a later one, so that a
+  // connection lost before the first event resumes after `after`, not from now.
+  let lastId: string | undefined = options.after;
   let first = true;
   let answered = false;
   let failures = 0;
@@ -124,7 +128,7 @@ export async function followEvents(client: PlantStoreClient, options: FollowOpti
     try {
       const query = { ...(first && options.after !== undefined && { after: options.after }), ...(options.types && { type: [...options.types] }) };
       const { response, error } = await client.GET('/events', {
-        params: { query, header: lastId === undefined ? {} : { 'last-event-id': lastId } },
+        params: { query, header: first || lastId === undefined ? {} : { 'last-event-id': lastId } },
         headers: { accept: 'text/event-stream' },
         parseAs: 'stream',
         signal,
