@@ -3,6 +3,7 @@ import type { EventType } from '../model/event-types.js';
 import { TOKEN_VARIABLE, type ApiTarget } from './api-target.js';
 import { unlikePromised } from './answers.js';
 import { fetchWithinOrigin, RedirectRefused } from './origin.js';
+import { ANSWER_LOST, innermost, networkReason } from './network-failures.js';
 import { say } from './output.js';
 import { builtFile } from '../built.js';
 
@@ -76,45 +77,6 @@ async function loadClient(): Promise<ClientModule> {
     if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
     throw new Error(`the API client is not built (${fileURLToPath(CLIENT_BUNDLE)} is missing): run npm run build`, { cause: error });
   }
-}
-
-/** Why a request got no answer, in words, from the code fetch's error carries in its cause. */
-const NETWORK_REASONS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'no such host (DNS)',
-  EAI_AGAIN: 'the host name could not be resolved now (DNS)',
-  ECONNRESET: 'the connection was reset',
-  EHOSTUNREACH: 'the host is unreachable',
-  ENETUNREACH: 'the network is unreachable',
-  ETIMEDOUT: 'the connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
-  UND_ERR_SOCKET: 'the connection closed before the answer',
-  EPROTO: 'the TLS handshake failed',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'the TLS handshake failed',
-};
-
-/**
- * The failures of a connection that was made and then lost before the answer came: the request may have
- * been done, and only its answer lost. (A connection refused, a name that does not resolve, a failed TLS
- * handshake: the request never reached the service, so nothing is lost and asking again at once would fail
- * the same way.)
- */
-const ANSWER_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
-
-/** The innermost cause of a fetch failure. */
-function innermost(error: unknown): unknown {
-  let cause: unknown = error;
-  while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause;
-  return cause;
-}
-
-/** The innermost cause of a fetch failure, as a short reason. */
-function networkReason(error: unknown): string {
-  const cause = innermost(error);
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-  const reason = code === undefined ? undefined : NETWORK_REASONS[code];
-  if (reason !== undefined) return `${reason} (${code})`;
-  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /** The texts of an answer's `Warning: 299 - "…"` headers (RFC 7234's form, as the service writes them). */
@@ -250,7 +212,9 @@ export class Api {
           throw new Error(`the service at ${this.where} sent an answer marked JSON that does not parse: ${error.message}`, { cause: error });
         const lost = ANSWER_LOST.has((innermost(error) as NodeJS.ErrnoException | undefined)?.code ?? '');
         const failure = `the service at ${this.where}: ${networkReason(error)}`;
-        if (!lost || retry === undefined) throw new Error(`cannot reach ${failure}`, { cause: error });
+        if (!lost) throw new Error(`cannot reach ${failure}`, { cause: error });
+        // The request reached the service: a write may have been done, and only its answer lost.
+        if (retry === undefined) throw new AnswerLostError(`no answer from ${failure}${unknownOutcome(method, path, options)}`, { cause: error });
         if (attempt > 1) throw new AnswerLostError(`no answer from ${failure}, twice`, { cause: error });
         say(`plant-store: no answer from ${failure}; asking once more, with the same ${retry}`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
@@ -272,6 +236,17 @@ export class Api {
     for (const warning of told) if (!hidden?.(warning)) say(`plant-store: warning: ${warning}`);
     return { data, response, warnings: told };
   }
+}
+
+/** What a lost answer leaves unknown: nothing for a read; for a write, whether it was done, and how to tell before sending it again. */
+function unknownOutcome(method: Method, path: ApiPath, { params }: CallOptions): string {
+  if (method === 'get') return '';
+  // Path parameters are ids: numbers, bigints or strings.
+  const sent = path.replace(/\{(\w+)\}/g, (name, key: string) => {
+    const value = params?.path?.[key] as string | number | bigint | undefined;
+    return value === undefined ? name : String(value);
+  });
+  return `; whether the ${method.toUpperCase()} ${sent} was done there is not known: read what it would change before sending it again`;
 }
 
 /** A refusal in words: the service's message, and for some statuses what to do about it. */

@@ -83,15 +83,41 @@ async function drained(sink: Sink, full: boolean, signal?: AbortSignal): Promise
 }
 
 /**
- * Copies a stream (an export, the change feed) to `sink`: its exact bytes to a pipe or a file; on a
- * terminal, its text with the control characters escaped. A character split between two chunks (UTF-8,
- * or the CR and LF of a line end) is escaped once whole.
+ * CSV text for a terminal, a chunk at a time: a line end inside a quoted field is a stored name's, not one
+ * the command writes, and is escaped like any other control character (else a name could pass for rows of
+ * its own); those between the records stay. Whether a chunk begins inside quotes is carried over from the
+ * one before (a `""` inside quotes is two quotes, leaving the state as it was).
  */
-export async function printStream(chunks: AsyncIterable<string | Uint8Array>, sink: Sink = process.stdout, signal?: AbortSignal): Promise<void> {
+function csvForTerminal(): (text: string) => string {
+  let quoted = false;
+  return (text) => {
+    let out = '';
+    let start = 0;
+    for (let at = text.indexOf('"'); at !== -1; at = text.indexOf('"', start)) {
+      out += `${escapeControls(text.slice(start, at), { keepLineEnds: !quoted })}"`;
+      quoted = !quoted;
+      start = at + 1;
+    }
+    return out + escapeControls(text.slice(start), { keepLineEnds: !quoted });
+  };
+}
+
+/**
+ * Copies a stream (an export, the change feed) to `sink`: its exact bytes to a pipe or a file; on a
+ * terminal, its text with the control characters escaped (`csv`: the text is CSV, whose quoted fields may
+ * hold line ends of their own). A character split between two chunks (UTF-8, or the CR and LF of a line
+ * end) is escaped once whole.
+ */
+export async function printStream(
+  chunks: AsyncIterable<string | Uint8Array>,
+  sink: Sink = process.stdout,
+  { signal, csv = false }: { signal?: AbortSignal; csv?: boolean } = {},
+): Promise<void> {
   if (!sink.isTTY) {
     for await (const chunk of chunks) await drained(sink, !sink.write(chunk), signal);
     return;
   }
+  const show = csv ? csvForTerminal() : (text: string) => escapeControls(text, { keepLineEnds: true });
   const decoder = new TextDecoder();
   let held = '';
   for await (const chunk of chunks) {
@@ -99,10 +125,10 @@ export async function printStream(chunks: AsyncIterable<string | Uint8Array>, si
     // A CR at the end may be the first half of a CRLF: it waits for the next chunk.
     held = text.endsWith('\r') ? '\r' : '';
     if (held !== '') text = text.slice(0, -1);
-    if (text !== '') await drained(sink, !print(text, sink), signal);
+    if (text !== '') await drained(sink, !sink.write(show(text)), signal);
   }
   const rest = held + decoder.decode();
-  if (rest !== '') print(rest, sink);
+  if (rest !== '') sink.write(show(rest));
 }
 
 /** Rows as a table with a heading, columns padded to their widest cell; on a terminal, cells with their controls escaped. */

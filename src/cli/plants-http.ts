@@ -81,7 +81,7 @@ export async function exportPlants(target: ApiTarget, { q, tags, sort, format }:
   const api = await Api.connect(target);
   const query: ListQuery = { q, tag: tags, sort };
   const { data } = await api.call('get', '/plants', { params: { query }, headers: { accept: MEDIA_TYPES[format] }, parseAs: 'stream' });
-  await printStream(data as ReadableStream<Uint8Array>);
+  await printStream(data as ReadableStream<Uint8Array>, process.stdout, { csv: format === 'csv' });
 }
 
 /** The file (or standard input) streamed to POST /plants/import as it is read, its format as its media type. */

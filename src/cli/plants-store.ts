@@ -63,7 +63,9 @@ export async function list({ q, tags, sort, limit, format }: ListInput): Promise
 }
 
 export async function exportPlants({ q, tags, sort, format }: ExportInput): Promise<void> {
-  await withStore(async (store) => printStream(exportStream(await store.plants.export({ q, tags, sort }), format)));
+  await withStore(async (store) =>
+    printStream(exportStream(await store.plants.export({ q, tags, sort }), format), process.stdout, { csv: format === 'csv' }),
+  );
 }
 
 /**

@@ -125,6 +125,20 @@ describe('the output layer, on a terminal and to a pipe', () => {
     assert.equal(tty.text, 'id,name\r\n1,a\\x1b[2K\\rb\\u009b\\r');
   });
 
+  it('printStream of CSV on a terminal escapes the line ends inside quoted fields, even across chunks, and keeps those between records', async () => {
+    const tty = terminal();
+    // A name holding a CRLF and an LF (a forged row), split over chunks inside its quotes; "" is a quote inside them.
+    await printStream(
+      chunks(Buffer.from('id,name,tag\r\n16,"Fern\r'), Buffer.from('\n99,Fake ""plant"",spoof\n'), Buffer.from('x",\r\n17,Ivy,\r\n')),
+      tty,
+      { csv: true },
+    );
+    assert.equal(tty.text, 'id,name,tag\r\n16,"Fern\\r\\n99,Fake ""plant"",spoof\\nx",\r\n17,Ivy,\r\n');
+    const piped = pipe();
+    await printStream(chunks(Buffer.from('1,"a\nb",\r\n')), piped, { csv: true });
+    assert.equal(piped.text, '1,"a\nb",\r\n', 'a pipe gets the exact bytes');
+  });
+
   it('plantPrinter: NDJSON lines as exports write them, or a table with a heading, escaped on a terminal', async () => {
     const plants = [
       { id: 1, name: 'Fern', tag: 'green' },

@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { assertFails, cli, CLI_JS, request, run, startServer } from '../process.js';
 import { freePort } from '../store/postgres/pg-server.js';
+import { lossyProxy } from './lossy-proxy.js';
 
 /**
  * `plant-store plants … --url URL`: the plant commands through a running service's API, with the typed
@@ -165,6 +166,23 @@ describe('plants through a running service (--url)', async () => {
     assertFails(tokenless, /--url needs a token: set the environment variable PLANT_STORE_TOKEN to a token of the service \(with plants:write\)/);
     // Not the service at all: a page of another program, in words.
     assertFails(await plants(['list', '--url', `${server.url}/docs`]), /^plant-store: no such resource: GET \/docs\/plants\n$/);
+  });
+
+  test('a write whose answer is lost says the service was reached and that whether it was done is not known', async () => {
+    const proxy = await lossyProxy(server.port, () => true);
+    const created = await plants(['create', '--id', '31', '--name', 'Lost', '--url', proxy.url]);
+    assertFails(
+      created,
+      new RegExp(
+        `^plant-store: no answer from the service at ${proxy.url}: .*\\((UND_ERR_SOCKET|ECONNRESET|EPIPE)\\); whether the POST /plants was done there is not known: read what it would change before sending it again\n$`,
+      ),
+    );
+    // It was done: the answer alone was lost.
+    assert.equal((await request(`${server.url}/plants/31`, { token: TOKEN })).status, 200);
+    const deleted = await plants(['delete', '31', '--url', proxy.url]);
+    assertFails(deleted, /no answer from the service at .*; whether the DELETE \/plants\/31 was done there is not known/);
+    // A read that loses its answer says so too, with nothing more to know.
+    assertFails(await plants(['get', '31', '--url', proxy.url]), /^plant-store: no answer from the service at \S+: [^;]*\n$/);
   });
 });
 
