@@ -101,6 +101,15 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         const owner = { principal: request.principal!, address: addressKey(request.ip) };
         // Prefer: int64=string: the events' plant ids as strings (http/int64-preference.ts; a page's are written so as it is sent).
         const int64 = prefersInt64Strings(request.headers.prefer) ? request.routeOptions.config.int64?.answer : undefined;
+        if (request.method === 'HEAD') {
+          // The head a stream would have, with no stream: one opened for a HEAD would hold its share of the
+          // streams while nothing reads it, its connection left open, the token refused 429 from then on.
+          const start = lastEventId ? lastEventId : after;
+          if (start !== undefined) await feed.position(start);
+          reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no');
+          if (int64 !== undefined) int64Applied(reply);
+          return reply.send();
+        }
         const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner, int64).catch((error: unknown) => {
           // A share of the streams taken is another limit than the request budget, which has requests left.
           if (error instanceof HttpError && error.statusCode === 429) withoutRequestBudget(reply);

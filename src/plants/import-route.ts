@@ -2,7 +2,7 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
-import { errorResponses, HttpError } from '../http/errors.js';
+import { errorResponses, HttpError, unsupportedMediaType } from '../http/errors.js';
 import { fingerprintBody } from '../http/fingerprint.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -123,6 +123,9 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       },
     },
     async (request, reply) => {
+      // No body and no Content-Type: Fastify hands on no stream, as no parser ran. Refused as a body of no
+      // media type the import takes (415 naming those it takes), as one with a body is.
+      if (request.body === undefined) throw new HttpError('unsupported_media_type', unsupportedMediaType(undefined, Object.values(MEDIA_TYPES)));
       const unknownFields = importUnknownFields(applyHandling(request, reply, fallback) === 'strict');
       const options = {
         format: formatOf(request.headers['content-type']),

@@ -55,6 +55,24 @@ describe('event stream slots per token and per client address', () => {
     for (const stream of [held[1]!, other, again!]) stream.abort();
   });
 
+  it('a HEAD of the stream answers its head and holds no slot: the token streams after as many HEADs as it likes', async () => {
+    const t = await testApp(after, { config: { trustProxy: 1, eventsMaxStreams: 2, eventsMaxStreamsPerToken: 1, eventsMaxStreamsPerAddress: 1 } });
+    const origin = await listen(t.app);
+    const reader = await t.tokenWith('events:read');
+    for (let i = 0; i < 3; i++) {
+      const head = await fetch(`${origin}/events`, { method: 'HEAD', headers: { authorization: `Bearer ${reader}`, accept: 'text/event-stream' } });
+      assert.equal(head.status, 200);
+      assert.match(String(head.headers.get('content-type')), /^text\/event-stream/);
+      assert.equal(await head.text(), '');
+    }
+    const stream = await open(origin, reader, '203.0.113.1');
+    assert.equal(stream.status, 200, 'the slot is free');
+    stream.abort();
+    // A place the feed does not hold is 410, as the stream would be.
+    const gone = await t.call('HEAD', '/events?after=msg_00000000000000000000000009', { token: reader, headers: { accept: 'text/event-stream' } });
+    assert.equal(gone.statusCode, 410);
+  });
+
   it("a stream refused for the token's share says nothing of the request budget, which has requests left", async () => {
     const t = await testApp(after, {
       config: { trustProxy: 1, rateLimitPerMinute: 40, eventsMaxStreams: 10, eventsMaxStreamsPerToken: 1, eventsMaxStreamsPerAddress: 10 },

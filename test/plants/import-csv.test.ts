@@ -136,6 +136,17 @@ describe('POST /plants/import with text/csv', () => {
       415,
       'unsupported media type "text/plain": send the body as application/x-ndjson, application/json or text/csv',
     );
+    // No body and no Content-Type: no stream reaches the route (once a 500), the same 415.
+    for (const headers of [{}, { 'content-length': '0' }] as Array<Record<string, string>>) {
+      const none = await t.call('POST', '/plants/import', { headers });
+      assertError(
+        none,
+        415,
+        'unsupported media type "(none)": send the body as application/x-ndjson, application/json or text/csv',
+        'unsupported_media_type',
+      );
+    }
+    assert.equal(await t.store.plants.count(), 0);
   });
 });
 
