@@ -135,6 +135,8 @@ export function buildOpenApi(
       auth,
       accepted: takesBody ? bodyMediaTypes(method, schema.requestBodyDoc) : undefined,
       params: schema.params,
+      query: schema.querystring,
+      headers: schema.headers,
       jsonBody: bodySchema !== undefined,
       namedFields: bodySchema?.type === 'object' && bodySchema.additionalProperties !== false,
       keyed: (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key'] !== undefined,

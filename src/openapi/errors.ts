@@ -3,7 +3,9 @@ import { KeysUnavailableError } from '../auth/jwks.js';
 import type { RouteAuth } from '../http/auth.js';
 import { lacksScope, MISSING_TOKEN } from '../http/auth.js';
 import { example, statusOf, type ErrorCode, type ErrorExample } from '../http/error-codes.js';
-import { bodyTooLarge, internalError, storeBusy, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { bodyTooLarge, HttpError, internalError, storeBusy, storeUnavailable, unsupportedMediaType } from '../http/errors.js';
+import { bothGiven, notMade } from '../http/cursors.js';
+import { bodyMediaTypes } from '../http/media-types.js';
 import { PROBLEM_JSON, problemDetails } from '../http/problem-details.js';
 import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
@@ -75,6 +77,9 @@ export interface ErrorContext {
   accepted: string[] | undefined;
   /** Its path parameters' schema (its ids), if any. */
   params: unknown;
+  /** Its query parameters' and headers' schemas, if any. */
+  query: unknown;
+  headers: unknown;
   /** Whether its body is a JSON document (not a streamed import), and an object of named fields (unknown fields warned of, or refused). */
   jsonBody: boolean;
   namedFields: boolean;
@@ -88,15 +93,59 @@ export interface ErrorContext {
   examples: readonly ErrorExample[] | undefined;
 }
 
-/** The 400 a malformed path id gets, worded by the route's own validator: what the service answers to `/…/!`. */
+type RequestPart = 'params' | 'querystring' | 'headers';
+
+/**
+ * The 400 of a malformed request part, worded by the route's own validator (its code as the error handler
+ * gives it: invalid_id for a path id, validation_failed else): every parameter of the part set to each of
+ * `tries` in turn, until the validator refuses one; undefined when it takes them all.
+ */
+function refusedPart(part: RequestPart, schema: unknown, tries: readonly string[]): ErrorExample | undefined {
+  const validate = validatorCompiler({ schema, httpPart: part, method: 'GET', url: '/' } as never) as ValidateFunction;
+  const names = Object.keys((schema as { properties?: object }).properties ?? {});
+  for (const value of tries) {
+    if (validate(Object.fromEntries(names.map((name) => [name, value])))) continue;
+    const errors = validate.errors ?? [];
+    const target = firstProblem(part, errors);
+    return example(target?.code ?? 'validation_failed', joinProblems(validationProblems(part, errors)), target?.field);
+  }
+  return undefined;
+}
+
+/** The 400 a malformed path id gets: what the service answers to `/…/no-such-form!`. */
 function invalidIdExample(params: unknown): ErrorExample {
-  const validate = validatorCompiler({ schema: params, httpPart: 'params', method: 'GET', url: '/' } as never) as ValidateFunction;
-  const names = Object.keys((params as { properties?: object }).properties ?? {});
-  const data = Object.fromEntries(names.map((name) => [name, 'no-such-form!']));
-  if (validate(data)) throw new Error(`a path parameter of ${names.join(', ')} takes any text: give it the form of its ids (a pattern)`);
-  const errors = validate.errors ?? [];
-  const target = firstProblem('params', errors);
-  return example('invalid_id', joinProblems(validationProblems('params', errors)), target?.field);
+  const found = refusedPart('params', params, ['no-such-form!']);
+  if (found === undefined)
+    throw new Error(
+      `a path parameter of ${Object.keys((params as { properties?: object }).properties ?? {}).join(', ')} takes any text: give it the form of its ids (a pattern)`,
+    );
+  return found;
+}
+
+/** Values a query parameter or a header may be sent with that its schema may refuse (a form, a number, a list of choices). */
+const MALFORMED = ['no-such-form!', '', '-1'];
+
+/**
+ * The refusals of an operation's query parameters and headers: a value its schemas refuse; a cursor it did
+ * not make; a cursor with the alias it replaces.
+ */
+function parameterExamples(context: ErrorContext): ErrorExample[] {
+  const found: ErrorExample[] = [];
+  for (const [part, schema] of [
+    ['querystring', context.query],
+    ['headers', context.headers],
+  ] as const) {
+    const refused = schema === undefined ? undefined : refusedPart(part, schema, MALFORMED);
+    if (refused !== undefined) found.push(refused);
+  }
+  const names = Object.keys((context.query as { properties?: object } | undefined)?.properties ?? {});
+  if (names.includes('cursor')) found.push(fromError(notMade('unknown layout')));
+  if (names.includes('cursor') && names.includes('after')) found.push(fromError(bothGiven()));
+  return found;
+}
+
+function fromError(error: HttpError): ErrorExample {
+  return example(error.code, error.message, error.field);
 }
 
 /** Every example of an operation's error answers: its own, then those of what it declares. */
@@ -109,7 +158,10 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
   add('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', 'headers.host');
   add('invalid_request', BAD_QUERY.message, BAD_QUERY.field);
   if (context.params !== undefined) all.push(invalidIdExample(context.params));
-  if (context.jsonBody) add('invalid_json', 'body is not valid JSON: Unexpected end of JSON input');
+  for (const known of parameterExamples(context)) add(known.code, known.message, known.field);
+  // An operation without a body still reads one sent to it (DELETE, a bodiless POST), and refuses what it cannot read.
+  const bodiless = context.accepted === undefined && context.method !== 'GET';
+  if (context.jsonBody || bodiless) add('invalid_json', 'body is not valid JSON: Unexpected end of JSON input');
   if (context.namedFields) add('unknown_field', unknownFieldsProblem('body', ['colour']), 'body.colour');
   if (context.auth !== 'public') {
     add('unauthorized', MISSING_TOKEN);
@@ -122,9 +174,9 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
     add('idempotency_key_in_use', KEY_EXAMPLES.running.message);
     add('idempotency_key_reused', KEY_EXAMPLES.reused.message);
   }
-  if (context.accepted !== undefined) {
+  if (context.accepted !== undefined || bodiless) {
     add('body_too_large', bodyTooLarge(context.bodyLimit));
-    add('unsupported_media_type', unsupportedMediaType('text/plain', context.accepted));
+    add('unsupported_media_type', unsupportedMediaType('text/plain', context.accepted ?? bodyMediaTypes(context.method, undefined)));
   }
   if (!context.probe) add('rate_limited', tooManyMessage('token', 600, 42));
   if (!context.servesWhenOverloaded) {
