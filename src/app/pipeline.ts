@@ -9,6 +9,7 @@ import { installErrorHandling } from '../http/errors.js';
 import { installInt64Preference, int64Answer } from '../http/int64-preference.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
+import { acknowledgeHandling } from '../http/preferences.js';
 import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from '../http/rate-limit.js';
 import { closeAfterRefusedBody } from '../http/refused-body.js';
 import { installSecurity } from '../http/security.js';
@@ -162,12 +163,14 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //     every answer says Connection: close, so that each keep-alive connection ends after an answer, never
   //     under a request the client is sending. One hook for both (each hook is a pass through Fastify's
   //     runner): one flag read for most answers.
+  //     An error answer to a write that asked for a handling says it applied it, as every other answer does.
   //     A route whose answers hold int64 values says `Vary: Prefer`, and writes them as strings for a client
   //     that sent `Prefer: int64=string`: one config read for the others.
   let stopping = false;
   app.addHook('onSend', (request, reply, payload, done) => {
     closeAfterRefusedBody(request, reply);
     if (stopping) reply.header('connection', 'close');
+    if (reply.statusCode >= 400 && request.headers.prefer !== undefined) acknowledgeHandling(request, reply);
     const int64 = request.routeOptions.config.int64;
     done(null, int64 === undefined ? payload : int64Answer(request, reply, payload, int64));
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { int64AsStrings } from '../json/int64-strings.js';
 import { parseInt64 } from '../model/plant-id.js';
-import { preferences } from './preferences.js';
+import { preferenceApplied, preferences } from './preferences.js';
 import { vary } from './caching.js';
 
 /**
@@ -81,15 +81,9 @@ export function int64Body(request: FastifyRequest, body: unknown): unknown {
   return body;
 }
 
-/** Adds a value to a list header the answer may have already (Preference-Applied). */
-function append(reply: FastifyReply, name: string, value: string): void {
-  const before = reply.getHeader(name);
-  reply.header(name, before === undefined || before === '' ? value : `${String(before)}, ${value}`);
-}
-
 /** Says the preference was applied (a stream that writes its int64 values as strings itself: GET /events). */
 export function int64Applied(reply: FastifyReply): void {
-  append(reply, 'preference-applied', PREFERENCE);
+  preferenceApplied(reply, PREFERENCE);
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
 /**
  * The Prefer request header (RFC 7240): preferences such as `count=exact` or `handling=strict`, comma
  * separated (several Prefer lines arrive joined by commas), each optionally followed by `;` parameters,
@@ -36,4 +38,23 @@ export type Handling = 'strict' | 'lenient';
 export function preferredHandling(prefer: string | readonly string[] | undefined): Handling | undefined {
   const value = preferences(prefer).get('handling');
   return value === 'strict' || value === 'lenient' ? value : undefined;
+}
+
+/** Says a preference was applied, beside those said already (Preference-Applied is a list). */
+export function preferenceApplied(reply: FastifyReply, value: string): void {
+  const before = reply.getHeader('preference-applied');
+  reply.header('preference-applied', before === undefined || before === '' ? value : `${String(before)}, ${value}`);
+}
+
+/**
+ * An error answer of a write that asked for a handling says it applied it, whatever the status (docs/api.md):
+ * the refusals that come before the body is read (401, 413, 415, a body that is not JSON) never reach the
+ * step that applies it. Asked in the onSend step of error answers to requests with Prefer only.
+ */
+export function acknowledgeHandling(request: FastifyRequest, reply: FastifyReply): void {
+  const schema = request.routeOptions.schema;
+  if (schema?.body === undefined && (schema as { requestBodyDoc?: unknown } | undefined)?.requestBodyDoc === undefined) return;
+  const asked = preferredHandling(request.headers.prefer);
+  if (asked === undefined || String(reply.getHeader('preference-applied') ?? '').includes('handling=')) return;
+  preferenceApplied(reply, `handling=${asked}`);
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { count, oneEditAway } from '../words.js';
 import { HttpError } from './errors.js';
-import { preferences, preferredHandling, type Handling } from './preferences.js';
+import { preferenceApplied, preferences, preferredHandling, type Handling } from './preferences.js';
 import { meantField, optionalFields, quoted, shortName } from './validation-messages.js';
 
 /**
@@ -199,7 +199,7 @@ export function applyHandling(request: FastifyRequest, reply: FastifyReply, fall
   if (prefer === undefined) return fallback;
   const asked = preferredHandling(prefer);
   if (asked !== undefined) {
-    reply.header('preference-applied', `handling=${asked}`);
+    preferenceApplied(reply, `handling=${asked}`);
     return asked;
   }
   const given = preferences(prefer).get('handling');

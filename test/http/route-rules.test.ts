@@ -161,6 +161,17 @@ describe('every operation with a JSON body: one unknown-field policy', async () 
       const allowed = await send(refusing, operation, { body: withUnknown(operation), headers: { prefer: 'handling=lenient' } });
       assert.notEqual(anyListed(operation, allowed), 'unknown_field');
       assert.equal(allowed.headers['preference-applied'], 'handling=lenient');
+
+      // The refusals that come before the body is read say it too, whatever their status.
+      for (const [what, sent] of [
+        ['401', { token: null }],
+        ['415', { headers: { 'content-type': 'text/plain' } }],
+        ['invalid_json', { body: '{"name":' }],
+      ] as const) {
+        const early = await send(t, operation, { ...sent, headers: { ...('headers' in sent ? sent.headers : {}), prefer: 'handling=strict' } });
+        assert.ok(early.statusCode >= 400, `${what}: ${early.payload}`);
+        assert.equal(early.headers['preference-applied'], 'handling=strict', `${what}: ${early.statusCode}`);
+      }
     });
   }
 
