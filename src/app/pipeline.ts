@@ -14,7 +14,7 @@ import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from '../
 import { closeAfterRefusedBody } from '../http/refused-body.js';
 import { installSecurity } from '../http/security.js';
 import { requireStrictQueries } from '../http/strict-query.js';
-import { configureServer, transportOptions } from '../http/transport.js';
+import { configureServer, MAX_PARAM_LENGTH, transportOptions } from '../http/transport.js';
 import { installUnknownFields } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
 import { lazySerializers } from '../http/serialization.js';
@@ -80,7 +80,7 @@ export function serverOptions(settings: Config, logger: Logger | undefined): Fas
     // served instead (its answer says Connection: close, as step 11's do from the stop on).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Answers' serializers compiled on first use, shared by the process's apps (http/serialization.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   };

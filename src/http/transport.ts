@@ -87,12 +87,23 @@ function answerWhatNodeWould(server: FastifyInstance['server']): void {
   });
 }
 
-/** Errors the router raises before routing (a URL that does not decode, a path parameter too long). */
+/** The longest path parameter the router matches: every path parameter is an id, and none is near as long. */
+export const MAX_PARAM_LENGTH = 200;
+
+/**
+ * Errors the router raises before routing: a URL that does not decode; a path parameter past
+ * MAX_PARAM_LENGTH, which can be no id (every route's parameter is its `id`), and so gets the id rule's 400.
+ */
 const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
   reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'uri_too_long', 'a path parameter is too long');
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'invalid_id', idTooLong(), 'params.id');
   else send(reply, 'invalid_request', 'the URL is not validly percent-encoded');
 };
+
+/** The 400 of a path id past MAX_PARAM_LENGTH. */
+export function idTooLong(): string {
+  return `params.id must be an id, and no id is longer than ${MAX_PARAM_LENGTH} characters`;
+}
 
 /**
  * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies in front, whatever their addresses
