@@ -22,7 +22,8 @@ export function isInt64(value: unknown): value is PlantId {
   return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
 }
 
-const INT64_TEXT = /^-?(0|[1-9]\d{0,18})$/;
+// Plain decimal: no sign on zero (`-0` is another spelling of 0, as `+1` of 1 and `01` of 1).
+const INT64_TEXT = /^(?:0|-?[1-9]\d{0,18})$/;
 
 /** The int64 a path or query parameter spells in plain decimal, or undefined when it spells none. */
 export function parseInt64(text: string): PlantId | undefined {
