@@ -100,6 +100,10 @@ export function installRenamedQueries(app: FastifyInstance): void {
     const warnings = Object.fromEntries(
       Object.entries(renamed).map(([old, now]) => [old, `299 - "querystring.${old} is deprecated: use ${now} (sunset ${SUNSET_HEADER})"`]),
     );
+    const said = (request: FastifyRequest, reply: FastifyReply, used: string[]): void => {
+      usedDeprecated.add(request);
+      reply.header('deprecation', DEPRECATION_HEADER).header('sunset', SUNSET_HEADER).header('warning', used);
+    };
     const preHandler = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
       const query = request.query as Record<string, unknown>;
       const used: string[] = [];
@@ -110,14 +114,17 @@ export function installRenamedQueries(app: FastifyInstance): void {
         delete query[old];
         used.push(warnings[old]!);
       }
-      if (used.length > 0) {
-        usedDeprecated.add(request);
-        reply.header('deprecation', DEPRECATION_HEADER).header('sunset', SUNSET_HEADER).header('warning', used);
-      }
+      if (used.length > 0) said(request, reply, used);
       done();
     };
-    // The Link is added as the answer goes: the handler may set a Link of its own (the next page).
+    // The Link is added as the answer goes: the handler may set a Link of its own (the next page). A request
+    // refused before the preHandler (401, a value its schema refuses) still used the old name: said too.
     const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void => {
+      if (!usedDeprecated.has(request) && reply.statusCode >= 400) {
+        const query = request.query as Record<string, unknown> | undefined;
+        const used = Object.keys(renamed).flatMap((old) => (query?.[old] === undefined ? [] : [warnings[old]!]));
+        if (used.length > 0) said(request, reply, used);
+      }
       if (usedDeprecated.has(request)) {
         const next = reply.getHeader('link');
         reply.header('link', next === undefined ? link : `${String(next)}, ${link}`);

@@ -69,11 +69,18 @@ describe('every deprecated query parameter', async () => {
     });
 
     test(`${method.toUpperCase()} ${path}: the deprecated name beside the new one is 400`, async () => {
-      assertError(
-        await t.call('GET', `${url}?${parameter.name}=${value}&${now}=${value}`),
-        400,
-        `querystring.${parameter.name} is the deprecated name of ${now}`,
-      );
+      const both = await t.call('GET', `${url}?${parameter.name}=${value}&${now}=${value}`);
+      assertError(both, 400, `querystring.${parameter.name} is the deprecated name of ${now}`);
+      assertDeprecated(both, docs);
+    });
+
+    test(`${method.toUpperCase()} ${path}?${parameter.name}=: refused before it is read (401, a value refused), still said deprecated`, async () => {
+      const unauthorized = await t.call('GET', `${url}?${parameter.name}=${value}`, { token: null });
+      assertError(unauthorized, 401);
+      assertDeprecated(unauthorized, docs);
+      const refused = await t.call('GET', `${url}?${parameter.name}=no-such-value`);
+      assertError(refused, 400, `querystring.${parameter.name}`);
+      assertDeprecated(refused, docs);
     });
   }
 });
