@@ -118,6 +118,8 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
       if (ids !== undefined) return sendBatch(request, reply, await readBatch(plants, ids), chosen);
       const count = prefersExactCount(request.headers.prefer) && countable(q);
       if (chosen !== 'json') {
+        // An export is every plant: a cursor does not apply, but one the service did not make is still 400, as on every list.
+        startKey(request.query, { ...filter, sort });
         const snapshot = await plants.export({ ...filter, sort });
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
         if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');

@@ -181,6 +181,9 @@ describe('GET /plants: finding plants', async () => {
       rows.map((r) => r.id),
       want.map((p) => String(p.id)),
     );
+    // Not applied, but checked as on every list: one the service did not make, or made for other filters, is 400.
+    assertError(await t.call('GET', '/plants?format=csv&cursor=bm90LW1hZGUtaGVyZQ'), 400, 'querystring.cursor', 'invalid_cursor');
+    assertError(await t.call('GET', `/plants?q=other&format=ndjson&cursor=${cursor}`), 400, 'querystring.cursor', 'invalid_cursor');
     const none = await t.call('GET', '/plants?q=zzzz&format=ndjson', { headers: { prefer: 'count=exact' } });
     assert.equal(none.payload, '');
     assert.equal(none.headers['x-total-count'], '0');
