@@ -3,6 +3,9 @@ import { int, type Setting } from './setting.js';
 
 /** Webhook deliveries: time-outs, retries, retention, concurrency and the SSRF guard's one exception. */
 
+/** The longest wait before a retry, in seconds: the schedule's, and a receiver's Retry-After (30 days). */
+export const RETRY_WAIT_MAX_SECONDS = 30 * 86_400;
+
 export const WEBHOOK_SETTINGS = {
   webhookTimeoutMs: {
     env: 'WEBHOOK_TIMEOUT_MS',
@@ -10,7 +13,7 @@ export const WEBHOOK_SETTINGS = {
   },
   webhookRetrySchedule: {
     env: 'WEBHOOK_RETRY_SCHEDULE',
-    schema: Type.Array(Type.Number({ minimum: 0, maximum: 30 * 86_400 }), {
+    schema: Type.Array(Type.Number({ minimum: 0, maximum: RETRY_WAIT_MAX_SECONDS }), {
       minItems: 1,
       maxItems: 100,
       itemName: 'wait',

@@ -7,6 +7,7 @@ import type { DueMessage } from '../store/webhook-store.js';
 import { VERSION } from '../version.js';
 import { forbiddenAddress, guardedLookup, notPublic, WebhookUrlError, type RefusedAddress, type Resolver } from './network-guard.js';
 import { signatureHeader } from './signing.js';
+import { RETRY_WAIT_MAX_SECONDS } from '../config/webhooks.js';
 
 /** What one attempt to deliver a message came to. */
 export interface AttemptOutcome {
@@ -27,13 +28,20 @@ export interface SenderOptions {
   resolver?: Resolver | undefined;
 }
 
-/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+/** The longest a receiver's Retry-After defers a message: the longest wait of a retry schedule. */
+const RETRY_AFTER_MAX_MS = RETRY_WAIT_MAX_SECONDS * 1000;
+
+/**
+ * Retry-After as seconds or an HTTP date, in ms from now, at most RETRY_AFTER_MAX_MS; undefined when
+ * absent or unreadable. The receiver's to choose, so bounded: `Retry-After: 99999999999999` made a next
+ * attempt no date can hold, which failed the worker at every attempt (and froze the message).
+ */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined) return undefined;
-  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  if (/^\s*\d+\s*$/.test(text)) return Math.min(Number(text) * 1000, RETRY_AFTER_MAX_MS);
   const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), RETRY_AFTER_MAX_MS);
 }
 
 function describe(error: unknown, timeoutMs: number): string {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AttemptRecord } from '../store/webhook-store.js';
+import { timeText } from './views.js';
 
 /** One warning per endpoint at most this often. */
 export const FAILURE_LOG_INTERVAL_MS = 60_000;
@@ -32,7 +33,7 @@ export class FailureLog {
     this.endpoints.set(record.endpointId, { at: now, failed: 0 });
     const next =
       record.outcome === 'retry' && record.nextAttemptAt !== undefined
-        ? `retried at ${new Date(record.nextAttemptAt).toISOString()}`
+        ? `retried at ${timeText(record.nextAttemptAt)}`
         : 'no retry left: the message is failed';
     this.log.warn(
       {

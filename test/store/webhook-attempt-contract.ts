@@ -77,6 +77,32 @@ export function webhookAttemptContract(name: string, open: () => Promise<Store>)
         assert.equal(enabled?.disabledReason, undefined, 'enabling clears the reason');
       }));
 
+    it("records an attempt on its own endpoint's message only, though its endpoint was deleted meanwhile and its seq given again", () =>
+      withStore(open, async ({ plants, webhooks }) => {
+        const gone = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        await plants.put({ id: 1, name: 'first' });
+        const [inFlight] = await webhooks.claimDue(10, 60_000);
+        // Deleted while its newest message is being sent: on SQLite the next message may take the same seq.
+        assert.equal(await webhooks.deleteEndpoint(gone.id), true);
+        const other = await webhooks.createEndpoint(endpoint({ events: ['plant.created'] }));
+        await plants.put({ id: 2, name: 'second' });
+        const now = Date.now();
+        await webhooks.recordAttempts(
+          [{ seq: inFlight!.seq, endpointId: gone.id, at: now, status: 204, error: null, outcome: 'delivered' }],
+          3_600_000,
+        );
+        const [message] = (await webhooks.listMessages(other.id, { limit: 10 }))!;
+        assert.equal(message?.status, 'pending', "the other endpoint's message is still to be sent");
+        assert.equal(message?.attempts, 0);
+        const [due] = await webhooks.claimDue(10, 60_000);
+        assert.equal(due?.endpointId, other.id);
+        await webhooks.recordAttempts(
+          [{ seq: due!.seq, endpointId: gone.id, at: now, status: null, error: 'no answer', outcome: 'failed' }],
+          3_600_000,
+        );
+        assert.equal((await webhooks.listMessages(other.id, { limit: 10 }))![0]?.attempts, 0, 'nor a failure of the deleted one');
+      }));
+
     it('disables an endpoint whose deliveries kept failing, with no success, for the configured time', () =>
       withStore(open, async ({ plants, webhooks }) => {
         const e = await webhooks.createEndpoint(endpoint());

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { quietLog, webhookHarness } from './harness.js';
 import { verify } from './receiver.js';
+import { parseRetryAfter } from '../../src/webhooks/delivery.js';
+import { timeText } from '../../src/webhooks/views.js';
 import { until } from '../toolkit.js';
 
 /** Deliveries to a receiver that fails, as the schedule, the log and the endpoint's state say (delivery.test.ts: those that succeed). */
@@ -68,6 +70,32 @@ describe('webhook deliveries that fail: retries, Retry-After, 410, redirects, ti
     assert.equal(delivered.lastStatus, 200);
     assert.equal(delivered.lastError, undefined);
     assert.equal(delivered.nextAttemptAt, undefined);
+  });
+
+  it("bounds a receiver's Retry-After to 30 days: a huge one neither fails the dispatcher nor the deliveries log", async () => {
+    const { t, receiver, register } = await webhookHarness(after, { dispatcher: { retrySchedule: [0.01] } });
+    receiver.answer = () => ({ status: 503, headers: { 'retry-after': '99999999999999' } });
+    const { id } = await register();
+    const before = Date.now();
+    await t.call('POST', '/plants', { body: { id: 1, name: 'a' } });
+    await receiver.waitFor(1);
+    const pending = await until(async () => {
+      const res = await t.call('GET', `/webhooks/${id}/deliveries`);
+      assert.equal(res.statusCode, 200, res.payload);
+      const [m] = res.json();
+      return m?.attempts === 1 ? m : undefined;
+    }, 'the attempt to be recorded');
+    const wait = Date.parse(pending.nextAttemptAt) - before;
+    const DAYS_30 = 30 * 86_400_000;
+    assert.ok(wait > DAYS_30 - 60_000 && wait <= DAYS_30 + 60_000, `the next attempt in ${wait} ms`);
+    // The dispatcher goes on: a later event is delivered.
+    receiver.answer = () => ({ status: 204 });
+    await t.call('POST', '/plants', { body: { id: 2, name: 'b' } });
+    await receiver.waitFor(2);
+    assert.equal(parseRetryAfter('99999999999999', 0), DAYS_30);
+    assert.equal(parseRetryAfter('Fri, 31 Dec 9999 23:59:59 GMT', 0), DAYS_30);
+    assert.equal(parseRetryAfter('120', 0), 120_000);
+    assert.equal(timeText(1e17), '+275760-09-13T00:00:00.000Z', 'a time no Date holds, shown as the latest one that does');
   });
 
   it('honours Retry-After on a 429 or 503: the next attempt waits at least that long', async () => {

@@ -69,15 +69,18 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
     db,
     'SELECT id, url, int64_strings, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = ?',
   );
-  const delivered = prepare<[number, number | null, bigint]>(
+  // An attempt is recorded on its message by seq and endpoint: a seq is a rowid, which SQLite gives again
+  // once the highest row is deleted (an endpoint deleted while its newest message was being sent), and the
+  // attempt's outcome must not land on another endpoint's message that took the seq.
+  const delivered = prepare<[number, number | null, bigint, string]>(
     db,
     `UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, round_attempts = round_attempts + 1, last_attempt_at = ?,
-       last_status = ?, last_error = NULL, next_attempt_at = NULL, lease_until = NULL WHERE seq = ?`,
+       last_status = ?, last_error = NULL, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND endpoint_id = ?`,
   );
-  const failedAttempt = prepare<[string, number | null, number, number | null, string | null, bigint]>(
+  const failedAttempt = prepare<[string, number | null, number, number | null, string | null, bigint, string]>(
     db,
     `UPDATE webhook_messages SET status = ?, attempts = attempts + 1, round_attempts = round_attempts + 1, next_attempt_at = ?,
-       last_attempt_at = ?, last_status = ?, last_error = ?, lease_until = NULL WHERE seq = ?`,
+       last_attempt_at = ?, last_status = ?, last_error = ?, lease_until = NULL WHERE seq = ? AND endpoint_id = ?`,
   );
   // Only an endpoint that was failing is written: a write per delivery would be a page write per delivery.
   const succeeded = prepare<[string]>(db, 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
@@ -172,11 +175,11 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         for (const a of attempts) {
           const seq = BigInt(a.seq);
           if (a.outcome === 'delivered') {
-            delivered.run(a.at, a.status, seq);
+            delivered.run(a.at, a.status, seq, a.endpointId);
             succeeded.run(a.endpointId);
             continue;
           }
-          failedAttempt.run(a.outcome === 'retry' ? 'pending' : 'failed', a.nextAttemptAt ?? null, a.at, a.status, a.error, seq);
+          failedAttempt.run(a.outcome === 'retry' ? 'pending' : 'failed', a.nextAttemptAt ?? null, a.at, a.status, a.error, seq, a.endpointId);
           if (a.disable !== undefined) disable.run(a.disable, a.endpointId);
           failing.run(a.at, a.endpointId);
           disableIfFailingSince.run(failingTooLong(disableAfterMs), a.endpointId, a.at - disableAfterMs);
