@@ -97,7 +97,7 @@ export function webhookAttemptContract(name: string, open: () => Promise<Store>)
         const [due] = await webhooks.claimDue(10, 60_000);
         assert.equal(due?.endpointId, other.id);
         await webhooks.recordAttempts(
-          [{ seq: due!.seq, endpointId: gone.id, at: now, status: null, error: 'no answer', outcome: 'failed' }],
+          [{ seq: due.seq, endpointId: gone.id, at: now, status: null, error: 'no answer', outcome: 'failed' }],
           3_600_000,
         );
         assert.equal((await webhooks.listMessages(other.id, { limit: 10 }))![0]?.attempts, 0, 'nor a failure of the deleted one');
