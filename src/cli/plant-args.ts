@@ -1,5 +1,7 @@
 import { parseInt64, type PlantId } from '../model/plant-id.js';
+import { TAG_MAX } from '../model/plant.js';
 import type { ImportFormat } from '../plants/import.js';
+import { LIST_TAGS_MAX, SEARCH_MAX } from '../plants/schema.js';
 import type { PlantSort } from '../store/store.js';
 import { UsageError, type Given } from './command.js';
 import { defaultListFormat, type ListFormat } from './plant-output.js';
@@ -36,10 +38,20 @@ export interface Selection {
   sort: PlantSort;
 }
 
+/**
+ * The filters, within the bounds GET /plants sets (plants/schema.ts), checked here for both ways of working:
+ * on the store they went unchecked, and the same command answered otherwise through a service (a 400).
+ */
 export function selection(given: Given): Selection {
   const q = given.string('q');
   if (q === '') throw new UsageError('--q must not be empty');
-  return { q, tags: given.strings('tag'), sort: (given.string('sort') ?? 'id') as PlantSort };
+  if (q !== undefined && [...q].length > SEARCH_MAX) throw new UsageError(`--q must be at most ${SEARCH_MAX} characters, got ${[...q].length}`);
+  const tags = given.strings('tag');
+  if (tags !== undefined && tags.length > LIST_TAGS_MAX)
+    throw new UsageError(`--tag may be given at most ${LIST_TAGS_MAX} times, got ${tags.length}`);
+  const long = tags?.find((tag) => [...tag].length > TAG_MAX);
+  if (long !== undefined) throw new UsageError(`--tag must be at most ${TAG_MAX} characters, got ${[...long].length}`);
+  return { q, tags, sort: (given.string('sort') ?? 'id') as PlantSort };
 }
 
 export interface ListInput extends Selection {

@@ -49,7 +49,7 @@ export const SERVER_SETTINGS = {
       256,
       256 * 1024 * 1024,
       64 * 1024,
-      'Largest row of a bulk import in bytes: an NDJSON line or a JSON array element (larger: 400 naming it, nothing stored)',
+      'Largest row of a bulk import in bytes: an NDJSON line, a JSON array element or a CSV record (larger: 400 naming it, nothing stored)',
     ),
   },
   unknownFields: {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseAction, UsageError, type Action } from '../../src/cli/command.js';
+import { selection } from '../../src/cli/plant-args.js';
 
 /** An action with an option of listed values, free-text options and a repeated one, as the commands declare them. */
 const action: Action = {
@@ -52,5 +53,22 @@ describe('option values that start with a dash', () => {
 
   it('takes anything after = as it is', () => {
     assert.equal(given('--name=--odd').string('name'), '--odd');
+  });
+});
+
+describe("a list's filters (plant-args.ts selection): the bounds GET /plants sets, on the store as through a service", () => {
+  const bound = (...argv: string[]) => selection(given(...argv));
+
+  it('takes up to 100 characters of --q, 20 tags, 64 characters a tag', () => {
+    assert.equal(bound('--q', 'é'.repeat(100)).q, 'é'.repeat(100));
+    assert.equal(bound(...Array.from({ length: 20 }, (_, i) => ['--tag', `t${i}`]).flat()).tags?.length, 20);
+    assert.deepEqual(bound('--tag', '🌵'.repeat(64)).tags, ['🌵'.repeat(64)]);
+  });
+
+  it('refuses past them, in words, as usage errors', () => {
+    assert.throws(() => bound('--q', 'x'.repeat(101)), /--q must be at most 100 characters, got 101$/);
+    assert.throws(() => bound(...Array.from({ length: 21 }, (_, i) => ['--tag', `t${i}`]).flat()), /--tag may be given at most 20 times, got 21/);
+    assert.throws(() => bound('--tag', 'ok', '--tag', 'x'.repeat(65)), /--tag must be at most 64 characters, got 65/);
+    assert.throws(() => bound('--q', ''), /--q must not be empty/);
   });
 });

@@ -166,7 +166,9 @@ export async function followEvents(client: PlantStoreClient, options: FollowOpti
     }
     if (signal?.aborted) return;
     const band = Math.min(maxRetryMs, retryMs * 2 ** Math.min(failures, MAX_DOUBLINGS));
-    const waitMs = Math.max(retryAfterMs, Math.round(band / 2 + (band / 2) * random()));
+    let waitMs = Math.max(retryAfterMs, Math.round(band / 2 + (band / 2) * random()));
+    // Until something answers, the last attempt comes when giveUpMs is up, not a whole wait after it.
+    if (!answered) waitMs = Math.max(0, Math.min(waitMs, started + giveUpMs - Date.now()));
     failures++;
     onState?.({ kind: 'reconnecting', reason, waitMs, answered });
     await wait(waitMs, signal);
