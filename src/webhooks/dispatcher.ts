@@ -3,6 +3,7 @@ import type { AttemptRecord, DueMessage, WebhookStore } from '../store/webhook-s
 import type { AttemptOutcome } from './delivery.js';
 import { AttemptRecorder, decide } from './attempts.js';
 import { FailureLog } from './failure-log.js';
+import { RetryWakes } from './retry-wakes.js';
 
 export interface DispatcherSettings {
   /** Deliveries in flight at most (WEBHOOK_CONCURRENCY). */
@@ -80,6 +81,8 @@ export class Dispatcher {
   private readonly attemptListeners: Array<(record: AttemptRecord) => void> = [];
   /** Failed attempts at warn, one line per endpoint per minute at most. */
   private readonly failures: FailureLog;
+  /** A wake-up at each retry due soon (retry-wakes.ts). */
+  private readonly retryWakes: RetryWakes;
 
   constructor(
     private readonly store: WebhookStore,
@@ -91,6 +94,7 @@ export class Dispatcher {
   ) {
     pressure.onRelief(() => this.wake());
     this.failures = new FailureLog(log);
+    this.retryWakes = new RetryWakes(this.wake);
     this.recorder = new AttemptRecorder(store, settings.disableAfterHours * 3_600_000, log);
   }
 
@@ -120,6 +124,7 @@ export class Dispatcher {
     // Cleared and forgotten: a dispatcher started again sets them anew.
     clearTimeout(this.pauseTimer);
     clearTimeout(this.claimTimer);
+    this.retryWakes.clear();
     this.pauseTimer = this.claimTimer = undefined;
     await this.giveBack(this.ready.splice(0).map((r) => r.message.seq));
     if (this.inFlight > 0) {
@@ -256,6 +261,7 @@ export class Dispatcher {
           this.failures.failed(record, message.eventId);
         }
         this.recorder.add(record);
+        if (record.outcome === 'retry' && record.nextAttemptAt !== undefined && !this.stopped) this.retryWakes.at(record.nextAttemptAt);
       })
       .finally(() => {
         this.inFlight--;

@@ -209,3 +209,64 @@ describe('dispatcher: a store that fails', () => {
     assert.equal(recorded.length, 3, 'sent once the store is back');
   });
 });
+
+describe('dispatcher: retries', () => {
+  it('claims a retry when it falls due, not at the next poll a second apart', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: 1_800_000_000_000 });
+    const { store, claims, recorded } = outbox(1);
+    // The store holds a retried message back until it is due, as the outbox does.
+    const later: Array<{ at: number; message: DueMessage }> = [];
+    const claimDue = store.claimDue.bind(store);
+    store.claimDue = async (limit, leaseMs) => [
+      ...(await claimDue(limit, leaseMs)),
+      ...later
+        .splice(0)
+        .filter((held) => held.at <= Date.now())
+        .map((held) => held.message),
+    ];
+    const recordAttempts = store.recordAttempts.bind(store);
+    store.recordAttempts = async (attempts, disableAfterMs) => {
+      for (const a of attempts)
+        if (a.outcome === 'retry')
+          later.push({
+            at: a.nextAttemptAt!,
+            message: {
+              seq: a.seq,
+              endpointId: 'ep_1',
+              url: 'https://hooks.example/',
+              secrets: ['whsec_x'],
+              eventId: 'msg_1',
+              payload: '{}',
+              roundAttempts: 1,
+            },
+          });
+      return recordAttempts(attempts, disableAfterMs);
+    };
+    let sent = 0;
+    const sender = {
+      send: (): Promise<AttemptOutcome> => Promise.resolve(sent++ === 0 ? { status: 500, error: 'HTTP 500' } : { status: 204, error: null }),
+    };
+    // A 300 ms wait, no jitter: the retry falls due 300 ms after the first attempt; the poll comes at 1 s.
+    const dispatcher = new Dispatcher(store, sender, { ...settings(4), retrySchedule: [0.3] }, quiet, undefined, () => 0);
+    dispatcher.start();
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+    };
+    await settle();
+    t.mock.timers.tick(10); // the attempt recorded (RECORD_DELAY_MS)
+    await settle();
+    assert.equal(recorded.length, 1);
+    assert.equal(recorded[0]!.nextAttemptAt, 1_800_000_000_300);
+    const before = claims.length;
+    t.mock.timers.tick(300);
+    await settle();
+    assert.ok(claims.length > before, 'a claim when the retry fell due, 700 ms before the poll');
+    t.mock.timers.tick(10);
+    await settle();
+    assert.deepEqual(
+      recorded.map((r) => r.outcome),
+      ['retry', 'delivered'],
+    );
+    await dispatcher.stop();
+  });
+});
