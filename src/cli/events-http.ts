@@ -31,6 +31,12 @@ export async function tailHttp({ after, types, signal, ...target }: HttpTail): P
   const api = await Api.connect(target);
   const url = `${api.where}/events`;
   let lost = false;
+  // Where it starts, once, as the store-side tail says it: for a later `--after` should nothing be printed before it is stopped.
+  let told = false;
+  const tell = (id: string) => {
+    if (!told) say(`plant-store: following the events after ${id}`);
+    told = true;
+  };
   await api
     .follow({
       ...(after !== undefined && { after }),
@@ -38,10 +44,13 @@ export async function tailHttp({ after, types, signal, ...target }: HttpTail): P
       signal,
       giveUpMs: NEVER_ANSWERED_GIVE_UP_MS,
       async onEvent(event) {
+        // A stream from now first names the newest event, where it starts.
+        if (event.type === 'start') tell(event.lastEventId);
         if (PLANT_EVENTS.has(event.type) && !print(`${event.data}\n`)) await once(process.stdout, 'drain', { signal });
       },
       onState(state) {
         if (state.kind === 'live') {
+          if (after !== undefined) tell(after);
           if (lost) say('plant-store: reconnected');
           lost = false;
         } else if (state.kind === 'reconnecting') {

@@ -8,6 +8,7 @@ import { count } from '../words.js';
 import { Api, ApiError, atService, nextPage } from './api.js';
 import type { ApiTarget } from './api-target.js';
 import { openSource, sniff } from './import-source.js';
+import { innermost } from './network-failures.js';
 import { printJson, printStream, say } from './output.js';
 import { PROGRESS_MS, type ExportInput, type ImportInput, type ListInput, type NewPlantInput } from './plant-args.js';
 import { plantPrinter } from './plant-output.js';
@@ -81,7 +82,16 @@ export async function exportPlants(target: ApiTarget, { q, tags, sort, format }:
   const api = await Api.connect(target);
   const query: ListQuery = { q, tag: tags, sort };
   const { data } = await api.call('get', '/plants', { params: { query }, headers: { accept: MEDIA_TYPES[format] }, parseAs: 'stream' });
-  await printStream(data as ReadableStream<Uint8Array>, process.stdout, { csv: format === 'csv' });
+  try {
+    await printStream(data as ReadableStream<Uint8Array>, process.stdout, { csv: format === 'csv' });
+  } catch (error) {
+    // The answer began and its body broke off (undici's bare "terminated"): what was printed is a part.
+    if (!(error instanceof TypeError)) throw error;
+    const cause = innermost(error) as NodeJS.ErrnoException;
+    throw new Error(`the export from ${api.where} was cut off before its end (${cause.code ?? cause.message}): what was printed is incomplete`, {
+      cause: error,
+    });
+  }
 }
 
 /** The file (or standard input) streamed to POST /plants/import as it is read, its format as its media type. */

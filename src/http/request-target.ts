@@ -36,3 +36,18 @@ function decodes(text: string): boolean {
     return false;
   }
 }
+
+/** What Node takes for a 100-continue expectation (its own test of the Expect header). */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/**
+ * The 417 of an expectation this service does not meet (any Expect but 100-continue), refused in the
+ * request pipeline like any other refusal (with its request id, as problem details when asked): Node hands
+ * such a request on to it (http/transport.ts) instead of answering it alone.
+ */
+export function expectationProblem(expect: string | undefined): HttpError | undefined {
+  if (expect === undefined || CONTINUE.test(expect)) return undefined;
+  return new HttpError('expectation_unsupported', `Expect: ${expect.slice(0, 100)} is not supported (only 100-continue is)`, {
+    field: 'headers.expect',
+  });
+}

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods, HttpError } from './errors.js';
-import { targetProblem } from './request-target.js';
+import { expectationProblem, targetProblem } from './request-target.js';
 
 /**
  * Headers every answer carries, errors included. The API serves only JSON, so the policy forbids
@@ -121,7 +121,7 @@ export function installSecurity(app: FastifyInstance, settings: { corsOrigins: r
     if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
       return done(new HttpError('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', { field: 'headers.host' }));
     }
-    const target = targetProblem(request.url);
+    const target = targetProblem(request.url) ?? expectationProblem(request.headers.expect);
     if (target !== undefined) return done(target);
     done(cors ? undefined : check(request));
   });

@@ -68,16 +68,12 @@ function clientErrorHandler(this: FastifyInstance, error: Error & { code?: strin
  * in the Error shape here, and their connection closed (their body, or tunnel, is never read).
  */
 function answerWhatNodeWould(server: FastifyInstance['server']): void {
+  // An Expect other than 100-continue: Node would answer 417 alone (no request id, no problem details);
+  // handed to the app as any request, whose first hook refuses it (http/request-target.ts). The
+  // connection closes after the answer: the client may send the body it held back, or may not.
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const body = JSON.stringify({
-      error: 417,
-      message: `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported (only 100-continue is)`,
-      code: 'expectation_unsupported' satisfies ErrorCode,
-      field: 'headers.expect',
-    });
     response.shouldKeepAlive = false;
-    response.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    response.end(body);
+    server.emit('request', request, response);
   });
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
     writeError(socket, 'method_not_allowed', 'method CONNECT is not allowed: this service is not a proxy', {

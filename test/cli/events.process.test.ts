@@ -175,6 +175,16 @@ describe('events tail --url, from a running service', async () => {
     assert.match(following.stderr(), /reconnected/);
     assert.deepEqual(following.lines(), await listed(server), 'every event once, in order, as GET /events lists them');
     assert.deepEqual(await following.stop(), { code: 0, signal: null });
+    // Where it started, said once on stderr, as the store-side tail says it.
+    assert.equal(following.stderr().split('\n')[0], `plant-store: following the events after ${FEED_START_ID}`);
+    assert.equal(following.stderr().match(/following the events after/g)?.length, 1);
+
+    // From now: the newest event, named by the stream's start frame, for a later --after.
+    const newest = (await listed(server)).at(-1)!;
+    const fromNow = tail({ PLANT_STORE_TOKEN: TOKEN }, '--url', server.url);
+    await until(() => /following the events after/.test(fromNow.stderr()), 'where it starts', { timeoutMs: 10_000 });
+    assert.equal(fromNow.stderr().trim(), `plant-store: following the events after ${(JSON.parse(newest) as { id: string }).id}`);
+    assert.deepEqual(await fromNow.stop(), { code: 0, signal: null });
   });
 });
 

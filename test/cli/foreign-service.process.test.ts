@@ -223,4 +223,19 @@ describe('the CLI through --url', () => {
       ['GET'],
     );
   });
+
+  test('an export whose answer breaks off says it is incomplete, naming the service, exit 1', async () => {
+    const cut = await fakeServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' });
+      response.write('id,name,tag\r\n1,Fern,\r\n');
+      setTimeout(() => response.socket?.destroy(), 50);
+    });
+    const result = await plantStore(cut.url, 'plants', 'export', '--format', 'csv');
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout, 'id,name,tag\r\n1,Fern,\r\n', 'what came is printed');
+    assert.match(
+      result.stderr,
+      new RegExp(`^plant-store: the export from ${cut.url} was cut off before its end \\(.+\\): what was printed is incomplete\\n$`),
+    );
+  });
 });

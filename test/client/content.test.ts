@@ -70,6 +70,24 @@ describe('errors', () => {
     assert.equal(response.headers.get('retry-after'), '1');
   });
 
+  it("the service's problem details (Accept: application/problem+json) are the Error shape they say the same as", async () => {
+    const problem = {
+      type: 'tag:plant-store,2026:problem:validation_failed',
+      title: 'The request is not valid',
+      status: 400,
+      detail: 'body.name must not be empty',
+      code: 'validation_failed',
+      field: 'body.name',
+    };
+    const { client } = stubbed(() => new Response(JSON.stringify(problem), { status: 400, headers: { 'content-type': 'application/problem+json' } }));
+    const { error } = await client.GET('/plants');
+    assert.deepEqual(error, { error: 400, message: 'body.name must not be empty', code: 'validation_failed', field: 'body.name' });
+    const { client: without } = stubbed(() =>
+      Response.json({ ...problem, field: undefined, status: 404, detail: 'no plant with id 4', code: 'not_found' }, { status: 404 }),
+    );
+    assert.deepEqual((await without.GET('/plants')).error, { error: 404, message: 'no plant with id 4', code: 'not_found' });
+  });
+
   it('an error the service did not write still gives the Error shape: status and text', async () => {
     const cases: Array<[Response, { error: number; message: string }]> = [
       [

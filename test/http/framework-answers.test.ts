@@ -88,6 +88,25 @@ describe('answers the framework and Node make on their own', async () => {
     test(`${what}: ${status} in the Error shape`, async () => assertError(await first(chunks), status, what));
   }
 
+  test('an Expect other than 100-continue: 417 through the pipeline, with its request id, as problem details when asked, then the connection closes', async () => {
+    const plain = await first(['POST /plants HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n']);
+    assertError(plain, 417, 'Expect: teapot');
+    assert.match(plain!.headers['x-request-id'] ?? '', /\S/, 'a request id');
+    assert.equal(plain!.headers.connection, 'close');
+    assert.equal((JSON.parse(plain!.body) as { field: string }).field, 'headers.expect');
+    const problem = await first(['GET /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nAccept: application/problem+json\r\n\r\n']);
+    assert.equal(problem?.status, 417);
+    assert.match(problem.headers['content-type'] ?? '', /^application\/problem\+json/);
+    // 100-continue, in any case and beside another token Node reads it in, is met as before.
+    const { answers } = await exchange(port, [`GET /plants HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`], {
+      waitMs: 10_000,
+    });
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [100, 200],
+    );
+  });
+
   test('headers not all received within HEADERS_TIMEOUT_MS: 408 in the Error shape', async () => {
     assertError(await first(['GET /healthz HTTP/1.1\r\nHost: x\r\n'], { end: false }), 408, 'slow headers');
   });

@@ -34,13 +34,24 @@ function isErrorBody(value: unknown): value is ErrorBody {
   return typeof error === 'number' && typeof message === 'string';
 }
 
+/** The service's RFC 9457 problem details (asked for with Accept: application/problem+json): the same facts as its Error shape. */
+function fromProblem(body: unknown): ErrorBody | undefined {
+  if (body === null || typeof body !== 'object') return undefined;
+  const { status, detail, code, field } = body as Record<string, unknown>;
+  if (typeof status !== 'number' || typeof detail !== 'string' || typeof code !== 'string') return undefined;
+  return { error: status, message: detail, code, ...(typeof field === 'string' && { field }) };
+}
+
 /**
- * The `error` of a non-2xx answer, always the Error shape: the service's own body, or, for an answer it
- * did not write (a proxy's HTML 502, an empty 401), one made of the status and the text that came.
- * `body` is what openapi-fetch read: the parsed JSON, the text when it was not JSON, or undefined when empty.
+ * The `error` of a non-2xx answer, always the Error shape: the service's own body (or its problem details,
+ * read as the Error shape they say the same as), or, for an answer it did not write (a proxy's HTML 502,
+ * an empty 401), one made of the status and the text that came. `body` is what openapi-fetch read: the
+ * parsed JSON, the text when it was not JSON, or undefined when empty.
  */
 export function errorBody(body: unknown, response: Response): ErrorBody {
   if (isErrorBody(body)) return body;
+  const problem = fromProblem(body);
+  if (problem !== undefined) return problem;
   const text = typeof body === 'string' ? body.trim() : body === undefined ? '' : stringifyJson(body);
   return { error: response.status, message: text || `${response.status} ${response.statusText}`.trim() };
 }
