@@ -259,7 +259,8 @@ function refusal(error: ErrorBody, response: Response, where: string): string {
   if (status === 401) return `${error.message} (the token in ${TOKEN_VARIABLE}, at ${where})`;
   if (status === 429) {
     const after = response.headers.get('retry-after');
-    return `${error.message}${after === null ? '' : ` (retry after ${after} s)`}`;
+    // Seconds, or an HTTP-date (RFC 9110), said as it came.
+    return `${error.message}${after === null ? '' : ` (retry after ${after}${/^\d+$/.test(after.trim()) ? ' s' : ''})`}`;
   }
   if (status >= 500) return `the service at ${where} answered ${status}: ${error.message}`;
   return error.message;

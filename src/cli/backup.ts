@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { databaseKind, sqlitePath } from '../store/database-url.js';
@@ -37,7 +37,10 @@ export const backupCommand: Command = {
       const file = given.args[0]!;
       const force = given.flag('force');
       const store = storePath('backup');
-      if (!force && existsSync(resolve(file))) throw new Error(`${resolve(file)} exists already: name a new file, or add --force to replace it`);
+      const target = resolve(file);
+      // A folder cannot be replaced by a file, --force or not: said before the copy, not after it.
+      if (existsSync(target) && statSync(target).isDirectory()) throw new Error(`${target} is a folder: name the backup's file (${target}/plant-store.db, say)`);
+      if (!force && existsSync(target)) throw new Error(`${target} exists already: name a new file, or add --force to replace it`);
       const result = await backupSqlite(store, file, { replace: force });
       say(
         `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s`,

@@ -129,7 +129,8 @@ export async function importFile(target: ApiTarget, { file, format: stated, crea
     })
     .catch((error: unknown) => {
       // Refused (a bad row, an id that exists with create-only, too large): all or nothing, as on the store.
-      if (error instanceof ApiError) throw new Error(`nothing imported: ${error.message}`);
+      // The service may say it already ("…: nothing was imported"): said once.
+      if (error instanceof ApiError) throw new Error(`nothing imported: ${error.message.replace(/: nothing was imported$/, '')}`);
       throw unreadable ?? error;
     });
   const result = answer.data as { created: number; replaced: number };

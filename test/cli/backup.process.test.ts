@@ -116,6 +116,14 @@ test('every refusal is one line and exit 1, bad arguments too (pointing at the h
   oneLine(await cli(databaseUrl, 'backup', backup), 1, /^plant-store: .*good\.db exists already: name a new file, or add --force to replace it\n$/);
   oneLine(await cli(databaseUrl, 'backup', backup, '--force'), 0, /^backed up/);
   oneLine(await cli(databaseUrl, 'backup', join(dir, 'missing', 'x.db')), 1, /^plant-store: the directory .*missing does not exist\n$/);
+  // A folder, with --force or without: said before any copy (once an EISDIR after a whole copy).
+  for (const force of [[], ['--force']]) {
+    oneLine(
+      await cli(databaseUrl, 'backup', storeDir, ...force),
+      1,
+      /^plant-store: .*data is a folder: name the backup's file \(.*plant-store\.db, say\)\n$/,
+    );
+  }
   oneLine(await cli(databaseUrl, 'backup', join(storeDir, 'plants.db')), 1, /^plant-store: .*plants\.db exists already/);
   oneLine(
     await cli(databaseUrl, 'backup', join(storeDir, 'plants.db'), '--force'),

@@ -1,85 +1,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { createClient, FollowError, followEvents, type FollowOptions, type FollowState, type ServerSentEvent } from '@plant-store/client';
+import { FollowError } from '@plant-store/client';
+import { event, follow, scripted, waitFor } from './follow-script.js';
 
 /**
  * The change feed's follower, the client package's (packages/client/src/follow.ts), which the console and
  * the CLI both use: its one policy held step by step against scripted answers of GET /events, on fake
  * timers (every wait is told, then ticked through: no test sleeps); follow-service.test.ts follows the real service.
  */
-
-/** One scripted answer: a stream of these chunks (then its end, or a cut), a status, or a network failure. */
-type Answer =
-  | { stream: string[]; end?: 'close' | 'cut' | 'open'; type?: string }
-  | { status: number; message: string; headers?: Record<string, string> }
-  | { fail: string };
-
-interface Asked {
-  lastEventId: string | null;
-  query: string;
-}
-
-/**
- * A client whose fetch gives the answers in turn (then fails the test); `asked` records each request, and
- * `cancelled` counts the bodies the follower cancelled.
- */
-function scripted(answers: Answer[]) {
-  const asked: Asked[] = [];
-  let cancelled = 0;
-  const fetch = (request: Request): Promise<Response> => {
-    const url = new URL(request.url);
-    assert.equal(url.pathname, '/events');
-    assert.equal(request.headers.get('accept'), 'text/event-stream');
-    asked.push({ lastEventId: request.headers.get('last-event-id'), query: url.search });
-    const answer = answers.shift();
-    if (answer === undefined) return Promise.reject(new Error(`request ${asked.length} was not scripted`));
-    if ('fail' in answer) return Promise.reject(new TypeError('fetch failed', { cause: new Error(answer.fail) }));
-    if ('status' in answer) {
-      const body = JSON.stringify({ error: answer.status, message: answer.message });
-      return Promise.resolve(new Response(body, { status: answer.status, headers: { 'content-type': 'application/json', ...answer.headers } }));
-    }
-    const bytes = answer.stream.map((chunk) => new TextEncoder().encode(chunk));
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        const next = bytes.shift();
-        if (next !== undefined) return controller.enqueue(next);
-        if (answer.end === 'cut') controller.error(new TypeError('terminated', { cause: new Error('other side closed') }));
-        else if (answer.end !== 'open') controller.close();
-        else request.signal.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')));
-      },
-      cancel() {
-        cancelled++;
-      },
-    });
-    return Promise.resolve(new Response(body, { headers: { 'content-type': answer.type ?? 'text/event-stream; charset=utf-8' } }));
-  };
-  return { client: createClient({ baseUrl: 'http://service', fetch }), asked, cancelled: () => cancelled };
-}
-
-/**
- * Follows with the scripted client, every state kept; each wait to reconnect is ticked through as it is
- * told (the timers are fake), unless `hold` keeps it (the test ticks or aborts then).
- */
-function follow(client: ReturnType<typeof createClient>, options: Partial<FollowOptions> & { hold?: (waitMs: number) => boolean } = {}) {
-  const events: ServerSentEvent[] = [];
-  const states: FollowState[] = [];
-  const abort = new AbortController();
-  const { hold, ...rest } = options;
-  const done = followEvents(client, {
-    signal: abort.signal,
-    random: () => 0.5,
-    onEvent: (event) => void events.push(event),
-    ...rest,
-    onState(state) {
-      states.push(state);
-      // After the follower has set its timer (this state is told just before).
-      if (state.kind === 'reconnecting' && !hold?.(state.waitMs)) queueMicrotask(() => mock.timers.tick(state.waitMs));
-    },
-  });
-  return { events, states, abort, done, waits: () => states.flatMap((s) => (s.kind === 'reconnecting' ? [s.waitMs] : [])) };
-}
-
-const event = (id: string, name: string) => `id: ${id}\nevent: plant.created\ndata: {"id":1,"name":"${name}"}\n\n`;
 
 describe('the change feed follower (@plant-store/client)', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
@@ -179,6 +107,20 @@ describe('the change feed follower (@plant-store/client)', () => {
     assert.deepEqual(followed.waits(), [750, 1500, 9000, 6000, 9000, 9000, 9000, 750, 1500]);
     const reasons = followed.states.flatMap((s) => (s.kind === 'reconnecting' ? [s.reason] : []));
     assert.deepEqual(reasons.slice(0, 3), ['503: overloaded', 'fetch failed: connect ECONNREFUSED 127.0.0.1:8080', '429: too many streams']);
+  });
+
+  it('reads a Retry-After given as an HTTP-date, as seconds are read; one it cannot read is none', async () => {
+    const { client } = scripted([
+      { status: 503, message: 'restarting', headers: { 'retry-after': new Date(20_000).toUTCString() } },
+      { status: 503, message: 'restarting', headers: { 'retry-after': 'soon' } },
+      { stream: [], end: 'open' },
+    ]);
+    const followed = follow(client, { retryMs: 1000 });
+    await waitFor(() => followed.states.at(-1)?.kind === 'live');
+    followed.abort.abort();
+    await followed.done;
+    // At 0 ms, a date 20 s on: 20 s; then the band's (2 s at 0.5: 1.5 s), the unreadable header left aside.
+    assert.deepEqual(followed.waits(), [20_000, 1500]);
   });
 
   it('jitters each wait within its band, between half of it and all of it', async () => {
@@ -289,11 +231,3 @@ describe('the change feed follower (@plant-store/client)', () => {
     assert.equal(cancelled(), 1);
   });
 });
-
-/** Lets the follower's promises settle (the timers are fake: nothing else moves it) until `check` holds. */
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let turns = 0; !check(); turns++) {
-    if (turns > 10_000) throw new Error('the follower never got there');
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}

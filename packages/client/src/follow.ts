@@ -94,6 +94,16 @@ function isNetworkFailure(error: unknown): boolean {
   return error instanceof TypeError || (error instanceof Error && error.name === 'AbortError');
 }
 
+/** The longest a Retry-After holds the follower back: a day (a timer holds no more than 24.8 days). */
+const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/** Retry-After as ms from now (RFC 9110: delay-seconds or an HTTP-date); 0 when absent or unreadable. */
+function retryAfter(value: string | null): number {
+  if (value === null) return 0;
+  const ms = /^\s*\d+\s*$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isNaN(ms) ? 0 : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
@@ -138,7 +148,7 @@ export async function followEvents(client: PlantStoreClient, options: FollowOpti
         const said = `${response.status}: ${error.message}`;
         if (response.status === 410) throw new FollowError('gone', said, 410);
         if (!TRANSIENT(response.status)) throw new FollowError('refused', said, response.status);
-        retryAfterMs = Number(response.headers.get('retry-after') ?? 0) * 1000 || 0;
+        retryAfterMs = retryAfter(response.headers.get('retry-after'));
         reason = said;
       } else {
         const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
