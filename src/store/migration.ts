@@ -43,6 +43,7 @@ export const MIGRATION_TABLE: ReadonlyArray<{ name: string; sqlite?: number; pos
   { name: 'idempotency_outcomes', sqlite: 9, postgres: 9, does: 'outcomes kept instead, earlier answers moved under the kind answer' },
   { name: 'instances', postgres: 10, does: 'the processes on the database and the release each runs (SQLite has one host)' },
   { name: 'webhook_int64_strings', sqlite: 10, postgres: 11, does: "each webhook endpoint's choice of int64 values as strings in its bodies" },
+  { name: 'plant_fold_dotless_i', postgres: 12, does: 'the fold of names keeps ı apart without a stand-in (SQLite folds in the service)' },
 ];
 
 /**

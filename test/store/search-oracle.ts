@@ -49,6 +49,8 @@ const FOLDS: Readonly<Record<string, string>> = {
   '𐐩': '𐐩',
   '😀': '😀',
   '\uE000': '\uE000',
+  // A noncharacter: CaseFolding.txt does not list it, so it folds to itself.
+  '\uFDD0': '\uFDD0',
 };
 
 function fold(text: string): string {
@@ -118,6 +120,8 @@ export const CATALOGUE: StoredPlant[] = [
   { id: 21, name: 'a', tag: 'fern' },
   { id: 22, name: 'ab', tag: 'fern' },
   { id: 23, name: 'Ficus ﬁcus', tag: 'tropical' },
+  // A noncharacter PostgreSQL's fold once stood in for ı with: this name folded as though it held ı.
+  { id: 24, name: 'x\uFDD0y' },
 ];
 
 export const QUERIES = [
@@ -150,6 +154,8 @@ export const QUERIES = [
   'ab',
   'abc',
   'ı',
+  '\uFDD0',
+  'xıy',
   'i',
   'I',
   'ficus',

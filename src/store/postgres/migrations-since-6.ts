@@ -114,4 +114,26 @@ CREATE TABLE instances (
 ALTER TABLE webhook_endpoints ADD COLUMN int64_strings boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    version: 12,
+    name: 'plant_fold_dotless_i',
+    sql: `
+SET LOCAL lock_timeout = '10s';
+-- plant_fold kept ı apart from i by standing the noncharacter U+FDD0 in for it while folding, then turning
+-- every U+FDD0 back into ı: a name holding U+FDD0 itself folded as though it held ı (q=ı found it, and
+-- q=U+FDD0 found the names with ı). ı is now kept apart as model/fold.ts keeps it: the text between the ı
+-- folded, the ı left as they are. The same fold for every other name, so the release before, which calls
+-- this function through its triggers and searches, works beside this one unchanged.
+CREATE OR REPLACE FUNCTION plant_fold(name text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
+  SELECT translate(
+    CASE WHEN strpos(name, 'ı') = 0 THEN lower(upper(lower(upper(name COLLATE "und-x-icu"))))
+    ELSE array_to_string(ARRAY(
+      SELECT lower(upper(lower(upper(part COLLATE "und-x-icu")))) FROM unnest(string_to_array(name, 'ı')) WITH ORDINALITY AS t(part, n) ORDER BY n
+    ), 'ı') END,
+    'ς', 'σ')
+$fn$;
+-- The names the old fold got wrong, folded again (a name without U+FDD0 folds as it did).
+UPDATE plants SET name_fold = plant_fold(name) WHERE strpos(name, U&'\\FDD0') > 0;
+`,
+  },
 ];
