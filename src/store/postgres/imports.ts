@@ -23,16 +23,38 @@ const IMPORT_SESSION = `SET LOCAL idle_in_transaction_session_timeout = '10min';
  */
 const ANNOUNCE_CHUNK = 1000;
 
-/** The staged rows after `after`, in id order, each saying whether it replaces a stored plant. */
-const STAGED = `SELECT s.id::text AS id, s.name, s.tag, p.id IS NOT NULL AS existed FROM import_stage s LEFT JOIN plants p ON p.id = s.id
+/** The staged rows after `after`, in id order, each saying whether the merge replaced a stored plant (it did not create it). */
+const STAGED = `SELECT s.id::text AS id, s.name, s.tag, c.id IS NULL AS existed FROM import_stage s LEFT JOIN import_created c ON c.id = s.id
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
+
+/** The staged plants as they go into plants: one version for the whole import (each plant's still changes, and is never reused). */
+const STAGED_PLANTS = `SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage`;
+
+/**
+ * The merge, one statement: each staged plant inserted, or the stored plant of its id replaced, and the ids
+ * it inserted kept aside (`xmax = 0`: a row this statement inserted, not one it updated). The counts and
+ * the events are read from what the merge did, not from a look at the store before it: at READ COMMITTED
+ * a plant another request commits meanwhile is seen by the merge (it waits for it), and would otherwise be
+ * replaced while announced and counted as created.
+ */
+const UPSERT = `WITH merged AS (INSERT INTO plants (id, name, tag, version) ${STAGED_PLANTS}
+    ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version RETURNING id, xmax = 0 AS created)
+  INSERT INTO import_created SELECT id FROM merged WHERE created`;
+
+/**
+ * The create-only merge, one statement: the staged plants inserted where no plant has the id (one committed
+ * meanwhile included), and the first staged id that did not go in, if any: then the import is refused and
+ * the insert rolled back.
+ */
+const INSERT_OR_FIRST_CONFLICT = `WITH inserted AS (INSERT INTO plants (id, name, tag, version) ${STAGED_PLANTS} ON CONFLICT (id) DO NOTHING RETURNING id)
+  SELECT (SELECT min(s.id) FROM import_stage s WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.id = s.id))::text AS conflict`;
 
 /** The same once the staged rows were inserted as new plants (the fast merge): every one was created. */
 const STAGED_CREATED = `SELECT s.id::text AS id, s.name, s.tag, false AS existed FROM import_stage s
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
 
 /** The merge into a store that had none of the staged ids: a plain insert in id order, one version for the whole import. */
-const INSERT_NEW = `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage ORDER BY id`;
+const INSERT_NEW = `INSERT INTO plants (id, name, tag, version) ${STAGED_PLANTS} ORDER BY id`;
 
 /** unique_violation: a plant of a staged id was committed by someone else after the store was seen empty. */
 const UNIQUE_VIOLATION = '23505';
@@ -179,23 +201,24 @@ export async function postgresImport(pool: pg.Pool, listeners: ImportListeners):
       const { rows } = await run<{ total: string }>('SELECT count(*) AS total FROM import_stage');
       return merged(Number(rows[0]!.total), 0, await announce(Date.now(), STAGED_CREATED));
     }
-    if (createOnly) {
-      const { rows } = await run<{ id: string }>('SELECT s.id::text AS id FROM import_stage s JOIN plants p ON p.id = s.id LIMIT 1');
-      if (rows[0]) return { conflict: toPlantId(rows[0].id) };
-    }
-    const { rows: counts } = await run<{ total: string; replaced: string }>(
-      'SELECT count(*) AS total, count(p.id) AS replaced FROM import_stage s LEFT JOIN plants p ON p.id = s.id',
-    );
-    const total = Number(counts[0]!.total);
-    const replaced = Number(counts[0]!.replaced);
+    const { rows: counted } = await run<{ total: string }>('SELECT count(*) AS total FROM import_stage');
+    const total = Number(counted[0]!.total);
     if (total === 0) return merged(0, 0, { key: null, queued: 0 });
-    const announced = await announce(Date.now(), STAGED);
-    // One version for the whole import: each plant's version still changes, and is never reused.
-    await run(
-      `INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage
-       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version`,
-    );
-    return merged(total, replaced, announced);
+    if (createOnly) {
+      // Under a savepoint: a refused import keeps nothing, even where its key's outcome is committed.
+      await run('SAVEPOINT merge_created');
+      const { rows } = await run<{ conflict: string | null }>(INSERT_OR_FIRST_CONFLICT);
+      const conflict = rows[0]!.conflict;
+      if (conflict !== null) {
+        await run('ROLLBACK TO SAVEPOINT merge_created');
+        return { conflict: toPlantId(conflict) };
+      }
+      await run('RELEASE SAVEPOINT merge_created');
+      return merged(total, 0, await announce(Date.now(), STAGED_CREATED));
+    }
+    await run('CREATE TEMP TABLE import_created (id bigint PRIMARY KEY) ON COMMIT DROP');
+    const { rowCount: created } = await run(UPSERT);
+    return merged(total, total - (created ?? 0), await announce(Date.now(), STAGED));
   };
 
   /** Commits the merge (or, a create-only conflict, rolls it back): its outcome. */
