@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import type { Query, QueryBy, Transaction } from './query.js';
+import { int8, named, type Query, type QueryBy, type Transaction } from './query.js';
 import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { BatchCounts, CommitObserver } from '../store.js';
@@ -108,10 +108,27 @@ function apply(query: Query, segment: Segment, feed: FeedContext, tracer: BatchT
   );
 }
 
+/** The plant id each write of a segment touches. */
+function idsOf(segment: Segment): string[] {
+  const writes = 'puts' in segment ? segment.puts.map((p) => p.write) : [segment.one.write];
+  return writes.map((write) => int8(write.kind === 'put' ? write.plant.id : write.id));
+}
+
+/**
+ * Locks the stored plants a batch of several statements touches, in id order, before its first statement.
+ * Each statement locks its own rows in id order (the multi-row upsert sorts them), but the statements of a
+ * batch follow their writes' arrival: a batch whose second statement wanted a plant that another
+ * instance's batch held, while that batch waited on one this batch's first statement had taken, deadlocked,
+ * and at a few hot ids the retries deadlocked again (503s). Taken in one order first, the locks are waited
+ * for, not fought over.
+ */
+const LOCK_IN_ID_ORDER = named('plants_lock_in_order', 'SELECT 1 FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE');
+
 /** The segments in one transaction, each recording its events after the ones before; the last statement takes the commit's place in the feed. */
 async function applyAll(query: Query, parts: Segment[], tracer: BatchTracer | undefined): Promise<Applied[]> {
   const done: Applied[] = [];
   const feed: FeedContext = { key: null, base: 0, commits: false };
+  if (parts.length > 1) await query(LOCK_IN_ID_ORDER, [[...new Set(parts.flatMap(idsOf))]]);
   for (const part of parts) {
     const applied = await apply(query, part, feed, tracer);
     done.push(applied);
