@@ -42,7 +42,7 @@ if (skipReason) {
           }
         });
         const settled = await Promise.allSettled(clients);
-        const failed = settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason));
+        const failed = settled.filter((s) => s.status === 'rejected').map((s) => String(s.reason));
         assert.deepEqual(failed, [], 'every write committed');
         assert.equal((await deadlocks()) - before, 0, 'no deadlock');
         const events = await stores[0]!.events.read({ after: FEED_START, limit: 1000 });
