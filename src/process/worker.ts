@@ -18,6 +18,9 @@ export function described(exit: Exit): string {
   return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
 }
 
+/** How long after a worker's exit its channel may take to close (its last messages read) before the exit is taken as it is. */
+const DISCONNECT_GRACE_MS = 1000;
+
 export class WorkerProcess {
   private readonly worker: Worker;
   state: 'starting' | 'serving' | 'leaving' = 'starting';
@@ -41,9 +44,19 @@ export class WorkerProcess {
     let readied: (ready: boolean) => void = () => undefined;
     this.ready = new Promise<boolean>((resolve) => (readied = resolve));
     // The exit, and the channel closed: every message the worker sent before exiting has been read by then.
+    // But not waited for long: Node emits no 'disconnect' for a worker that died while a connection was
+    // being handed to it (cluster's round robin, several workers), and a supervisor that waited for it
+    // never saw the crash: no worker replaced, no listener, the main process alive (systemd none the wiser).
     const disconnected = new Promise<void>((resolve) => this.worker.once('disconnect', resolve));
     this.exited = new Promise<Exit>((resolve) =>
-      this.worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => void disconnected.then(() => resolve({ code, signal }))),
+      this.worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+        const exit = { code, signal };
+        const grace = setTimeout(() => resolve(exit), DISCONNECT_GRACE_MS);
+        void disconnected.then(() => {
+          clearTimeout(grace);
+          resolve(exit);
+        });
+      }),
     );
     this.worker.on('message', (message: unknown) => {
       if (!isOurs<WorkerMessage>(message)) return;
