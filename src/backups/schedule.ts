@@ -54,6 +54,8 @@ export class BackupSchedule {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly abort = new AbortController();
+  /** No backup is begun from now on (held), the one running, if any, left to finish. */
+  private held = false;
 
   constructor(
     private readonly storePath: string,
@@ -95,6 +97,16 @@ export class BackupSchedule {
     );
   }
 
+  /**
+   * Begins no more backups, and lets the one running, if any, finish: a worker leaving (a reload's, whose
+   * successor takes the schedule over at its start, or the service stopping) took the same backup as its
+   * successor, or met its file ("exists already") and counted a failure, for as long as it lingered.
+   */
+  hold(): void {
+    this.held = true;
+    clearTimeout(this.timer);
+  }
+
   /** Stops the schedule; a backup in progress is ended at once and its partial file removed. */
   async stop(): Promise<void> {
     clearTimeout(this.timer);
@@ -103,7 +115,7 @@ export class BackupSchedule {
   }
 
   private schedule(at: number): void {
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted || this.held) return;
     const wait = Math.max(0, at - Date.now());
     this.timer = setTimeout(() => (wait > MAX_TIMER_MS ? this.schedule(at) : this.run()), Math.min(wait, MAX_TIMER_MS));
     // The server's listener keeps the process alive, not a backup due in six hours.

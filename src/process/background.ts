@@ -112,6 +112,8 @@ export function backupService(config: Config, made: Made): Service {
   return {
     name: 'backups',
     start: async () => void (schedule = await startBackups(config, made.app.log, made.metrics?.registry)),
+    // Leaving (a reload's successor takes the schedule over; or the service stops): none begun any more.
+    drain: () => schedule?.hold(),
     stop: () => schedule?.stop(),
   };
 }

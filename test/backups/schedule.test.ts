@@ -112,6 +112,22 @@ describe('scheduled backups', () => {
     assert.equal(await metric('plant_store_backups_total{outcome="failed"}'), 0);
   });
 
+  it('held (its worker leaving), it finishes the backup in progress and begins no other', async () => {
+    const dir = tempDir(after);
+    const store = await storeWith(join(dir, 'plants.db'), numbered(100_000));
+    const into = join(dir, 'backups');
+    const { backups, metric, taken } = schedule(store, into, 1, 5);
+    await backups.start();
+    await until(() => readdirSync(into).some((name) => name.includes('.partial-')), 'a backup in progress', { timeoutMs: 60_000, everyMs: 5 });
+    backups.hold();
+    await until(() => taken().length === 1, 'the backup in progress to finish', { timeoutMs: 60_000 });
+    // Two intervals and more: a schedule not held would have begun another.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal(taken().length, 1);
+    assert.equal(readdirSync(into).length, 1);
+    assert.equal(await metric('plant_store_backups_total{outcome="ok"}'), 1);
+  });
+
   it('refuses a BACKUP_DIR it cannot write into, naming it', async () => {
     const dir = tempDir(after);
     writeFileSync(join(dir, 'a-file'), '');
