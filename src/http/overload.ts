@@ -13,6 +13,8 @@ export interface LoadSample {
 
 /** How often the load is sampled; each sample covers the window since the previous one. */
 const SAMPLE_EVERY_MS = 500;
+/** Samples in a row over the delay limit before shedding starts. */
+const LAGGING_SAMPLES = 2;
 /** The histogram's timer period; its mean delay includes it, so it is taken off. */
 const RESOLUTION_MS = 10;
 /**
@@ -25,7 +27,7 @@ const RETRY_AFTER_SECONDS = '2';
 
 /**
  * Load shedding. Every half second the monitor reads the event loop's mean delay (perf_hooks) and the
- * JS heap in use; while either is over its threshold, every request but those of routes marked `servesWhenOverloaded` (/healthz) is answered 503 with
+ * JS heap in use; while either is over its threshold (the delay in two windows in a row), every request but those of routes marked `servesWhenOverloaded` (/healthz) is answered 503 with
  * Retry-After at once, before authentication or body parsing, so the process spends nothing on work it
  * cannot finish in time and lets the loop and the heap recover. /healthz stays cheap and answers: the
  * process is up, just busy (readyz reports the overload as 503, which takes the instance out of a
@@ -44,6 +46,8 @@ export class OverloadMonitor {
   private seen = false;
   /** Samples in a row without a request. */
   private quietSamples = 0;
+  /** Samples in a row whose loop delay was over the limit. */
+  private laggingSamples = 0;
   private timer: NodeJS.Timeout | undefined;
   private reason: string | undefined;
   private readonly heapLimitMb: number;
@@ -92,7 +96,11 @@ export class OverloadMonitor {
       this.histogram?.disable();
       this.watching = false;
     }
-    if (this.loopLimitMs > 0 && load.eventLoopDelayMs > this.loopLimitMs) {
+    this.laggingSamples = this.loopLimitMs > 0 && load.eventLoopDelayMs > this.loopLimitMs ? this.laggingSamples + 1 : 0;
+    // Two windows in a row: a lag that lasts. One long turn (a first request's compiling, the OpenAPI
+    // document made, a GC pause) fills one window's mean alone, and shed the requests after it for nothing:
+    // a new worker's first requests in a reload, on a busy host.
+    if (this.laggingSamples >= LAGGING_SAMPLES) {
       this.reason = `the event loop lags ${Math.round(load.eventLoopDelayMs)} ms (limit ${this.loopLimitMs} ms)`;
     } else if (load.heapUsedMb > this.heapLimitMb) {
       this.reason = `the heap holds ${Math.round(load.heapUsedMb)} MiB (limit ${Math.round(this.heapLimitMb)} MiB)`;

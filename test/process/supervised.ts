@@ -73,7 +73,8 @@ export async function serve(
   const script = join(options.dir ?? ROOT, 'bin', 'plant-store.js');
   const child = spawn(process.execPath, [script, 'serve'], {
     cwd: options.dir,
-    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env }),
+    // No shedding for a lagging loop unless a test asks (test/process.ts says why).
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', OVERLOAD_EVENT_LOOP_DELAY_MS: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
