@@ -39,7 +39,8 @@ export const backupCommand: Command = {
       const store = storePath('backup');
       const target = resolve(file);
       // A folder cannot be replaced by a file, --force or not: said before the copy, not after it.
-      if (existsSync(target) && statSync(target).isDirectory()) throw new Error(`${target} is a folder: name the backup's file (${target}/plant-store.db, say)`);
+      if (existsSync(target) && statSync(target).isDirectory())
+        throw new Error(`${target} is a folder: name the backup's file (${target}/plant-store.db, say)`);
       if (!force && existsSync(target)) throw new Error(`${target} exists already: name a new file, or add --force to replace it`);
       const result = await backupSqlite(store, file, { replace: force });
       say(

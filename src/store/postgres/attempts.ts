@@ -20,7 +20,8 @@ WITH a AS (
 messages AS (
   UPDATE webhook_messages w SET status = a.status, attempts = w.attempts + 1, round_attempts = w.round_attempts + 1,
     next_attempt_at = a.next_at, last_attempt_at = a.at, last_status = a.http_status, last_error = a.error, lease_until = NULL
-  FROM a WHERE w.seq = a.seq),
+  -- By seq and endpoint, as on SQLite (whose seqs may be given again): an attempt lands on its own message only.
+  FROM a WHERE w.seq = a.seq AND w.endpoint_id = a.endpoint_id),
 last_delivered AS (
   SELECT endpoint_id, max(ord) AS ord FROM a WHERE status = 'delivered' GROUP BY endpoint_id),
 streak AS (
