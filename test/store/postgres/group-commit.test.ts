@@ -16,8 +16,8 @@ import { sleep, until } from '../../toolkit.js';
 interface Sent {
   /** 'alone' or the transaction's number. */
   via: string;
-  kind: 'plain-puts' | 'other' | 'commit';
-  /** The plants written, or (commit) the key of the transaction's events. */
+  kind: 'plain-puts' | 'other' | 'commit' | 'lock';
+  /** The plants written (lock: locked), or (commit) the key of the transaction's events. */
   ids: string[];
   /** A write's events: the key it was given (null: take one) and how many events came before it in its transaction. */
   feed?: [string | null, number];
@@ -38,6 +38,10 @@ function fakeDatabase(
     async <R extends pg.QueryResultRow>(text: string, values: unknown[]) => {
       const plain = text.includes('WITH ORDINALITY');
       const commit = text.startsWith('INSERT INTO event_commits');
+      if (text.startsWith('SELECT 1 FROM plants')) {
+        sent.push({ via, kind: 'lock', ids: values[0] as string[] });
+        return { rows: [] } as unknown as pg.QueryResult<R>;
+      }
       const ids = plain ? (values[0] as string[]) : [String(values[0])];
       const entry: Sent = commit
         ? { via, kind: 'commit', ids }
@@ -101,6 +105,8 @@ describe('PostgreSQL group commit (postgres/group-commit.ts)', () => {
       batcher.write({ kind: 'put', plant: plant(4), createOnly: true, ifMatch: undefined }),
     ]);
     assert.deepEqual(db.sent, [
+      // First the plants of the batch's statements locked, in id order (the statement sorts them).
+      { via: 'tx1', kind: 'lock', ids: ['1', '2', '3', '4'] },
       { via: 'tx1', kind: 'plain-puts', ids: ['1', '2'], feed: [null, 0] },
       { via: 'tx1', kind: 'plain-puts', ids: ['1'], feed: ['7', 2] },
       { via: 'tx1', kind: 'other', ids: ['2'], feed: ['7', 3] },
