@@ -102,6 +102,13 @@ export class Writes {
     const key = keyOf(write.key);
     const running = `${owner}\u0000${key}`;
     if (this.running.has(running)) {
+      // Beside another request of the key: a retry of one answered already (the other reading that answer
+      // too) gets the answer kept; only a key whose first request has not finished is 409.
+      const earlier = await this.store.idempotency.find(owner, key);
+      if (earlier !== undefined) {
+        if (write.input instanceof Deferred) await write.input.skip?.();
+        return this.answer(reply, earlier as KeptOutcome<K>, write, key, render);
+      }
       this.observer?.conflict('running');
       throw stillRunning(key);
     }

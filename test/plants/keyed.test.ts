@@ -112,4 +112,26 @@ describe('Idempotency-Key on POST /plants under concurrent retries', () => {
     const events = (await t.call('GET', '/events?limit=100')).json<unknown[]>();
     assert.equal(events.length, 1, 'one write');
   });
+
+  it('answers every retry of a key answered already with that answer, however many come together (none 409)', async () => {
+    const t = await testApp(after);
+    const first = await t.call('POST', '/plants', { body: { id: 6, name: 'answered' }, headers: { 'idempotency-key': 'done' } });
+    assert.equal(first.statusCode, 200);
+    const retries: LightMyRequestResponse[] = await Promise.all(
+      Array.from({ length: 10 }, () => t.call('POST', '/plants', { body: { id: 6, name: 'answered' }, headers: { 'idempotency-key': 'done' } })),
+    );
+    assert.deepEqual(
+      retries.map((a) => [a.statusCode, a.headers['idempotent-replayed'], a.payload]),
+      retries.map(() => [200, 'true', first.payload]),
+    );
+    // A different request with the key, beside them, is still 422.
+    const other = await Promise.all([
+      t.call('POST', '/plants', { body: { id: 6, name: 'answered' }, headers: { 'idempotency-key': 'done' } }),
+      t.call('POST', '/plants', { body: { id: 6, name: 'other' }, headers: { 'idempotency-key': 'done' } }),
+    ]);
+    assert.deepEqual(
+      other.map((a) => a.statusCode),
+      [200, 422],
+    );
+  });
 });
