@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
-import { assertErrorShape, testApp } from '../helpers.js';
-import { listedCodes, operations, payloadOf, urlOf, type Json, type Operation } from './route-table.js';
+import { testApp } from '../helpers.js';
+import { anyListed, operations, payloadOf, urlOf, type Json } from './route-table.js';
 
 /**
  * Every refusal of a parameter, a header, a cursor or a body an operation cannot read carries a code the
@@ -13,18 +12,6 @@ import { listedCodes, operations, payloadOf, urlOf, type Json, type Operation } 
 
 /** Values that some parameter's schema refuses: a form, a number, a choice. */
 const MALFORMED = ['no-such-form!', '', '-1', '%00'];
-
-function assertListed(operation: Operation, res: LightMyRequestResponse, what: string): string | undefined {
-  if (res.statusCode < 400) return undefined;
-  const body = res.json<{ code: string }>();
-  assertErrorShape(body, res.statusCode);
-  const listed = listedCodes(operation, res.statusCode);
-  assert.ok(
-    listed.includes(body.code),
-    `${operation.method} ${operation.path} ${what}: ${body.code} (${res.payload}) is listed for ${res.statusCode}: ${listed.join(', ') || 'nothing'}`,
-  );
-  return body.code;
-}
 
 describe('every operation: a malformed parameter, header, cursor or body carries a code it documents', async () => {
   const t = await testApp(after);
@@ -42,30 +29,30 @@ describe('every operation: a malformed parameter, header, cursor or body carries
       for (const name of inQuery) {
         for (const value of MALFORMED) {
           const res = await t.call(operation.method, `${urlOf(operation)}?${name}=${value}`, { headers: typed, body });
-          const code = assertListed(operation, res, `?${name}=${value}`);
+          const code = anyListed(operation, res, `?${name}=${value}`);
           if (code !== undefined) codesSeen.add(code);
         }
       }
       for (const name of inHeaders) {
         for (const value of MALFORMED) {
           const res = await t.call(operation.method, urlOf(operation), { headers: { ...typed, [name]: value }, body });
-          const code = assertListed(operation, res, `${name}: ${value}`);
+          const code = anyListed(operation, res, `${name}: ${value}`);
           if (code !== undefined) codesSeen.add(code);
         }
       }
       if (inQuery.includes('cursor')) {
         const res = await t.call(operation.method, `${urlOf(operation)}?cursor=bm90LW1hZGUtaGVyZQ`, { headers: typed, body });
-        assert.equal(assertListed(operation, res, 'a cursor it did not make'), 'invalid_cursor');
+        assert.equal(anyListed(operation, res, 'a cursor it did not make'), 'invalid_cursor');
         if (inQuery.includes('after')) {
           const both = await t.call(operation.method, `${urlOf(operation)}?cursor=x&after=y`, { headers: typed, body });
-          assert.ok(assertListed(operation, both, 'cursor and after') !== undefined, both.payload);
+          assert.ok(anyListed(operation, both, 'cursor and after') !== undefined, both.payload);
         }
       }
       if (operation.body === undefined && operation.method !== 'GET') {
         const unread = await t.call(operation.method, urlOf(operation), { headers: { 'content-type': 'text/plain' }, body: 'x' });
-        assert.equal(assertListed(operation, unread, 'a text/plain body'), 'unsupported_media_type');
+        assert.equal(anyListed(operation, unread, 'a text/plain body'), 'unsupported_media_type');
         const broken = await t.call(operation.method, urlOf(operation), { headers: { 'content-type': 'application/json' }, body: '{' });
-        assert.equal(assertListed(operation, broken, 'a broken JSON body'), 'invalid_json');
+        assert.equal(anyListed(operation, broken, 'a broken JSON body'), 'invalid_json');
       }
     });
   }

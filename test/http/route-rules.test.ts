@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, problemType, statusOf, titleOf, type ErrorCode } from '../../src/http/error-codes.js';
 import { SCOPES, type Scope } from '../../src/model/scopes.js';
 import { assertErrorShape, testApp, type TestApp } from '../helpers.js';
-import { listedCodes, operations, payloadOf, urlOf, type Operation } from './route-table.js';
+import { anyListed, listedCodes, operations, payloadOf, urlOf, type Operation } from './route-table.js';
 
 /**
  * The API's rules, held over every operation of the served document (made from the registered routes):
@@ -39,19 +39,6 @@ function refused(operation: Operation, res: LightMyRequestResponse, code: ErrorC
   if (field !== undefined) assert.equal(body.field, field, what);
   assert.ok(listedCodes(operation, res.statusCode).includes(code), `${what}: the document lists ${code} for ${res.statusCode}`);
   return body;
-}
-
-/** Any error answer: a code listed for its status (or, for a status the operation does not list, one the table has). */
-function anyListed(operation: Operation, res: LightMyRequestResponse): string | undefined {
-  if (res.statusCode < 400) return undefined;
-  const body = res.json<{ code: string }>();
-  assertErrorShape(body, res.statusCode);
-  const listed = listedCodes(operation, res.statusCode);
-  assert.ok(
-    listed.includes(body.code),
-    `${operation.method} ${operation.path}: ${body.code} (${res.payload}) is listed for ${res.statusCode}: ${listed.join(', ')}`,
-  );
-  return body.code;
 }
 
 const other = (needed: Scope): Scope => SCOPES.find((scope) => scope !== needed)!;

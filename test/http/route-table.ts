@@ -1,4 +1,6 @@
-import type { InjectOptions } from 'fastify';
+import assert from 'node:assert/strict';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { assertErrorShape } from '../helpers.js';
 import type { TestApp } from '../helpers.js';
 
 /**
@@ -72,4 +74,17 @@ export function payloadOf(operation: Operation, example: unknown = operation.bod
 /** The codes the document lists for this status of this operation. */
 export function listedCodes(operation: Operation, status: number): string[] {
   return (operation.op.responses[String(status)]?.['x-error-codes'] as string[] | undefined) ?? [];
+}
+
+/** Any error answer (`what` the request was, for the message): the Error shape, and a code the document lists for its status; the code. */
+export function anyListed(operation: Operation, res: LightMyRequestResponse, what = ''): string | undefined {
+  if (res.statusCode < 400) return undefined;
+  const body = res.json<{ code: string }>();
+  assertErrorShape(body, res.statusCode);
+  const listed = listedCodes(operation, res.statusCode);
+  assert.ok(
+    listed.includes(body.code),
+    `${operation.method} ${operation.path}${what === '' ? '' : ` ${what}`}: ${body.code} (${res.payload}) is listed for ${res.statusCode}: ${listed.join(', ') || 'nothing'}`,
+  );
+  return body.code;
 }

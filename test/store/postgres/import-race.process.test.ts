@@ -8,7 +8,7 @@ import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
 import { needs, until } from '../../toolkit.js';
 
 /**
- * An import into a store holding plants, on PostgreSQL, while another writer commits a plant of an id it
+ * An import on PostgreSQL while another writer commits a plant of an id it
  * imports: the import runs at READ COMMITTED, so its answer and its events must say what its merge did,
  * and create-only must refuse what it would replace, whatever was committed after the import began (it
  * once counted and announced before merging: the plant counted created, announced plant.created, and
@@ -50,6 +50,35 @@ if (skipReason) {
   }
 
   describe('a PostgreSQL import racing another writer', () => {
+    it('into a store seen empty, whose plant of an imported id commits meanwhile: merged as into any store, the plant replaced', async () => {
+      const url = await server.createDatabase();
+      const store = await PostgresStore.open(url, { poolSize: 4, readPoolSize: 2, timeoutMs: 5000 });
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      try {
+        const session = await store.plants.startImport();
+        await session.add([
+          { id: 1, name: 'one' },
+          { id: 2, name: 'two' },
+        ]);
+        // Another writer's plant 2, not committed yet: the import sees an empty store and its plain insert waits on the key.
+        await other.query("BEGIN; INSERT INTO plants (id, name, version) VALUES (2, 'meanwhile', nextval('plant_version'))");
+        const committing = session.commit({ createOnly: false });
+        await commitWhenWaitedOn(other);
+        assert.deepEqual(await committing, { created: 1, replaced: 1 });
+        assert.deepEqual((await store.plants.get(2))?.plant, { id: 2, name: 'two' });
+        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'one' });
+        const events = await store.events.read({ after: FEED_START, limit: 10 });
+        assert.deepEqual(
+          events.map((e) => (JSON.parse(e.body) as { type: string }).type),
+          ['plant.created', 'plant.updated'],
+        );
+      } finally {
+        await other.end();
+        await store.close();
+      }
+    });
+
     it('replaces the plant committed meanwhile, and counts and announces it as replaced', async () => {
       const { store, other, session } = await racing();
       try {

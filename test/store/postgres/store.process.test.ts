@@ -7,7 +7,6 @@ import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { isUnavailable } from '../../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
-import { FEED_START } from '../../../src/store/event-store.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
@@ -18,7 +17,7 @@ import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
 import { postgresUnavailableReason, TestPostgres } from './pg-server.js';
-import { needs, until } from '../../toolkit.js';
+import { needs } from '../../toolkit.js';
 
 const skipReason = needs('PostgreSQL store tests', postgresUnavailableReason());
 
@@ -85,41 +84,6 @@ if (skipReason) {
         POSTGRES_MIGRATIONS.map(({ version, name }) => ({ version, name })),
       );
       assert.equal(rows[0]?.name, 'plants_and_tokens');
-    });
-
-    it('imports into a store seen empty whose plant of an imported id commits meanwhile: merged as into any store, the plant replaced', async () => {
-      const url = await server.createDatabase();
-      const store = await open(url);
-      const other = new pg.Client({ connectionString: url });
-      await other.connect();
-      try {
-        const session = await store.plants.startImport();
-        await session.add([
-          { id: 1, name: 'one' },
-          { id: 2, name: 'two' },
-        ]);
-        // Another writer's plant 2, not committed yet: the import sees an empty store and its plain insert waits on the key.
-        await other.query("BEGIN; INSERT INTO plants (id, name, version) VALUES (2, 'meanwhile', nextval('plant_version'))");
-        const committing = session.commit({ createOnly: false });
-        await until(async () => {
-          const { rows } = await other.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-          );
-          return rows[0]!.n > 0;
-        }, 'the import to wait on the other writer');
-        await other.query('COMMIT');
-        assert.deepEqual(await committing, { created: 1, replaced: 1 });
-        assert.deepEqual((await store.plants.get(2))?.plant, { id: 2, name: 'two' });
-        assert.deepEqual((await store.plants.get(1))?.plant, { id: 1, name: 'one' });
-        const events = await store.events.read({ after: FEED_START, limit: 10 });
-        assert.deepEqual(
-          events.map((e) => (JSON.parse(e.body) as { type: string }).type),
-          ['plant.created', 'plant.updated'],
-        );
-      } finally {
-        await other.end();
-        await store.close();
-      }
     });
 
     it('stores ids in a bigint column, exactly', async () => {
