@@ -100,9 +100,13 @@ if (skipReason) {
     it('create-only: refuses the import, naming the plant committed meanwhile, and keeps nothing of it', async () => {
       const { store, other, session } = await racing();
       try {
-        const committing = session.commit({ createOnly: true });
+        // Its refusal awaited from the start: it may come before the other writer's COMMIT has answered.
+        const refused = assert.rejects(
+          session.commit({ createOnly: true }),
+          (e: Error) => e.name === 'ImportConflictError' && e.message.includes('id 2'),
+        );
         await commitWhenWaitedOn(other);
-        await assert.rejects(committing, (e: Error) => e.name === 'ImportConflictError' && e.message.includes('id 2'));
+        await refused;
         await session.abort();
         assert.deepEqual((await store.plants.get(2))?.plant, { id: 2, name: 'meanwhile' });
         assert.equal(await store.plants.get(1), undefined, 'nothing of the refused import');
