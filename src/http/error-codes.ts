@@ -22,9 +22,9 @@ export const ERROR_CODES = {
   invalid_cursor: [400, 'A paging parameter does not say where a page of this list starts'],
   conflicting_parameters: [400, 'Two parameters that cannot be given together'],
   invalid_webhook_url: [400, 'The webhook URL is not an absolute http(s) URL reaching public addresses'],
-  header_repeated: [400, 'A header that must come once came more than once'],
+  header_repeated: [400, 'A header that must come once (Host, Authorization, Idempotency-Key …) came more than once'],
   token_sent_twice: [400, 'The bearer token came both in the Authorization header and as access_token'],
-  invalid_header: [400, 'A header is not valid HTTP (Host missing, Content-Type or Content-Length malformed)'],
+  invalid_header: [400, 'A header is not valid HTTP (Host missing or malformed, Content-Type or Content-Length malformed)'],
   invalid_request: [400, 'The request is not valid HTTP/1.1, or its URL is not validly percent-encoded'],
   // 401, 403
   unauthorized: [401, 'Missing, malformed, unknown, revoked or expired bearer token'],
@@ -57,8 +57,9 @@ export const ERROR_CODES = {
   // 429
   rate_limited: [429, 'Too many requests from this token (or address) this minute; retry after Retry-After'],
   streams_limited: [429, 'This token (or address) holds its share of the event streams already'],
-  // 500, 503
+  // 500, 501, 503
   internal_error: [500, 'An unexpected fault; the log has the details under the request id'],
+  transfer_coding_unsupported: [501, 'A Transfer-Encoding other than chunked (gzip, chunked …)'],
   store_unavailable: [503, 'The store cannot be reached or cannot write; retry after Retry-After'],
   store_busy: [503, 'The store takes writes slower than they come; retry after Retry-After'],
   overloaded: [503, 'The service is overloaded; retry after Retry-After'],

@@ -15,7 +15,7 @@ export function sentMoreThanOnce(name: string, times: number): string {
 }
 
 /** How many times the request's raw headers carry `name` (lower case): lengths compared before letters, so that most names cost a comparison. */
-function timesSent(rawHeaders: readonly string[], name: string): number {
+export function timesSent(rawHeaders: readonly string[], name: string): number {
   let times = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const sent = rawHeaders[i]!;

@@ -1,4 +1,5 @@
 import { HttpError } from './errors.js';
+import { sentMoreThanOnce, timesSent } from './repeated-headers.js';
 
 /**
  * A request target that is not one, refused 400 `invalid_request` like a path that does not decode (the
@@ -51,3 +52,47 @@ export function expectationProblem(expect: string | undefined): HttpError | unde
     field: 'headers.expect',
   });
 }
+
+/**
+ * RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host, and to any request with more
+ * than one Host line or a Host that is not `host[:port]`. Node keeps the first Host of several and drops the
+ * others without a word, so a proxy that routed by another would disagree with this service about the
+ * request's authority. Every request pays one walk of its raw header names (a length compared for most)
+ * and one regular expression over its Host.
+ */
+export function hostProblem(host: string | undefined, httpVersionMinor: number, rawHeaders: readonly string[]): HttpError | undefined {
+  if (host === undefined) {
+    if (httpVersionMinor !== 1) return undefined;
+    return new HttpError('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', { field: 'headers.host' });
+  }
+  const times = timesSent(rawHeaders, 'host');
+  if (times > 1) return new HttpError('header_repeated', sentMoreThanOnce('host', times), { field: 'headers.host' });
+  if (HOST.test(host)) return undefined;
+  return new HttpError(
+    'invalid_header',
+    `headers.host must be a host name or address and an optional port (host[:port]), not ${JSON.stringify(host.slice(0, 100))}`,
+    {
+      field: 'headers.host',
+    },
+  );
+}
+
+/** RFC 3986's host (an IP literal in brackets, or a reg-name: IPv4 addresses are of its form) and port; empty is allowed (RFC 9112 3.2). */
+const HOST = /^(?:\[[\w.:~!$&'()*+,;=%-]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/;
+
+/**
+ * RFC 9112 6.1: a request whose transfer codings hold any but `chunked` (`gzip, chunked`) is answered 501, as
+ * the RFC advises: Node's parser takes such a body chunked and hands its bytes on still coded, which the
+ * JSON parser would refuse as not JSON, or worse, read. (Node refuses by itself a Transfer-Encoding that
+ * does not end in chunked.)
+ */
+export function transferProblem(codings: string | undefined): HttpError | undefined {
+  if (codings === undefined || codings === 'chunked' || CHUNKED_ALONE.test(codings)) return undefined;
+  return new HttpError(
+    'transfer_coding_unsupported',
+    `Transfer-Encoding: ${codings.slice(0, 100)} is not supported: send the body chunked alone, or with a Content-Length (a Content-Encoding is not taken either)`,
+    { field: 'headers.transfer-encoding' },
+  );
+}
+
+const CHUNKED_ALONE = /^[ \t]*chunked[ \t]*$/i;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { allowedMethods, HttpError } from './errors.js';
-import { expectationProblem, targetProblem } from './request-target.js';
+import { allowedMethods } from './errors.js';
+import { expectationProblem, hostProblem, targetProblem, transferProblem } from './request-target.js';
 
 /**
  * Headers every answer carries, errors included. The API serves only JSON, so the policy forbids
@@ -117,11 +117,12 @@ export function installSecurity(app: FastifyInstance, settings: { corsOrigins: r
   const cors = settings.corsOrigins.length > 0;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS);
-    // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
-    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
-      return done(new HttpError('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', { field: 'headers.host' }));
-    }
-    const target = targetProblem(request.url) ?? expectationProblem(request.headers.expect);
+    const { headers, raw } = request;
+    const target =
+      hostProblem(headers.host, raw.httpVersionMinor, raw.rawHeaders) ??
+      targetProblem(request.url) ??
+      expectationProblem(headers.expect) ??
+      transferProblem(headers['transfer-encoding']);
     if (target !== undefined) return done(target);
     done(cors ? undefined : check(request));
   });
