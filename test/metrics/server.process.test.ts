@@ -32,6 +32,7 @@ function postAlone(url: string, body: string): Promise<number> {
 
 describe('metrics in the real process', () => {
   it('serves the separate port (METRICS_PORT=0: a free one, named in the log); the API port has none; a graceful stop closes it', async () => {
+    const startedBefore = Math.floor(Date.now() / 1000);
     const server = await startServer(after, {
       env: { DATABASE_URL: `file:${join(tempDir(after), 'p.db')}`, PLANT_STORE_TOKENS: TOKEN, METRICS_PORT: '0' },
     });
@@ -54,6 +55,9 @@ describe('metrics in the real process', () => {
     assert.equal(valueOf(m, 'plant_store_webhook_backlog'), 0);
     assert.equal(valueOf(m, 'plant_store_webhook_deliveries_total', { outcome: 'delivered' }), 0);
     assert.ok(valueOf(m, 'process_resident_memory_bytes')! > 0);
+    // prom-client's sum omits it: the supervisor's own start (the process started; a reload keeps it).
+    const started = valueOf(m, 'process_start_time_seconds')!;
+    assert.ok(started >= startedBefore - 1 && started <= Date.now() / 1000 + 1, `process_start_time_seconds ${started}`);
 
     assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     await assert.rejects(fetch(url), 'the metrics port is closed');
