@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { stringifyJson } from '../json/exact.js';
+import { columns, padColumns } from './columns.js';
 
 /**
  * Where the CLI prints, and how: stored text (a plant's name, a webhook's URL or description, a token's
@@ -131,14 +132,14 @@ export async function printStream(
   if (rest !== '') sink.write(show(rest));
 }
 
-/** Rows as a table with a heading, columns padded to their widest cell; on a terminal, cells with their controls escaped. */
+/** Rows as a table with a heading, columns padded to their widest cell (in a terminal's columns); on a terminal, cells with their controls escaped. */
 export function printTable(heading: string[], rows: string[][], sink: Sink = process.stdout): void {
   const table = [heading, ...rows.map((row) => row.map((cell) => shown(cell, sink)))];
-  const widths = heading.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
+  const widths = heading.map((_, i) => Math.max(...table.map((r) => columns(r[i] ?? ''))));
   let text = '';
   for (const row of table)
     text += `${row
-      .map((cell, i) => cell.padEnd(widths[i]!))
+      .map((cell, i) => padColumns(cell, widths[i]!))
       .join('  ')
       .trimEnd()}\n`;
   sink.write(text);
