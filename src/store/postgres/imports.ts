@@ -27,8 +27,13 @@ const ANNOUNCE_CHUNK = 1000;
 const STAGED = `SELECT s.id::text AS id, s.name, s.tag, c.id IS NULL AS existed FROM import_stage s LEFT JOIN import_created c ON c.id = s.id
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
 
-/** The staged plants as they go into plants: one version for the whole import (each plant's still changes, and is never reused). */
-const STAGED_PLANTS = `SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage`;
+/**
+ * The staged plants as they go into plants: one version for the whole import (each plant's still changes, and
+ * is never reused). In id order, the order every write locks its plants in (group commit's batches too): two
+ * imports of the same ids in other orders, each holding a plant the other waits for, deadlocked, and
+ * PostgreSQL refused one of them.
+ */
+const STAGED_PLANTS = `SELECT id, name, tag, (SELECT nextval('plant_version')) FROM import_stage ORDER BY id`;
 
 /**
  * The merge, one statement: each staged plant inserted, or the stored plant of its id replaced, and the ids
@@ -54,7 +59,7 @@ const STAGED_CREATED = `SELECT s.id::text AS id, s.name, s.tag, false AS existed
   WHERE $1::bigint IS NULL OR s.id > $1::bigint ORDER BY s.id LIMIT ${ANNOUNCE_CHUNK}`;
 
 /** The merge into a store that had none of the staged ids: a plain insert in id order, one version for the whole import. */
-const INSERT_NEW = `INSERT INTO plants (id, name, tag, version) ${STAGED_PLANTS} ORDER BY id`;
+const INSERT_NEW = `INSERT INTO plants (id, name, tag, version) ${STAGED_PLANTS}`;
 
 /** unique_violation: a plant of a staged id was committed by someone else after the store was seen empty. */
 const UNIQUE_VIOLATION = '23505';

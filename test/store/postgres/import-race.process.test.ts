@@ -117,5 +117,54 @@ if (skipReason) {
         await store.close();
       }
     });
+
+    it('two imports of the same plants in opposite orders both commit, without a deadlock', async () => {
+      const url = await server.createDatabase();
+      const store = await PostgresStore.open(url, { poolSize: 6, readPoolSize: 2, timeoutMs: 10_000 });
+      // The other writer, and a session outside its transaction to watch (a transaction sees one snapshot of the statistics).
+      const [other, watcher] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+      await Promise.all([other.connect(), watcher.connect()]);
+      const deadlocks = async () =>
+        Number((await watcher.query<{ n: string }>('SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n);
+      try {
+        await other.query("INSERT INTO plants (id, name, version) SELECT g, 'p' || g, nextval('plant_version') FROM generate_series(1, 200) g");
+        const ids = Array.from({ length: 200 }, (_, i) => i + 1);
+        const sessions = await Promise.all(
+          [ids, [...ids].reverse()].map(async (order, n) => {
+            const session = await store.plants.startImport();
+            await session.add(order.map((id) => ({ id, name: `import ${n} of ${id}` })));
+            return session;
+          }),
+        );
+        const before = await deadlocks();
+        // Plant 100 held by another writer: each import locks the plants before it in its order, then waits
+        // there. Locking in the rows' order, the two then held what the other needed next once 100 was free.
+        await other.query("BEGIN; UPDATE plants SET name = 'held' WHERE id = 100");
+        const commits = sessions.map((session) => session.commit({ createOnly: false }));
+        await until(async () => {
+          const { rows } = await watcher.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          return rows[0]!.n >= 2;
+        }, 'both imports to wait');
+        await other.query('COMMIT');
+        const settled = await Promise.allSettled(commits);
+        // A refused import gives its connection back (as the route does), so that the store closes.
+        for (const [n, session] of sessions.entries()) if (settled[n]!.status === 'rejected') await session.abort();
+        assert.deepEqual(
+          settled.map((s) => (s.status === 'fulfilled' ? s.value : String(s.reason))),
+          [
+            { created: 0, replaced: 200 },
+            { created: 0, replaced: 200 },
+          ],
+        );
+        assert.equal((await deadlocks()) - before, 0, 'no deadlock');
+        const events = await store.events.read({ after: FEED_START, limit: 1000 });
+        assert.equal(events.length, 400, 'each import announced its 200 plants');
+      } finally {
+        await Promise.all([other.end(), watcher.end()]);
+        await store.close();
+      }
+    });
   });
 }
