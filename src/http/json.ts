@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { parseJson } from '../json/exact.js';
+import { firstRoundedNumber, ROUNDED_CANDIDATE } from '../json/rounded-numbers.js';
 import { HttpError } from './errors.js';
 import { fingerprintBody } from './fingerprint.js';
 import { int64Body } from './int64-preference.js';
@@ -13,6 +14,23 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /** A request body that is not what RFC 8259 calls JSON text: not UTF-8, or a string no UTF-8 can hold. */
 class JsonBodyError extends Error {}
+
+/**
+ * A number that is not an integer where every number of the API is one, though JSON.parse would round it to
+ * one (json/rounded-numbers.ts): refused as the schema refuses `1.5`, naming the member it is the value of.
+ */
+class RoundedNumberError extends Error {
+  constructor(
+    readonly number: string,
+    readonly key: string | undefined,
+    what: string,
+  ) {
+    const field = key === undefined ? what : `${what === 'the body' ? 'body.' : ''}${key}`;
+    super(`${field} must be an integer: ${number.slice(0, 40)} is not one, though a double would round it to ${Number(number)}`);
+    this.field = key === undefined ? undefined : `body.${key}`;
+  }
+  readonly field: string | undefined;
+}
 
 /** True when some string (value or key) of a parsed document holds a lone surrogate. Iterative: documents may nest deeply. */
 function hasLoneSurrogate(root: unknown): boolean {
@@ -48,6 +66,10 @@ export function parseJsonBody(bytes: Buffer): unknown {
 export function parseJsonText(text: string, what = 'the row'): unknown {
   checkJsonDepth(text);
   const value = parseJson(text);
+  if (ROUNDED_CANDIDATE.test(text)) {
+    const rounded = firstRoundedNumber(text);
+    if (rounded !== undefined) throw new RoundedNumberError(rounded.number, rounded.key, what);
+  }
   if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
     throw new JsonBodyError(`a string in ${what} holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not Unicode text`);
   }
@@ -90,6 +112,7 @@ export function installJsonParser(app: FastifyInstance): void {
       // Prefer: int64=string: the body's int64 members may be strings too (http/int64-preference.ts).
       done(null, int64Body(request, parseJsonBody(body as Buffer)));
     } catch (error) {
+      if (error instanceof RoundedNumberError) return done(new HttpError('validation_failed', error.message, { field: error.field }), undefined);
       const message =
         error instanceof JsonBodyError
           ? error.message

@@ -45,5 +45,6 @@ export function csvColumns(header: string[], line: number): { id: number; name: 
  */
 export function csvId(cell: string): PlantId | string {
   const text = cell.trim();
-  return parseInt64(text) ?? (/^-?\d+$/.test(text) ? BigInt(text) : cell);
+  // Only plain digits beyond int64 become a bigint: `-0` and `007` (in range once read) stay text, refused as in a path.
+  return parseInt64(text) ?? (/^-?[1-9]\d*$/.test(text) ? BigInt(text) : cell);
 }

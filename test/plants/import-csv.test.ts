@@ -91,6 +91,11 @@ describe('POST /plants/import with text/csv', () => {
         'line 2: id must be an integer from -9223372036854775808 to 9223372036854775807',
       ],
       ['an id with a fraction', 'id,name,tag\r\n1.5,b,\r\n', 'line 2: id must be an integer'],
+      // Spellings a path refuses (`-0` once replaced plant 0, `007` wrote plant 7).
+      ['an id -0', 'id,name,tag\r\n-0,b,\r\n', 'line 2: id must be an integer'],
+      ['an id with a leading zero', 'id,name,tag\r\n007,b,\r\n', 'line 2: id must be an integer'],
+      ['an id of zeros', 'id,name,tag\r\n00,b,\r\n', 'line 2: id must be an integer'],
+      ['an id with a plus sign', 'id,name,tag\r\n+7,b,\r\n', 'line 2: id must be an integer'],
       [
         'an empty name and a long tag',
         `id,name,tag\r\n1,,${'t'.repeat(65)}\r\n`,
