@@ -168,8 +168,8 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //     that sent `Prefer: int64=string`: one config read for the others.
   let stopping = false;
   app.addHook('onSend', (request, reply, payload, done) => {
-    closeAfterRefusedBody(request, reply);
     if (stopping) reply.header('connection', 'close');
+    closeAfterRefusedBody(request, reply, stopping);
     if (reply.statusCode >= 400 && request.headers.prefer !== undefined) acknowledgeHandling(request, reply);
     const int64 = request.routeOptions.config.int64;
     done(null, int64 === undefined ? payload : int64Answer(request, reply, payload, int64));
