@@ -4,13 +4,22 @@ import { sentMoreThanOnce, timesSent } from './repeated-headers.js';
 /**
  * A request target that is not one, refused 400 `invalid_request` like a path that does not decode (the
  * router's, http/transport.ts), rather than read as something the client did not write:
+ * - a target that is neither a path nor an absolute URL (which originForm made one): the router took
+ *   `*plants/6` for `/plants/6`, so that a proxy allowing or refusing by path prefix saw another resource
+ *   than this service served (RFC 9112 3.2: `*` alone, and only for OPTIONS, is the fourth form);
  * - a fragment (`/plants/1#x`): RFC 9112 3.2's request target has none (a client strips it), and the
  *   router would take `#x` for a query string;
  * - a query string that is not validly percent-encoded (`?q=%zz`, `?q=%`, bytes that are not UTF-8): the
  *   query parser keeps such text as it is, so `q=%zz` searched for the three characters `%zz`.
  * Every request pays two scans of its URL for `#` and `?`; only a query holding a `%` is decoded.
  */
-export function targetProblem(url: string): HttpError | undefined {
+export function targetProblem(url: string, method = 'GET'): HttpError | undefined {
+  if (url.charCodeAt(0) !== 0x2f && !(url === '*' && method === 'OPTIONS')) {
+    return new HttpError(
+      'invalid_request',
+      `the request target ${JSON.stringify(url.slice(0, 100))} is not a path: send one that starts with / (or an absolute http(s) URL)`,
+    );
+  }
   if (url.includes('#')) {
     return new HttpError('invalid_request', 'the URL holds a fragment (#…), which a request target never does: send the URL without it');
   }
@@ -96,3 +105,19 @@ export function transferProblem(codings: string | undefined): HttpError | undefi
 }
 
 const CHUNKED_ALONE = /^[ \t]*chunked[ \t]*$/i;
+
+/** An absolute-form target's scheme and authority (RFC 9112 3.2.2), as a client sends to a proxy. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The origin form of an absolute-form target (`http://host/plants?x` is `/plants?x`), which a server must
+ * accept (RFC 9112 3.2.2): answered as the same request in origin form, so that what is built from the
+ * target (a next page's Link, the Idempotency-Key's fingerprint, the log) never names the host the client
+ * wrote. Any other target is left as it is, for targetProblem to refuse.
+ */
+export function originForm(url: string): string {
+  const absolute = ABSOLUTE_FORM.exec(url);
+  if (absolute === null) return url;
+  const rest = url.slice(absolute[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}

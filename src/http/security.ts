@@ -120,7 +120,7 @@ export function installSecurity(app: FastifyInstance, settings: { corsOrigins: r
     const { headers, raw } = request;
     const target =
       hostProblem(headers.host, raw.httpVersionMinor, raw.rawHeaders) ??
-      targetProblem(request.url) ??
+      targetProblem(request.url, request.method) ??
       expectationProblem(headers.expect) ??
       transferProblem(headers['transfer-encoding']);
     if (target !== undefined) return done(target);
