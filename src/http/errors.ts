@@ -231,7 +231,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(reply, 'store_busy', storeBusy(request.id));
     }
     if (error instanceof StoreUnavailableError) {
-      request.log.error({ err: error.cause ?? error }, 'store unavailable');
+      // An outage the store reported as it began is logged once then (system/routes.ts), not with every refusal.
+      if (!error.reported) request.log.error({ err: error.cause ?? error }, 'store unavailable');
       reply.header('retry-after', '1');
       return send(reply, 'store_unavailable', storeUnavailable(request.id));
     }

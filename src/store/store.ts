@@ -50,8 +50,17 @@ export interface Store {
    * wait for: webhook deliveries then give way (http/request-pressure.ts).
    */
   readonly writeBatches: Readonly<BatchCounts>;
-  /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  /**
+   * Resolves when the database answers a trivial query and is not known to refuse writes; rejects with
+   * StoreUnavailableError otherwise (/readyz).
+   */
   ping(): Promise<void>;
+  /**
+   * Calls `listener` when the store turns unable to take writes (with the error, which its refused writes
+   * carry as `reported`) and when it takes them again (undefined): once per change, not per refused write
+   * (SQLite: a full disk, its file deleted). Absent: the store says nothing of its own.
+   */
+  onHealthChange?(listener: (problem: StoreUnavailableError | undefined) => void): void;
   close(): Promise<void>;
 }
 
@@ -121,9 +130,16 @@ export interface RateCounter {
 
 /** The database cannot be reached or cannot write (down, disk full, read-only, timed out). */
 export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * The store told its onHealthChange listeners of this outage as it began (the app logs it then, once):
+   * a request refused by it need not log it again.
+   */
+  readonly reported: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; reported?: boolean }) {
     super(message, options);
     this.name = 'StoreUnavailableError';
+    this.reported = options?.reported === true;
   }
 }
 

@@ -3,7 +3,7 @@ import { hash } from 'node:crypto';
 import { IfNoneMatchHeaders, NOT_MODIFIED, REVALIDATE_PUBLIC, revalidated, revalidationHeaders } from '../http/caching.js';
 import { ErrorBody, send } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
-import type { Store } from '../store/store.js';
+import { StoreUnavailableError, type Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 
 /** GET /healthz: the process is up, and which release answers (during a rolling upgrade or a reload, several may). */
@@ -34,6 +34,13 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{
   /** True once the instance is leaving (SIGTERM's drain): /readyz answers 503. */
   leaving?: () => boolean;
 }> = (app, { store, openApi, leaving }, done) => {
+  // The store's writability, logged once as it is lost and once as it returns, as the overload shedder does:
+  // the writes refused meanwhile (and the probes) say nothing more, where a full disk refusing 20,000
+  // writes wrote 19 MB of error lines, onto the full disk perhaps.
+  store.onHealthChange?.((problem) => {
+    if (problem === undefined) app.log.warn('store available again: a write committed; writes and /readyz are back');
+    else app.log.error({ err: problem.cause ?? problem }, `store unavailable: writes answer 503 and /readyz is not ready (${problem.message})`);
+  });
   const health = { status: 'ok' as const, version: VERSION };
   app.get(
     '/healthz',
@@ -73,7 +80,7 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{
       try {
         await store.ping();
       } catch (error) {
-        request.log.warn({ err: error }, 'store not ready');
+        if (!(error instanceof StoreUnavailableError && error.reported)) request.log.warn({ err: error }, 'store not ready');
         reply.header('retry-after', '1');
         return send(reply, 'not_ready', NOT_READY);
       }

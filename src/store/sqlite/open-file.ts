@@ -8,7 +8,7 @@ const ATTEMPTS = 3;
 const WAL_RETRY_MS = 5;
 
 /** The file at `path` as device and inode, or undefined when there is none. */
-function identity(path: string): string | undefined {
+export function identity(path: string): string | undefined {
   const stat = statSync(path, { throwIfNoEntry: false });
   return stat && `${stat.dev}:${stat.ino}`;
 }

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
-import type { BatchCounts, CommitObserver, PlantStore, Store, TokenStore } from '../store.js';
+import type { BatchCounts, CommitObserver, PlantStore, Store, StoreUnavailableError, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { accessProblem } from './access.js';
 import { guard, translate } from './errors.js';
@@ -10,7 +10,8 @@ import { ExportConnections } from './exports.js';
 import { migrate } from './migrate.js';
 import { SqliteIdempotency } from './idempotency.js';
 import { SqliteWrites } from './writes.js';
-import { openStoreFile } from './open-file.js';
+import { identity, openStoreFile } from './open-file.js';
+import { StoreHealth } from './health.js';
 import { foreignReservedObject } from './reserved-names.js';
 import { createPrivateFile, exposedStoreWarning, makePrivateDir } from './private-files.js';
 import { SqlitePlants } from './plants.js';
@@ -75,6 +76,7 @@ export class SqliteStore implements Store {
   private constructor(
     private readonly db: Connection,
     private readonly writer: WriteThread,
+    private readonly health: StoreHealth,
     path: string,
     tracing: BatchTracing | undefined,
     warnings: string[],
@@ -106,6 +108,8 @@ export class SqliteStore implements Store {
       const readOnly = accessProblem(path, { code: 'EACCES' });
       if (readOnly !== undefined) throw Object.assign(new Error(readOnly), { code: 'EACCES' });
       const db = openStoreFile(path, options);
+      // The file open now: no restore can swap it while this connection holds its shared lock (restore.ts).
+      const health = new StoreHealth(path, identity(path));
       refuseForeignReservedObjects(db);
       // 16 MB of page cache for reads, said outright: better-sqlite3 builds SQLite with this default
       // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
@@ -120,6 +124,7 @@ export class SqliteStore implements Store {
       db.exec('PRAGMA temp_store = MEMORY');
       const writer = new WriteThread(
         { path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs },
+        health,
         options.writeQueueLimit ?? DEFAULT_WRITE_QUEUE_LIMIT,
         options.onCommit,
         options.tracing?.({ system: 'sqlite', operation: 'commit' }),
@@ -128,7 +133,7 @@ export class SqliteStore implements Store {
       if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
         writer.wake();
       }
-      return new SqliteStore(db, writer, path, options.tracing, warnings, options.scanWindow, created);
+      return new SqliteStore(db, writer, health, path, options.tracing, warnings, options.scanWindow, created);
     } catch (error) {
       // A permission refused: the folder or file, and the user who needs it (SQLite's code names neither).
       const problem = accessProblem(path, error);
@@ -136,10 +141,27 @@ export class SqliteStore implements Store {
     }
   }
 
-  ping(): Promise<void> {
+  /**
+   * Ready: the file is still the one opened, the last batch did not fail as unavailable (or, once a second,
+   * a write commits again: readiness comes back with the disk's space even when no write comes), and the
+   * connection answers.
+   */
+  async ping(): Promise<void> {
+    const gone = this.health.fileRefusal();
+    if (gone !== undefined) throw gone;
+    const problem = this.health.problem;
+    if (problem !== undefined) {
+      if (!this.health.probeDue()) throw problem;
+      // Commits and clears the problem (writer/thread.ts), or fails as unavailable and throws.
+      await this.writer.write({ kind: 'probe' });
+    }
     return guard(() => {
       prepare(this.db, 'SELECT 1').get();
     });
+  }
+
+  onHealthChange(listener: (problem: StoreUnavailableError | undefined) => void): void {
+    this.health.onChange(listener);
   }
 
   async close(): Promise<void> {

@@ -34,7 +34,9 @@ export type WriteOp =
   | { kind: 'rebuildSearch' }
   /** A write under a claim on a key: `as` names its kind as kept (store/writes.ts: 'import' for importCommit). */
   | { kind: 'keyed'; as: KeyedKind; claim: KeyClaim; write: KeyedOp }
-  | { kind: 'deleteExpiredKeys'; limit: number };
+  | { kind: 'deleteExpiredKeys'; limit: number }
+  /** A write that changes nothing, committed: whether the store takes writes again (sqlite/health.ts). */
+  | { kind: 'probe' };
 
 /** The messages of the writes a request makes (store/writes.ts), which may go under an Idempotency-Key. */
 export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotateSecret' | 'replay' | 'createToken'>;
@@ -77,6 +79,7 @@ export interface WriteResults {
   keyed: KeptOutcome;
   /** Outcomes deleted, their time to live past (at most the limit). */
   deleteExpiredKeys: number;
+  probe: null;
 }
 
 /**

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
 import { StoreUnavailableError, type BatchCounts, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
+import type { StoreHealth } from '../health.js';
 import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 import { builtFile } from '../../../built.js';
 
@@ -49,10 +50,13 @@ class SqliteWriteError extends Error {
   }
 }
 
-/** The error a caller sees for a batch that did not commit: an outage is StoreUnavailableError (503), anything else a bug (500). */
+/**
+ * The error a caller sees for a batch that did not commit: an outage is StoreUnavailableError (503),
+ * reported by the store's health (logged once as it begins, not with each refusal), anything else a bug (500).
+ */
 function batchError(error: ClassifiedError): Error {
   const cause = new SqliteWriteError(error.message, error.code);
-  return error.unavailable ? new StoreUnavailableError(`SQLite: ${error.code}`, { cause }) : cause;
+  return error.unavailable ? new StoreUnavailableError(`SQLite: ${error.code}`, { cause, reported: true }) : cause;
 }
 
 export class WriteThread {
@@ -66,6 +70,8 @@ export class WriteThread {
 
   constructor(
     private readonly settings: WriterSettings,
+    /** Told of every batch that commits or fails as unavailable; asked, before a batch is sent, whether the file is still there. */
+    private readonly health: StoreHealth,
     queueLimit: number,
     /** Told of each committed batch: its writes and the time from sending it to the thread's reply. */
     private readonly onCommit?: CommitObserver,
@@ -135,6 +141,13 @@ export class WriteThread {
 
   private send(batch: Pending[]): Promise<unknown> {
     return new Promise<unknown>((done) => {
+      // The store's file deleted or replaced: the thread would commit into what the next start never sees.
+      const gone = this.health.fileRefusal();
+      if (gone !== undefined) {
+        for (const pending of batch) pending.reject(gone);
+        done(gone);
+        return;
+      }
       try {
         const worker = (this.worker ??= this.start());
         // Keep the process alive only while a batch is out, so a forgotten store never holds it open.
@@ -145,7 +158,8 @@ export class WriteThread {
       } catch (error) {
         // No thread to send to (it cannot start): the batch fails as unavailable, the next one tries again.
         this.inFlight = undefined;
-        const unavailable = new StoreUnavailableError('SQLite writer thread cannot start', { cause: error });
+        const unavailable = new StoreUnavailableError('SQLite writer thread cannot start', { cause: error, reported: true });
+        this.health.failed(unavailable);
         for (const pending of batch) pending.reject(unavailable);
         done(unavailable);
       }
@@ -178,12 +192,14 @@ export class WriteThread {
     const { batch } = inFlight;
     let error: Error | undefined;
     if (reply.ok) {
+      this.health.committed();
       this.onCommit?.(batch.length, (performance.now() - inFlight.sentAt) / 1000);
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();
       if (reply.recorded > 0) for (const listener of this.recordedListeners) listener();
     } else {
       error = batchError(reply.error);
+      if (error instanceof StoreUnavailableError) this.health.failed(error);
       for (const pending of batch) pending.reject(error);
     }
     this.finish(inFlight, error);
@@ -196,7 +212,11 @@ export class WriteThread {
     const inFlight = this.inFlight;
     if (!inFlight) return;
     this.inFlight = undefined;
-    const error = new StoreUnavailableError(`SQLite writer thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    const error = new StoreUnavailableError(`SQLite writer thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+      reported: true,
+    });
+    this.health.failed(error);
     for (const pending of inFlight.batch) pending.reject(error);
     this.finish(inFlight, error);
   }
