@@ -10,8 +10,9 @@ import { assertErrorShape } from '../helpers.js';
 
 /**
  * A disk that fills up, for real: the database lives on a tiny tmpfs (8 MB: the schema, its search index and change feed included, with room for the first writes), a filler file takes the rest of
- * it, and the real server process must answer writes 503 (Error shape, Retry-After) with a clear log
- * line, not crash, keep every plant it acknowledged, and accept writes again once the filler is gone.
+ * it, and the real server process must answer writes 503 (Error shape, Retry-After) with one clear log
+ * line for the outage (not one per refused write), say not ready on /readyz, not crash, keep every plant
+ * it acknowledged, and be ready and accept writes again once the filler is gone.
  * Mounting needs root (CAP_SYS_ADMIN); where that is not allowed the test is skipped, and the run says so
  * at its end (in CI it fails: test/toolkit.ts, needs).
  */
@@ -55,6 +56,9 @@ test('a full disk: writes answer 503 with a clear log line, nothing acknowledged
   const post = (id: number) =>
     request(`${server.url}/plants`, { method: 'POST', token: TOKEN, body: JSON.stringify({ id, name: `${id} ${'n'.repeat(240)}`, tag: 'full' }) });
 
+  /** The log's lines about the store's writability turning (not the access lines, nor the search index's). */
+  const storeLines = () => server.stdout.split('\n').filter((line) => /"msg":"store unavailable/.test(line));
+
   const acknowledged: number[] = [];
   for (let id = 1; id <= 50; id++) {
     assert.equal((await post(id)).status, 200);
@@ -77,16 +81,26 @@ test('a full disk: writes answer 503 with a clear log line, nothing acknowledged
   const body = JSON.parse(failure.text) as Record<string, unknown>;
   assertErrorShape(body, 503, 'store_unavailable');
   assert.equal(body.error, 503);
-  await until(() => /"msg":"store unavailable"/.test(server.stdout) && /SQLITE_FULL|SQLITE_IOERR/.test(server.stdout), 'the log line', {
-    timeoutMs: 10_000,
-  });
+  await until(() => /"msg":"store unavailable: [^"]*SQLITE_(FULL|IOERR)/.test(server.stdout), 'the log line', { timeoutMs: 10_000 });
   assert.ok(server.running, 'the process is still up');
   assert.equal((await request(`${server.url}/healthz`)).status, 200);
+  // Not ready while writes cannot commit (a load balancer sends them elsewhere): the first probe tries a write.
+  const notReady = await request(`${server.url}/readyz`);
+  assert.equal(notReady.status, 503, notReady.text);
+  assertErrorShape(JSON.parse(notReady.text), 503, 'not_ready');
+  assert.equal(notReady.headers.get('retry-after'), '1');
+  // More refused writes: still one line for the outage, not one per write.
+  for (let id = 20_000; id < 20_100; id++) assert.equal((await post(id)).status, 503);
+  assert.equal((await request(`${server.url}/readyz`)).status, 503);
+  assert.equal(storeLines().length, 1, storeLines().join('\n'));
 
   // Reads go on; every acknowledged plant is there.
   for (const id of [1, acknowledged.at(-1)!]) assert.equal((await request(`${server.url}/plants/${id}`, { token: TOKEN })).status, 200);
 
   rmSync(filler);
+  // Ready again with no write sent: the probe commits once there is room.
+  await until(async () => (await request(`${server.url}/readyz`)).status === 200, '/readyz 200 once space is free', { timeoutMs: 30_000 });
+  await until(() => /"msg":"store available again/.test(server.stdout), 'the line saying so');
   let resumedAt: number | undefined;
   await until(
     async () => {

@@ -1,3 +1,5 @@
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../store.js';
 import { identity } from './open-file.js';
 
@@ -17,6 +19,13 @@ export type HealthListener = (problem: StoreUnavailableError | undefined) => voi
  * until the next batch that commits; the listeners hear of each change once, so that a full disk
  * refusing 20,000 writes logs two lines, not 20,000 (each refusal carries `reported`).
  *
+ * With no write coming (a load balancer has taken the instance out), readiness comes back by ping()
+ * committing a write of its own, once a second at most. A small commit can succeed on a disk that refuses
+ * the writes in earnest (it fits in the space a failed batch left in the write-ahead log: seen on a full
+ * tmpfs), and /readyz would then turn ready and not ready at each probe. So ping() tries none while the
+ * store's filesystem has no free block, nor within a second of a batch that failed: while writes come
+ * and fail, they decide.
+ *
  * The store's file deleted or replaced under the running service (an operator's cleanup, an rsync
  * --delete) is worse: SQLite goes on committing into the unlinked inode without a word (in WAL mode
  * SQLITE_READONLY_DBMOVED does not fire), and the next start opens what is at the path, without those
@@ -33,8 +42,9 @@ export class StoreHealth {
   gone = false;
   /** Due: the file is compared again at the next batch or ping (set a second after each comparison). */
   private fileCheckDue: boolean;
-  /** When ping() last tried a write on an unwritable store (ms). */
+  /** When ping() last tried a write on an unwritable store, and when a batch last failed as unavailable (ms). */
   private probedAt = 0;
+  private failedAt = 0;
   private readonly listeners: HealthListener[] = [];
 
   constructor(
@@ -51,6 +61,7 @@ export class StoreHealth {
 
   /** A batch failed as unavailable (its error made `reported`): the store turns unwritable, told once. */
   failed(error: StoreUnavailableError): void {
+    this.failedAt = Date.now();
     if (this.problem !== undefined) return;
     this.problem = error;
     this.tell(error);
@@ -89,11 +100,16 @@ export class StoreHealth {
     return this.problem;
   }
 
-  /** Whether ping() should try a write on the unwritable store now: once a second at most. */
+  /** Whether ping() should try a write on the unwritable store now (see above). */
   probeDue(): boolean {
     const now = Date.now();
-    if (now - this.probedAt < CHECK_INTERVAL_MS) return false;
+    if (now - this.probedAt < CHECK_INTERVAL_MS || now - this.failedAt < CHECK_INTERVAL_MS) return false;
     this.probedAt = now;
+    try {
+      if (statfsSync(dirname(this.path)).bavail === 0) return false;
+    } catch {
+      // Not known: the write tells.
+    }
     return true;
   }
 

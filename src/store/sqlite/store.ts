@@ -142,9 +142,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Ready: the file is still the one opened, the last batch did not fail as unavailable (or, once a second,
-   * a write commits again: readiness comes back with the disk's space even when no write comes), and the
-   * connection answers.
+   * Ready: the file is still the one opened, the last batch did not fail as unavailable (or, that failure a
+   * second old at least, a write of ping's own commits: readiness comes back with the disk's space even when
+   * no write comes; health.ts), and the connection answers.
    */
   async ping(): Promise<void> {
     const gone = this.health.fileRefusal();
