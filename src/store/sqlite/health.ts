@@ -10,7 +10,7 @@ import { identity } from './open-file.js';
  */
 const CHECK_INTERVAL_MS = 1000;
 
-export type HealthListener = (problem: StoreUnavailableError | undefined) => void;
+type HealthListener = (problem: StoreUnavailableError | undefined) => void;
 
 /**
  * Whether the SQLite store can take writes, as far as the main thread knows (read by ping(), so by
@@ -39,7 +39,7 @@ export class StoreHealth {
   /** Why writes fail now; undefined while they commit, and before the first (not known: nothing says otherwise). */
   problem: StoreUnavailableError | undefined;
   /** The file at the path is not the one open: writes are refused until a restart. */
-  gone = false;
+  private gone = false;
   /** Due: the file is compared again at the next batch or ping (set a second after each comparison). */
   private fileCheckDue: boolean;
   /** When ping() last tried a write on an unwritable store, and when a batch last failed as unavailable (ms). */

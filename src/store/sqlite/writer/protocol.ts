@@ -118,7 +118,15 @@ export type WriteOf<K extends WriteKind> = Extract<WriteOp, { kind: K }>;
  * queued for delivery and how many events it recorded in the feed, or why the batch did not commit.
  */
 export type BatchReply =
-  { ok: true; results: Array<WriteResults[WriteKind]>; queued: number; recorded: number } | { ok: false; error: ClassifiedError };
+  | {
+      ok: true;
+      results: Array<WriteResults[WriteKind]>;
+      queued: number;
+      recorded: number;
+      /** Committed after a batch that failed as unavailable, but changing no row: no sign that the store takes writes again. */
+      nothingWritten?: true;
+    }
+  | { ok: false; error: ClassifiedError };
 
 /** Told by the thread of its own accord: the search index could not take a step (said once until one succeeds). */
 export interface IndexFailure {

@@ -192,7 +192,7 @@ export class WriteThread {
     const { batch } = inFlight;
     let error: Error | undefined;
     if (reply.ok) {
-      this.health.committed();
+      if (reply.nothingWritten !== true) this.health.committed();
       this.onCommit?.(batch.length, (performance.now() - inFlight.sentAt) / 1000);
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(reply.results[i]!);
       if (reply.queued > 0) for (const listener of this.queuedListeners) listener();

@@ -179,6 +179,14 @@ const commitBatch = db.transaction((ops: WriteOp[]) => {
 scheduleIndexing(0);
 const checkTimer = setInterval(() => scheduleIndexing(0), INDEX_CHECK_MS).unref();
 
+/**
+ * The last batch failed as unavailable (a full disk, say). A batch that writes no row (a webhook claim with
+ * nothing due) commits all the same, without a page to write, so the next commit tells the main thread that
+ * the store takes writes again (sqlite/health.ts) only if it changed rows: counted only meanwhile.
+ */
+let batchFailed = false;
+const totalChanges = () => prepare(db, 'SELECT total_changes()').pluck().get() as number;
+
 port.on('message', (message: WriteOp[] | 'close') => {
   if (message === 'close') {
     indexAll();
@@ -191,15 +199,22 @@ port.on('message', (message: WriteOp[] | 'close') => {
   }
   let reply: BatchReply;
   try {
+    const before = batchFailed ? totalChanges() : 0;
     // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
     reply = { ok: true, ...commitBatch.immediate(message) };
+    if (batchFailed) {
+      if (totalChanges() > before) batchFailed = false;
+      else reply.nothingWritten = true;
+    }
     if (reply.recorded > 0) scheduleIndexing(INDEX_DELAY_MS);
   } catch (error) {
     // A failed batch leaves its import stages as they were before it (TEMP tables roll back too).
     versions.forget();
     keys.forget();
-    reply = { ok: false, error: classifySqliteError(error) };
+    const classified = classifySqliteError(error);
+    batchFailed ||= classified.unavailable;
+    reply = { ok: false, error: classified };
   }
   port.postMessage(reply);
 });
