@@ -67,13 +67,15 @@ describe('the SQLite store refusing writes as unavailable', () => {
     assert.equal(await store.plants.get(10), undefined, 'no refused write was stored');
   });
 
-  it('a write that commits ends it too', async () => {
+  it('a write that commits ends it too; a batch that writes no row (it commits on a full disk too) does not', async () => {
     const { store, path, changes } = openStore(tempDir(after));
     const other = openConnection(path);
     other.exec('BEGIN IMMEDIATE');
     await assert.rejects(store.plants.put({ id: 1, name: 'refused' }), StoreUnavailableError);
     other.exec('ROLLBACK');
     other.close();
+    assert.deepEqual(await store.webhooks.claimDue(10, 60_000), [], 'no message due: no row changed');
+    assert.equal(changes.length, 1, 'still unwritable');
     await store.plants.put({ id: 2, name: 'committed' });
     assert.equal(changes.length, 2);
     assert.equal(changes[1], undefined);
