@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { StoreUnavailableError } from '../store/store.js';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../store/webhook-store.js';
 import type { AttemptOutcome } from './delivery.js';
 import { AttemptRecorder, decide } from './attempts.js';
@@ -229,7 +230,8 @@ export class Dispatcher {
     } catch (error) {
       // The store is unavailable: the next wake-up (at most POLL_MS away) tries again, not the pump below,
       // which would claim again at once and, on a store that fails fast, spin and flood the log.
-      this.log.warn({ err: error }, 'webhooks: could not claim due messages');
+      // An outage the store reported as it began (logged once then: a full SQLite disk) is not told every second.
+      if (!(error instanceof StoreUnavailableError && error.reported)) this.log.warn({ err: error }, 'webhooks: could not claim due messages');
     } finally {
       this.claiming = false;
     }

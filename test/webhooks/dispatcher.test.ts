@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
 import type { AttemptRecord, DueMessage, WebhookStore } from '../../src/store/webhook-store.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
 import type { AttemptOutcome } from '../../src/webhooks/delivery.js';
 import { sleep, until } from '../toolkit.js';
 
@@ -183,11 +184,12 @@ describe('dispatcher: a store that fails', () => {
     const { store, recorded } = outbox(3);
     const working = store.claimDue.bind(store);
     let failing = true;
+    let refusal = new Error('the store is unavailable');
     let claims = 0;
     store.claimDue = (limit, leaseMs) => {
       claims++;
       // Refused at the next turn, as a store's I/O would be (a refusal in the same turn would starve the timers).
-      if (failing) return new Promise<never>((_resolve, reject) => setImmediate(() => reject(new Error('the store is unavailable'))));
+      if (failing) return new Promise<never>((_resolve, reject) => setImmediate(() => reject(refusal)));
       return working(limit, leaseMs);
     };
     let warnings = 0;
@@ -202,6 +204,13 @@ describe('dispatcher: a store that fails', () => {
     dispatcher.wake();
     for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(claims, 2, 'one more at the wake-up');
+    assert.equal(warnings, 2);
+    // An outage the store logged itself as it began (a full SQLite disk): not warned of at each wake-up.
+    refusal = new StoreUnavailableError('SQLite: SQLITE_FULL', { reported: true });
+    dispatcher.wake();
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(claims, 3);
+    assert.equal(warnings, 2, 'no warning');
     failing = false;
     dispatcher.wake();
     await until(() => recorded.length === 3, 'the messages to be sent once the store is back');
