@@ -126,6 +126,12 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
       // No body and no Content-Type: Fastify hands on no stream, as no parser ran. Refused as a body of no
       // media type the import takes (415 naming those it takes), as one with a body is.
       if (request.body === undefined) throw new HttpError('unsupported_media_type', unsupportedMediaType(undefined, Object.values(MEDIA_TYPES)));
+      // A length said over the limit is refused before a byte is read: the client need not send a gigabyte to
+      // hear it (nor the service parse and stage one); with Expect: 100-continue, before it sends anything.
+      if (Number(request.headers['content-length']) > bodyLimit) {
+        reply.header('connection', 'close');
+        throw new HttpError('body_too_large', new ImportTooLargeError(bodyLimit).message);
+      }
       const unknownFields = importUnknownFields(applyHandling(request, reply, fallback) === 'strict');
       const options = {
         format: formatOf(request.headers['content-type']),
