@@ -46,6 +46,14 @@ export function assertErrorShape(body: unknown, status: number, code?: ErrorCode
 }
 
 /** A fresh directory under the system temp dir, removed when the test file ends. */
+/**
+ * A cleanup run when the test file's process exits: for a temporary folder made inside a suite's `before`
+ * hook (a store contract's `open()`), where node:test gives an `after` to the suite's first test, whose end
+ * then removed the folder of a store the suite's later tests went on writing (the SQLite store now refuses
+ * writes to a file deleted under it: a contract failed in one run of three).
+ */
+export const atExit = ((fn: () => void) => void process.once('exit', () => fn())) as unknown as typeof after;
+
 export function tempDir(cleanup: typeof after): string {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
   // Hooks run in the order they were registered, so this one usually runs before those that stop what the

@@ -6,7 +6,7 @@ import { sqlitePath } from '../../../src/store/database-url.js';
 import { SQLITE_MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.js';
-import { listPlants, openSqlite, tempDir } from '../../helpers.js';
+import { atExit, listPlants, openSqlite, tempDir } from '../../helpers.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
@@ -17,22 +17,22 @@ import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
 
-storeContract('sqlite', async () => openSqlite(tempDir(after)));
-webhookContract('sqlite', async () => openSqlite(tempDir(after)));
-webhookInt64Contract('sqlite', async () => openSqlite(tempDir(after)));
-searchContract('sqlite', async () => openSqlite(tempDir(after)));
-searchWalkContract('sqlite', async () => openSqlite(tempDir(after)));
+storeContract('sqlite', async () => openSqlite(tempDir(atExit)));
+webhookContract('sqlite', async () => openSqlite(tempDir(atExit)));
+webhookInt64Contract('sqlite', async () => openSqlite(tempDir(atExit)));
+searchContract('sqlite', async () => openSqlite(tempDir(atExit)));
+searchWalkContract('sqlite', async () => openSqlite(tempDir(atExit)));
 searchIndexContract(
   'sqlite',
-  async () => openSqlite(tempDir(after)),
+  async () => openSqlite(tempDir(atExit)),
   async () => {
-    const dir = tempDir(after);
+    const dir = tempDir(atExit);
     return [openSqlite(dir), openSqlite(dir)];
   },
 );
-eventContract('sqlite', async () => openSqlite(tempDir(after)));
-importContract('sqlite', async () => openSqlite(tempDir(after)));
-idempotencyContract('sqlite', async () => openSqlite(tempDir(after)));
+eventContract('sqlite', async () => openSqlite(tempDir(atExit)));
+importContract('sqlite', async () => openSqlite(tempDir(atExit)));
+idempotencyContract('sqlite', async () => openSqlite(tempDir(atExit)));
 
 describe('sqlite store', () => {
   it('reads file: URLs in their three spellings', () => {
