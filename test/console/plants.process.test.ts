@@ -212,4 +212,51 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     assert.equal((await t.call('GET', '/plants/2')).statusCode, 404);
     assert.deepEqual(errors(), []);
   });
+
+  it('deletes only the version the dialog named (If-Match): a plant changed meanwhile is kept, said so, and named as it is now', async () => {
+    const { t, page, answers, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 1, name: 'Old cutting', tag: 'compost' },
+      { id: 2, name: 'Seedling' },
+    ]);
+    const deletes: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (request.method() === 'DELETE') deletes.push(request.headers()['if-match']);
+    });
+    // Without events:read the table is not refreshed by the feed: its rows can be older than the plants.
+    await signIn(page, await t.tokenWith('plants:read', 'plants:write'));
+    await until(async () => (await shownIds(page)).join() === '1,2', 'the plants');
+
+    // Changed after the dialog read its version: the DELETE goes with that version, and is refused.
+    const before = String((await t.call('GET', '/plants/1')).headers.etag);
+    await page.getByRole('button', { name: 'Delete plant 1' }).click();
+    let dialog = page.getByRole('dialog', { name: 'Delete plant 1?' });
+    await until(async () => answers.includes('200 GET /plants/1'), 'the version read as the dialog opened');
+    assert.equal((await t.call('PUT', '/plants/1', { body: { name: 'Prize-winning bonsai', tag: 'keep' } })).statusCode, 200);
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    const changed =
+      'Plant 1 was changed by someone else since it was shown, so it was left as it is: it was Old cutting (compost), ' +
+      'it is now Prize-winning bonsai (keep). Delete deletes it as it is now.';
+    await dialog.getByRole('alert').filter({ hasText: changed }).waitFor();
+    assert.deepEqual(deletes, [before]);
+    assert.deepEqual((await t.call('GET', '/plants/1')).json(), { id: 1, name: 'Prize-winning bonsai', tag: 'keep' });
+    assert.equal(await dialog.getByRole('paragraph').first().innerText(), 'Prize-winning bonsai (keep) will be deleted. This cannot be undone.');
+    // Asked again, naming the plant as it is now: Delete deletes that version.
+    const now = String((await t.call('GET', '/plants/1')).headers.etag);
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted plant 1.' }).waitFor();
+    assert.deepEqual(deletes, [before, now]);
+    assert.equal((await t.call('GET', '/plants/1')).statusCode, 404);
+
+    // Changed before the dialog opened, the row not showing it yet: no DELETE sent at all.
+    assert.equal((await t.call('PATCH', '/plants/2', { body: { tag: 'sold' } })).statusCode, 200);
+    await page.getByRole('button', { name: 'Delete plant 2' }).click();
+    dialog = page.getByRole('dialog', { name: 'Delete plant 2?' });
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'it was Seedling, it is now Seedling (sold).' }).waitFor();
+    assert.equal(deletes.length, 2);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.deepEqual((await t.call('GET', '/plants/2')).json(), { id: 2, name: 'Seedling', tag: 'sold' });
+    assert.deepEqual(errors(), []);
+  });
 });

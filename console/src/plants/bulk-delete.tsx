@@ -10,8 +10,11 @@ import { ConfirmOrCancel, counted, Dialog } from '../ui.js';
  * list's read and the click is not deleted either. What could not be deleted is listed with the reason.
  */
 
-/** What GET /plants/{id} said when the plant was selected: its version, and whether it was still as its row showed it; or why not. */
-type SelectedVersion = { etag: string; asShown: boolean } | { gone: true } | { problem: string };
+/**
+ * What GET /plants/{id} said when the plant was selected: its version, whether it was still as its row showed
+ * it, and the plant as stored (for a single Delete to show what it has become); or why not.
+ */
+export type SelectedVersion = { etag: string; asShown: boolean; stored: StoredPlant } | { gone: true } | { problem: string };
 
 /** A plant selected for deleting: as its row showed it, and its version, read when it was selected. */
 export interface Selected {
@@ -36,7 +39,7 @@ export function select(client: Client, plant: StoredPlant): Selected {
       if (error !== undefined) return error.code === 'not_found' ? { gone: true } : { problem: explain(error) };
       const etag = response.headers.get('etag');
       if (etag === null) return { problem: 'the service sent no version (ETag) of it' };
-      return { etag, asShown: data.name === plant.name && (data.tag ?? '') === (plant.tag ?? '') };
+      return { etag, asShown: data.name === plant.name && data.tag === plant.tag, stored: data };
     } catch (error) {
       return { problem: unreachable(error) };
     }
