@@ -259,4 +259,32 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     assert.deepEqual((await t.call('GET', '/plants/2')).json(), { id: 2, name: 'Seedling', tag: 'sold' });
     assert.deepEqual(errors(), []);
   });
+
+  it('edits only what was changed: an empty tag, or one of spaces, stays as it was when only the name is', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 1, name: 'Empty tag', tag: '' },
+      { id: 2, name: 'Spaces tag', tag: '  ' },
+      { id: 3, name: 'No tag' },
+    ]);
+    await signIn(page);
+    for (const [id, tag] of [
+      [1, ''],
+      [2, '  '],
+      [3, undefined],
+    ] as const) {
+      await page.getByRole('button', { name: `Edit plant ${id}`, exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: `Edit plant ${id}` });
+      await until(() => dialog.getByRole('button', { name: 'Save' }).isEnabled(), 'the stored plant read into the form');
+      const name = `${await dialog.getByLabel('Name').inputValue()} renamed`;
+      await dialog.getByLabel('Name').fill(name);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Saved plant ${id}.` })
+        .waitFor();
+      assert.deepEqual((await t.call('GET', `/plants/${id}`)).json(), { id, name, ...(tag !== undefined && { tag }) });
+    }
+    assert.deepEqual(errors(), []);
+  });
 });

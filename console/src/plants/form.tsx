@@ -9,9 +9,10 @@ import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
  * side, to keep the user's (sent again over the stored version) or take the stored one.
  */
 
+/** A plant's fields as saved: no tag (undefined) is not the empty tag (""), which the API keeps apart. */
 interface Version {
   name: string;
-  tag: string;
+  tag: string | undefined;
 }
 
 /** The plant as stored now, with its ETag; null when it is gone. */
@@ -20,7 +21,16 @@ type Stored = { version: Version; etag: string } | null;
 type Conflict = { mine: Version; stored: Stored };
 
 function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
-  return { name: plant.name, tag: plant.tag ?? '' };
+  return { name: plant.name, tag: plant.tag };
+}
+
+/**
+ * The tag to save from the Tag field: the tag the form opened with, as it was, while the field still shows
+ * it (the field cannot tell an empty tag, or one of spaces, from none); else what was typed, none if blank.
+ */
+function tagToSave(field: string, opened: string | undefined): string | undefined {
+  if (field === (opened ?? '')) return opened;
+  return field.trim() === '' ? undefined : field;
 }
 
 /** The plant as stored now (GET /plants/{id}), for its ETag and for the comparison. */
@@ -45,6 +55,8 @@ export function PlantForm({
   const [id, setId] = useState(editing ? String(plant.id) : '');
   const [name, setName] = useState(plant?.name ?? '');
   const [tag, setTag] = useState(plant?.tag ?? '');
+  // The tag as stored when the form opened (the row's until the stored plant is read).
+  const [openedTag, setOpenedTag] = useState(plant?.tag);
   const [etag, setEtag] = useState<string | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [problem, setProblem] = useState('');
@@ -61,7 +73,8 @@ export function PlantForm({
           else if (stored === null) setProblem(`Plant ${String(editedId)} was deleted meanwhile; Save creates it again.`);
           else {
             setName(stored.version.name);
-            setTag(stored.version.tag);
+            setTag(stored.version.tag ?? '');
+            setOpenedTag(stored.version.tag);
             setEtag(stored.etag);
           }
         },
@@ -76,7 +89,7 @@ export function PlantForm({
     setProblem('');
     try {
       const plantId = editing ? plant.id : parseId(id);
-      const body = { name: mine.name, ...(mine.tag.trim() !== '' && { tag: mine.tag }) };
+      const body = { name: mine.name, ...(mine.tag !== undefined && { tag: mine.tag }) };
       const header = over === null ? { 'if-none-match': '*' } : { 'if-match': over };
       const { error } = editing
         ? await client.PUT('/plants/{id}', { params: { path: { id: plantId }, header }, body })
@@ -122,7 +135,7 @@ export function PlantForm({
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          void send({ name, tag }, editing ? etag : null);
+          void send({ name, tag: tagToSave(tag, openedTag) }, editing ? etag : null);
         }}
       >
         <Field
@@ -170,7 +183,7 @@ function ConflictView({
             <dt>Name</dt>
             <dd class={differs('name') ? 'differs' : undefined}>{mine.name}</dd>
             <dt>Tag</dt>
-            <dd class={differs('tag') ? 'differs' : undefined}>{mine.tag || '(none)'}</dd>
+            <dd class={differs('tag') ? 'differs' : undefined}>{tagWords(mine.tag)}</dd>
           </dl>
         </section>
         <section aria-labelledby="conflict-stored" class="card">
@@ -182,7 +195,7 @@ function ConflictView({
               <dt>Name</dt>
               <dd class={differs('name') ? 'differs' : undefined}>{stored.version.name}</dd>
               <dt>Tag</dt>
-              <dd class={differs('tag') ? 'differs' : undefined}>{stored.version.tag || '(none)'}</dd>
+              <dd class={differs('tag') ? 'differs' : undefined}>{tagWords(stored.version.tag)}</dd>
             </dl>
           )}
         </section>
@@ -197,4 +210,10 @@ function ConflictView({
       </div>
     </>
   );
+}
+
+/** A tag in the comparison: none and the empty one told apart, as the API keeps them. */
+function tagWords(tag: string | undefined): string {
+  if (tag === undefined) return '(none)';
+  return tag === '' ? '(empty)' : tag;
 }
