@@ -5,9 +5,9 @@ import { Changes } from './changes.js';
 import { ChangeFeed, type Change, type FeedState } from './feed.js';
 import { Plants } from './plants/plants.js';
 import { DEFAULT_VIEW, parseRoute, routeHash, SECTIONS, type PlantsView, type Route } from './route.js';
-import { forgetToken, savedToken, signIn, type Session } from './session.js';
+import { forgetToken, savedToken, signIn, type Session, type SignInFailure } from './session.js';
 import { ShortcutsHelp, useShortcuts } from './shortcuts.js';
-import { SignIn } from './sign-in.js';
+import { SignIn, Unchecked } from './sign-in.js';
 import { Message } from './ui.js';
 import { Tokens } from './tokens/tokens.js';
 import { Webhooks } from './webhooks/webhooks.js';
@@ -21,6 +21,8 @@ export function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [restoring, setRestoring] = useState(() => savedToken() !== null);
   const [notice, setNotice] = useState('');
+  // Why the token kept in this tab could not be checked at a reload (the service did not refuse it): kept, to try again.
+  const [unchecked, setUnchecked] = useState('');
   // The session signed in, for signOut to end (its setter's value is not at hand in a callback made once).
   const current = useRef<Session | null>(null);
 
@@ -33,33 +35,50 @@ export function App() {
     setNotice(why);
   }, []);
   const start = useCallback(
-    async (token: string): Promise<string> => {
+    async (token: string): Promise<SignInFailure | null> => {
       const refused = (message: string) => signOut(`Signed out: the service no longer accepts this token (${message}).`);
       const result = await signIn(token, refused);
-      if (typeof result === 'string') return result;
+      if ('problem' in result) return result;
       setNotice('');
       current.current = result;
       setSession(result);
-      return '';
+      return null;
     },
     [signOut],
   );
 
   // A reload of the tab keeps the session: the token is checked again, as it may have been revoked meanwhile.
-  useEffect(() => {
+  // Only the token refused (401) signs out and forgets it: a 429, a 5xx or no answer says nothing of it.
+  const restore = useCallback(() => {
     const token = savedToken();
     if (token === null) return;
-    void start(token).then((problem) => {
-      if (problem !== '') signOut(problem);
+    setRestoring(true);
+    void start(token).then((failure) => {
+      if (failure?.refused === true) signOut(failure.problem);
+      setUnchecked(failure !== null && !failure.refused ? failure.problem : '');
       setRestoring(false);
     });
   }, [start, signOut]);
+  useEffect(restore, [restore]);
 
   if (session === null) {
     return (
       <main id="main" class="sign-in">
         <h1>Plant Store console</h1>
-        {restoring ? <Message text="Signing in…" /> : <SignIn onSignIn={start} notice={notice} />}
+        {restoring ? (
+          <Message text="Signing in…" />
+        ) : unchecked !== '' ? (
+          <Unchecked
+            problem={unchecked}
+            onRetry={restore}
+            onForget={() => {
+              forgetToken();
+              setUnchecked('');
+            }}
+          />
+        ) : (
+          <SignIn onSignIn={async (token) => (await start(token))?.problem ?? ''} notice={notice} />
+        )}
       </main>
     );
   }

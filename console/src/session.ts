@@ -16,6 +16,15 @@ export interface Session {
   end: () => void;
 }
 
+/**
+ * Why signing in failed, in words. `refused`: the service refused the token itself (401), so it is no good;
+ * any other failure (429, a 5xx, no answer) says nothing of the token, which a reload then keeps.
+ */
+export interface SignInFailure {
+  problem: string;
+  refused: boolean;
+}
+
 export function savedToken(): string | null {
   return sessionStorage.getItem(KEY);
 }
@@ -28,7 +37,7 @@ export function forgetToken(): void {
  * Asks the service what the token is (GET /token): its scopes, or why it is refused, in words. Kept in
  * sessionStorage only once accepted. `onRefused` is told when a later answer refuses it (revoked meanwhile).
  */
-export async function signIn(token: string, onRefused: (message: string) => void): Promise<Session | string> {
+export async function signIn(token: string, onRefused: (message: string) => void): Promise<Session | SignInFailure> {
   let signedIn = false;
   const client = clientFor(token, (message) => {
     if (signedIn) onRefused(message);
@@ -36,8 +45,8 @@ export async function signIn(token: string, onRefused: (message: string) => void
   try {
     const { data, error, response } = await client.GET('/token');
     if (error !== undefined) {
-      if (response.status === 401) return `This token was not accepted: ${error.message}. Check it, or ask for a new one.`;
-      return explain(error);
+      if (response.status === 401) return notAccepted(error.message);
+      return { problem: explain(error), refused: false };
     }
     sessionStorage.setItem(KEY, token);
     signedIn = true;
@@ -49,6 +58,10 @@ export async function signIn(token: string, onRefused: (message: string) => void
       },
     };
   } catch (error) {
-    return unreachable(error);
+    return { problem: unreachable(error), refused: false };
   }
+}
+
+function notAccepted(why: string): SignInFailure {
+  return { problem: `This token was not accepted: ${why}. Check it, or ask for a new one.`, refused: true };
 }

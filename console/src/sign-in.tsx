@@ -35,3 +35,24 @@ export function SignIn({ onSignIn, notice }: { onSignIn: (token: string) => Prom
     </form>
   );
 }
+
+/**
+ * At a reload, the token kept in this tab could not be checked (the service answered 429 or 5xx, or not at
+ * all): it was not refused, so it is kept, to try again, or forgotten for another.
+ */
+export function Unchecked({ problem, onRetry, onForget }: { problem: string; onRetry: () => void; onForget: () => void }) {
+  return (
+    <div class="card">
+      <Message text={`Your token could not be checked: ${problem}`} error />
+      <p>The service did not refuse it: it is kept in this tab. Try again, or sign in with another token.</p>
+      <div class="actions">
+        <button type="button" onClick={onRetry}>
+          Try again
+        </button>
+        <button type="button" class="quiet" onClick={onForget}>
+          Use another token
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -141,4 +141,43 @@ describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
     assert.deepEqual((await kept(page)).session, { 'plant-store.token': TOKEN });
     assert.deepEqual(errors(), []);
   });
+
+  it('a reload the service cannot answer (429, 503, no answer) keeps the token, to try again; only a refused token (401) signs out', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await signIn(page, TOKEN);
+    await page.getByText('No plants found.').waitFor();
+    // GET /token, which a reload asks first, answered as a busy or failing service would, then not at all.
+    const answers: Array<(route: Route) => Promise<void>> = [
+      (route) => route.fulfill({ status: 429, json: { error: 429, code: 'rate_limited', message: 'too many requests; retry in 35 s' } }),
+      (route) => route.fulfill({ status: 503, json: { error: 503, code: 'store_unavailable', message: 'the store cannot be reached' } }),
+      (route) => route.abort('connectionrefused'),
+    ];
+    await page.route(
+      (url) => url.pathname === '/token',
+      (route) => (answers.shift() ?? ((later: Route) => later.continue()))(route),
+    );
+    await page.reload();
+    const alert = page.getByRole('alert');
+    await alert.filter({ hasText: 'Your token could not be checked: Refused (HTTP 429): too many requests; retry in 35 s.' }).waitFor();
+    assert.deepEqual((await kept(page)).session, { 'plant-store.token': TOKEN }, 'kept after a 429');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await alert.filter({ hasText: 'Your token could not be checked: The service failed (HTTP 503): the store cannot be reached.' }).waitFor();
+    await page.reload();
+    await alert.filter({ hasText: 'Your token could not be checked: The service did not answer' }).waitFor();
+    assert.deepEqual((await kept(page)).session, { 'plant-store.token': TOKEN }, 'kept after no answer');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByText('No plants found.').waitFor();
+
+    // Refused (revoked): signed out, the token forgotten.
+    const { secret, record } = await createToken(t.store.tokens, 'revoked at the reload', ['plants:read']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, secret);
+    assert.equal(await t.store.tokens.revoke(record.id), true);
+    await until(async () => (await t.call('GET', '/plants', { token: secret })).statusCode === 401, 'the token refused');
+    await page.reload();
+    await page.getByRole('status').filter({ hasText: 'This token was not accepted: unknown or revoked bearer token.' }).waitFor();
+    await page.getByLabel('Token').waitFor();
+    assert.equal((await kept(page)).sessionKeys, 0, 'a refused token is forgotten');
+    assert.deepEqual(errors(), []);
+  });
 });
