@@ -38,6 +38,8 @@ export function forgetToken(): void {
  * sessionStorage only once accepted. `onRefused` is told when a later answer refuses it (revoked meanwhile).
  */
 export async function signIn(token: string, onRefused: (message: string) => void): Promise<Session | SignInFailure> {
+  const foreign = foreignCharacter(token);
+  if (foreign !== undefined) return notAccepted(`it holds a character no token has (${foreign})`);
   let signedIn = false;
   const client = clientFor(token, (message) => {
     if (signedIn) onRefused(message);
@@ -60,6 +62,25 @@ export async function signIn(token: string, onRefused: (message: string) => void
   } catch (error) {
     return { problem: unreachable(error), refused: false };
   }
+}
+
+/**
+ * The first character of `token` that no token of the service has, by code point and place ("U+200B,
+ * character 11"), or undefined. Every token is an RFC 6750 b64token (static ones are checked so at start,
+ * `ps_` tokens and JWTs are made of them): a zero-width space or a dash a word processor put in a pasted
+ * token cannot be sent (fetch refuses a header with a character beyond Latin-1) nor accepted, and the person
+ * is told of the token, not of a service that was never asked.
+ */
+function foreignCharacter(token: string): string | undefined {
+  let place = 0;
+  for (const character of token) {
+    place++;
+    if (!/^[A-Za-z0-9\-._~+/=]$/.test(character)) {
+      const code = character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      return `U+${code}, character ${place}`;
+    }
+  }
+  return undefined;
 }
 
 function notAccepted(why: string): SignInFailure {

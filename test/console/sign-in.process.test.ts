@@ -180,4 +180,27 @@ describe('the console: signing in and out', { skip, timeout: 180_000 }, () => {
     assert.equal((await kept(page)).sessionKeys, 0, 'a refused token is forgotten');
     assert.deepEqual(errors(), []);
   });
+
+  it('a pasted token holding a character no token has (a zero-width space, a dash) is told so, naming it, and never sent', async () => {
+    const { page, requests, errors } = await openConsole(after);
+    for (const [token, named] of [
+      ['ps_KQEkbgU\u200bzGM0123456789abcdefghijklmnop', 'U+200B, character 11'],
+      ['static\u2014console-hunt-token-0123456789abcdef', 'U+2014, character 7'],
+      ['ps_a b0123456789abcdefghijklmnopqrstuvwxyz', 'U+0020, character 5'],
+    ]) {
+      await page.getByLabel('Token').fill(token!);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: `This token was not accepted: it holds a character no token has (${named}). Check it, or ask for a new one.` })
+        .waitFor();
+    }
+    assert.deepEqual(
+      requests.filter((url) => new URL(url).pathname === '/token'),
+      [],
+      'nothing sent',
+    );
+    assert.equal((await kept(page)).sessionKeys, 0);
+    assert.deepEqual(errors(), []);
+  });
 });
