@@ -77,6 +77,13 @@ export function Plants({
   const load = useCallback(async () => {
     if (!canRead) return;
     const mine = ++loads.current;
+    // A load that failed shows its error and no page of another view or page than the one asked for: their
+    // plants, count and buttons under a search that names another would pass for its answer. The page of
+    // this very view and cursor stays (a reload the feed asked for that met a 429 or 503).
+    const failed = (problem: string) => {
+      setProblem(problem);
+      setPage((shown) => (shown !== null && shown.view === view && shown.cursor === cursor ? shown : null));
+    };
     try {
       const plants: StoredPlant[] = [];
       let next = cursor;
@@ -91,10 +98,7 @@ export function Plants({
         });
         // An older load answering late must not overwrite a newer one.
         if (mine !== loads.current) return;
-        if (error !== undefined) {
-          setProblem(explain(error));
-          return;
-        }
+        if (error !== undefined) return failed(explain(error));
         if (read === 1) total = response.headers.get('x-total-count');
         plants.push(...data);
         next = nextLink(response);
@@ -103,7 +107,7 @@ export function Plants({
       setProblem('');
       setPage({ plants, next, total, view, cursor });
     } catch (error) {
-      if (mine === loads.current) setProblem(unreachable(error));
+      if (mine === loads.current) failed(unreachable(error));
     }
   }, [client, canRead, view, cursor]);
 
@@ -152,6 +156,10 @@ export function Plants({
     setSelected(next);
   };
 
+  // The page shown and its count; beside a failed load's error, nothing (its page is not shown).
+  let pagerStatus = problem === '' ? 'Loading…' : '';
+  if (page !== null) pagerStatus = `Page ${cursors.length}${page.total === null ? '' : ` · ${counted(Number(page.total), 'plant')} found`}`;
+
   return (
     <>
       <Filters view={view} onSearch={search} onSort={(sort) => onView({ sort, sortChosen: true })} searchRef={searchField} />
@@ -199,9 +207,7 @@ export function Plants({
         <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           Previous page
         </button>
-        <span role="status">
-          {page === null ? 'Loading…' : `Page ${cursors.length}${page.total === null ? '' : ` · ${counted(Number(page.total), 'plant')} found`}`}
-        </span>
+        <span role="status">{pagerStatus}</span>
         <button type="button" disabled={nextPage === undefined} onClick={() => setCursors([...cursors, nextPage])}>
           Next page
         </button>
