@@ -14,7 +14,7 @@ import { ConfirmOrCancel, counted, Dialog } from '../ui.js';
  * What GET /plants/{id} said when the plant was selected: its version, whether it was still as its row showed
  * it, and the plant as stored (for a single Delete to show what it has become); or why not.
  */
-export type SelectedVersion = { etag: string; asShown: boolean; stored: StoredPlant } | { gone: true } | { problem: string };
+type SelectedVersion = { etag: string; asShown: boolean; stored: StoredPlant } | { gone: true } | { problem: string };
 
 /** A plant selected for deleting: as its row showed it, and its version, read when it was selected. */
 export interface Selected {
