@@ -28,7 +28,8 @@ export interface TokenStore {
   /** Every token, active and revoked, oldest first (ties by id). */
   list(): Promise<TokenRecord[]>;
   /**
-   * Revokes the active token with this id or name (the CLI's `token revoke`), or with this id only
+   * Revokes the active token with this id, else the active token with this name (the CLI's `token revoke`:
+   * one token, never a second whose name is the first's id, as `token revoke --url` picks), or with this id only
    * (`byId`: DELETE /tokens/{id}, where a name equal to another token's id must not match); false when there is none.
    */
   revoke(idOrName: string, options?: { byId?: boolean }): Promise<boolean>;

@@ -49,6 +49,23 @@ export function tokenContract(name: string, open: () => Promise<Store>): void {
       }
     });
 
+    it("revokes one token by id or name: an active token's id before a name equal to it, the name once no active token has that id", async () => {
+      const store = await open();
+      try {
+        const target = await store.tokens.create({ id: 'd1', name: 'admin', hash: Buffer.alloc(32, 8), scopes: ['tokens:manage'] });
+        const namesake = await store.tokens.create({ id: 'd2', name: 'd1', hash: Buffer.alloc(32, 9), scopes: ['plants:read'] });
+        assert.equal(await store.tokens.revoke('d1'), true);
+        assert.notEqual((await store.tokens.get(target.id))?.revokedAt, null, 'the token with the id is revoked');
+        assert.deepEqual(await store.tokens.get(namesake.id), namesake, 'the token named like it is left active');
+        // Its id now names no active token: the name matches.
+        assert.equal(await store.tokens.revoke('d1'), true);
+        assert.notEqual((await store.tokens.get(namesake.id))?.revokedAt, null);
+        assert.equal(await store.tokens.revoke('d1'), false);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('lists tokens as created: same record, same createdAt, oldest first, never a hash', async () => {
       const store = await open();
       try {

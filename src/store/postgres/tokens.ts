@@ -53,7 +53,8 @@ export class PostgresTokens implements TokenStore {
   }
 
   async revoke(idOrName: string, { byId = false }: { byId?: boolean } = {}): Promise<boolean> {
-    const matching = byId ? 'id = $2' : '(id = $2 OR name = $2)';
+    // An active token's id, else an active token's name: a name may be another token's id, and only one is revoked.
+    const matching = byId ? 'id = $2' : '(id = $2 OR (name = $2 AND NOT EXISTS (SELECT 1 FROM tokens WHERE id = $2 AND revoked_at IS NULL)))';
     const { rowCount } = await this.query(`UPDATE tokens SET revoked_at = $1 WHERE ${matching} AND revoked_at IS NULL`, [
       new Date().toISOString(),
       idOrName,

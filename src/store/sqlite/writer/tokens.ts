@@ -11,7 +11,11 @@ export function sqliteTokenWrites(db: Connection): Ops {
     db,
     'INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
   );
-  const revokeToken = prepare<[string, string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL');
+  // An active token's id, else an active token's name: a name may be another token's id, and only one is revoked.
+  const revokeToken = prepare<[string, string, string, string]>(
+    db,
+    'UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND (id = ? OR (name = ? AND NOT EXISTS (SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL)))',
+  );
   const revokeTokenById = prepare<[string, string]>(db, 'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   return {
     createToken({ id, name, hash, scopes, createdAt, secret }) {
@@ -22,7 +26,7 @@ export function sqliteTokenWrites(db: Connection): Ops {
       return { token: { id, name, scopes: scopes.split(' ') as Scope[], createdAt, revokedAt: null }, secret };
     },
     revokeToken({ idOrName, byId, at }) {
-      return (byId ? revokeTokenById.run(at, idOrName) : revokeToken.run(at, idOrName, idOrName)).changes > 0;
+      return (byId ? revokeTokenById.run(at, idOrName) : revokeToken.run(at, idOrName, idOrName, idOrName)).changes > 0;
     },
   };
 }
