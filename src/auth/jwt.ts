@@ -63,23 +63,26 @@ function refusal(error: unknown): string {
 
 /**
  * The scopes a token grants, from `scope` and `scp`; names this service does not know are ignored (an
- * identity provider grants `openid`, `profile`…). `scope` is a space-separated string (RFC 8693 §4.2, as
- * RFC 9068's access tokens carry it: Auth0, Keycloak); it is taken as an array of names too, since Spring
- * Authorization Server writes it so. `scp` is an array (Okta, ORY) or space-separated (Microsoft Entra ID).
- * A claim of any other shape (a number, an object, an array holding something other than one name per
- * item) is not a grant of fewer scopes but a token this service cannot read: refused, with these words.
+ * identity provider grants `openid`, `profile`…), but said: such a token grants more than this service's
+ * scopes (`foreign`). `scope` is a space-separated string (RFC 8693 §4.2, as RFC 9068's access tokens carry
+ * it: Auth0, Keycloak); it is taken as an array of names too, since Spring Authorization Server writes it
+ * so. `scp` is an array (Okta, ORY) or space-separated (Microsoft Entra ID). A claim of any other shape (a
+ * number, an object, an array holding something other than one name per item) is not a grant of fewer
+ * scopes but a token this service cannot read: refused, with these words.
  */
-export function scopesOf(payload: JWTPayload): Scope[] | string {
+function scopesOf(payload: JWTPayload): { scopes: Scope[]; foreign: boolean } | string {
   const names = new Set<string>();
   for (const claim of ['scope', 'scp'] as const) {
     const value = payload[claim];
     if (value === undefined) continue;
-    if (typeof value === 'string') for (const name of value.split(' ')) names.add(name);
-    else if (Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '' && !/\s/.test(name)))
+    if (typeof value === 'string') {
+      for (const name of value.split(' ')) if (name !== '') names.add(name);
+    } else if (Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '' && !/\s/.test(name)))
       for (const name of value as string[]) names.add(name);
     else return `the JWT's ${claim} claim is not valid: scope names, space-separated or an array of them`;
   }
-  return SCOPES.filter((scope) => names.has(scope));
+  const scopes = SCOPES.filter((scope) => names.has(scope));
+  return { scopes, foreign: names.size > scopes.length };
 }
 
 /** A claim's text as a part of an id: `%` and `:` escaped (as in a URL), so that no claim can end its part early. */
@@ -157,9 +160,14 @@ export class JwtVerifier {
     }
     const expiresAt = (payload.exp! + JWT_LEEWAY_S) * 1000;
     const until = Math.min(expiresAt, this.now() + JWT_CACHE_MS);
-    const scopes = scopesOf(payload);
-    if (typeof scopes === 'string') return scopes;
-    return { principal: { tokenId: tokenIdOf(payload, token), scopes, source: 'jwt', expiresAt }, until };
+    const granted = scopesOf(payload);
+    if (typeof granted === 'string') return granted;
+    const { scopes, foreign } = granted;
+    // Verified, aud is this audience or a list holding it: another one in the list is a service it is good for too.
+    const otherAudience = Array.isArray(payload.aud) && payload.aud.some((audience) => audience !== this.claims.audience);
+    const principal: Principal = { tokenId: tokenIdOf(payload, token), scopes, source: 'jwt', expiresAt };
+    if (foreign || otherAudience) principal.grantsElsewhere = true;
+    return { principal, until };
   }
 
   /** Fetches a JWKS ahead of the first token (nothing to do for a configured key). */

@@ -136,9 +136,10 @@ export const TOKEN_IN_URL_REFUSED =
 /**
  * A token in the URL ends up in browser histories, proxy logs and Referer headers, so it is taken only
  * where a browser needs it and only if it can do nothing but read the change feed: a leaked one reveals
- * the feed and nothing more, and cannot write.
+ * the feed and nothing more, and cannot write, here or elsewhere (a JWT's other scopes and audiences).
  */
 function mayComeInUrl(principal: Principal): boolean {
+  if (principal.grantsElsewhere === true) return false;
   return principal.scopes.length > 0 && principal.scopes.every((scope) => scope === 'events:read');
 }
 

@@ -18,4 +18,10 @@ export interface Principal {
   source: 'static' | 'stored' | 'jwt';
   /** A JWT's: when it is no longer accepted (its `exp` plus the clock skew allowed), in epoch milliseconds. */
   expiresAt?: number;
+  /**
+   * A JWT's, set when its claims as sent grant more than this service's scopes: a scope this service does
+   * not know (`openid`, another API's) or an audience besides this one. Such a token is never taken in a
+   * URL, where a leaked one would work at those other services (http/auth.ts).
+   */
+  grantsElsewhere?: true;
 }
