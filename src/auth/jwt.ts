@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyInput } from 'jose';
+import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult, type KeyInput } from 'jose';
 import type { Config } from '../config/config.js';
 import { AUTH_SETTINGS } from '../config/auth.js';
 import { RemoteKeySet } from './jwks.js';
@@ -15,6 +15,8 @@ import type { Principal } from '../model/principal.js';
 
 /** Clock skew allowed between the identity provider and this service, for `exp` and `nbf`. */
 export const JWT_LEEWAY_S = 30;
+/** The keys of a JWKS a token without `kid` is tried with, of those of its type (a rotation publishes two or three). */
+const MAX_CANDIDATE_KEYS = 5;
 /** A verified JWT is trusted without verifying it again for at most this long, and never past its `exp` plus the leeway. */
 export const JWT_CACHE_MS = 30_000;
 
@@ -144,15 +146,7 @@ export class JwtVerifier {
       ({
         payload,
         protectedHeader: { typ },
-      } = await jwtVerify(token, this.key, {
-        algorithms: this.algorithms,
-        issuer: this.claims.issuer,
-        audience: this.claims.audience,
-        // A token that never expires could never be taken back: exp is required.
-        requiredClaims: ['exp'],
-        clockTolerance: JWT_LEEWAY_S,
-        currentDate: new Date(this.now()),
-      }));
+      } = await this.verified(token));
       if (!this.typeAccepted(typ)) return "the JWT's type (typ) is not accepted";
     } catch (error) {
       if (error instanceof errors.JOSEError) return refusal(error);
@@ -168,6 +162,39 @@ export class JwtVerifier {
     const principal: Principal = { tokenId: tokenIdOf(payload, token), scopes, source: 'jwt', expiresAt };
     if (foreign || otherAudience) principal.grantsElsewhere = true;
     return { principal, until };
+  }
+
+  /**
+   * jose's verification. A token without `kid` matches every key of its type in a JWKS: with two of them
+   * (a provider's rotation overlap) jose throws JWKSMultipleMatchingKeys, which yields the candidates, and
+   * each is tried in turn, as jose documents; at most MAX_CANDIDATE_KEYS, so that a large key set cannot
+   * make one request cost many signature checks.
+   */
+  private async verified(token: string): Promise<JWTVerifyResult> {
+    const options: JWTVerifyOptions = {
+      algorithms: this.algorithms,
+      issuer: this.claims.issuer,
+      audience: this.claims.audience,
+      // A token that never expires could never be taken back: exp is required.
+      requiredClaims: ['exp'],
+      clockTolerance: JWT_LEEWAY_S,
+      currentDate: new Date(this.now()),
+    };
+    try {
+      return await jwtVerify(token, this.key, options);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+      let tried = 0;
+      for await (const key of error) {
+        try {
+          return await jwtVerify(token, key, options);
+        } catch (keyError) {
+          if (!(keyError instanceof errors.JWSSignatureVerificationFailed)) throw keyError;
+        }
+        if (++tried === MAX_CANDIDATE_KEYS) break;
+      }
+      throw new errors.JWSSignatureVerificationFailed();
+    }
   }
 
   /** Fetches a JWKS ahead of the first token (nothing to do for a configured key). */
