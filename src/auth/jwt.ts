@@ -17,6 +17,8 @@ import type { Principal } from '../model/principal.js';
 export const JWT_LEEWAY_S = 30;
 /** The keys of a JWKS a token without `kid` is tried with, of those of its type (a rotation publishes two or three). */
 const MAX_CANDIDATE_KEYS = 5;
+/** The longest claim kept whole in a principal's id, in UTF-8 bytes: with the issuer and a 255-character Idempotency-Key, well within a B-tree entry. */
+const MAX_ID_PART_BYTES = 1024;
 /** A verified JWT is trusted without verifying it again for at most this long, and never past its `exp` plus the leeway. */
 export const JWT_CACHE_MS = 30_000;
 
@@ -87,9 +89,17 @@ function scopesOf(payload: JWTPayload): { scopes: Scope[]; foreign: boolean } | 
   return { scopes, foreign: names.size > scopes.length };
 }
 
-/** A claim's text as a part of an id: `%` and `:` escaped (as in a URL), so that no claim can end its part early. */
+/**
+ * A claim's text as a part of an id: `%` and `:` escaped (as in a URL), so that no claim can end its part
+ * early. A part longer than MAX_ID_PART_BYTES is its SHA-256 instead (`sha256:` and the base64url digest,
+ * stable across renewals as the id must be; the `:` no escaped claim holds): the id keys PostgreSQL's
+ * B-tree indexes (rate_limits, idempotency_keys), whose entries may not pass 2704 bytes, and a claim can be
+ * as long as a header. Shorter ones stay as they are, as rows kept by earlier releases name them.
+ */
 function idPart(text: string): string {
-  return text.replace(/%/g, '%25').replace(/:/g, '%3A');
+  const part = text.replace(/%/g, '%25').replace(/:/g, '%3A');
+  if (part.length * 3 <= MAX_ID_PART_BYTES || Buffer.byteLength(part) <= MAX_ID_PART_BYTES) return part;
+  return `sha256:${createHash('sha256').update(text).digest('base64url')}`;
 }
 
 const nonEmpty = (claim: unknown): claim is string => typeof claim === 'string' && claim !== '';

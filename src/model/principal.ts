@@ -7,7 +7,8 @@ export interface Principal {
    * limits, stream caps): a stored token's id (hex digits), `static:<the start of its hash>` for a token
    * from PLANT_STORE_TOKENS, or for a JWT `jwt:<iss>:sub:<sub>`, `jwt:<iss>:client:<client_id or azp>`
    * (a client's token without a subject) or `jwt:<iss>:token:<the start of its hash>` (neither), with `%`
-   * and `:` escaped in the claims (`%25`, `%3A`) so that no claim can spell another's id (auth/jwt.ts).
+   * and `:` escaped in the claims (`%25`, `%3A`) so that no claim can spell another's id, and a claim over
+   * 1 KiB its SHA-256 (`sha256:…`), so that the id fits PostgreSQL's index entries (auth/jwt.ts).
    */
   tokenId: string;
   scopes: readonly Scope[];

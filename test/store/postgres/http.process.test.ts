@@ -28,6 +28,8 @@ const NAMED = [
   'http/rate-limit-refusals.test.ts',
   // A JWT's principal: its Idempotency-Key answers kept apart from another's of the same name.
   'auth/jwt-principals.test.ts',
+  // A JWT whose subject is longer than a B-tree entry: its rate limit and Idempotency-Key answers kept all the same.
+  'auth/jwt-long-claims.test.ts',
   // Idempotency-Keys: their outcomes kept in PostgreSQL's transactions (the webhook POSTs' too), the answers' bytes.
   'http/idempotency.test.ts',
   'http/idempotency-answers.test.ts',
