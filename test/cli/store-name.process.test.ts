@@ -32,7 +32,7 @@ async function writesNameTheStore(env: Record<string, string>, cwd: string, name
     new RegExp(`^created token \\S+ "ci" with \\S+ \\S+ in ${at}; it is shown only this once\\n$`),
   );
   assert.match(token.stdout, /^ps_\S+\n$/, 'the token alone on stdout, as before');
-  await ok(['token', 'revoke', 'ci'], `revoked token "ci" in ${named}`);
+  await ok(['token', 'revoke', 'ci'], new RegExp(`^revoked token [0-9a-f]{12} "ci" in ${at}\\n$`));
   const added = await ok(
     ['webhook', 'add', 'http://127.0.0.1:9/hook'],
     new RegExp(`^registered webhook endpoint ep_\\S+ in ${at}; its secret is shown only this once\\n$`),

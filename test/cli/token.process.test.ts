@@ -89,6 +89,22 @@ describe('token commands against a running server', async () => {
     assert.match(again.stderr, new RegExp(id));
   });
 
+  test("revoke takes an active token's id before a token named like it, and revokes that one alone, named", async () => {
+    await createToken(databaseUrl, '--name', 'owner', '--scope', 'tokens:manage');
+    const target = (await listJson(databaseUrl)).find((t) => t.name === 'owner' && t.revokedAt === null)!;
+    await createToken(databaseUrl, '--name', target.id, '--scope', 'plants:read');
+    const namesake = (await listJson(databaseUrl)).find((t) => t.name === target.id)!;
+    const revoked = await cli(databaseUrl, 'token', 'revoke', target.id);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stderr, new RegExp(`^revoked token ${target.id} "owner" in `));
+    const listed = await listJson(databaseUrl);
+    assert.notEqual(listed.find((t) => t.id === target.id)?.revokedAt, null);
+    assert.equal(listed.find((t) => t.id === namesake.id)?.revokedAt, null, 'the token named like the id is left active');
+    // No active token has that id now: its namesake is the one the name finds.
+    const second = await cli(databaseUrl, 'token', 'revoke', target.id);
+    assert.match(second.stderr, new RegExp(`^revoked token ${namesake.id} "${target.id}" in `));
+  });
+
   test('scopes may be repeated or comma-separated', async () => {
     const token = await createToken(databaseUrl, '--name', 'writer', '--scope', 'plants:write', '--scope', 'plants:read,plants:write');
     assert.deepEqual((await listJson(databaseUrl)).find((t) => t.name === 'writer')?.scopes.sort(), ['plants:read', 'plants:write']);
