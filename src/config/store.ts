@@ -20,8 +20,13 @@ export const STORE_SETTINGS = {
         '`file:/path/to.db` (SQLite, created with its directory on first start) or `postgres://…`, with several hosts for failover: `postgres://u:p@h1:5432,h2:5432/plants?target_session_attrs=read-write` (see [High availability](high-availability.md))',
     }),
     parse: (text: string) => {
+      // SQLite trims the file name and the service's own file code did not: `x.db ` opened x.db, while a
+      // restore replaced (and the mode check looked at) an empty `x.db `, so a restore did nothing.
+      if (text !== text.trim()) throw new Error(`must not begin or end with spaces, got "${redactUrl(text)}"`);
       const kind = databaseKind(text);
       if (kind === undefined) throw new Error(`must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(text)}"`);
+      // A query or fragment in a file: URL named no option: `file:/x/y.db?mode=ro` made a writable store named "y.db?mode=ro".
+      if (kind === 'sqlite' && /[?#]/.test(text)) throw new Error(`a file: URL takes no query or fragment (?…, #…): name the file alone, got "${text}"`);
       if (kind === 'postgres')
         checkPostgresUrl(text, ['read-write', 'primary', 'any'], 'the service writes: use read-write or primary (replicas go in DATABASE_READ_URL)');
       return text;

@@ -100,9 +100,24 @@ function declaredLength(headers: FastifyRequest['headers']): number | undefined 
 export function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.decorateRequest('fingerprint', null);
-  app.addContentTypeParser('*', (request, _payload, done) => {
-    if (request.is404 || nothingForNoBody(request, declaredLength(request.headers))) done(null, undefined);
-    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if (request.is404 || nothingForNoBody(request, declaredLength(request.headers))) return done(null, undefined);
+    if (request.routeOptions.schema?.body !== undefined || request.headers['transfer-encoding'] === undefined) {
+      return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+    }
+    // A chunked request to an operation that takes no body: served when its chunks hold nothing (`0`, as
+    // clients frame a body of unknown length), refused 415 at its first byte otherwise.
+    let settled = false;
+    const settle = (error: Error | null) => {
+      if (settled) return;
+      settled = true;
+      done(error, undefined);
+    };
+    payload.on('data', (chunk: Buffer) => {
+      if (chunk.length > 0) settle(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE());
+    });
+    payload.once('end', () => settle(null));
+    payload.once('error', (error: Error) => settle(error));
   });
   app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
     if (nothingForNoBody(request, (body as Buffer).length)) return done(null, undefined);

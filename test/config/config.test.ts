@@ -66,6 +66,14 @@ describe('loadConfig', () => {
       [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
       [{ DATABASE_URL: 'file:' }, 'DATABASE_URL'],
       [{ DATABASE_URL: './plants.db' }, 'DATABASE_URL'],
+      // SQLite trims a file name; the service did not (a restore then replaced a decoy "x.db ").
+      [{ DATABASE_URL: 'file:/tmp/x.db ' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: ' file:/tmp/x.db' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://u@h1/db\t' }, 'DATABASE_URL'],
+      // A file: URL's query named no option (a store named "y.db?mode=ro"), or was dropped.
+      [{ DATABASE_URL: 'file:/tmp/y.db?mode=ro' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'file:///tmp/y.db?mode=ro' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'file:/tmp/y.db#x' }, 'DATABASE_URL'],
       [{ BODY_LIMIT: 'x' }, 'BODY_LIMIT'],
       [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
       [{ BODY_LIMIT: '64k' }, 'BODY_LIMIT'],

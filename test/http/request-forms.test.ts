@@ -103,4 +103,22 @@ describe('request targets, header counts and answers written on the socket', asy
       assert.ok(Math.abs(Date.parse(date) - Date.now()) < 60_000, date);
     });
   }
+
+  for (const [line, what] of [
+    ['DELETE /plants/2 HTTP/1.1', 'DELETE'],
+    ['DELETE /plants/424242 HTTP/1.1', 'DELETE of no plant'],
+  ] as const) {
+    it(`${what} with an empty chunked body and no Content-Type: served as without a body`, async () => {
+      const answer = await request(line, ['Transfer-Encoding: chunked'], '0\r\n\r\n');
+      assert.equal(answer.status, what === 'DELETE' ? 204 : 404, answer.body);
+    });
+  }
+
+  it('a bodiless operation sent a chunked body that holds bytes: 415, nothing done', async () => {
+    const answer = await request('DELETE /plants/1 HTTP/1.1', ['Transfer-Encoding: chunked', 'Content-Type: text/plain'], '1\r\nx\r\n0\r\n\r\n');
+    assert.equal(answer.status, 415, answer.body);
+    const bare = await request('DELETE /plants/1 HTTP/1.1', ['Transfer-Encoding: chunked'], '1\r\nx\r\n0\r\n\r\n');
+    assert.equal(bare.status, 415, bare.body);
+    assert.equal((await t.call('GET', '/plants/1')).statusCode, 200);
+  });
 });
