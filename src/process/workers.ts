@@ -177,33 +177,57 @@ export class Workers implements Service {
     } while (this.reloadAgain && !this.stopSignal);
   }
 
-  /** Replaces the worker of `slot`; answers why it could not (the old one serving on), or undefined. */
+  /**
+   * Replaces the worker of `slot`; answers why it could not (the old one serving on), or undefined. One
+   * worker starts for a slot at a time: a restart of a crashed one still starting there is waited for
+   * (and then replaced), and no restart starts while the reload's own worker does (`respawn`).
+   */
   private async replace(slot: number): Promise<string | undefined> {
-    const old = this.slots[slot];
     this.replacing.add(slot);
-    const next = this.fork({ slot, announce: false, backups: slot === 0, ...(old?.version !== undefined && { replaces: old.version }) });
+    try {
+      const restarted = this.slots[slot];
+      if (restarted?.state === 'starting') {
+        this.log.info(`reload: worker ${restarted.pid}, started in place of one that exited, is starting; the reload waits for it`);
+        const ready = await this.readyWithin(restarted);
+        const why = ready === 'late' ? `was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)` : 'could not start';
+        if (ready !== true) return `worker ${restarted.pid}, started in place of one that exited, ${why}`;
+      }
+      const old = this.slots[slot];
+      const next = this.fork({ slot, announce: false, backups: slot === 0, ...(old?.version !== undefined && { replaces: old.version }) });
+      const ready = await this.readyWithin(next);
+      if (ready !== true) {
+        // It serves nothing yet: nothing to finish.
+        if (ready === 'late') next.kill('SIGKILL');
+        const exit = await next.exited;
+        // Its old worker crashed meanwhile: the slot is empty, and no one else fills it.
+        if (this.slots[slot] === undefined) this.respawnLater(slot);
+        return ready === 'late'
+          ? `the new worker ${next.pid} was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)`
+          : `the new worker ${next.pid} exited before it was ready (${described(exit)})${next.failure ? `: ${next.failure}` : ''}`;
+      }
+      // The worker in the slot now: `old`, or none if it crashed meanwhile.
+      const current = this.slots[slot];
+      this.slots[slot] = next;
+      if (current === undefined || current.state !== 'serving' || this.stopSignal) return undefined;
+      current.state = 'leaving';
+      this.log.info({ old: current.pid, new: next.pid }, `worker ${next.pid} serves in place of ${current.pid}, which hands over`);
+      current.send({ plantStore: 'handover' });
+      void this.watchHandover(current);
+      return undefined;
+    } finally {
+      this.replacing.delete(slot);
+    }
+  }
+
+  /** True once `member` serves; false when it exited first; 'late' when RELOAD_TIMEOUT_MS passed first. */
+  private async readyWithin(member: WorkerProcess): Promise<boolean | 'late'> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.config.reloadTimeoutMs)));
-    const ready = await Promise.race([next.ready, late]);
-    clearTimeout(timer);
-    this.replacing.delete(slot);
-    if (ready !== true) {
-      // It serves nothing yet: nothing to finish.
-      if (ready === 'late') next.kill('SIGKILL');
-      const exit = await next.exited;
-      // Its old worker crashed meanwhile: the slot is empty, and no one else replaces it.
-      if (this.slots[slot] === undefined) this.respawnLater(slot);
-      return ready === 'late'
-        ? `the new worker ${next.pid} was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)`
-        : `the new worker ${next.pid} exited before it was ready (${described(exit)})${next.failure ? `: ${next.failure}` : ''}`;
+    try {
+      return await Promise.race([member.ready, late]);
+    } finally {
+      clearTimeout(timer);
     }
-    this.slots[slot] = next;
-    if (old === undefined || old.state !== 'serving' || this.stopSignal) return undefined;
-    old.state = 'leaving';
-    this.log.info({ old: old.pid, new: next.pid }, `worker ${next.pid} serves in place of ${old.pid}, which hands over`);
-    old.send({ plantStore: 'handover' });
-    void this.watchHandover(old);
-    return undefined;
   }
 
   /** A worker handing over, until it exits: killed past its limits, logged when it did not stop cleanly. */
@@ -246,9 +270,13 @@ export class Workers implements Service {
     setTimeout(() => void this.respawn(slot), RESPAWN_DELAY_MS);
   }
 
-  /** A new worker in an empty slot; one that cannot start ends the service (systemd's Restart= takes it from there). */
+  /**
+   * A new worker in an empty slot; one that cannot start ends the service (systemd's Restart= takes it from
+   * there). Not while a reload replaces the slot: its new worker fills it, and a second one started there
+   * would serve outside every slot, never reloaded.
+   */
   private async respawn(slot: number): Promise<void> {
-    if (this.stopSignal || this.slots[slot] !== undefined) return;
+    if (this.stopSignal || this.slots[slot] !== undefined || this.replacing.has(slot)) return;
     const member = (this.slots[slot] = this.fork({ slot, announce: false, backups: slot === 0 }));
     if (await member.ready) return;
     if (this.slots[slot] === member) this.slots[slot] = undefined;
