@@ -6,7 +6,9 @@ import type { Config } from '../config/config.js';
 import { tracesUrl } from '../config/tracing.js';
 import type { Metrics } from '../metrics/registry.js';
 import { redactUrl } from '../store/database-url.js';
+import { migrationNames } from '../store/migration.js';
 import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { backupService, idempotencySweep, retentionSweep, webhookDeliveries, type Made } from './background.js';
 import { httpListener } from './listeners.js';
@@ -36,10 +38,14 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
   const services: Service[] = [
     // 1. Tracing (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK, loaded only when on.
     ...(tracesTo ? [tracingService(config, tracesTo, made, logger)] : []),
-    // 2. The store, migrated as it opens (several processes starting at once apply each migration once).
+    // 2. The store, migrated as it opens (several processes starting at once apply each migration once),
+    //    saying what it changed in the schema: the operator can tell when an upgrade changed it.
     {
       name: 'store',
-      start: async () => void (made.store = await openStore(config, { onCommit: metrics?.onCommit, tracing: made.tracing?.batches })),
+      start: async () => {
+        made.store = await openStore(config, { onCommit: metrics?.onCommit, tracing: made.tracing?.batches });
+        logMigrated(logger, made.store, config.databaseUrl);
+      },
       stop: () => made.store.close(),
     },
     // 3. The app (not listening yet); what the operator should know of this start; once per start, the first
@@ -79,6 +85,17 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
   if (tracing) app.log.info({ traces: tracing.endpoint }, `tracing on: spans to ${tracing.endpoint}`);
   app.log.info({ store: store.kind, database: redactUrl(config.databaseUrl), version: VERSION }, 'plant store ready');
   tell({ plantStore: 'ready', version: VERSION });
+}
+
+/** The schema made, or the migrations applied, by this process's opening of the store (none: nothing said). */
+function logMigrated(logger: Logger, store: Store, databaseUrl: string): void {
+  const { created, applied } = store.migrated;
+  if (applied.length === 0) return;
+  const fields = { store: store.kind, database: redactUrl(databaseUrl), migrations: applied.map((m) => m.version) };
+  logger.info(
+    fields,
+    created ? `created the ${store.kind} store, with the current schema` : `applied ${migrationNames(applied)} to the ${store.kind} store`,
+  );
 }
 
 /** Tracing, started first and stopped last: the spans of the last requests and deliveries are exported (bounded: tracing/sdk.ts). */

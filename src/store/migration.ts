@@ -23,6 +23,20 @@ export interface Migration {
   contract?: true;
 }
 
+/** A migration that opening a store applied. */
+export type AppliedMigration = Pick<Migration, 'version' | 'name'>;
+
+/** What opening a store did to its schema: made it from nothing, and the migrations it applied, in order (none: it was up to date). */
+export interface Migrated {
+  readonly created: boolean;
+  readonly applied: readonly AppliedMigration[];
+}
+
+/** "migration 10 (webhook_int64_strings)", "migrations 10 (instances), 11 (webhook_int64_strings)": what `plant-store migrate` and the server's log say. */
+export function migrationNames(applied: readonly AppliedMigration[]): string {
+  return `migration${applied.length === 1 ? '' : 's'} ${applied.map((m) => `${m.version} (${m.name})`).join(', ')}`;
+}
+
 /**
  * Every schema change, by name, in the order it was made, with the version it has on each store: the two
  * stores number alike but where one needed a change the other did not (PostgreSQL's shared rate-limit

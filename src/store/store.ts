@@ -1,5 +1,6 @@
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency.js';
+import type { Migrated } from './migration.js';
 import type { PlantStore } from './plant-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WebhookStore } from './webhook-store.js';
@@ -41,8 +42,8 @@ export interface Store {
    * as a warning at start (say, a search index that could not be made for want of an extension).
    */
   readonly warnings: readonly string[];
-  /** Whether opening it made its schema from nothing: a new store (`plant-store migrate` says it created it). */
-  readonly created: boolean;
+  /** What opening it did to its schema: made it (a new store), or the migrations it applied (`plant-store migrate` and the server's log say which). */
+  readonly migrated: Migrated;
   /**
    * The write batches sent to the database so far and the writes in them (a live view): how writes are
    * grouped, since those that gather while a batch commits go in the next one (group commit; the contract

@@ -29,7 +29,7 @@ function failingStore(error: () => Error): Store {
     tokens: real.tokens,
     webhooks: real.webhooks,
     warnings: [],
-    created: false,
+    migrated: { created: false, applied: [] },
     events: real.events,
     searchIndex: real.searchIndex,
     writeBatches: real.writeBatches,

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { openConnection } from '../../src/store/sqlite/connection.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from '../helpers.js';
 import { request, run, SERVER_JS, startServer } from '../process.js';
+import { sqliteBefore } from '../store/older-schema.js';
 
 /**
  * The real server's start (src/server.ts, src/process/): where the store goes by default, the probes it
@@ -162,3 +165,45 @@ describe('a start refused: one line on stderr naming the setting', () => {
     assert.deepEqual(await first.stop(), { code: 0, signal: null });
   });
 });
+
+describe('the schema at start', () => {
+  test('a store an earlier release left: the log names each migration applied, at info, with the store; the next start, none', async () => {
+    const file = join(tempDir(after), 'older.db');
+    const db = openConnection(file);
+    sqliteBefore(db, 'idempotency_outcomes');
+    db.close();
+    const env = { DATABASE_URL: `file:${file}`, PLANT_STORE_TOKENS: STATIC, LOG_FORMAT: 'json' };
+    const first = await startServer(after, { env });
+    assert.deepEqual(await first.stop(), { code: 0, signal: null });
+    const applied = migrationLines(first.stdout);
+    assert.equal(applied.length, 1, first.stdout);
+    const rest = SQLITE_MIGRATIONS.slice(SQLITE_MIGRATIONS.findIndex((m) => m.name === 'idempotency_outcomes'));
+    assert.deepEqual(
+      {
+        level: applied[0]!.level,
+        msg: applied[0]!.msg,
+        store: applied[0]!.store,
+        database: applied[0]!.database,
+        migrations: applied[0]!.migrations,
+      },
+      {
+        level: 30,
+        msg: `applied migrations ${rest.map((m) => `${m.version} (${m.name})`).join(', ')} to the sqlite store`,
+        store: 'sqlite',
+        database: `file:${file}`,
+        migrations: rest.map((m) => m.version),
+      },
+    );
+    const second = await startServer(after, { env });
+    assert.deepEqual(await second.stop(), { code: 0, signal: null });
+    assert.deepEqual(migrationLines(second.stdout), [], 'nothing applied, nothing said');
+  });
+});
+
+/** The log's lines about migrations applied as the store opened. */
+function migrationLines(stdout: string): Array<{ level: number; msg: string; store: string; database: string; migrations: number[] }> {
+  return stdout
+    .split('\n')
+    .filter((line) => line.includes('"migrations":'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; store: string; database: string; migrations: number[] });
+}

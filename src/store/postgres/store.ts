@@ -19,6 +19,7 @@ import { PostgresTokens } from './tokens.js';
 import { parsePostgresUrl } from './hosts/url.js';
 import { PostgresWebhooks } from './webhooks.js';
 import type { BatchTracing } from '../batcher.js';
+import type { Migrated } from '../migration.js';
 import {
   StoreUnavailableError,
   type BatchCounts,
@@ -88,7 +89,7 @@ export class PostgresStore implements Store {
     private readonly timeoutMs: number,
     options: PostgresOptions,
     readonly warnings: readonly string[],
-    readonly created: boolean,
+    readonly migrated: Migrated,
   ) {
     const query = poolQuery(pool, timeoutMs);
     const transaction = poolTransaction(pool, timeoutMs);
@@ -142,11 +143,15 @@ export class PostgresStore implements Store {
     const hosts = hostsOf(url, 'primary', options.timeoutMs);
     let migrator: HostClient | undefined;
     let warnings: string[];
-    let created: boolean;
+    let migrated: Migrated;
     try {
       migrator = await connectClient(hosts, connection, Date.now() + options.timeoutMs);
       const { applied, held } = await migratePostgres(migrator);
-      created = applied.length === POSTGRES_MIGRATIONS.length;
+      const named = new Map(POSTGRES_MIGRATIONS.map((m) => [m.version, m.name]));
+      migrated = {
+        created: applied.length === POSTGRES_MIGRATIONS.length,
+        applied: applied.map((version) => ({ version, name: named.get(version)! })),
+      };
       warnings = [...held, ...(await checkSearchIndex(migrator))];
     } catch (error) {
       throw translatePgError(error);
@@ -182,7 +187,7 @@ export class PostgresStore implements Store {
     // behind it waited.
     const reads = readPoolSize > 0 ? pooled(hosts, readPoolSize, readPoolSize) : undefined;
     if (reads) await opened(reads, readPoolSize);
-    const store = new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings, created);
+    const store = new PostgresStore(pooled(hosts, options.poolSize), reads, replicas, options.timeoutMs, options, warnings, migrated);
     await store.registry.start();
     return store;
   }

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import type { BatchTracing } from '../batcher.js';
 import { sqlitePath } from '../database-url.js';
+import type { Migrated } from '../migration.js';
 import type { BatchCounts, CommitObserver, PlantStore, Store, StoreUnavailableError, TokenStore } from '../store.js';
 import { prepare, type Connection, type SqliteConnectionSettings } from './connection.js';
 import { accessProblem } from './access.js';
@@ -66,7 +67,7 @@ export class SqliteStore implements Store {
   readonly tokens: TokenStore;
   readonly webhooks: SqliteWebhooks;
   readonly warnings: readonly string[];
-  readonly created: boolean;
+  readonly migrated: Migrated;
   readonly events: SqliteEvents;
   readonly searchIndex: SqliteSearchIndex;
   readonly writeBatches: Readonly<BatchCounts>;
@@ -81,10 +82,10 @@ export class SqliteStore implements Store {
     tracing: BatchTracing | undefined,
     warnings: string[],
     scanWindow: number | undefined,
-    created: boolean,
+    migrated: Migrated,
   ) {
     this.warnings = warnings;
-    this.created = created;
+    this.migrated = migrated;
     this.exports = new ExportConnections(path, scanWindow);
     this.plants = new SqlitePlants(db, writer, this.exports, tracing?.({ system: 'sqlite', operation: 'reads' }), scanWindow);
     this.tokens = new SqliteTokens(db, writer);
@@ -115,7 +116,7 @@ export class SqliteStore implements Store {
       // (SQLITE_DEFAULT_CACHE_SIZE), where SQLite's own is 2 MB, and keyset pages over a million plants
       // land on random B-tree pages, which a small cache would read from the file again and again.
       db.exec('PRAGMA cache_size = -16000');
-      const created = migrate(db);
+      const migrated = migrate(db);
       // The temporary B-trees of reads (sorting the trigram index's matches in a name order) in memory:
       // SQLite's default here keeps each in a temporary file's pager, which made a page several times
       // dearer in CPU (measured in bench/RESULTS.md). Set after migrating, so that building an index over
@@ -133,7 +134,7 @@ export class SqliteStore implements Store {
       if (prepare(db, "SELECT max(position) > (SELECT value FROM counters WHERE name = 'search_position') FROM events").pluck().get() === 1) {
         writer.wake();
       }
-      return new SqliteStore(db, writer, health, path, options.tracing, warnings, options.scanWindow, created);
+      return new SqliteStore(db, writer, health, path, options.tracing, warnings, options.scanWindow, migrated);
     } catch (error) {
       // A permission refused: the folder or file, and the user who needs it (SQLite's code names neither).
       const problem = accessProblem(path, error);
