@@ -15,6 +15,17 @@ import type { Scrape } from '../metrics/server.js';
  */
 const FIRST_REQUEST_GRACE_MS = 500;
 
+/**
+ * How long a worker handing over (a reload) waits for its connections to end: its idle ones are gone a
+ * second past KEEP_ALIVE_TIMEOUT_MS (Node closes them then); what is left has a request in flight (a bulk
+ * import arriving, an export being read), each closing after its answer, waited for up to IMPORT_TIMEOUT_MS
+ * more, the longest a request's arrival may take. The supervisor waits as long, and the stop's
+ * SHUTDOWN_TIMEOUT_MS, before it kills the worker (process/workers.ts).
+ */
+export function handoverWaitMs(config: Pick<Config, 'keepAliveTimeoutMs' | 'importTimeoutMs'>): number {
+  return config.keepAliveTimeoutMs + 1000 + config.importTimeoutMs;
+}
+
 /** Resolves once `server` has no connection left, after `limitMs`, or when `hurry` aborts. */
 async function connectionsGone(server: NetServer, limitMs: number, hurry: AbortSignal): Promise<void> {
   const count = () => new Promise<number>((resolve) => server.getConnections((_error, n) => resolve(n ?? 0)));
@@ -39,7 +50,8 @@ async function pause(ms: number, hurry: AbortSignal): Promise<void> {
  *   each idle one when its client drops it, which a client does before the keep-alive timeout the server
  *   announced (`Keep-Alive: timeout=`, KEEP_ALIVE_TIMEOUT_MS), when Node closes it anyway. No connection is
  *   closed by this side while a client may be sending on it: closing an idle connection races the
- *   client's next request (it fails, reset), which a reload must never make fail.
+ *   client's next request (it fails, reset), which a reload must never make fail. A request in flight
+ *   (a long import, an export) is waited for within its own limit, IMPORT_TIMEOUT_MS (`handoverWaitMs`).
  * - stop: the connections idle now close, those with a request in flight after its answer (which says
  *   so); event streams end cleanly (the app closing ends them, app.ts), so that their clients resume
  *   elsewhere; then the app's timers stop. Connections that turn idle are swept as they do: close() ends
@@ -65,8 +77,7 @@ export function httpListener(made: { readonly app: App }, config: Config): Servi
       if (reason === 'handover') {
         stopAccepting();
         await made.app.endStreams();
-        // One second past the keep-alive timeout: Node has closed every idle connection by then (workers.ts waits as long).
-        await connectionsGone(made.app.server, config.keepAliveTimeoutMs + 1000, hurry);
+        await connectionsGone(made.app.server, handoverWaitMs(config), hurry);
       } else if (config.shutdownDrainMs > 0) {
         await pause(config.shutdownDrainMs, hurry);
         stopAccepting();

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
+import { handoverWaitMs } from './listeners.js';
 import { stderrLine } from './log.js';
 import type { WorkerRole } from './protocol.js';
 import { clean, described, WorkerProcess, type Exit } from './worker.js';
@@ -18,8 +19,6 @@ import { clean, described, WorkerProcess, type Exit } from './worker.js';
 const RESPAWN_DELAY_MS = 1000;
 /** How long past a worker's own limit (its drain, then SHUTDOWN_TIMEOUT_MS) the supervisor waits before killing it. */
 const KILL_MARGIN_MS = 5000;
-/** How long past KEEP_ALIVE_TIMEOUT_MS a reload's old worker waits for its connections to end (process/listeners.ts). */
-const HANDOVER_MARGIN_MS = 1000;
 /** A scrape fails when a worker has not answered with its metrics within this. */
 const METRICS_TIMEOUT_MS = 5000;
 
@@ -232,7 +231,7 @@ export class Workers implements Service {
 
   /** A worker handing over, until it exits: killed past its limits, logged when it did not stop cleanly. */
   private async watchHandover(old: WorkerProcess): Promise<void> {
-    const limit = this.config.keepAliveTimeoutMs + HANDOVER_MARGIN_MS + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
+    const limit = handoverWaitMs(this.config) + this.config.shutdownTimeoutMs + KILL_MARGIN_MS;
     const kill = setTimeout(() => {
       this.log.error(`worker ${old.pid} still handing over after ${limit / 1000} s: killing it`);
       old.kill('SIGKILL');
