@@ -35,7 +35,8 @@ export function plantPrinter(format: ListFormat, sink: Sink = process.stdout): P
   const write = async (text: string) => {
     if (!print(text, sink) && 'once' in sink) await once(sink as NodeJS.WritableStream, 'drain');
   };
-  const row = (cells: [string, string, string]) => `${padColumns(cells[0], widths![0])}  ${padColumns(cells[1], widths![1])}  ${cells[2]}`.trimEnd() + '\n';
+  const row = (cells: [string, string, string]) =>
+    `${padColumns(cells[0], widths![0])}  ${padColumns(cells[1], widths![1])}  ${cells[2]}`.trimEnd() + '\n';
   const heading = (plants: ReadonlyArray<[string, string, string]>) => {
     widths = [Math.max(2, ...plants.map((p) => p[0].length)), Math.max(4, ...plants.map((p) => columns(p[1])))];
     return row(['ID', 'NAME', 'TAG']);

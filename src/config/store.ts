@@ -26,7 +26,8 @@ export const STORE_SETTINGS = {
       const kind = databaseKind(text);
       if (kind === undefined) throw new Error(`must be file:/path/to.db or postgres://user:password@host/db, got "${redactUrl(text)}"`);
       // A query or fragment in a file: URL named no option: `file:/x/y.db?mode=ro` made a writable store named "y.db?mode=ro".
-      if (kind === 'sqlite' && /[?#]/.test(text)) throw new Error(`a file: URL takes no query or fragment (?…, #…): name the file alone, got "${text}"`);
+      if (kind === 'sqlite' && /[?#]/.test(text))
+        throw new Error(`a file: URL takes no query or fragment (?…, #…): name the file alone, got "${text}"`);
       if (kind === 'postgres')
         checkPostgresUrl(text, ['read-write', 'primary', 'any'], 'the service writes: use read-write or primary (replicas go in DATABASE_READ_URL)');
       return text;
