@@ -45,7 +45,9 @@ export const PAGE_CSP = [
  * feed (Last-Event-ID), retry a POST safely (Idempotency-Key, Idempotent-Replayed) and learn which tokens
  * GET /tokens cannot list (Unlisted-Token-Sources), learn of a deprecated name (Deprecation, Sunset), as any other.
  */
-const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer';
+// traceparent and tracestate: the service reads them (tracing), and a browser app instrumented with
+// OpenTelemetry sends them on every request, which a preflight refusing them blocked whole.
+const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer, traceparent, tracestate';
 const CORS_EXPOSED_HEADERS = [
   'content-disposition',
   'etag',

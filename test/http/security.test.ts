@@ -164,7 +164,8 @@ describe('CORS', async () => {
       assert.equal(response.headers['access-control-allow-origin'], 'https://app.example');
       assert.deepEqual(String(response.headers['access-control-allow-methods']).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT']);
       const allowed = String(response.headers['access-control-allow-headers']).split(', ');
-      for (const header of ['authorization', 'content-type', 'if-match', 'if-none-match', 'prefer']) {
+      // traceparent and tracestate: what a browser app instrumented with OpenTelemetry sends on every request.
+      for (const header of ['authorization', 'content-type', 'if-match', 'if-none-match', 'prefer', 'traceparent', 'tracestate']) {
         assert.ok(allowed.includes(header), `${header} is not allowed: ${allowed.join(', ')}`);
       }
       assert.equal(response.headers['access-control-max-age'], '600');

@@ -130,6 +130,16 @@ export function importContract(name: string, open: () => Promise<Store>): void {
         ]);
       }));
 
+    it('create-only names the smallest of the stored ids it meets, on every store', () =>
+      withStore(open, async (store) => {
+        for (const id of [50, 7, 30]) await store.plants.put({ id, name: `stored ${id}` });
+        const session = await store.plants.startImport();
+        // More rows than the store holds, in descending order: the order a join without one would meet them in.
+        await session.add(Array.from({ length: 200 }, (_, i) => ({ id: 200 - i, name: `imported ${200 - i}` })));
+        await assert.rejects(session.commit({ createOnly: true }), (e: Error) => e.name === 'ImportConflictError' && /\bid 7\b/.test(e.message));
+        await session.abort();
+      }));
+
     it('leaves an empty store empty when an import is aborted', () =>
       withStore(open, async (store) => {
         const session = await store.plants.startImport();

@@ -87,7 +87,8 @@ export function sqliteImports(db: Connection, needs: Needs): { ops: Ops } {
         // the primary key's b-tree, appended page by page) and no row looks for a stored one.
         const fresh = prepare<[], number>(db, 'SELECT NOT EXISTS (SELECT 1 FROM plants)').pluck().get() === 1;
         if (createOnly && !fresh) {
-          const existing = prepare<[], bigint>(db, `SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id LIMIT 1`)
+          // The smallest such id, as PostgreSQL names it (LIMIT 1 alone named whichever the join met first).
+          const existing = prepare<[], bigint>(db, `SELECT s.id FROM ${staged} s JOIN plants p ON p.id = s.id ORDER BY s.id LIMIT 1`)
             .pluck()
             .safeIntegers(true)
             .get();
