@@ -9,6 +9,7 @@ import { LISTEN_SETTINGS, SERVER_SETTINGS } from './server.js';
 import type { Setting } from './setting.js';
 import { STORE_SETTINGS } from './store.js';
 import { TRACING_SETTINGS } from './tracing.js';
+import { settingTypos } from './typos.js';
 import { WEBHOOK_SETTINGS } from './webhooks.js';
 import { databaseKind } from '../store/database-url.js';
 
@@ -111,6 +112,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
   checkRelations(config);
   return config;
+}
+
+/** Warnings for variables of `env` that look like a misspelt setting (config/typos.ts), said at start. */
+export function misspeltSettings(env: Env = process.env): string[] {
+  return settingTypos(
+    env,
+    Object.values(SETTINGS).map((setting: Setting) => setting.env),
+  );
 }
 
 /** docs/configuration.md's table, made from the settings table (test/config/docs.test.ts keeps the page in step). */

@@ -1,6 +1,6 @@
 import { isatty } from 'node:tty';
 import { Lifecycle, type Service } from '../app/services.js';
-import type { Config } from '../config/config.js';
+import { misspeltSettings, type Config } from '../config/config.js';
 import { metricsListener } from './listeners.js';
 import { processLogger, stderrLine } from './log.js';
 import { rootWarning } from './root.js';
@@ -22,6 +22,7 @@ export async function supervise(config: Config): Promise<void> {
   const log = await processLogger(config);
   const asRoot = rootWarning(process.geteuid?.());
   if (asRoot) log.warn(asRoot);
+  for (const typo of misspeltSettings()) log.warn(typo);
   const lifecycle = new Lifecycle();
   let started = false;
   let stopping = false;
