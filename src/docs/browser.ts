@@ -125,7 +125,21 @@ export function servedAddressExamples(example: string) {
   };
 }
 
+/**
+ * A request of the page sent under the folder the page was served from: the document names no server, so
+ * Swagger UI sends Try it out to the origin's root (`http://host/plants/1`), out of a proxy's prefix the
+ * page is served under (`http://host/plant-store/docs`), to whatever else the host serves there, the
+ * token typed into Authorize with it. Without a prefix, or for a request already under it, `url` as it is.
+ */
+export function underServedFolder(url: string, pageUrl: string): string {
+  const folder = new URL('.', pageUrl);
+  const target = new URL(url, pageUrl);
+  if (target.origin !== folder.origin || target.pathname.startsWith(folder.pathname)) return url;
+  return new URL(`${target.pathname.slice(1)}${target.search}${target.hash}`, folder).href;
+}
+
 /** Starts Swagger UI with these options and the plugins above; `example` is the address the document's examples use. */
 export function startSwaggerUi(options: object, example: string): void {
-  SwaggerUIBundle({ ...options, plugins: [exactJsonResponses, () => servedAddressExamples(example)] });
+  const requestInterceptor = (request: { url: string }) => ((request.url = underServedFolder(request.url, location.href)), request);
+  SwaggerUIBundle({ ...options, requestInterceptor, plugins: [exactJsonResponses, () => servedAddressExamples(example)] });
 }

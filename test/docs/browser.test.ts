@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { atServedAddress, indentJson } from '../../src/docs/browser.js';
+import { atServedAddress, indentJson, underServedFolder } from '../../src/docs/browser.js';
 import { EXAMPLE_ADDRESS } from '../../src/docs/page.js';
 import { API_DESCRIPTION } from '../../src/openapi/intro.js';
 import { FUZZING } from '../tier.js';
@@ -53,5 +53,22 @@ describe('atServedAddress: the examples of /docs at the address the page was ser
   it('is the address the OpenAPI document’s description uses for every example', () => {
     assert.ok(API_DESCRIPTION.includes(`${example}plants`));
     for (const [address] of API_DESCRIPTION.matchAll(/https?:\/\/[^\s"'`)]+/g)) assert.ok(address.startsWith(example), address);
+  });
+});
+
+describe('underServedFolder: Try it out under the prefix a proxy serves the page under', () => {
+  it('sends a request for the origin’s root under the page’s folder', () => {
+    const page = 'https://example.org/plant-store/docs#/plants/getPlant';
+    assert.equal(underServedFolder('https://example.org/plants/1', page), 'https://example.org/plant-store/plants/1');
+    assert.equal(underServedFolder('https://example.org/plants?q=fern&limit=2', page), 'https://example.org/plant-store/plants?q=fern&limit=2');
+    assert.equal(underServedFolder('/tokens', page), 'https://example.org/plant-store/tokens');
+  });
+
+  it('leaves a request under the folder, one without a prefix, and one to another origin as they are', () => {
+    const page = 'https://example.org/plant-store/docs';
+    assert.equal(underServedFolder('https://example.org/plant-store/openapi.json', page), 'https://example.org/plant-store/openapi.json');
+    assert.equal(underServedFolder('openapi.json', page), 'openapi.json');
+    assert.equal(underServedFolder('https://other.example/plants', page), 'https://other.example/plants');
+    assert.equal(underServedFolder('http://127.0.0.1:8080/plants/1', 'http://127.0.0.1:8080/docs'), 'http://127.0.0.1:8080/plants/1');
   });
 });
