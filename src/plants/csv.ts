@@ -43,18 +43,22 @@ export async function* csvRecords(source: AsyncIterable<string>, maxRowBytes: nu
     /** Where the current record's text (and the current field's) began in this piece. */
     let recordStart = 0;
     let fieldStart = 0;
-    const measure = (end: number) => {
+    /** Fails a record longer than the limit, up to `end`; `cr`: its text ends in the CR of a CRLF, which is the line end's, not the row's. */
+    const measure = (end: number, cr: boolean) => {
       // At most 3 UTF-8 bytes per UTF-16 unit: most records need no counting.
       const length = end - recordStart;
-      if ((recordBytes > 0 || length * 3 > maxRowBytes) && recordBytes + Buffer.byteLength(piece.slice(recordStart, end)) > maxRowBytes)
+      if (
+        (recordBytes > 0 || length * 3 > maxRowBytes) &&
+        recordBytes + Buffer.byteLength(piece.slice(recordStart, end)) - (cr ? 1 : 0) > maxRowBytes
+      )
         throw rowTooLong(`line ${recordLine}`, maxRowBytes);
     };
     const push = (end: number) => {
       fields.push(state === 'unquoted' ? field + piece.slice(fieldStart, end) : field);
       field = '';
     };
-    const endRecord = (at: number): CsvRecord | undefined => {
-      measure(at);
+    const endRecord = (at: number, cr = false): CsvRecord | undefined => {
+      measure(at, cr);
       const record = fields.length === 1 && fields[0] === '' ? undefined : { line: recordLine, fields };
       fields = [];
       recordBytes = 0;
@@ -79,7 +83,7 @@ export async function* csvRecords(source: AsyncIterable<string>, maxRowBytes: nu
       }
       if (state === 'cr') {
         if (c !== LF) fail('a carriage return outside quotes that does not end the line');
-        const record = endRecord(i);
+        const record = endRecord(i, true);
         if (record) yield record;
         continue;
       }
@@ -115,7 +119,7 @@ export async function* csvRecords(source: AsyncIterable<string>, maxRowBytes: nu
     if (state === 'unquoted' || state === 'quoted') {
       field += piece.slice(fieldStart);
     }
-    measure(piece.length);
+    measure(piece.length, state === 'cr');
     recordBytes += Buffer.byteLength(piece.slice(recordStart));
   }
 

@@ -102,6 +102,12 @@ async function* text(source: AsyncIterable<Buffer | string>, limit: number, onBy
   }
 }
 
+/** 1 when a line's text (its pieces held so far, then `tail`) ends in a CR, the first half of a CRLF; else 0. */
+function endsInCr(pending: readonly string[], tail: string): number {
+  const last = tail !== '' ? tail : (pending[pending.length - 1] ?? '');
+  return last.charCodeAt(last.length - 1) === 0x0d ? 1 : 0;
+}
+
 /**
  * NDJSON rows: one JSON value per line (LF or CRLF); blank lines are skipped but counted. Each arriving
  * piece is searched for line ends once, from where the search stopped: a long line costs time in
@@ -121,8 +127,9 @@ async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number, c
     while ((end = piece.indexOf('\n', start)) !== -1) {
       line++;
       const tail = piece.slice(start, end);
-      // A string has at most 3 UTF-8 bytes per UTF-16 unit: most lines need no counting.
-      if ((pendingBytes > 0 || tail.length * 3 > maxRowBytes) && pendingBytes + Buffer.byteLength(tail) > maxRowBytes)
+      // A string has at most 3 UTF-8 bytes per UTF-16 unit: most lines need no counting. The CR of a CRLF
+      // is the line end's, not the row's (a row of the limit passed with LF and not with CRLF).
+      if ((pendingBytes > 0 || tail.length * 3 > maxRowBytes) && pendingBytes + Buffer.byteLength(tail) - endsInCr(pending, tail) > maxRowBytes)
         throw rowTooLong(`line ${line}`, maxRowBytes);
       const row = pending.length === 0 ? tail : pending.join('') + tail;
       pending = [];
@@ -133,7 +140,7 @@ async function* ndjsonRows(source: AsyncIterable<string>, maxRowBytes: number, c
     if (start < piece.length) {
       const rest = start === 0 ? piece : piece.slice(start);
       pendingBytes += Buffer.byteLength(rest);
-      if (pendingBytes > maxRowBytes) throw rowTooLong(`line ${line + 1}`, maxRowBytes);
+      if (pendingBytes - endsInCr([], rest) > maxRowBytes) throw rowTooLong(`line ${line + 1}`, maxRowBytes);
       pending.push(rest);
     }
     if (rows.length > 0) yield rows;

@@ -22,16 +22,16 @@ function* pieces(body: string, size = 64 * 1024): Generator<Buffer> {
   for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }
 
-async function* stream(body: string): AsyncGenerator<Buffer> {
-  for (const piece of pieces(body)) yield piece;
+async function* stream(body: string, size?: number): AsyncGenerator<Buffer> {
+  for (const piece of pieces(body, size)) yield piece;
 }
 
 const options = (format: ImportOptions['format'], maxRowBytes: number): ImportOptions => ({ format, createOnly: false, limit: 2 ** 30, maxRowBytes });
 
 /** How an import of `body` ends: its result, or the message that refused it. */
-async function outcome(body: string, format: ImportOptions['format'], maxRowBytes: number): Promise<string> {
+async function outcome(body: string, format: ImportOptions['format'], maxRowBytes: number, size?: number): Promise<string> {
   try {
-    return JSON.stringify(await importPlants(nowhere, stream(body), options(format, maxRowBytes)));
+    return JSON.stringify(await importPlants(nowhere, stream(body, size), options(format, maxRowBytes)));
   } catch (error) {
     return (error as Error).message;
   }
@@ -75,6 +75,38 @@ describe('import rows: linear in their length, refused past IMPORT_MAX_ROW_BYTES
     assert.equal(await outcome(`${rowOf(100)}\n\n${rowOf(limit + 1, 2)}\n${rowOf(100, 3)}`, 'ndjson', limit), refusal);
     assert.equal(await outcome(`${rowOf(100)}\n\n${rowOf(limit + 1, 2)}`, 'ndjson', limit), refusal, 'the last line, with no line end');
     assert.equal(await outcome(`${rowOf(100)}\n\n${'x'.repeat(10 * limit)}`, 'ndjson', limit), refusal, 'refused before the line ends');
+  });
+
+  it("NDJSON and CSV: the CR of a CRLF line end is not the row's, whatever pieces the text comes in", async () => {
+    const limit = 2000;
+    // Pieces of 64 KiB, of limit + 1 (the CR the last byte of a piece, its LF the first of the next), and of 7.
+    for (const size of [64 * 1024, limit + 1, 7]) {
+      for (const end of ['\n', '\r\n']) {
+        assert.equal(
+          await outcome(`${rowOf(limit)}${end}${rowOf(100, 2)}${end}`, 'ndjson', limit, size),
+          '{"created":0,"replaced":0}',
+          `${size} ${end}`,
+        );
+        assert.match(await outcome(`${rowOf(limit + 1)}${end}${rowOf(100, 2)}${end}`, 'ndjson', limit, size), /^line 1: longer than the limit/);
+      }
+    }
+    // A CSV record of `bytes` UTF-8 bytes that is a valid plant (its name of two-byte letters, within 256 characters).
+    const csvLimit = 300;
+    const csvRow = (bytes: number) => {
+      const rest = bytes - 4;
+      return `1,${rest % 2 === 1 ? 'n' : ''}${'é'.repeat(rest >> 1)},t`;
+    };
+    // The header `id,name,tag\r\n` is 13 bytes: a piece of 13 + csvLimit + 1 ends with the record's CR.
+    for (const size of [64 * 1024, 13 + csvLimit + 1, 7]) {
+      for (const end of ['\n', '\r\n']) {
+        assert.equal(
+          await outcome(`id,name,tag${end}${csvRow(csvLimit)}${end}`, 'csv', csvLimit, size),
+          '{"created":0,"replaced":0}',
+          `${size} ${end}`,
+        );
+        assert.match(await outcome(`id,name,tag${end}${csvRow(csvLimit + 1)}${end}`, 'csv', csvLimit, size), /^line 2: longer than the limit/);
+      }
+    }
   });
 
   it('a JSON array: an element of the limit is taken, one byte more is refused naming its element', async () => {
