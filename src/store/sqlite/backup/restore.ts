@@ -114,6 +114,35 @@ function lockStore(store: string): Connection | undefined {
 }
 
 /** A name beside the store, for the file it replaces, that no file has yet. */
+/** The plant versions a store has given out (its counter), or undefined for a file that keeps none (empty, or not a store). */
+function versionsIssued(db: Connection): number | undefined {
+  try {
+    return prepare<[], number>(db, "SELECT value FROM counters WHERE name = 'plant_version'").pluck().get();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The restored store goes on counting versions from the last one the replaced store gave out, not from the
+ * backup's: versions are never reused (docs/api.md), and the writes after the backup had taken the versions
+ * the backup's counter would give again. A client holding an ETag read then would have it match another state
+ * of the plant (If-Match letting a stale write through, If-None-Match a wrong 304).
+ */
+function keepVersionsAhead(lock: Connection | undefined, staged: string): void {
+  const replaced = lock && versionsIssued(lock);
+  if (replaced === undefined) return;
+  const db = openConnection(staged, { fileMustExist: true });
+  try {
+    // A backup of a schema before versions (no counter) gets its counter from its migration, as it would have.
+    if (versionsIssued(db) === undefined) return;
+    prepare<[number]>(db, "UPDATE counters SET value = max(value, ?) WHERE name = 'plant_version'").run(replaced);
+  } finally {
+    db.close();
+  }
+  fsyncPath(staged);
+}
+
 function asideName(store: string): string {
   const base = `${store}.replaced-${fileStamp(new Date())}`;
   let name = base;
@@ -132,6 +161,7 @@ function swap(staged: string, store: string): string | undefined {
       if (suffix === '-wal' && size !== undefined && size > 0) throw new Error(`${store}-wal still holds pages; nothing was replaced`);
       rmSync(`${store}${suffix}`, { force: true });
     }
+    keepVersionsAhead(lock, staged);
     // An empty file is no store (the one lockStore made, say): replaced, not kept.
     if (statSync(store).size > 0) {
       keptAt = asideName(store);
