@@ -10,7 +10,7 @@ import { PROBLEM_JSON, problemDetails } from '../http/problem-details.js';
 import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
 import { sentMoreThanOnce } from '../http/repeated-headers.js';
-import { targetProblem, transferProblem } from '../http/request-target.js';
+import { expectationProblem, targetProblem, transferProblem } from '../http/request-target.js';
 import { unknownFieldsProblem } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
 import { firstProblem, joinProblems, validationProblems } from '../http/validation-messages.js';
@@ -34,6 +34,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   412: 'Error response: a precondition failed (If-Match names no current version, or If-None-Match: * and the plant exists); nothing changed',
   413: 'Error response: the body is larger than the limit',
   415: 'Error response: the body is not of a media type this operation takes (the message names those it takes)',
+  417: 'Error response: an `Expect` other than `100-continue`; nothing done',
   422: 'Error response: the Idempotency-Key was used for another request (method, path, query or body); nothing done',
   429: 'Error response: too many requests from this token (or address, without one) this minute (`RATE_LIMIT_PER_MINUTE`, when set)',
   501: 'Error response: the request is sent in a transfer coding this service does not read (any but chunked)',
@@ -159,6 +160,7 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
   add('invalid_header', 'the Host header is missing (HTTP/1.1 requires it)', 'headers.host');
   add('invalid_request', BAD_QUERY.message, BAD_QUERY.field);
   add('transfer_coding_unsupported', transferProblem('gzip, chunked')!.message, 'headers.transfer-encoding');
+  add('expectation_unsupported', expectationProblem('x-fast-lane')!.message, 'headers.expect');
   if (context.params !== undefined) all.push(invalidIdExample(context.params));
   for (const known of parameterExamples(context)) add(known.code, known.message, known.field);
   // An operation without a body still reads one sent to it (DELETE, a bodiless POST), and refuses what it cannot read.

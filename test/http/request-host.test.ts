@@ -66,6 +66,13 @@ describe('the Host and Transfer-Encoding of every request', async () => {
       assert.ok(listedCodes(operation, 400).includes('header_repeated'), `${method} ${path} lists header_repeated`);
     });
 
+    it(`${method} ${path} with Expect: x-fast-lane: 417 expectation_unsupported, listed`, async () => {
+      const answer = await raw(line, ['Host: x', 'Expect: x-fast-lane']);
+      assert.equal(answer.status, 417, answer.body);
+      assert.equal(error(answer).code, 'expectation_unsupported');
+      assert.ok(listedCodes(operation, 417).includes('expectation_unsupported'), `${method} ${path} lists it`);
+    });
+
     it(`${method} ${path} with Transfer-Encoding: gzip, chunked: 501 transfer_coding_unsupported, listed`, async () => {
       const answer = await raw(line, ['Host: x', 'Content-Type: application/json', 'Transfer-Encoding: gzip, chunked'], '2\r\n{}\r\n0\r\n\r\n');
       assert.equal(answer.status, 501, answer.body);
