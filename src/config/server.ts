@@ -152,10 +152,12 @@ export const SERVER_SETTINGS = {
     parse: (text: string) => {
       if (text.trim() === '*') return ['*'];
       return commaList(text, 'origin').map((origin, i) => {
-        if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
+        if (!/^https?:\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(origin) || !URL.canParse(origin)) {
           throw new Error(`origin ${i + 1} ("${origin}") must look like https://example.com or http://host:port, or the whole setting be *`);
         }
-        return origin.toLowerCase();
+        // As a browser sends it: lower case, and without its scheme's default port (https://app.example:443
+        // never matched the https://app.example browsers send).
+        return new URL(origin).origin;
       });
     },
     docDefault: 'off',

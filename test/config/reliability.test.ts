@@ -26,11 +26,18 @@ test('CORS_ORIGINS: a list of origins, or *', () => {
     'http://localhost:3000',
   ]);
   assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  // As browsers send them: the scheme's default port dropped, lower case; an IPv6 literal taken.
+  assert.deepEqual(
+    loadConfig({ CORS_ORIGINS: 'https://App.Example:443, http://a.example:80, http://[::1]:3000, https://b.example:8443' }).corsOrigins,
+    ['https://app.example', 'http://a.example', 'http://[::1]:3000', 'https://b.example:8443'],
+  );
 });
 
 const bad: Array<[Record<string, string>, string]> = [
   [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
   [{ CORS_ORIGINS: 'a.example' }, 'CORS_ORIGINS'],
+  [{ CORS_ORIGINS: 'http://[zz]:3000' }, 'CORS_ORIGINS'],
+  [{ CORS_ORIGINS: 'http://a.example:99999' }, 'CORS_ORIGINS'],
   [{ HEADERS_TIMEOUT_MS: '50' }, 'HEADERS_TIMEOUT_MS'],
   [{ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' }, 'HEADERS_TIMEOUT_MS'],
   [{ REQUEST_TIMEOUT_MS: 'soon' }, 'REQUEST_TIMEOUT_MS'],
