@@ -109,27 +109,33 @@ function corsHook(app: FastifyInstance, origins: readonly string[]) {
 /** A check run on every request after the headers are set: an error refuses the request. */
 export type RequestCheck = (request: FastifyRequest) => Error | undefined;
 
+/** What makes a request no request this service takes: its Host, its target, its Expect, its transfer coding. */
+function requestProblem(request: FastifyRequest): Error | undefined {
+  const { headers, raw } = request;
+  return (
+    hostProblem(headers.host, raw.httpVersionMinor, raw.rawHeaders) ??
+    targetProblem(request.url, request.method) ??
+    expectationProblem(headers.expect) ??
+    transferProblem(headers['transfer-encoding'])
+  );
+}
+
 /**
  * The work every request gets first, in one onRequest hook (each hook costs a pass through Fastify's
- * hook runner, on the hottest path): the answer's x-request-id and security headers, the Host check, the
- * request target's (http/request-target.ts), then `check` (load shedding, which must come before authentication). With CORS configured its hook
- * goes between the Host check and `check`, so `check` gets a hook of its own after it.
+ * hook runner, on the hottest path): the answer's x-request-id and security headers, the request's own
+ * problems (requestProblem), then `check` (load shedding, which must come before authentication). With
+ * CORS configured its hook goes between the headers and the rest, so that a refusal a browser's page
+ * gets (a query that does not decode, say) carries the CORS headers the page needs to read it.
  */
 export function installSecurity(app: FastifyInstance, settings: { corsOrigins: readonly string[] }, check: RequestCheck): void {
   const cors = settings.corsOrigins.length > 0;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS);
-    const { headers, raw } = request;
-    const target =
-      hostProblem(headers.host, raw.httpVersionMinor, raw.rawHeaders) ??
-      targetProblem(request.url, request.method) ??
-      expectationProblem(headers.expect) ??
-      transferProblem(headers['transfer-encoding']);
-    if (target !== undefined) return done(target);
-    done(cors ? undefined : check(request));
+    if (cors) return done();
+    done(requestProblem(request) ?? check(request));
   });
   if (cors) {
     app.addHook('onRequest', corsHook(app, settings.corsOrigins));
-    app.addHook('onRequest', (request, _reply, done) => done(check(request)));
+    app.addHook('onRequest', (request, _reply, done) => done(requestProblem(request) ?? check(request)));
   }
 }

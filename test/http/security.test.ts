@@ -186,6 +186,17 @@ describe('CORS', async () => {
       assert.equal(evil.headers['access-control-allow-origin'], undefined);
     });
 
+    test('a request refused before authentication (a query that does not decode, an Expect) carries the CORS headers', async () => {
+      for (const [url, headers, status] of [
+        ['/plants?q=100%', {}, 400],
+        ['/plants', { expect: 'x-fast-lane' }, 417],
+      ] as const) {
+        const response = await t.call('GET', url, { headers: { origin: 'https://app.example', ...headers } });
+        assertError(response, status);
+        assert.equal(response.headers['access-control-allow-origin'], 'https://app.example', url);
+      }
+    });
+
     test('an OPTIONS request that is not a preflight is 405 as before', async () => {
       const response = await t.call('OPTIONS', '/plants', { headers: { origin: 'https://app.example' } });
       assertError(response, 405);
