@@ -58,6 +58,27 @@ describe('the console: live', { skip, timeout: 180_000 }, () => {
     assert.deepEqual(errors(), []);
   });
 
+  it('reloads the page at least once a second while writes keep coming (it waited for them to pause)', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await addPlants(t, [{ id: 1, name: 'Busy', tag: 'start' }]);
+    await signIn(page);
+    await until(async () => (await rows(page))[0]?.startsWith('1 | Busy | start') === true, 'the first plant');
+    await live(page);
+    // Another client writes back to back for up to 10 s: far more often than the console's pause of 150 ms.
+    let writing = true;
+    const writer = (async () => {
+      const stop = Date.now() + 10_000;
+      for (let n = 0; writing && Date.now() < stop; n++) await t.call('PATCH', '/plants/1', { body: { tag: `w${n}` } });
+    })();
+    try {
+      await until(async () => /^1 \| Busy \| w\d+/.test((await rows(page))[0] ?? ''), 'a change shown while the writes go on', { timeoutMs: 5000 });
+    } finally {
+      writing = false;
+      await writer;
+    }
+    assert.deepEqual(errors(), []);
+  });
+
   it('follows the feed with the token in the Authorization header, and resumes with Last-Event-ID after a drop, missing nothing', async () => {
     const { t, page, errors } = await openConsole(after);
     const streams: Request[] = [];

@@ -12,6 +12,10 @@ import { PlantForm } from './form.js';
 import { PlantTable } from './table.js';
 import { Export, Import } from './transfer.js';
 
+/** The feed's writes reload the page once they pause this long, and at least this often while they go on. */
+const RELOAD_PAUSE_MS = 150;
+const RELOAD_AT_LEAST_MS = 1000;
+
 /**
  * The plants: a table of one page (id, name, tag), found by name (the API's q) and tag, in an order, paged by
  * the Link headers the API sends; new plants, edits and deletes in dialogs, and deletes of the plants
@@ -116,10 +120,18 @@ export function Plants({
   latestLoad.current = load;
   useEffect(() => void load(), [load]);
   useEffect(() => setSelected(new Map()), [view, cursor]);
-  // Writes reported by the feed: reload the page once they pause for a moment, not once per event.
+  // Writes reported by the feed: reload the page once they pause for a moment, not once per event, and at
+  // least once a second while they keep coming (waiting for a pause, a busy store's page never changed).
+  const changedSince = useRef<number | undefined>(undefined);
   useEffect(() => {
     if (received === 0) return;
-    const timer = setTimeout(() => void latestLoad.current(), 150);
+    const now = Date.now();
+    changedSince.current ??= now;
+    const wait = Math.max(0, Math.min(RELOAD_PAUSE_MS, changedSince.current + RELOAD_AT_LEAST_MS - now));
+    const timer = setTimeout(() => {
+      changedSince.current = undefined;
+      void latestLoad.current();
+    }, wait);
     return () => clearTimeout(timer);
   }, [received]);
 
