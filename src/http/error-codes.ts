@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   // 500, 501, 503
   internal_error: [500, 'An unexpected fault; the log has the details under the request id'],
   transfer_coding_unsupported: [501, 'A Transfer-Encoding other than chunked (gzip, chunked …)'],
+  method_unknown: [501, 'A method this service does not know (methods are case-sensitive: get is not GET)'],
   store_unavailable: [503, 'The store cannot be reached or cannot write; retry after Retry-After'],
   store_busy: [503, 'The store takes writes slower than they come; retry after Retry-After'],
   overloaded: [503, 'The service is overloaded; retry after Retry-After'],

@@ -10,8 +10,22 @@ import { SECURITY_HEADERS } from './security.js';
 
 export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy'>;
 
+/** The method of a request line Node's parser refused (its first word, if a token), for the message. */
+function methodOf(packet: unknown): string | undefined {
+  // A Buffer, as Node's clientError gives it (Fastify's types say otherwise).
+  const word = Buffer.isBuffer(packet) ? packet.subarray(0, 32).toString('latin1').split(' ', 1)[0] : undefined;
+  return word !== undefined && /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}$/.test(word) ? word : undefined;
+}
+
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
-function clientErrorAnswer(code: string | undefined): { code: ErrorCode; message: string } {
+function clientErrorAnswer(code: string | undefined, packet?: unknown): { code: ErrorCode; message: string } {
+  if (code === 'HPE_INVALID_METHOD') {
+    const method = methodOf(packet);
+    return {
+      code: 'method_unknown',
+      message: `${method === undefined ? 'the method' : `method ${method}`} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`,
+    };
+  }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: 'the request was not received in time' };
   if (code === 'HPE_HEADER_OVERFLOW') return { code: 'headers_too_large', message: 'the request headers are too large' };
   if (code === 'HPE_URI_TOO_LONG') return { code: 'uri_too_long', message: 'the request URL is too long' };
@@ -55,9 +69,9 @@ function writeError(socket: Socket, code: ErrorCode, message: string, headers: R
  * Answers a malformed or too slow request on the socket itself (no request object exists yet) in the
  * Error shape, then closes the connection. Nothing is written when an answer has already begun.
  */
-function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { code, message } = clientErrorAnswer(error.code);
+  const { code, message } = clientErrorAnswer(error.code, error.rawPacket);
   this.log.info({ code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
   if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
   socket.destroy();

@@ -121,4 +121,20 @@ describe('request targets, header counts and answers written on the socket', asy
     assert.equal(bare.status, 415, bare.body);
     assert.equal((await t.call('GET', '/plants/1')).statusCode, 200);
   });
+
+  for (const [line, method] of [
+    ['get /plants HTTP/1.1', 'get'],
+    ['BREW /plants HTTP/1.1', 'BREW'],
+  ] as const) {
+    it(`${line}: 501 method_unknown naming the method, in the Error shape`, async () => {
+      const answer = await raw(`${line}\r\nHost: x\r\n\r\n`);
+      assert.equal(answer.status, 501, answer.head);
+      const error = JSON.parse(answer.body) as { code: string; message: string };
+      assert.equal(error.code, 'method_unknown');
+      assert.equal(
+        error.message,
+        `method ${method} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`,
+      );
+    });
+  }
 });
