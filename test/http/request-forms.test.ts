@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { testApp, TOKEN } from '../helpers.js';
+import { portOf, rawExchange } from './raw-exchange.js';
 
 /**
  * What a request's first line and header block may be, sent on raw sockets (no HTTP client sends these):
@@ -12,32 +12,13 @@ import { testApp, TOKEN } from '../helpers.js';
  * - an answer written on the socket itself (a request Node cannot parse) has a Date, as every answer does.
  */
 
-interface RawAnswer {
-  status: number;
-  head: string;
-  body: string;
-}
-
 describe('request targets, header counts and answers written on the socket', async () => {
   const t = await testApp(after);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (t.app.server.address() as { port: number }).port;
+  const port = portOf(t.app.server);
   for (const id of [1, 2, 3, 6]) await t.call('POST', '/plants', { body: { id, name: `Plant ${id}` } });
 
-  function raw(text: string): Promise<RawAnswer> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      let answer = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (answer += chunk));
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const end = answer.indexOf('\r\n\r\n');
-        resolve({ status: Number(answer.split(' ')[1]), head: answer.slice(0, end), body: answer.slice(end + 4) });
-      });
-      socket.write(text);
-    });
-  }
+  const raw = (text: string) => rawExchange(port, text);
   const request = (line: string, headers: readonly string[] = [], body = '') =>
     raw(`${line}\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n${body}`);
 

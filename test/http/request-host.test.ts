@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { testApp, TOKEN } from '../helpers.js';
+import { portOf, rawExchange, type RawAnswer } from './raw-exchange.js';
 import { listedCodes, operations, urlOf } from './route-table.js';
 
 /**
@@ -13,34 +13,15 @@ import { listedCodes, operations, urlOf } from './route-table.js';
  * Sent on raw sockets: an HTTP client sends neither.
  */
 
-interface RawAnswer {
-  status: number;
-  head: string;
-  body: string;
-}
-
 describe('the Host and Transfer-Encoding of every request', async () => {
   const t = await testApp(after);
   const { operations: list } = await operations(t);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (t.app.server.address() as { port: number }).port;
+  const port = portOf(t.app.server);
 
   /** One request of `head` lines (and a body), the connection closed after it. */
-  function raw(requestLine: string, lines: readonly string[], body = ''): Promise<RawAnswer> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (text += chunk));
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const end = text.indexOf('\r\n\r\n');
-        const head = text.slice(0, end);
-        resolve({ status: Number(head.split(' ')[1]), head, body: text.slice(end + 4) });
-      });
-      socket.write(`${requestLine}\r\n${[...lines, `Authorization: Bearer ${TOKEN}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
-    });
-  }
+  const raw = (requestLine: string, lines: readonly string[], body = ''): Promise<RawAnswer> =>
+    rawExchange(port, `${requestLine}\r\n${[...lines, `Authorization: Bearer ${TOKEN}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
 
   function error(answer: RawAnswer): { code: string; message: string; field?: string } {
     return JSON.parse(answer.body) as { code: string; message: string; field?: string };

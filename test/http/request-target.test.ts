@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { assertError, testApp, TOKEN } from '../helpers.js';
+import { portOf, rawExchange } from './raw-exchange.js';
 import { listedCodes, operations, urlOf } from './route-table.js';
 
 /**
@@ -50,23 +50,11 @@ describe('every operation: a query string that is not validly percent-encoded is
 describe('a request target with a fragment', async () => {
   const t = await testApp(after);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (t.app.server.address() as { port: number }).port;
+  const port = portOf(t.app.server);
 
-  /** The status line and body of one raw request (the server closes after it). */
-  function raw(target: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (text += chunk));
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const [head = '', body = ''] = text.split('\r\n\r\n');
-        resolve({ status: Number(head.split(' ')[1]), body });
-      });
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
-    });
-  }
+  /** The status and body of one raw request (the server closes after it). */
+  const raw = (target: string) =>
+    rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
 
   for (const target of ['/plants/1#x', '/plants#frag', '/plants?limit=2#x', '/nowhere#x']) {
     it(`${target}: 400 invalid_request, not read as a query`, async () => {
