@@ -10,20 +10,28 @@ import { SECURITY_HEADERS } from './security.js';
 
 export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy'>;
 
-/** The method of a request line Node's parser refused (its first word, if a token), for the message. */
-function methodOf(packet: unknown): string | undefined {
+/** A request line whose method alone Node's parser refused: a token, a target, an HTTP version. */
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) \S+ HTTP\/\d\.\d\r?\n/;
+
+/**
+ * The method of the request line Node's parser refused for its method, or undefined when that line is no
+ * request line at all. The packet may hold earlier requests (pipelined): the refused line is the one where
+ * the parser stopped (`bytesParsed`, within its method).
+ */
+function methodOf(packet: unknown, parsed: unknown): string | undefined {
   // A Buffer, as Node's clientError gives it (Fastify's types say otherwise).
-  const word = Buffer.isBuffer(packet) ? packet.subarray(0, 32).toString('latin1').split(' ', 1)[0] : undefined;
-  return word !== undefined && /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}$/.test(word) ? word : undefined;
+  if (!Buffer.isBuffer(packet) || typeof parsed !== 'number') return undefined;
+  const start = packet.lastIndexOf(0x0a, Math.max(0, parsed - 1)) + 1;
+  return REQUEST_LINE.exec(packet.subarray(start, start + 512).toString('latin1'))?.[1];
 }
 
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
-function clientErrorAnswer(code: string | undefined, packet?: unknown): { code: ErrorCode; message: string } {
-  if (code === 'HPE_INVALID_METHOD') {
-    const method = methodOf(packet);
+function clientErrorAnswer(code: string | undefined, packet?: unknown, parsed?: unknown): { code: ErrorCode; message: string } {
+  const method = code === 'HPE_INVALID_METHOD' ? methodOf(packet, parsed) : undefined;
+  if (method !== undefined) {
     return {
       code: 'method_unknown',
-      message: `${method === undefined ? 'the method' : `method ${method}`} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`,
+      message: `method ${method} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`,
     };
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: 'the request was not received in time' };
@@ -69,9 +77,13 @@ function writeError(socket: Socket, code: ErrorCode, message: string, headers: R
  * Answers a malformed or too slow request on the socket itself (no request object exists yet) in the
  * Error shape, then closes the connection. Nothing is written when an answer has already begun.
  */
-function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+function clientErrorHandler(
+  this: FastifyInstance,
+  error: Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown },
+  socket: Socket,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { code, message } = clientErrorAnswer(error.code, error.rawPacket);
+  const { code, message } = clientErrorAnswer(error.code, error.rawPacket, error.bytesParsed);
   this.log.info({ code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
   if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
   socket.destroy();

@@ -39,7 +39,8 @@ describe('answers the framework and Node make on their own', async () => {
     ['a request line that is not HTTP', ['HELLO THERE\r\n\r\n'], 400],
     ['the HTTP/2 preface', ['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'], 400],
     ['an HTTP version this server does not speak', ['GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n'], 400],
-    ['a method Node does not know', ['FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], 400],
+    // RFC 9110 9.1: 501 for a method not known, named (http/transport.ts); a line that is no request line stays 400.
+    ['a method Node does not know', ['FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], 501],
     ['headers larger than Node takes', [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`], 431],
     ['a header name with a space', ['GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n'], 400],
     ['a Content-Length that is not a number', ['POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n'], 400],

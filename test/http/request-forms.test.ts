@@ -118,4 +118,16 @@ describe('request targets, header counts and answers written on the socket', asy
       );
     });
   }
+
+  it('a method Node does not know after a request on the same connection: the 501 names it, not the first one', async () => {
+    const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nBREW /plants HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(answer.head + answer.body, /method BREW is not one this service knows/);
+    assert.doesNotMatch(answer.head + answer.body, /method GET is not/);
+  });
+
+  it('a line that is no request line at all stays 400 invalid_request', async () => {
+    const answer = await raw('HELLO THERE\r\n\r\n');
+    assert.equal(answer.status, 400, answer.body);
+    assert.equal((JSON.parse(answer.body) as { code: string }).code, 'invalid_request');
+  });
 });
