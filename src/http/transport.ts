@@ -1,10 +1,11 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/config.js';
 import { RequestDeadlines } from './deadlines.js';
 import { statusOf, type ErrorCode } from './error-codes.js';
 import { send } from './errors.js';
+import { answerInProgress, answerPending, inTurn } from './connection-turns.js';
 import { originForm } from './request-target.js';
 import { SECURITY_HEADERS } from './security.js';
 
@@ -25,8 +26,26 @@ function methodOf(packet: unknown, parsed: unknown): string | undefined {
   return REQUEST_LINE.exec(packet.subarray(start, start + 512).toString('latin1'))?.[1];
 }
 
+/** Node's bound on a request's line and header fields together (16 KiB unless --max-http-header-size says otherwise). */
+const HEADER_LIMIT = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`;
+
+/** The start of a request line: a method, then a space (a header field's name is followed by a colon). */
+const REQUEST_LINE_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20} /;
+
+/**
+ * True when Node's parser ran past its header limit inside a request line: its URL is what is too long.
+ * Node counts the request line into the limit and names both cases HPE_HEADER_OVERFLOW. Told only when the
+ * line's start is in view: in the packet being parsed, or the packet is the connection's first bytes.
+ */
+function inRequestLine(packet: unknown, parsed: unknown, socket: Socket): boolean {
+  if (!Buffer.isBuffer(packet) || typeof parsed !== 'number') return false;
+  const newline = packet.lastIndexOf(0x0a, Math.max(0, parsed - 1));
+  if (newline === -1 && socket.bytesRead !== packet.length) return false;
+  return REQUEST_LINE_START.test(packet.subarray(newline + 1, newline + 22).toString('latin1'));
+}
+
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
-function clientErrorAnswer(code: string | undefined, packet?: unknown, parsed?: unknown): { code: ErrorCode; message: string } {
+function clientErrorAnswer(code: string | undefined, packet?: unknown, parsed?: unknown, socket?: Socket): { code: ErrorCode; message: string } {
   const method = code === 'HPE_INVALID_METHOD' ? methodOf(packet, parsed) : undefined;
   if (method !== undefined) {
     return {
@@ -35,26 +54,13 @@ function clientErrorAnswer(code: string | undefined, packet?: unknown, parsed?: 
     };
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: 'the request was not received in time' };
-  if (code === 'HPE_HEADER_OVERFLOW') return { code: 'headers_too_large', message: 'the request headers are too large' };
-  if (code === 'HPE_URI_TOO_LONG') return { code: 'uri_too_long', message: 'the request URL is too long' };
+  if (code === 'HPE_HEADER_OVERFLOW' && socket !== undefined && inRequestLine(packet, parsed, socket)) {
+    return { code: 'uri_too_long', message: `the request URL is too long: the request line and headers together may hold ${HEADER_LIMIT}` };
+  }
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return { code: 'headers_too_large', message: `the request headers are too large: with the request line, they may hold ${HEADER_LIMIT}` };
   if (code === 'HPE_INVALID_EOF_STATE') return { code: 'invalid_request', message: 'the connection ended in the middle of the request' };
   return { code: 'invalid_request', message: 'the request is not valid HTTP/1.1' };
-}
-
-/**
- * The answer each connection is writing or wrote last. A client error can arrive on a keep-alive
- * connection while an earlier answer is half written; then no error answer may be written into it.
- */
-const lastAnswer = new WeakMap<Socket, ServerResponse>();
-
-function rememberAnswer(request: IncomingMessage, response: ServerResponse): void {
-  lastAnswer.set(request.socket, response);
-}
-
-/** True while an answer on this connection has begun and not finished. */
-function answerInProgress(socket: Socket): boolean {
-  const response = lastAnswer.get(socket);
-  return response !== undefined && response.headersSent && !response.writableFinished;
 }
 
 /**
@@ -82,11 +88,50 @@ function clientErrorHandler(
   error: Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown },
   socket: Socket,
 ): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { code, message } = clientErrorAnswer(error.code, error.rawPacket, error.bytesParsed);
+  if (error.code === 'ECONNRESET' || socket.destroyed || refusing.has(socket)) return;
+  const { code, message } = clientErrorAnswer(error.code, error.rawPacket, error.bytesParsed, socket);
   this.log.info({ code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
-  if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
-  socket.destroy();
+  refusing.add(socket);
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // The request's own bytes still trickle in, read by the parser into that request: closed at once.
+    if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
+    socket.destroy();
+    return;
+  }
+  const pending = answerPending(socket);
+  if (pending === undefined) {
+    if (!socket.writable || answerInProgress(socket)) socket.destroy();
+    else refuseAndClose(socket, code, message);
+    return;
+  }
+  // Bytes Node cannot parse after whole requests still being answered (pipelined): those answers first,
+  // then the refusal. After a request that said `Connection: close` (HPE_CLOSED_CONNECTION), no refusal:
+  // Node closes the connection after that request's answer, as the client asked.
+  socket.pause();
+  if (error.code === 'HPE_CLOSED_CONNECTION') return;
+  pending.once('finish', () => {
+    if (socket.writable) refuseAndClose(socket, code, message);
+    else socket.destroy();
+  });
+}
+
+/** Connections refused on the socket: Node's parser reports its error again on every read after the first. */
+const refusing = new WeakSet<Socket>();
+
+/** How long a refused connection's further bytes are read and dropped before it is closed anyway. */
+const LINGER_MS = 2000;
+
+/**
+ * Writes the refusal, then closes the connection without resetting it: a socket closed with the client's
+ * bytes unread is reset by the kernel, and a client still sending (a 100 kB URL) then loses the answer.
+ * Its bytes are read and dropped (Node's parser, in error, reports them here, ignored) until the client
+ * closes its side, for LINGER_MS at most.
+ */
+function refuseAndClose(socket: Socket, code: ErrorCode, message: string): void {
+  writeError(socket, code, message);
+  socket.end();
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
 /**
@@ -144,20 +189,33 @@ function trustProxy(setting: TransportSettings['trustProxy']): FastifyServerOpti
  * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
  * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
  */
-export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> & { http: object } {
+export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> {
   const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
   return {
-    requestTimeout: 0,
-    keepAliveTimeout: settings.keepAliveTimeoutMs,
     // TRUST_PROXY: request.ip is then the client address the trusted proxies forwarded (rate limits, logs).
     trustProxy: trustProxy(settings.trustProxy),
-    // requireHostHeader off: Node would answer a request without Host with an empty 400 of its own;
-    // http/security.ts refuses it in the Error shape instead.
-    http: { headersTimeout: settings.headersTimeoutMs, connectionsCheckingInterval: checkEvery, requireHostHeader: false },
+    // The server made here, so that Fastify's handler is called in each request's turn (configureServer),
+    // not as Node emits the request. requireHostHeader off: Node would answer a request without Host with
+    // an empty 400 of its own; http/security.ts refuses it in the Error shape instead. No requestTimeout:
+    // RequestDeadlines enforces one per request.
+    serverFactory: (handler) => {
+      const server = createServer({
+        headersTimeout: settings.headersTimeoutMs,
+        connectionsCheckingInterval: checkEvery,
+        requireHostHeader: false,
+        requestTimeout: 0,
+      });
+      server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+      fastifyHandlers.set(server, handler);
+      return server;
+    },
     clientErrorHandler,
     frameworkErrors,
   };
 }
+
+/** Fastify's request handler of each server made by transportOptions, which configureServer calls in turn. */
+const fastifyHandlers = new WeakMap<Server, (request: IncomingMessage, response: ServerResponse) => void>();
 
 /**
  * Connections beyond the cap are closed as soon as they are accepted.
@@ -182,11 +240,16 @@ export function configureServer(app: FastifyInstance, settings: TransportSetting
   const deadlines = new RequestDeadlines(settings.requestTimeoutMs, (request) =>
     clientErrorHandler.call(app, Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), request.socket),
   );
-  // Before Fastify's own listener: a route's hooks (the import's longer deadline) run inside it.
-  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.url !== undefined && request.url.charCodeAt(0) !== 0x2f) request.url = originForm(request.url);
-    rememberAnswer(request, response);
+  const handler = fastifyHandlers.get(app.server);
+  if (handler === undefined) throw new Error('configureServer needs the server of transportOptions');
+  // Tracked from its turn on: a pipelined request's body is not read while it waits.
+  const serve = (request: IncomingMessage, response: ServerResponse): void => {
     deadlines.track(request);
+    handler(request, response);
+  };
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.url !== undefined && request.url.charCodeAt(0) !== 0x2f) request.url = originForm(request.url);
+    inTurn(request, response, serve);
   });
   return deadlines;
 }

@@ -42,6 +42,8 @@ describe('answers the framework and Node make on their own', async () => {
     // RFC 9110 9.1: 501 for a method not known, named (http/transport.ts); a line that is no request line stays 400.
     ['a method Node does not know', ['FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], 501],
     ['headers larger than Node takes', [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`], 431],
+    // RFC 9112 3: a target longer than the server parses is 414; Node names it a header overflow too.
+    ['a URL longer than Node takes', [`GET /plants?q=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`], 414],
     ['a header name with a space', ['GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n'], 400],
     ['a Content-Length that is not a number', ['POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n'], 400],
     [

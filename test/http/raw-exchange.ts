@@ -11,18 +11,22 @@ export interface RawAnswer {
  * Sends `text` as it is on a new connection to the port, and reads until the server closes it (send
  * `Connection: close`, or something the server answers by closing): for requests no HTTP client sends.
  */
-export function rawExchange(port: number, text: string): Promise<RawAnswer> {
+export async function rawExchange(port: number, text: string): Promise<RawAnswer> {
+  const answer = await rawBytes(port, text);
+  const end = answer.indexOf('\r\n\r\n');
+  const head = end === -1 ? answer : answer.slice(0, end);
+  return { status: Number(head.split(' ')[1]), head, body: end === -1 ? '' : answer.slice(end + 4) };
+}
+
+/** Sends `text` as it is on a new connection to the port; all that came back (UTF-8) once the server closed it. */
+export function rawBytes(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('error', reject);
-    socket.on('close', () => {
-      const end = answer.indexOf('\r\n\r\n');
-      const head = end === -1 ? answer : answer.slice(0, end);
-      resolve({ status: Number(head.split(' ')[1]), head, body: end === -1 ? '' : answer.slice(end + 4) });
-    });
+    socket.on('close', () => resolve(answer));
     socket.write(text);
   });
 }

@@ -128,6 +128,23 @@ describe('request targets, header counts and answers written on the socket', asy
     if (answer.body.includes('"code":"method_unknown"')) assert.match(answer.body, /method BREW is not one this service knows/);
   });
 
+  it('a URL of 100 kB, still being sent when refused: the client reads the 414 (the connection is not reset under it)', async () => {
+    const answer = await raw(`GET /plants?q=${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.equal(answer.status, 414, answer.head);
+    const error = JSON.parse(answer.body) as { code: string; message: string };
+    assert.equal(error.code, 'uri_too_long');
+    assert.equal(error.message, 'the request URL is too long: the request line and headers together may hold 16 KiB');
+  });
+
+  it('a long header field is 431 headers_too_large, and a long URL after a whole request 414', async () => {
+    const header = await raw(`GET /plants HTTP/1.1\r\nHost: x\r\nX-Long: ${'a'.repeat(17_000)}\r\n\r\n`);
+    assert.equal(header.status, 431, header.head);
+    assert.equal((JSON.parse(header.body) as { code: string }).code, 'headers_too_large');
+    const url = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /plants?q=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(url.head, /^HTTP\/1\.1 200 /);
+    assert.match(url.body, /HTTP\/1\.1 414 URI Too Long\r\n[^]*"code":"uri_too_long"/);
+  });
+
   it('a line that is no request line at all stays 400 invalid_request', async () => {
     const answer = await raw('HELLO THERE\r\n\r\n');
     assert.equal(answer.status, 400, answer.body);
