@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { assertError, testApp, TOKEN } from '../helpers.js';
+import { portOf, rawExchange } from './raw-exchange.js';
 
 /** `cacheControl`: no-store, but for a read that revalidates (test/http/caching.test.ts holds which). */
 function assertSecurityHeaders(
@@ -16,19 +16,6 @@ function assertSecurityHeaders(
   assert.equal(h['cache-control'], cacheControl, `${what}: cache-control`);
   assert.equal(h['x-powered-by'], undefined, `${what}: no x-powered-by`);
   assert.equal(h.server, undefined, `${what}: no server header`);
-}
-
-/** Sends raw bytes on a real connection and reads the whole answer (the server closes after it). */
-function rawExchange(port: number, bytes: string | Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(text));
-    socket.write(bytes);
-  });
 }
 
 describe('security headers', async () => {
@@ -66,13 +53,12 @@ describe('security headers', async () => {
 
   test('an HTTP request the parser refuses is answered in the Error shape with the same headers', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as { port: number }).port;
-    const answer = await rawExchange(port, 'GET /plants HTTP/1.1\r\nHost: x\r\nBad Header Name: 1\r\n\r\n');
-    const [head, body] = answer.split('\r\n\r\n');
-    assert.match(head!, /^HTTP\/1\.1 400 /);
-    assert.match(head!, /\r\nx-content-type-options: nosniff\r\n/i);
-    assert.match(head!, /\r\ncontent-type: application\/json\r\n/i);
-    assert.deepEqual(JSON.parse(body!), { error: 400, message: 'the request is not valid HTTP/1.1', code: 'invalid_request' });
+    const port = portOf(t.app.server);
+    const { status, head, body } = await rawExchange(port, 'GET /plants HTTP/1.1\r\nHost: x\r\nBad Header Name: 1\r\n\r\n');
+    assert.equal(status, 400);
+    assert.match(head, /\r\nx-content-type-options: nosniff\r\n/i);
+    assert.match(head, /\r\ncontent-type: application\/json\r\n/i);
+    assert.deepEqual(JSON.parse(body), { error: 400, message: 'the request is not valid HTTP/1.1', code: 'invalid_request' });
   });
 });
 
