@@ -219,8 +219,8 @@ export function cli(databaseUrl: string, ...args: string[]): Promise<Ran> {
 }
 
 /**
- * The first-start token a server printed on stderr, waited for: it is written before the server listens, but
- * stderr and stdout are two pipes, and the line that says it listens may be read first.
+ * The first-start token a server printed on stderr, waited for: it is written once the server listens (a start
+ * that fails makes none), and the line that says it listens, on the other pipe, may be read first.
  */
 export function firstToken(stderr: () => string): Promise<string> {
   return until(() => /^ {4}(ps_\S+)$/m.exec(stderr())?.[1], 'the first-start token on stderr');

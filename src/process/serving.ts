@@ -48,16 +48,13 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
       },
       stop: () => made.store.close(),
     },
-    // 3. The app (not listening yet); what the operator should know of this start; once per start, the first
-    //    token. The app closes as the HTTP listener stops, its requests done, before anything it uses stops.
+    // 3. The app (not listening yet) and what the operator should know of this start. The app closes as the
+    //    HTTP listener stops, its requests done, before anything it uses stops.
     {
       name: 'app',
       start: async () => {
         const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing }));
         startupWarnings(app.log, config, made.store);
-        if (!role.announce) return;
-        await bootstrapToken(made.store, config, (text) => process.stderr.write(text));
-        await warnWithoutTokens(made.store, config, (text) => process.stderr.write(text));
       },
     },
     // 4. The metrics read from the store at each scrape.
@@ -76,6 +73,12 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
   const lifecycle = new Lifecycle();
   try {
     await lifecycle.start(...services);
+    // Once per start, the first token: only once everything started, listening included. Made by a start
+    // that then failed (its port taken), it was shown by a failed start only, and no later start made one.
+    if (role.announce) {
+      await bootstrapToken(made.store, config, (text) => process.stderr.write(text));
+      await warnWithoutTokens(made.store, config, (text) => process.stderr.write(text));
+    }
   } catch (error) {
     await lifecycle.stop((name, failure) => logger.error({ err: failure }, `error while shutting down: ${name}`));
     throw error;

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openConnection, prepare } from '../../src/store/sqlite/connection.js';
 import { tempDir } from '../helpers.js';
-import { cli, CLI_JS, firstToken, request, run, startServer } from '../process.js';
+import { cli, CLI_JS, firstToken, request, run, SERVER_JS, startServer } from '../process.js';
 import { until } from '../toolkit.js';
 
 /**
@@ -59,6 +60,22 @@ describe('the first token', () => {
     assert.deepEqual(printedTokens(again.stderr), [], 'a second start prints no new token');
     assert.equal((await request(`${again.url}/plants/1`, { token })).status, 200, 'the first token still works');
     assert.deepEqual(await again.stop(), { code: 0, signal: null });
+  });
+
+  test('a start that fails (its port taken) makes no token: the next start prints the first one', async () => {
+    const dir = tempDir(after);
+    const databaseUrl = `file:${join(dir, 'x.db')}`;
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const port = String((taken.address() as AddressInfo).port);
+    const failed = await run([SERVER_JS], { env: { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: port }, timeoutMs: 30_000 });
+    assert.notEqual(failed.code, 0, `the start failed: ${failed.stderr}`);
+    assert.deepEqual(printedTokens(failed.stderr), [], `no token printed by a start that failed: ${failed.stderr}`);
+    const server = await startServer(after, { env: { DATABASE_URL: databaseUrl } });
+    const token = await firstToken(() => server.stderr);
+    assert.equal((await request(`${server.url}/plants`, { token })).status, 200);
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
   });
 
   test('with PLANT_STORE_TOKENS set, creates no token', async () => {

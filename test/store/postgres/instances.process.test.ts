@@ -123,7 +123,10 @@ if (skipReason) {
       const url = await server.createDatabase();
       const options = { env: { DATABASE_URL: url, WEB_CONCURRENCY: '1' } };
       const instances = await Promise.all([startServer(after, options), startServer(after, options), startServer(after, options)]);
-      const printed = instances.flatMap((i) => i.stderr.match(/ps_[A-Za-z0-9_-]{20,}/g) ?? []);
+      const printedBy = () => instances.flatMap((i) => i.stderr.match(/ps_[A-Za-z0-9_-]{20,}/g) ?? []);
+      // Printed once the instance that made it listens: waited for, as firstToken does.
+      await until(() => printedBy().length > 0, "the first token on one instance's stderr");
+      const printed = printedBy();
       assert.equal(new Set(printed).size, 1, `one token printed in all: ${printed.join(', ')}`);
       for (const instance of instances) assert.equal((await get(instance, '/plants', printed[0])).status, 200);
     });
