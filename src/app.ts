@@ -18,7 +18,7 @@ import { plantImportRoute } from './plants/import-route.js';
 import { plantListRoute } from './plants/list-route.js';
 import { plantRoutes } from './plants/routes.js';
 import { namedSchemas } from './plants/schema.js';
-import type { Store } from './store/store.js';
+import type { RateCounter, Store } from './store/store.js';
 import { Health, Readiness, systemRoutes } from './system/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { CreatedToken, NewToken, Token, TokenInfo } from './tokens/schema.js';
@@ -37,6 +37,8 @@ export interface AppOptions {
   metrics?: Metrics | undefined;
   /** OpenTelemetry traces (tracing/sdk.ts): a span per request. None: no tracing hook at all. */
   tracing?: Tracing | undefined;
+  /** Where the rate limits count when the store counts none: the supervisor of several workers (process/rate-counter.ts). */
+  rateCounter?: RateCounter | undefined;
 }
 
 /**
@@ -53,10 +55,10 @@ export type App = FastifyInstance & {
 };
 
 /** The whole API: what every request passes through (app/pipeline.ts), then every route module, in one place. */
-export async function buildApp({ config, store, logger, metrics, tracing }: AppOptions): Promise<App> {
+export async function buildApp({ config, store, logger, metrics, tracing, rateCounter }: AppOptions): Promise<App> {
   const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify(serverOptions(settings, logger)).withTypeProvider<TypeBoxTypeProvider>();
-  const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing });
+  const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing, rateCounter });
 
   // The writes of every POST, one way in, with an Idempotency-Key or without: the keys running now in this process.
   const writes = new Writes(store, settings.idempotencyKeyTtlSeconds * 1000, metrics?.idempotency);

@@ -21,7 +21,7 @@ import { lazySerializers } from '../http/serialization.js';
 import { accessLogHook, lazyRequestLogger } from '../logging/logger.js';
 import { installRequestMetrics } from '../metrics/hooks.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { Store } from '../store/store.js';
+import type { RateCounter, Store } from '../store/store.js';
 import type { Tracing } from '../tracing/sdk.js';
 import type { Service } from './services.js';
 
@@ -46,7 +46,7 @@ export interface Pipeline {
   routes: RouteOptions[];
   /** Told when the process begins to stop: answers from then on say `Connection: close`. */
   stopping: () => void;
-  /** The rate limits' counts when this process keeps them (RATE_LIMIT_PER_MINUTE on SQLite): a reload hands them on. */
+  /** The rate limits' counts when this process keeps them (RATE_LIMIT_PER_MINUTE on SQLite, one worker): a reload hands them on. */
   rateLimits: MemoryRateLimiter | undefined;
   /** Told when this app revokes a stored token: refused from its next request on (auth/tokens.ts caches look-ups). */
   revoked: (tokenId: string) => void;
@@ -92,9 +92,11 @@ export interface PipelineParts {
   logger?: Logger | undefined;
   metrics?: Metrics | undefined;
   tracing?: Tracing | undefined;
+  /** Where the rate limits count when the store counts none (the supervisor of several workers on SQLite). */
+  rateCounter?: RateCounter | undefined;
 }
 
-export function installPipeline(app: FastifyInstance, { settings, store, logger, metrics, tracing }: PipelineParts): Pipeline {
+export function installPipeline(app: FastifyInstance, { settings, store, logger, metrics, tracing, rateCounter }: PipelineParts): Pipeline {
   // 1. Tracing (OTEL_EXPORTER_OTLP_ENDPOINT only; nothing when off): first, so that a request's span covers
   //    every step after it, and before the routes, whose handlers it wraps in the request's context.
   if (tracing) tracing.installRequestSpans(app);
@@ -118,9 +120,12 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //    every answered request once against its token or its address (RATE_LIMIT_PER_MINUTE; nothing when
   //    off): before the body is read, so that no unauthenticated caller costs a parse or learns of validation.
   //    JWTs are verified only when a JWT key is configured; a JWKS is fetched once the app is ready.
+  //    The counts are the database's on PostgreSQL, the supervisor's with several workers on SQLite (one
+  //    message per turn of the event loop), else this process's.
   const limit = settings.rateLimitPerMinute;
-  const counted = limit > 0 && !store.rateCounter ? new MemoryRateLimiter(limit) : undefined;
-  const limiter = limit > 0 ? (store.rateCounter ? new SharedRateLimiter(limit, store.rateCounter) : counted) : undefined;
+  const sharedCounter = store.rateCounter ?? rateCounter;
+  const counted = limit > 0 && !sharedCounter ? new MemoryRateLimiter(limit) : undefined;
+  const limiter = limit > 0 ? (sharedCounter ? new SharedRateLimiter(limit, sharedCounter) : counted) : undefined;
   const jwt = JwtVerifier.fromConfig(settings, (reason) =>
     app.log.warn({ reason }, 'cannot fetch the JWT keys from JWT_JWKS_URL (known keys, if any, keep serving)'),
   );

@@ -3,6 +3,7 @@ import type { FastifyReply, onRequestHookHandler } from 'fastify';
 import type { AuthHook } from './auth.js';
 import type { RateCounter } from '../store/store.js';
 import { HttpError } from './errors.js';
+import { TOKEN_PREFIX, WINDOW_MS, WindowCounts } from './rate-windows.js';
 
 /** What a limiter says of one request: allowed or not, and what the RateLimit headers tell the client. */
 export interface RateDecision {
@@ -23,17 +24,6 @@ export interface RateLimiter {
   hit(key: string): RateDecision | Promise<RateDecision>;
 }
 
-const WINDOW_MS = 60_000;
-/**
- * Client addresses tracked per window at most; beyond, new addresses share one bucket, so that a flood of
- * addresses cannot grow memory. Tokens never share: each has its own budget whatever the addresses did
- * (a token key costs a verified credential, so their number is what the operator or the identity
- * provider issued, not what a flood can make up).
- */
-export const MAX_ADDRESS_KEYS = 100_000;
-const OVERFLOW = '(overflow)';
-const TOKEN_PREFIX = 'token:';
-
 /** The key a token counts under. */
 function tokenKey(tokenId: string): string {
   return `${TOKEN_PREFIX}${tokenId}`;
@@ -45,12 +35,9 @@ export interface RateCounts {
   counts: Array<[key: string, count: number]>;
 }
 
-/** The limiter of one process: a Map per window, dropped whole when the window turns. */
+/** The limiter of one process: the counts of the current window, dropped whole when the window turns. */
 export class MemoryRateLimiter implements RateLimiter {
-  private window = -1;
-  private counts = new Map<string, number>();
-  /** The address keys among `counts`. */
-  private addresses = 0;
+  private current = new WindowCounts(-1);
 
   constructor(
     private readonly limit: number,
@@ -60,20 +47,13 @@ export class MemoryRateLimiter implements RateLimiter {
   hit(key: string): RateDecision {
     const now = this.now();
     const window = this.turn(now);
-    let bucket = key;
-    let before = this.counts.get(key);
-    if (before === undefined) {
-      bucket = this.bucketOf(key);
-      before = this.counts.get(bucket) ?? 0;
-    }
-    this.counts.set(bucket, before + 1);
-    return decision(this.limit, now, window, before);
+    return decision(this.limit, now, window, this.current.add(key, 1));
   }
 
   /** The counts of the current window (none once it has turned), for the process that takes over from this one. */
   counted(): RateCounts {
     const window = Math.floor(this.now() / WINDOW_MS);
-    return { window, counts: window === this.window ? [...this.counts] : [] };
+    return { window, counts: window === this.current.window ? this.current.entries() : [] };
   }
 
   /**
@@ -82,29 +62,14 @@ export class MemoryRateLimiter implements RateLimiter {
    */
   absorb({ window, counts }: RateCounts): void {
     if (window !== this.turn(this.now())) return;
-    for (const [key, count] of counts) {
-      const bucket = this.counts.has(key) ? key : this.bucketOf(key);
-      this.counts.set(bucket, (this.counts.get(bucket) ?? 0) + count);
-    }
+    for (const [key, count] of counts) this.current.add(key, count);
   }
 
   /** The window `now` is in, the counts emptied when it is a new one. */
   private turn(now: number): number {
     const window = Math.floor(now / WINDOW_MS);
-    if (window !== this.window) {
-      this.window = window;
-      this.counts = new Map();
-      this.addresses = 0;
-    }
+    if (window !== this.current.window) this.current = new WindowCounts(window);
     return window;
-  }
-
-  /** Where a key not counted yet in this window counts: its own bucket, or the shared one once addresses are too many. */
-  private bucketOf(key: string): string {
-    if (key.startsWith(TOKEN_PREFIX)) return key;
-    if (this.addresses >= MAX_ADDRESS_KEYS) return OVERFLOW;
-    this.addresses++;
-    return key;
   }
 }
 
@@ -116,8 +81,9 @@ function decision(limit: number, now: number, window: number, before: number): R
 }
 
 /**
- * The limiter shared by every instance on one database: the same windows and answers as the
- * in-memory one, with the counts kept by the store (a PostgreSQL table).
+ * The limiter whose counts are kept outside the process: the same windows and answers as the in-memory
+ * one, with the counts kept by the store (a PostgreSQL table: every instance on the database counts against
+ * one limit) or, on SQLite with several workers, by their supervisor (process/rate-counts.ts).
  */
 export class SharedRateLimiter implements RateLimiter {
   constructor(

@@ -22,6 +22,12 @@ export interface WorkerRole {
   backups: boolean;
   /** In a reload: the version of the worker it replaces. */
   replaces?: string;
+  /**
+   * The supervisor counts the rate limits of its workers (several of them): a worker whose store counts
+   * none (SQLite) asks it with `rate-hits`. A supervisor of an earlier release does not say so, and its
+   * workers count each its own.
+   */
+  countsRates?: boolean;
 }
 
 /** A worker's messages to the supervisor. */
@@ -32,6 +38,8 @@ export type WorkerMessage =
   | { plantStore: 'failed'; message: string }
   /** Handing over in a reload: its rate limits' counts, for the worker that replaces it. */
   | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** Requests to count against the rate limits (role.countsRates): one per key, in `window`, answered with the same `request`. */
+  | { plantStore: 'rate-hits'; request: number; window: number; keys: string[] }
   /** The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without METRICS_PORT). */
   | { plantStore: 'metrics'; request: number; metrics: unknown[] };
 
@@ -41,6 +49,8 @@ export type SupervisorMessage =
   | { plantStore: 'handover' }
   /** The counts of the worker this one replaced, to add to its own. */
   | { plantStore: 'rate-counts'; counts: RateCounts }
+  /** The counts of a worker's `rate-hits`, each key's in the window, its request included, in the order asked. */
+  | { plantStore: 'rate-hits'; request: number; counts: number[] }
   /** A scrape of METRICS_PORT: its metrics, please, answered with the same `request`. */
   | { plantStore: 'metrics'; request: number };
 
@@ -54,6 +64,7 @@ export function roleOf(env: NodeJS.ProcessEnv): WorkerRole {
       announce: given.announce === true,
       backups: given.backups === true,
       ...(typeof given.replaces === 'string' && { replaces: given.replaces }),
+      ...(given.countsRates === true && { countsRates: true }),
     };
   } catch {
     return fallback;

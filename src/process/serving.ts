@@ -14,6 +14,7 @@ import { backupService, idempotencySweep, retentionSweep, webhookDeliveries, typ
 import { httpListener } from './listeners.js';
 import { processLogger, startupWarnings } from './log.js';
 import type { WorkerRole } from './protocol.js';
+import { supervisorRateCounter } from './rate-counter.js';
 import { answerSupervisor, tell } from './signals.js';
 
 /**
@@ -53,7 +54,9 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
     {
       name: 'app',
       start: async () => {
-        const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing }));
+        // Several workers on a store that counts no rate limits (SQLite): their supervisor counts them.
+        const rateCounter = role.countsRates === true && !made.store.rateCounter ? supervisorRateCounter() : undefined;
+        const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing, rateCounter }));
         startupWarnings(app.log, config, made.store);
       },
     },

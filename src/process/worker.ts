@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { RateCounts } from '../http/rate-limit.js';
+import type { SupervisorRateCounts } from './rate-counts.js';
 import { isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
 
 /** One worker process as its supervisor sees it (process/workers.ts keeps them all). */
@@ -35,10 +36,14 @@ export class WorkerProcess {
   /** The metrics requests it has not answered yet, by request number. */
   private readonly asked = new Map<number, (metrics: unknown[]) => void>();
 
-  /** Forks a worker for `role`; `handingOver` is given the rate-limit counts it sends as it hands over. */
+  /**
+   * Forks a worker for `role`; `handingOver` is given the rate-limit counts it sends as it hands over, and
+   * `countRates` counts the requests it asks to count (role.countsRates: process/rate-counts.ts).
+   */
   constructor(
     readonly role: WorkerRole,
     handingOver: (counts: RateCounts) => void,
+    countRates?: Pick<SupervisorRateCounts, 'hit'>,
   ) {
     this.worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role) });
     let readied: (ready: boolean) => void = () => undefined;
@@ -67,6 +72,8 @@ export class WorkerProcess {
       } else if (message.plantStore === 'metrics') this.asked.get(message.request)?.(message.metrics);
       else if (message.plantStore === 'failed') this.failure = message.message;
       else if (message.plantStore === 'rate-counts') handingOver(message.counts);
+      else if (message.plantStore === 'rate-hits' && countRates && Array.isArray(message.keys))
+        this.send({ plantStore: 'rate-hits', request: message.request, counts: countRates.hit(message.window, message.keys) });
     });
     void this.exited.then(() => {
       readied(false);

@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { handoverWaitMs } from './listeners.js';
 import { stderrLine } from './log.js';
 import type { WorkerRole } from './protocol.js';
+import { SupervisorRateCounts } from './rate-counts.js';
 import { clean, described, WorkerProcess, type Exit } from './worker.js';
 
 /**
@@ -49,6 +50,8 @@ export class Workers implements Service {
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
   private requests = 0;
+  /** The rate limits' counts of several workers on SQLite (process/rate-counts.ts); one worker counts its own. */
+  private readonly rates: SupervisorRateCounts | undefined;
 
   constructor(
     private readonly config: Config,
@@ -57,6 +60,7 @@ export class Workers implements Service {
     private readonly fatal: (reason: string) => void,
   ) {
     this.slots = Array.from({ length: config.webConcurrency }, () => undefined);
+    this.rates = config.webConcurrency > 1 && config.rateLimitPerMinute > 0 ? new SupervisorRateCounts() : undefined;
     // One worker accepts its connections itself, as a lone process would; several take turns (the supervisor
     // hands each connection on), which spreads them evenly.
     cluster.schedulingPolicy = config.webConcurrency === 1 ? cluster.SCHED_NONE : cluster.SCHED_RR;
@@ -243,11 +247,15 @@ export class Workers implements Service {
   }
 
   private fork(role: WorkerRole): WorkerProcess {
-    const member = new WorkerProcess(role, (counts) => {
-      // A worker handing over: its counts go to the one now in its place.
-      const successor = this.slots[role.slot];
-      if (successor !== undefined && successor !== member) successor.send({ plantStore: 'rate-counts', counts });
-    });
+    const member = new WorkerProcess(
+      this.rates ? { ...role, countsRates: true } : role,
+      (counts) => {
+        // A worker handing over: its counts go to the one now in its place.
+        const successor = this.slots[role.slot];
+        if (successor !== undefined && successor !== member) successor.send({ plantStore: 'rate-counts', counts });
+      },
+      this.rates,
+    );
     this.members.add(member);
     void member.exited.then((exit) => {
       this.members.delete(member);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyRequest, LightMyRequestResponse } from 'fastify';
 import { OverloadMonitor, type LoadSample } from '../../src/http/overload.js';
-import { addressKey, MAX_ADDRESS_KEYS, MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { addressKey, MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { MAX_ADDRESS_KEYS } from '../../src/http/rate-windows.js';
 import { assertError, testApp, TOKEN } from '../helpers.js';
 import { until } from '../toolkit.js';
 

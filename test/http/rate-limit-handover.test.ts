@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_ADDRESS_KEYS, MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { MAX_ADDRESS_KEYS } from '../../src/http/rate-windows.js';
 
 /**
  * In-memory rate limits (SQLite) handed from the worker a reload replaces to the one that replaces it
