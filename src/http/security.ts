@@ -79,17 +79,24 @@ const CORS_MAX_AGE_SECONDS = '600';
  * so credentials mode is never allowed. A preflight (OPTIONS with Access-Control-Request-Method) from an
  * allowed origin to a path that has a route is answered 204 here, before authentication, because a
  * browser sends it without the token; anything else falls through to the usual 404/405.
+ * A shared cache must never serve an answer made for one Origin to another (Fetch, "CORS protocol and HTTP
+ * caches"): with a list, every answer says `Vary: Origin`, those without CORS headers too (no Origin sent,
+ * or one not allowed); with `*`, every answer carries the same CORS headers, Origin sent or not, and so
+ * needs no Vary.
  */
 function corsHook(app: FastifyInstance, origins: readonly string[]) {
   const any = origins.includes('*');
   const allowed = new Set(origins);
   return function cors(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     const origin = request.headers.origin;
-    if (origin === undefined || !(any || allowed.has(origin.toLowerCase()))) return done();
-    reply.header('access-control-allow-origin', any ? '*' : origin);
-    if (!any) reply.header('vary', 'Origin');
+    if (any) reply.header('access-control-allow-origin', '*');
+    else {
+      reply.header('vary', 'Origin');
+      if (origin === undefined || !allowed.has(origin.toLowerCase())) return done();
+      reply.header('access-control-allow-origin', origin);
+    }
     const preflightMethod = request.headers['access-control-request-method'];
-    if (request.method !== 'OPTIONS' || preflightMethod === undefined) {
+    if (request.method !== 'OPTIONS' || preflightMethod === undefined || origin === undefined) {
       reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
       return done();
     }

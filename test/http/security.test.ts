@@ -136,6 +136,22 @@ describe('CORS', async () => {
       assert.equal(response.headers['access-control-allow-origin'], undefined);
     });
 
+    // The answer depends on Origin (CORS headers or none): a shared cache that kept one kind must not serve
+    // it for the other (Fetch, "CORS protocol and HTTP caches"). /openapi.json is storable (no-cache).
+    test('every answer says Vary: Origin, to another origin and to a request without one too', async () => {
+      for (const origin of [undefined, 'https://evil.example']) {
+        for (const [url, token] of [
+          ['/openapi.json', null],
+          ['/plants', undefined],
+          ['/plants', null],
+        ] as const) {
+          const response = await t.call('GET', url, { token, headers: origin === undefined ? {} : { origin } });
+          assert.match(String(response.headers.vary), /(^|, )Origin(,|$)/, `${url} (${origin ?? 'no Origin'}, ${response.statusCode})`);
+          assert.equal(response.headers['access-control-allow-origin'], undefined);
+        }
+      }
+    });
+
     test('a preflight from an allowed origin is answered 204 without a token, with the methods of that path', async () => {
       const response = await t.call('OPTIONS', '/plants/42', {
         token: null,
@@ -189,10 +205,13 @@ describe('CORS', async () => {
     });
   });
 
-  test('* allows any origin', async () => {
+  test('* allows any origin, with the same answer for every request: no Origin in Vary', async () => {
     const t = await testApp(after, { config: { corsOrigins: ['*'] } });
-    const response = await t.call('GET', '/plants', { headers: { origin: 'https://anyone.example' } });
-    assert.equal(response.headers['access-control-allow-origin'], '*');
-    assert.equal(response.headers.vary, 'Accept, Prefer', 'the same answer for every origin: no Origin in Vary');
+    for (const headers of [{ origin: 'https://anyone.example' }, {}] as Array<Record<string, string>>) {
+      const response = await t.call('GET', '/plants', { headers });
+      assert.equal(response.headers['access-control-allow-origin'], '*', JSON.stringify(headers));
+      assert.match(String(response.headers['access-control-expose-headers']), /ratelimit/);
+      assert.equal(response.headers.vary, 'Accept, Prefer');
+    }
   });
 });
