@@ -8,6 +8,17 @@ export class KeysUnavailableError extends Error {
   }
 }
 
+/**
+ * The key a token names (its `kid`) is in the key set, but not for the token's algorithm (published with
+ * another `alg`, or of another type): jose says JWKSNoMatchingKey, as for a key id the set does not hold.
+ * It is no unknown key, so the set is not fetched again for it, and the refusal says which it is.
+ */
+export class KeyNotForAlgorithm extends errors.JWKSNoMatchingKey {
+  constructor(readonly alg: string) {
+    super(`the key the JWT names is not published for ${alg}`);
+  }
+}
+
 /** Known keys are fetched again in the background after this long; the known ones serve meanwhile. */
 export const JWKS_REFRESH_MS = 10 * 60_000;
 /** A token naming a key id not among the known keys makes the set be fetched again, at most once in this long. */
@@ -59,6 +70,8 @@ async function boundedText(response: Response): Promise<string> {
  */
 export class RemoteKeySet {
   private keys: JWTVerifyGetKey | undefined;
+  /** The key ids of the set `keys` was made from. */
+  private kids = new Set<string>();
   private fetchedAt = -Infinity;
   private attemptedAt = -Infinity;
   private kidRefetchedAt = -Infinity;
@@ -80,14 +93,25 @@ export class RemoteKeySet {
       return await keys(header, token);
     } catch (error) {
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      this.throwWhenKnown(header);
       if (this.pending === undefined) {
         if (this.now() - this.kidRefetchedAt < JWKS_UNKNOWN_KID_REFETCH_MS) throw error;
         this.kidRefetchedAt = this.now();
       }
       await this.refresh();
-      return this.keys!(header, token);
+      try {
+        return await this.keys!(header, token);
+      } catch (again) {
+        if (again instanceof errors.JWKSNoMatchingKey) this.throwWhenKnown(header);
+        throw again;
+      }
     }
   };
+
+  /** A token whose key id is in the set, no key of it matching: the key is there, for another algorithm. */
+  private throwWhenKnown(header: Parameters<JWTVerifyGetKey>[0]): void {
+    if (header.kid !== undefined && this.kids.has(header.kid)) throw new KeyNotForAlgorithm(String(header.alg));
+  }
 
   /** Fetches the keys now, ahead of the first token; a failure is only reported. */
   warmUp(): void {
@@ -135,7 +159,9 @@ export class RemoteKeySet {
         throw new Error(`answered ${response.status}`);
       }
       // createLocalJWKSet refuses anything that is not a key set.
-      this.keys = createLocalJWKSet(JSON.parse(await boundedText(response)) as JSONWebKeySet);
+      const set = JSON.parse(await boundedText(response)) as JSONWebKeySet;
+      this.keys = createLocalJWKSet(set);
+      this.kids = new Set(set.keys.flatMap((key) => (typeof key.kid === 'string' ? [key.kid] : [])));
       this.fetchedAt = this.now();
     } catch (error) {
       if (this.stopped.signal.aborted) return;

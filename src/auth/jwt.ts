@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
-import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult, type KeyInput } from 'jose';
+import {
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  type JWTVerifyResult,
+  type KeyInput,
+} from 'jose';
 import type { Config } from '../config/config.js';
 import { AUTH_SETTINGS } from '../config/auth.js';
-import { RemoteKeySet } from './jwks.js';
+import { KeyNotForAlgorithm, RemoteKeySet } from './jwks.js';
 import { JWKS_ALGORITHMS, jwksUrl, jwtType, publicKeyAlgorithms, publicKeyFromPem, SECRET_ALGORITHMS, secretKey } from '../config/jwt-keys.js';
 import { SCOPES, type Scope } from '../model/scopes.js';
 import type { Principal } from '../model/principal.js';
@@ -49,20 +58,38 @@ export interface VerifiedJwt {
   until: number;
 }
 
-/** Why a JWT is refused, said to the client (401 invalid_token). ASCII without quotes: it also goes into WWW-Authenticate. */
-function refusal(error: unknown): string {
+/**
+ * Why a JWT is refused, said to the client (401 invalid_token). ASCII without quotes: it also goes into
+ * WWW-Authenticate (an algorithm named is one of the accepted ones: jose refuses any other before it looks
+ * for a key). A claim is said to fail its check only when it was there and of its type: jose's `reason`
+ * says `missing`, `invalid` (not a number, say) or `check_failed`.
+ */
+function refusal(error: unknown, token: string): string {
   if (error instanceof errors.JWTExpired) return 'the JWT has expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === 'iss') return 'the JWT is from another issuer';
-    if (error.claim === 'aud') return 'the JWT is for another audience';
-    if (error.claim === 'nbf') return 'the JWT is not valid yet';
     if (error.reason === 'missing') return `the JWT has no ${error.claim} claim`;
+    if (error.reason === 'check_failed' && error.claim === 'iss') return 'the JWT is from another issuer';
+    if (error.reason === 'check_failed' && error.claim === 'aud') return 'the JWT is for another audience';
+    if (error.reason === 'check_failed' && error.claim === 'nbf') return 'the JWT is not valid yet';
     return `the JWT's ${error.claim} claim is not valid`;
   }
+  // jose says JOSENotSupported for a critical header parameter (crit) it does not know, as for an algorithm.
+  if (error instanceof errors.JOSENotSupported && criticalHeader(token))
+    return 'the JWT has a critical header parameter (crit) this service does not support';
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "the JWT's algorithm is not accepted";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the JWT's signature does not verify";
+  if (error instanceof KeyNotForAlgorithm) return `the key the JWT names (kid) is not published for its algorithm, ${error.alg}`;
   if (error instanceof errors.JWKSNoMatchingKey) return "no key of the identity provider matches the JWT's key id";
   return 'the JWT is malformed';
+}
+
+/** Whether the token's protected header has `crit` (read only for a refusal). */
+function criticalHeader(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).crit !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -79,7 +106,9 @@ function scopesOf(payload: JWTPayload): { scopes: Scope[]; foreign: boolean } | 
   for (const claim of ['scope', 'scp'] as const) {
     const value = payload[claim];
     if (value === undefined) continue;
-    if (typeof value === 'string') {
+    // Names are separated by spaces (RFC 6749 §3.3): other whitespace (a tab, a line break) would be taken
+    // as part of a name, and the scope silently dropped, so it is refused, as in the array form.
+    if (typeof value === 'string' && !/[^\S ]/.test(value)) {
       for (const name of value.split(' ')) if (name !== '') names.add(name);
     } else if (Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '' && !/\s/.test(name)))
       for (const name of value as string[]) names.add(name);
@@ -159,7 +188,7 @@ export class JwtVerifier {
       } = await this.verified(token));
       if (!this.typeAccepted(typ)) return "the JWT's type (typ) is not accepted";
     } catch (error) {
-      if (error instanceof errors.JOSEError) return refusal(error);
+      if (error instanceof errors.JOSEError) return refusal(error, token);
       throw error;
     }
     const expiresAt = (payload.exp! + JWT_LEEWAY_S) * 1000;
