@@ -39,6 +39,8 @@ export interface AppOptions {
   tracing?: Tracing | undefined;
   /** Where the rate limits count when the store counts none: the supervisor of several workers (process/rate-counter.ts). */
   rateCounter?: RateCounter | undefined;
+  /** Tells the instance's other workers of a token revoked here, resolving once they refuse it (process/revocations.ts). */
+  tellRevoked?: ((tokenId: string) => Promise<void>) | undefined;
 }
 
 /**
@@ -52,10 +54,12 @@ export type App = FastifyInstance & {
   endStreams(): Promise<void>;
   /** The rate limits' counts when the process keeps them (SQLite), handed on to the process that replaces it. */
   rateLimits: Pick<MemoryRateLimiter, 'counted' | 'absorb'> | undefined;
+  /** Refuses a token another worker of the instance revoked from the next request on (its cached look-ups forgotten). */
+  forgetToken(tokenId: string): void;
 };
 
 /** The whole API: what every request passes through (app/pipeline.ts), then every route module, in one place. */
-export async function buildApp({ config, store, logger, metrics, tracing, rateCounter }: AppOptions): Promise<App> {
+export async function buildApp({ config, store, logger, metrics, tracing, rateCounter, tellRevoked }: AppOptions): Promise<App> {
   const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify(serverOptions(settings, logger)).withTypeProvider<TypeBoxTypeProvider>();
   const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing, rateCounter });
@@ -91,7 +95,10 @@ export async function buildApp({ config, store, logger, metrics, tracing, rateCo
     tokens: store.tokens,
     writes,
     unlisted: unlistedTokens(settings),
-    revoked: pipeline.revoked,
+    revoked: (tokenId) => {
+      pipeline.revoked(tokenId);
+      return tellRevoked?.(tokenId);
+    },
     pageLinks: settings.pageLinks,
   });
   let openApi: object | undefined;
@@ -119,6 +126,7 @@ export async function buildApp({ config, store, logger, metrics, tracing, rateCo
   await app.register(consoleRoutes, { enabled: settings.console });
   return Object.assign(app, {
     rateLimits: pipeline.rateLimits,
+    forgetToken: pipeline.revoked,
     endStreams: () => services.stopFirst(),
     stopping(options: { leaving: boolean }) {
       pipeline.stopping();

@@ -56,6 +56,8 @@ export class TokenVerifier {
   /** Each static token's principal: its own id, so that what is kept per token (Idempotency-Keys, rate limits) is its own. */
   private readonly staticPrincipals: Principal[];
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  /** Counts the forget() calls: a store look-up that began before one answers its request but is not cached (it may predate the revocation). */
+  private forgets = 0;
 
   constructor(
     staticTokens: readonly string[],
@@ -92,22 +94,25 @@ export class TokenVerifier {
         return verified.principal;
       });
     }
+    const forgets = this.forgets;
     return this.store.findActiveByHash(hash).then((record) => {
       if (!record || !timingSafeEqual(record.hash, hash)) {
         this.cache.delete(secret);
         return UNKNOWN_TOKEN;
       }
       const principal: Principal = { tokenId: record.id, scopes: record.scopes, source: 'stored' };
-      this.remember(secret, principal, Date.now() + TOKEN_CACHE_MS);
+      if (forgets === this.forgets) this.remember(secret, principal, Date.now() + TOKEN_CACHE_MS);
       return principal;
     });
   }
 
   /**
-   * Forgets the cached look-ups of a stored token, revoked by this process: its next request asks the store
-   * (and is refused) at once, rather than within TOKEN_CACHE_MS. Revocation is rare; the cache is bounded.
+   * Forgets the cached look-ups of a stored token, revoked by this process or another worker of the
+   * instance: its next request asks the store (and is refused) at once, rather than within TOKEN_CACHE_MS.
+   * Revocation is rare; the cache is bounded.
    */
   forget(tokenId: string): void {
+    this.forgets++;
     for (const [secret, { principal }] of this.cache) if (principal.tokenId === tokenId) this.cache.delete(secret);
   }
 

@@ -28,6 +28,11 @@ export interface WorkerRole {
    * workers count each its own.
    */
   countsRates?: boolean;
+  /**
+   * The supervisor relays revocations: a worker that revokes a token says `token-revoked`, and answers the
+   * DELETE once the supervisor says every other worker forgot it. An earlier supervisor does not say so.
+   */
+  relaysRevocations?: boolean;
 }
 
 /** A worker's messages to the supervisor. */
@@ -40,6 +45,10 @@ export type WorkerMessage =
   | { plantStore: 'rate-counts'; counts: RateCounts }
   /** Requests to count against the rate limits (role.countsRates): one per key, in `window`, answered with the same `request`. */
   | { plantStore: 'rate-hits'; request: number; window: number; keys: string[] }
+  /** A token revoked by this worker: the others are to forget it; answered with the same `request` once they have. */
+  | { plantStore: 'token-revoked'; request: number; tokenId: string }
+  /** The answer to a `forget-token`: forgotten. */
+  | { plantStore: 'token-forgotten'; request: number }
   /** The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without METRICS_PORT). */
   | { plantStore: 'metrics'; request: number; metrics: unknown[] };
 
@@ -51,6 +60,10 @@ export type SupervisorMessage =
   | { plantStore: 'rate-counts'; counts: RateCounts }
   /** The counts of a worker's `rate-hits`, each key's in the window, its request included, in the order asked. */
   | { plantStore: 'rate-hits'; request: number; counts: number[] }
+  /** A token another worker revoked: forget its cached look-ups, then answer `token-forgotten` with the same `request`. */
+  | { plantStore: 'forget-token'; request: number; tokenId: string }
+  /** The answer to a `token-revoked`: every other worker has forgotten the token (or left, or the wait ended: revocations.ts). */
+  | { plantStore: 'token-revoked'; request: number }
   /** A scrape of METRICS_PORT: its metrics, please, answered with the same `request`. */
   | { plantStore: 'metrics'; request: number };
 
@@ -65,6 +78,7 @@ export function roleOf(env: NodeJS.ProcessEnv): WorkerRole {
       backups: given.backups === true,
       ...(typeof given.replaces === 'string' && { replaces: given.replaces }),
       ...(given.countsRates === true && { countsRates: true }),
+      ...(given.relaysRevocations === true && { relaysRevocations: true }),
     };
   } catch {
     return fallback;

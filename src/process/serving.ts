@@ -15,6 +15,7 @@ import { httpListener } from './listeners.js';
 import { processLogger, startupWarnings } from './log.js';
 import type { WorkerRole } from './protocol.js';
 import { supervisorRateCounter } from './rate-counter.js';
+import { revocationTeller } from './revocations.js';
 import { answerSupervisor, tell } from './signals.js';
 
 /**
@@ -56,7 +57,9 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
       start: async () => {
         // Several workers on a store that counts no rate limits (SQLite): their supervisor counts them.
         const rateCounter = role.countsRates === true && !made.store.rateCounter ? supervisorRateCounter() : undefined;
-        const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing, rateCounter }));
+        // A token revoked here is refused by the other workers from the answer on: the supervisor tells them.
+        const tellRevoked = role.relaysRevocations === true ? revocationTeller() : undefined;
+        const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing, rateCounter, tellRevoked }));
         startupWarnings(app.log, config, made.store);
       },
     },

@@ -89,7 +89,10 @@ export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App,
         tell({ plantStore: 'metrics', request: message.request, metrics }),
       );
     } else if (message.plantStore === 'rate-counts') app.rateLimits?.absorb(message.counts);
-    else if (message.plantStore === 'handover' && stopping === undefined) {
+    else if (message.plantStore === 'forget-token') {
+      app.forgetToken(message.tokenId);
+      tell({ plantStore: 'token-forgotten', request: message.request });
+    } else if (message.plantStore === 'handover' && stopping === undefined) {
       if (app.rateLimits) tell({ plantStore: 'rate-counts', counts: app.rateLimits.counted() });
       stop('handover', { reason: 'reload' });
     }

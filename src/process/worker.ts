@@ -19,6 +19,11 @@ export function described(exit: Exit): string {
   return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
 }
 
+/** The versions the workers run, for the log. */
+export function versions(members: Iterable<WorkerProcess | undefined>): string {
+  return [...new Set([...members].flatMap((member) => (member?.version ? [member.version] : [])))].join(', ') || 'unknown';
+}
+
 /** How long after a worker's exit its channel may take to close (its last messages read) before the exit is taken as it is. */
 const DISCONNECT_GRACE_MS = 1000;
 
@@ -36,14 +41,19 @@ export class WorkerProcess {
   /** The metrics requests it has not answered yet, by request number. */
   private readonly asked = new Map<number, (metrics: unknown[]) => void>();
 
+  /** The forget-token requests it has not answered yet, by request number. */
+  private readonly forgetting = new Map<number, () => void>();
+  private forgetRequests = 0;
+
   /**
-   * Forks a worker for `role`; `handingOver` is given the rate-limit counts it sends as it hands over, and
-   * `countRates` counts the requests it asks to count (role.countsRates: process/rate-counts.ts).
+   * Forks a worker for `role`; `handingOver` is given the rate-limit counts it sends as it hands over,
+   * `countRates` counts the requests it asks to count (role.countsRates: process/rate-counts.ts), and
+   * `revoked` tells the other workers of a token it revoked (role.relaysRevocations: process/revocations.ts).
    */
   constructor(
     readonly role: WorkerRole,
     handingOver: (counts: RateCounts) => void,
-    countRates?: Pick<SupervisorRateCounts, 'hit'>,
+    { countRates, revoked }: { countRates?: Pick<SupervisorRateCounts, 'hit'> | undefined; revoked?: (tokenId: string) => Promise<void> } = {},
   ) {
     this.worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role) });
     let readied: (ready: boolean) => void = () => undefined;
@@ -74,10 +84,15 @@ export class WorkerProcess {
       else if (message.plantStore === 'rate-counts') handingOver(message.counts);
       else if (message.plantStore === 'rate-hits' && countRates && Array.isArray(message.keys))
         this.send({ plantStore: 'rate-hits', request: message.request, counts: countRates.hit(message.window, message.keys) });
+      else if (message.plantStore === 'token-revoked' && revoked && typeof message.tokenId === 'string') {
+        const { request } = message;
+        void revoked(message.tokenId).then(() => this.send({ plantStore: 'token-revoked', request }));
+      } else if (message.plantStore === 'token-forgotten') this.forgetting.get(message.request)?.();
     });
     void this.exited.then(() => {
       readied(false);
       for (const answer of this.asked.values()) answer([]);
+      for (const forgotten of this.forgetting.values()) forgotten();
     });
   }
 
@@ -114,6 +129,18 @@ export class WorkerProcess {
       });
       // A worker that cannot be asked any more answers nothing, as one that has exited.
       this.send({ plantStore: 'metrics', request }, () => this.asked.get(request)?.([]));
+    });
+  }
+
+  /** Has it forget a token another worker revoked: resolves once it has, or cannot any more (its channel closed, or it exited). */
+  forgetToken(tokenId: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const request = ++this.forgetRequests;
+      this.forgetting.set(request, () => {
+        this.forgetting.delete(request);
+        resolve();
+      });
+      this.send({ plantStore: 'forget-token', request, tokenId }, () => this.forgetting.get(request)?.());
     });
   }
 

@@ -4,9 +4,11 @@ import type { Service } from '../app/services.js';
 import type { Config } from '../config/config.js';
 import { handoverWaitMs } from './listeners.js';
 import { stderrLine } from './log.js';
+import type { RateCounts } from '../http/rate-limit.js';
 import type { WorkerRole } from './protocol.js';
 import { SupervisorRateCounts } from './rate-counts.js';
-import { clean, described, WorkerProcess, type Exit } from './worker.js';
+import { relayRevocation } from './revocations.js';
+import { clean, described, versions, WorkerProcess, type Exit } from './worker.js';
 
 /**
  * The supervisor's workers, as one service (process/supervisor.ts): WEB_CONCURRENCY serving processes
@@ -32,10 +34,6 @@ export class StartFailed extends Error {
     super(message);
     this.name = 'StartFailed';
   }
-}
-
-function versions(members: Iterable<WorkerProcess | undefined>): string {
-  return [...new Set([...members].flatMap((member) => (member?.version ? [member.version] : [])))].join(', ') || 'unknown';
 }
 
 export class Workers implements Service {
@@ -247,15 +245,17 @@ export class Workers implements Service {
   }
 
   private fork(role: WorkerRole): WorkerProcess {
-    const member = new WorkerProcess(
-      this.rates ? { ...role, countsRates: true } : role,
-      (counts) => {
-        // A worker handing over: its counts go to the one now in its place.
-        const successor = this.slots[role.slot];
-        if (successor !== undefined && successor !== member) successor.send({ plantStore: 'rate-counts', counts });
-      },
-      this.rates,
-    );
+    // A worker handing over: its counts go to the one now in its place. One revoking a token: the others forget it.
+    const handingOver = (counts: RateCounts) => {
+      const successor = this.slots[role.slot];
+      if (successor !== undefined && successor !== member) successor.send({ plantStore: 'rate-counts', counts });
+    };
+    const revoked = (tokenId: string): Promise<void> => relayRevocation(this.members, member, tokenId);
+    const countRates = this.rates;
+    const member: WorkerProcess = new WorkerProcess({ ...role, relaysRevocations: true, ...(countRates && { countsRates: true }) }, handingOver, {
+      countRates,
+      revoked,
+    });
     this.members.add(member);
     void member.exited.then((exit) => {
       this.members.delete(member);

@@ -56,8 +56,11 @@ export interface TokenRouteOptions {
   unlisted: ReadonlyArray<'static' | 'jwt'>;
   /** The write of POST /tokens, with an Idempotency-Key or without (http/writes.ts). */
   writes: Writes;
-  /** Told of each token revoked here, so that this app refuses it from its next request (other instances within a second). */
-  revoked?: (tokenId: string) => void;
+  /**
+   * Told of each token revoked here, so that this app, and the other workers of its instance, refuse it from
+   * their next request (other instances within a second): the answer waits for it.
+   */
+  revoked?: (tokenId: string) => void | Promise<void>;
 }
 
 /**
@@ -235,7 +238,8 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         operationId: 'revokeToken',
         tags: ['tokens'],
         summary: 'Revokes a stored token: refused everywhere within a second, its open event streams ended; it stays listed, revoked',
-        description: 'The token of the request itself is revoked only with `self=true` (otherwise 409). A token revoked already, or unknown, is 404.',
+        description:
+          'The instance that answers refuses the token from its answer on, in every worker (the answer waits until they have dropped what they cached of it, half a second at most); every other instance within a second. The token of the request itself is revoked only with `self=true` (otherwise 409). A token revoked already, or unknown, is 404.',
         params: TokenIdParams,
         querystring: RevokeQuery,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 503) },
@@ -261,7 +265,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         throw new HttpError('token_is_own', revokingItself(id));
       // Revoked meanwhile by another request: as if it had been revoked before this one.
       if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError('token_revoked', revokedAlready(id, null));
-      revoked?.(id);
+      await revoked?.(id);
       return reply.code(204).send();
     },
   );
