@@ -29,6 +29,7 @@ import { answerSupervisor, tell } from './signals.js';
  * the backups, replaces a worker in a reload.
  */
 export async function serve(config: Config, role: WorkerRole): Promise<void> {
+  workingFolderHere();
   // METRICS_PORT: a registry in each worker, summed by the supervisor, which serves them. prom-client and the
   // metrics modules are loaded only then: an idle process without them is about 10 MB smaller.
   const metrics: Metrics | undefined = config.metricsPort !== undefined ? new (await import('../metrics/registry.js')).Metrics() : undefined;
@@ -126,4 +127,22 @@ function metricsWatchers(metrics: Metrics, made: Made): Service {
       metrics.watchIdempotencyKeys(() => made.store.idempotency.count());
     },
   };
+}
+
+/**
+ * A worker whose working folder was deleted (its install folder removed, none in its place) would start,
+ * say ready, and refuse every write: the SQLite writer thread cannot start without one. It fails its start
+ * instead, and a reload into it fails with the workers serving left in place.
+ */
+function workingFolderHere(): void {
+  try {
+    process.cwd();
+  } catch (error) {
+    throw new Error(
+      'the working folder this process was started in was deleted (the install folder removed?): start the service from a folder that exists',
+      {
+        cause: error,
+      },
+    );
+  }
 }

@@ -3,6 +3,7 @@ import { Lifecycle, type Service } from '../app/services.js';
 import { misspeltSettings, type Config } from '../config/config.js';
 import { metricsListener } from './listeners.js';
 import { processLogger, stderrLine } from './log.js';
+import { reloadRefusal } from './release.js';
 import { rootWarning } from './root.js';
 import { StartFailed, Workers } from './workers.js';
 
@@ -65,7 +66,12 @@ export async function supervise(config: Config): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT', 'SIGINT', 'stopping: the workers stop at once'));
   const terminal = [0, 1, 2].some((fd) => isatty(fd));
   process.on('SIGHUP', () => {
-    if (!terminal) return workers.reload();
+    if (!terminal) {
+      const refused = reloadRefusal();
+      if (refused === undefined) return workers.reload();
+      log.error(refused);
+      return stderrLine(refused);
+    }
     // The terminal closed: the service goes with it, as any program run from a terminal does.
     if (!stopping) onSignal('SIGHUP', 'SIGINT', 'the terminal hung up: stopping, the workers at once');
   });

@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { existsSync } from 'node:fs';
 import type { RateCounts } from '../http/rate-limit.js';
 import type { SupervisorRateCounts } from './rate-counts.js';
 import { isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
@@ -22,6 +23,21 @@ export function described(exit: Exit): string {
 /** The versions the workers run, for the log. */
 export function versions(members: Iterable<WorkerProcess | undefined>): string {
   return [...new Set([...members].flatMap((member) => (member?.version ? [member.version] : [])))].join(', ') || 'unknown';
+}
+
+/** The folder the supervisor was started in, by its path. */
+const STARTED_IN = process.cwd();
+
+/**
+ * The folder a worker starts in: the supervisor's, by its path, as it is now. A deploy that replaced the
+ * install folder (the new release moved into place, the old deleted) left the supervisor in the deleted
+ * one, and a worker forked there started, said ready and refused every write: its SQLite writer thread
+ * cannot start without a working folder (uv_cwd). A worker follows the path to the folder there now, as
+ * a restart would, and runs the code it holds (the supervisor forks the entry point by its path too).
+ * Gone altogether: the supervisor's own, and the worker says why it cannot start (process/serving.ts).
+ */
+function workingFolder(): string | undefined {
+  return existsSync(STARTED_IN) ? STARTED_IN : undefined;
 }
 
 /** How long after a worker's exit its channel may take to close (its last messages read) before the exit is taken as it is. */
@@ -55,6 +71,7 @@ export class WorkerProcess {
     handingOver: (counts: RateCounts) => void,
     { countRates, revoked }: { countRates?: Pick<SupervisorRateCounts, 'hit'> | undefined; revoked?: (tokenId: string) => Promise<void> } = {},
   ) {
+    cluster.setupPrimary({ cwd: workingFolder() });
     this.worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role) });
     let readied: (ready: boolean) => void = () => undefined;
     this.ready = new Promise<boolean>((resolve) => (readied = resolve));
