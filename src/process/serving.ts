@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/registry.js';
 import { redactUrl } from '../store/database-url.js';
 import { migrationNames } from '../store/migration.js';
 import { openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import { StoreUnavailableError, type Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { backupService, idempotencySweep, retentionSweep, webhookDeliveries, type Made } from './background.js';
 import { httpListener } from './listeners.js';
@@ -60,7 +60,9 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
         const rateCounter = role.countsRates === true && !made.store.rateCounter ? supervisorRateCounter() : undefined;
         // A token revoked here is refused by the other workers from the answer on: the supervisor tells them.
         const tellRevoked = role.relaysRevocations === true ? revocationTeller() : undefined;
-        const app = (made.app = await buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing, rateCounter, tellRevoked }));
+        const app = (made.app = await namingTheStore(config, () =>
+          buildApp({ config, store: made.store, logger, metrics, tracing: made.tracing, rateCounter, tellRevoked }),
+        ));
         startupWarnings(app.log, config, made.store);
       },
     },
@@ -83,8 +85,10 @@ export async function serve(config: Config, role: WorkerRole): Promise<void> {
     // Once per start, the first token: only once everything started, listening included. Made by a start
     // that then failed (its port taken), it was shown by a failed start only, and no later start made one.
     if (role.announce) {
-      await bootstrapToken(made.store, config, (text) => process.stderr.write(text));
-      await warnWithoutTokens(made.store, config, (text) => process.stderr.write(text));
+      await namingTheStore(config, async () => {
+        await bootstrapToken(made.store, config, (text) => process.stderr.write(text));
+        await warnWithoutTokens(made.store, config, (text) => process.stderr.write(text));
+      });
     }
   } catch (error) {
     await lifecycle.stop((name, failure) => logger.error({ err: failure }, `error while shutting down: ${name}`));
@@ -144,5 +148,18 @@ function workingFolderHere(): void {
         cause: error,
       },
     );
+  }
+}
+
+/**
+ * The store opened, then failed its first queries (its pool's connections, beyond the migrator's one,
+ * refused: too many clients): the start's one line names the setting, as the opening's does.
+ */
+async function namingTheStore<T>(config: Config, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    throw new Error(`DATABASE_URL: ${redactUrl(config.databaseUrl)}: ${error.message}`, { cause: error });
   }
 }

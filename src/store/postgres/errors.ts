@@ -35,8 +35,17 @@ export function isUnavailable(error: unknown): boolean {
   return error instanceof Error;
 }
 
+/**
+ * An outage as a StoreUnavailableError (503), its message keeping the driver's reason: a start refused for
+ * it prints this message alone (store/open.ts), and "sorry, too many clients already" or "The server does
+ * not support SSL connections" tells a misconfiguration from an outage where a bare SQLSTATE does not. The
+ * driver's messages carry no password (the URL's is never in them; hosts.test.ts and open.test.ts hold it).
+ */
 export function translatePgError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
-  const code = (error as { code?: unknown }).code;
-  return new StoreUnavailableError(`PostgreSQL unavailable${typeof code === 'string' ? ` (${code})` : ''}`, { cause: error });
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const reason = typeof message === 'string' ? message.trim() : '';
+  // A socket error's message names its code already ("connect ECONNREFUSED 127.0.0.1:5432").
+  const named = typeof code === 'string' && code !== '' && !reason.includes(code) ? ` (${code})` : '';
+  return new StoreUnavailableError(`PostgreSQL unavailable${named}${reason === '' ? '' : `: ${reason}`}`, { cause: error });
 }

@@ -5,9 +5,10 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
  * connection attempt, so that every way an attempt fails can be had in-process, without a cluster:
  * - `wrong-password` asks for the password in clear text, notes what it was sent, and refuses it (28P01);
  * - `standby` asks for the password the same way, takes it, and answers the role query as a hot standby;
- * - `silent` takes the connection and never says a word.
+ * - `silent` takes the connection and never says a word;
+ * - `full` refuses the startup as a server at max_connections does (53300).
  */
-export type FakeKind = 'wrong-password' | 'standby' | 'silent';
+export type FakeKind = 'wrong-password' | 'standby' | 'silent' | 'full';
 
 export interface FakePostgres {
   port: number;
@@ -49,6 +50,8 @@ const WRONG_PASSWORD = message(
   Buffer.from('\0'),
 );
 
+const TOO_MANY_CLIENTS = message('E', Buffer.from('SFATAL\0VFATAL\0C53300\0'), cstring('Msorry, too many clients already'), Buffer.from('\0'));
+
 /** The answer to the role query (hosts.ts): in recovery and read-only, as a hot standby answers. */
 function standbyRole(): Buffer {
   const column = (name: string) => Buffer.concat([cstring(name), int32(0), int16(0), int32(16 /* bool */), int16(1), int32(-1), int16(0)]);
@@ -83,7 +86,8 @@ function serve(socket: Socket, kind: FakeKind, passwords: string[]): void {
           continue;
         }
         started = true;
-        socket.write(ASK_CLEARTEXT_PASSWORD);
+        if (kind === 'full') socket.end(TOO_MANY_CLIENTS);
+        else socket.write(ASK_CLEARTEXT_PASSWORD);
       } else if (type === 'p') {
         passwords.push(body.subarray(0, body.indexOf(0)).toString('utf8'));
         if (kind === 'wrong-password') socket.end(WRONG_PASSWORD);

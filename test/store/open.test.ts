@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { inspect } from 'node:util';
+import { openStore } from '../../src/store/open.js';
+import { closedPort, fakePostgres, type FakeKind } from './postgres/hosts/fake-postgres.js';
+
+/** A password with an @ in it, as a URL carries it: either half of it in any spelling would be a leak. */
+const PASSWORD = 'Tulip-7q@Fern-3z';
+const HALVES = PASSWORD.split('@');
+
+/** What openStore rejects with for DATABASE_URL `url` (a short DB_TIMEOUT_MS: a retried refusal ends soon). */
+async function refusal(url: string): Promise<Error> {
+  const settings = { databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 400, pgPoolSize: 2, writeQueueLimit: 10 } as const;
+  const error = await openStore(settings).then(
+    () => assert.fail('the store opened'),
+    (failure: unknown) => failure,
+  );
+  assert.ok(error instanceof Error, String(error));
+  return error;
+}
+
+describe('a PostgreSQL start refused for a connection problem', () => {
+  // Each way a connection is refused, on loopback stand-ins, and the driver's reason the operator must read.
+  const cases: { name: string; host: FakeKind | 'closed'; query?: string; reason: RegExp }[] = [
+    {
+      name: 'TLS asked of a server without it',
+      host: 'wrong-password',
+      query: '?sslmode=verify-full',
+      reason: /The server does not support SSL connections/,
+    },
+    { name: 'the server at max_connections', host: 'full', reason: /\(53300\): sorry, too many clients already/ },
+    { name: 'nothing listening', host: 'closed', reason: /ECONNREFUSED 127\.0\.0\.1:\d+/ },
+    { name: 'a wrong password', host: 'wrong-password', reason: /password authentication failed for user "plants"/ },
+  ];
+  for (const { name, host, query, reason } of cases) {
+    it(`says why in its one message, without the password: ${name}`, async (context) => {
+      const server = host === 'closed' ? undefined : await fakePostgres(host);
+      if (server) context.after(() => server.close());
+      const port = server?.port ?? (await closedPort());
+      const error = await refusal(`postgres://plants:${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}/plants${query ?? ''}`);
+
+      assert.match(error.message, /^DATABASE_URL: cannot open postgres:\/\/plants:\*\*\*@127\.0\.0\.1:\d+\/plants/);
+      assert.match(error.message, reason);
+      // Not in the message, nor anywhere a log line of the error would show (stack, causes, properties).
+      for (const text of [error.message, error.stack ?? '', inspect(error, { depth: 8 })]) {
+        for (const half of HALVES) assert.ok(!text.includes(half), `the password is in: ${text}`);
+      }
+    });
+  }
+});
