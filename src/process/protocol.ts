@@ -49,8 +49,16 @@ export type WorkerMessage =
   | { plantStore: 'token-revoked'; request: number; tokenId: string }
   /** The answer to a `forget-token`: forgotten. */
   | { plantStore: 'token-forgotten'; request: number }
-  /** The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without METRICS_PORT). */
-  | { plantStore: 'metrics'; request: number; metrics: unknown[] };
+  /**
+   * The answer to a `metrics` request: its registry as prom-client's getMetricsAsJSON() gives it (none without
+   * METRICS_PORT). The channel carries JSON, where NaN and ±Infinity become null: `nonFinite` says where those
+   * were (added later: a supervisor that does not read it sums them as 0, as before). Made by metricsAnswer,
+   * read by answeredMetrics.
+   */
+  | { plantStore: 'metrics'; request: number; metrics: unknown[]; nonFinite?: NonFinite[] };
+
+/** A value JSON cannot carry: which metric (its index in the answer), which of its values, and what it was. */
+type NonFinite = [metric: number, value: number, was: 'NaN' | 'Infinity' | '-Infinity'];
 
 /** The supervisor's messages to a worker. */
 export type SupervisorMessage =
@@ -88,4 +96,34 @@ export function roleOf(env: NodeJS.ProcessEnv): WorkerRole {
 /** A message of this protocol (others on the channel, prom-client's, are not). */
 export function isOurs<T extends { plantStore: string }>(message: unknown): message is T {
   return typeof message === 'object' && message !== null && typeof (message as { plantStore?: unknown }).plantStore === 'string';
+}
+
+/** A metric as getMetricsAsJSON() gives it, as far as the values are concerned. */
+interface MetricValues {
+  values?: { value?: unknown }[];
+}
+
+/**
+ * A worker's answer to a metrics request, noting every value the channel's JSON would turn into null: NaN
+ * is what a gauge reads when it knows nothing (the webhook backlog when the database does not answer),
+ * and the sum must say so rather than read 0 ("nothing pending").
+ */
+export function metricsAnswer(request: number, metrics: unknown[]): WorkerMessage {
+  const nonFinite: NonFinite[] = [];
+  metrics.forEach((metric, m) =>
+    (metric as MetricValues).values?.forEach(({ value }, v) => {
+      if (typeof value === 'number' && !Number.isFinite(value)) nonFinite.push([m, v, String(value) as NonFinite[2]]);
+    }),
+  );
+  return { plantStore: 'metrics', request, metrics, ...(nonFinite.length > 0 && { nonFinite }) };
+}
+
+/** The metrics of a worker's answer, each value as the worker had it (NaN and ±Infinity put back). */
+export function answeredMetrics(answer: Extract<WorkerMessage, { plantStore: 'metrics' }>): unknown[] {
+  for (const entry of Array.isArray(answer.nonFinite) ? answer.nonFinite : []) {
+    const [m, v, was] = Array.isArray(entry) ? entry : [];
+    const value = (answer.metrics[m as number] as MetricValues | undefined)?.values?.[v as number];
+    if (value && (was === 'NaN' || was === 'Infinity' || was === '-Infinity')) value.value = Number(was);
+  }
+  return answer.metrics;
 }

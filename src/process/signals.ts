@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { App } from '../app.js';
 import type { DrainReason, Lifecycle } from '../app/services.js';
 import type { Config } from '../config/config.js';
-import { isOurs, type SupervisorMessage, type WorkerMessage } from './protocol.js';
+import { isOurs, metricsAnswer, type SupervisorMessage, type WorkerMessage } from './protocol.js';
 
 /** How a serving process stops: after a drain (`leaving` on SIGTERM, `handover` in a reload), or at once (`now`, SIGINT). */
 export type StopKind = DrainReason | 'now';
@@ -85,9 +85,7 @@ export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App,
   process.on('message', (message: unknown) => {
     if (!isOurs<SupervisorMessage>(message)) return;
     if (message.plantStore === 'metrics') {
-      void (registry?.getMetricsAsJSON() ?? Promise.resolve([])).then((metrics) =>
-        tell({ plantStore: 'metrics', request: message.request, metrics }),
-      );
+      void (registry?.getMetricsAsJSON() ?? Promise.resolve([])).then((metrics) => tell(metricsAnswer(message.request, metrics)));
     } else if (message.plantStore === 'rate-counts') app.rateLimits?.absorb(message.counts);
     else if (message.plantStore === 'forget-token') {
       app.forgetToken(message.tokenId);

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { existsSync } from 'node:fs';
 import type { RateCounts } from '../http/rate-limit.js';
 import type { SupervisorRateCounts } from './rate-counts.js';
-import { isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
+import { answeredMetrics, isOurs, WORKER_ENV, type SupervisorMessage, type WorkerMessage, type WorkerRole } from './protocol.js';
 
 /** One worker process as its supervisor sees it (process/workers.ts keeps them all). */
 
@@ -96,7 +96,7 @@ export class WorkerProcess {
         this.state = 'serving';
         this.version = message.version;
         readied(true);
-      } else if (message.plantStore === 'metrics') this.asked.get(message.request)?.(message.metrics);
+      } else if (message.plantStore === 'metrics') this.asked.get(message.request)?.(answeredMetrics(message));
       else if (message.plantStore === 'failed') this.failure = message.message;
       else if (message.plantStore === 'rate-counts') handingOver(message.counts);
       else if (message.plantStore === 'rate-hits' && countRates && Array.isArray(message.keys))
