@@ -133,6 +133,15 @@ export interface IndexFailure {
   indexFailed: string;
 }
 
+/**
+ * Sent just before a batch: until when (epoch ms) its BEGIN IMMEDIATE may wait for the file's lock, its
+ * oldest write's deadline (DB_TIMEOUT_MS from its arrival). A time, not a length: what the thread does
+ * before it takes the batch (an index step) comes out of the batch's wait, not on top of it.
+ */
+export interface BatchLockWait {
+  lockWaitUntil: number;
+}
+
 export interface WriterSettings {
   path: string;
   synchronous: 'FULL' | 'NORMAL';

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { batcher, type Batcher, type BatchTracer } from '../../batcher.js';
+import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../../batcher.js';
 import { StoreUnavailableError, type BatchCounts, type CommitObserver } from '../../store.js';
 import type { ClassifiedError } from '../errors.js';
 import type { StoreHealth } from '../health.js';
-import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
+import type { BatchLockWait, BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 import { builtFile } from '../../../built.js';
 
 /**
@@ -20,6 +20,8 @@ import { builtFile } from '../../../built.js';
 
 interface Pending {
   op: WriteOf<WriteKind>;
+  /** Its caller waits until then (epoch ms: DB_TIMEOUT_MS from its arrival); not sent after it. */
+  deadline: number;
   resolve: (value: WriteResults[WriteKind]) => void;
   reject: (error: unknown) => void;
   /** Its request's trace context (tracing on). */
@@ -90,7 +92,8 @@ export class WriteThread {
   write<K extends WriteKind>(op: WriteOf<K>): Promise<WriteResults[K]> {
     if (this.closing) return Promise.reject(new StoreUnavailableError('the store is closed'));
     // A full queue throws StoreBusyError here, which rejects the promise.
-    return new Promise<WriteResults[K]>((resolve, reject) => this.batcher.add({ op, resolve: resolve as Pending['resolve'], reject }));
+    const deadline = Date.now() + this.settings.busyTimeoutMs;
+    return new Promise<WriteResults[K]>((resolve, reject) => this.batcher.add({ op, deadline, resolve: resolve as Pending['resolve'], reject }));
   }
 
   /** Calls `listener` after every batch that queued webhook messages for delivery. */
@@ -139,8 +142,16 @@ export class WriteThread {
     await exited;
   }
 
-  private send(batch: Pending[]): Promise<unknown> {
+  private send(waiting: Pending[]): Promise<unknown> {
     return new Promise<unknown>((done) => {
+      // DB_TIMEOUT_MS bounds each write's whole wait, as PostgreSQL's group commit does: a write whose time
+      // passed in the queue (behind a batch that waited for the lock) is refused unsent, never committed
+      // after its 503; the batch waits for the lock only for what is left to its oldest write.
+      const { live: batch, deadline } = stillWaiting(waiting, `SQLite: not committed within DB_TIMEOUT_MS (${this.settings.busyTimeoutMs} ms)`);
+      if (batch.length === 0) {
+        done(undefined);
+        return;
+      }
       // The store's file deleted or replaced: the thread would commit into what the next start never sees.
       const gone = this.health.fileRefusal();
       if (gone !== undefined) {
@@ -153,6 +164,8 @@ export class WriteThread {
         // Keep the process alive only while a batch is out, so a forgotten store never holds it open.
         worker.ref();
         this.inFlight = { batch, done, sentAt: this.onCommit ? performance.now() : 0 };
+        const lockWait: BatchLockWait = { lockWaitUntil: deadline };
+        worker.postMessage(lockWait);
         const tracer = this.tracer;
         worker.postMessage(tracer ? batch.map((pending) => traced(pending, tracer)) : batch.map((pending) => pending.op));
       } catch (error) {

@@ -7,7 +7,7 @@ import { sqliteKeyWrites } from './idempotency.js';
 import { sqliteSearchIndexer } from './search-index.js';
 import { sqliteImports } from './imports.js';
 import { sqlitePlantWrites, Versions } from './plant-writes.js';
-import type { BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
+import type { BatchLockWait, BatchReply, IndexFailure, WriteKind, WriteOf, WriteOp, WriteResults, WriterSettings } from './protocol.js';
 import { sqliteTokenWrites } from './tokens.js';
 import { sqliteWebhookWrites } from './webhooks.js';
 
@@ -39,13 +39,25 @@ const INDEX_DELAY_MS = 50;
 const INDEX_RETRY_MS = 1000;
 /** A process that writes the same file (the CLI, say) is not heard from: its writes are looked for this often. */
 const INDEX_CHECK_MS = 1000;
+/**
+ * An index step waits for the file's lock (held by another process) this long at most, then is tried again
+ * later: the writes that queue meanwhile wait behind it, and their DB_TIMEOUT_MS is theirs, not the index's.
+ */
+const INDEX_LOCK_WAIT_MS = 100;
 /** Events an import's transaction indexes at a time. */
 const IMPORT_INDEX_CHUNK = 50_000;
 const search = sqliteSearchIndexer(db);
 const indexStep = db.transaction(() => search.step());
 let indexTimer: NodeJS.Timeout | undefined;
+/** What busy_timeout is set to now: each transaction sets its own wait for the lock. */
+let busyTimeoutMs = settings.busyTimeoutMs;
+function waitForLock(ms: number): void {
+  if (ms !== busyTimeoutMs) db.exec(`PRAGMA busy_timeout = ${(busyTimeoutMs = ms)}`);
+}
 /** The last step failed: the next failure is not told again. */
 let failing = false;
+/** Since when the steps have found the file locked by another process. */
+let lockedSince: number | undefined;
 
 /** The connection is closed: nothing is scheduled any more (a timer then would keep the thread alive, failing forever). */
 let closed = false;
@@ -64,19 +76,25 @@ function indexSome(): void {
   try {
     if (search.behind() === 0) return;
     db.exec('PRAGMA synchronous = NORMAL');
+    waitForLock(Math.min(INDEX_LOCK_WAIT_MS, settings.busyTimeoutMs));
     try {
       behind = indexStep.immediate();
     } finally {
       db.exec(`PRAGMA synchronous = ${settings.synchronous}`);
     }
   } catch (error) {
-    // Searches stay exact meanwhile (they read what the index has not); the server logs why, once.
-    if (!failing) port.postMessage({ indexFailed: error instanceof Error ? error.message : String(error) } satisfies IndexFailure);
-    failing = true;
+    // Searches stay exact meanwhile (they read what the index has not); the server logs why, once. A lock
+    // held by another process is told only once held past DB_TIMEOUT_MS (a CLI's short write is no news).
+    const locked = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+    lockedSince = locked ? (lockedSince ?? Date.now()) : undefined;
+    const news = !locked || Date.now() - lockedSince! >= settings.busyTimeoutMs;
+    if (!failing && news) port.postMessage({ indexFailed: error instanceof Error ? error.message : String(error) } satisfies IndexFailure);
+    failing ||= news;
     scheduleIndexing(INDEX_RETRY_MS);
     return;
   }
   failing = false;
+  lockedSince = undefined;
   if (behind > 0) scheduleIndexing(0);
 }
 
@@ -87,6 +105,7 @@ function indexSome(): void {
 function indexAll(): void {
   clearTimeout(indexTimer);
   indexTimer = undefined;
+  waitForLock(settings.busyTimeoutMs);
   try {
     while (indexStep.immediate() > 0);
   } catch {
@@ -187,7 +206,14 @@ const checkTimer = setInterval(() => scheduleIndexing(0), INDEX_CHECK_MS).unref(
 let batchFailed = false;
 const totalChanges = () => prepare(db, 'SELECT total_changes()').pluck().get() as number;
 
-port.on('message', (message: WriteOp[] | 'close') => {
+/** Until when the next batch may wait for the lock (BatchLockWait; none said: busyTimeoutMs from its start). */
+let lockWaitUntil: number | undefined;
+
+port.on('message', (message: WriteOp[] | BatchLockWait | 'close') => {
+  if (!Array.isArray(message) && typeof message === 'object') {
+    lockWaitUntil = message.lockWaitUntil;
+    return;
+  }
   if (message === 'close') {
     indexAll();
     closed = true;
@@ -202,6 +228,10 @@ port.on('message', (message: WriteOp[] | 'close') => {
     const before = batchFailed ? totalChanges() : 0;
     // IMMEDIATE: take the write lock at BEGIN (waiting up to busy_timeout), so a batch that reads before
     // it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another process (the CLI) commits meanwhile.
+    // The wait is what is left of its oldest write's DB_TIMEOUT_MS: a write queued behind a batch that
+    // waited for the lock does not wait its whole DB_TIMEOUT_MS again (thread.ts).
+    waitForLock(lockWaitUntil === undefined ? settings.busyTimeoutMs : Math.max(1, Math.ceil(lockWaitUntil - Date.now())));
+    lockWaitUntil = undefined;
     reply = { ok: true, ...commitBatch.immediate(message) };
     if (batchFailed) {
       if (totalChanges() > before) batchFailed = false;
