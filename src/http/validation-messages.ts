@@ -67,6 +67,18 @@ function fieldPath(instancePath: string): string {
 }
 
 /** The rule a problem broke, in words (after the field's name), or the whole sentence when it names the field itself. */
+/**
+ * Plain digits that `decimal` refused all the same: a number beyond 2^53 (the parameter's range is far
+ * smaller), told as the bound it passes, as a number within reach of it is ("must be at most 1000").
+ */
+function tooLarge(problem: Problem): string {
+  const { minimum, maximum } = (problem.parentSchema ?? {}) as { minimum?: number; maximum?: number };
+  const negative = typeof problem.data === 'string' && problem.data.startsWith('-');
+  const bound = negative ? minimum : maximum;
+  if (bound !== undefined) return `must be ${negative ? 'at least' : 'at most'} ${String(bound)}`;
+  return `must be a whole number from ${String(Number.MIN_SAFE_INTEGER)} to ${String(Number.MAX_SAFE_INTEGER)}`;
+}
+
 function rule(problem: Problem, inQuery: boolean): string {
   const params = problem.params as Record<string, unknown>;
   const schema = (problem.parentSchema ?? {}) as { patternMeaning?: string; format?: string };
@@ -78,7 +90,8 @@ function rule(problem: Problem, inQuery: boolean): string {
     case 'decimal':
       // A parameter given twice; a whole number out of range (or, as text, not in plain digits); anything else.
       if (params.given === 'repeated') return 'must be given once';
-      if (problem.keyword === 'decimal') return 'must be a whole number in plain decimal digits';
+      if (problem.keyword === 'decimal')
+        return params.given === 'whole number' ? tooLarge(problem) : 'must be a whole number in plain decimal digits';
       return params.given === 'whole number' ? `must be an integer ${INT64_RANGE}` : 'must be an integer';
     case 'minLength':
       return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;

@@ -86,11 +86,12 @@ const textInt64: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
 };
 
 /** Any other integer parameter: decimal digits only, a safe integer, put in place as a number. */
-const textDecimal: SchemaValidateFunction = (_schema, data, _parent, ctx) => {
+const textDecimal: SchemaValidateFunction = (_schema, data, parentSchema, ctx) => {
   if (typeof data === 'number' && Number.isSafeInteger(data)) return true;
   const value = typeof data === 'string' ? parseInt64(data) : undefined;
   if (typeof value !== 'number' || !ctx) {
-    textDecimal.errors = keywordError('decimal', data, true);
+    // With the parameter's schema: digits too large for a number are told as the bound they pass.
+    textDecimal.errors = [{ ...keywordError('decimal', data, true)[0]!, data, parentSchema }];
     return false;
   }
   ctx.parentData[ctx.parentDataProperty] = value;

@@ -37,6 +37,9 @@ describe('validation messages: the field and the rule in plain words, every prob
     ['a limit too large', () => message('GET', '/plants?limit=1001'), 'querystring.limit must be at most 1000'],
     ['a limit of 0', () => message('GET', '/plants?limit=0'), 'querystring.limit must be at least 1'],
     ['a limit not in digits', () => message('GET', '/plants?limit=1e2'), 'querystring.limit must be a whole number in plain decimal digits'],
+    ['a limit beyond 2^53', () => message('GET', '/plants?limit=9007199254740993'), 'querystring.limit must be at most 1000'],
+    ['a limit beyond int64', () => message('GET', '/events?limit=99999999999999999999'), 'querystring.limit must be at most 1000'],
+    ['a limit far below its range', () => message('GET', '/plants?limit=-99999999999999999999'), 'querystring.limit must be at least 1'],
     ['a limit given twice', () => message('GET', '/plants?limit=1&limit=2'), 'querystring.limit must be given once'],
     ['a limit given twice', () => message('GET', '/plants?limit=1&limit=2'), 'querystring.limit must be given once'],
     [
