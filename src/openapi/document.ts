@@ -170,7 +170,9 @@ export function buildOpenApi(
       responses[status] = {
         description: description ?? 'Response',
         ...(headers && { headers }),
-        ...(body && body !== NoContent ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[code] } } : {}),
+        ...(body && body !== NoContent
+          ? { content: { 'application/json': { schema: show(body) }, ...schema.responseMediaTypes?.[code] } }
+          : schema.responseMediaTypes?.[code] && { content: schema.responseMediaTypes[code] }),
       };
     }
     responses.default = defaultErrorResponse(errorSchemas);

@@ -50,6 +50,12 @@ describe('GET /openapi.json', async () => {
     assert.match(String(res.headers['content-type']), /^application\/json\b/);
   });
 
+  it('declares its own 200 as application/json, an object', () => {
+    const content = op('get /openapi.json').responses['200'].content;
+    assert.deepEqual(Object.keys(content ?? {}), ['application/json'], 'a checker finds the media type it is sent in');
+    assert.equal(content['application/json'].schema.type, 'object');
+  });
+
   it('is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
     const result = await validator.validate(structuredClone(doc));
