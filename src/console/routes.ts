@@ -7,8 +7,7 @@ import { quality } from '../http/accept.js';
 import { HttpError, NoContent } from '../http/errors.js';
 import { PAGE_CSP } from '../http/security.js';
 import { VERSION } from '../version.js';
-import { vary } from '../http/caching.js';
-import { notModified } from '../http/conditional.js';
+import { notModifiedRead, vary } from '../http/caching.js';
 import { once } from '../http/lazy.js';
 import { builtFile } from '../built.js';
 
@@ -92,7 +91,7 @@ function acceptsGzip(request: FastifyRequest): boolean {
 function serve(request: FastifyRequest, reply: FastifyReply, file: ServedFile, cacheControl: string): FastifyReply {
   reply.header('cache-control', cacheControl).header('etag', file.etag);
   if (file.gzipped !== undefined) vary(reply, 'Accept-Encoding');
-  if (notModified(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
+  if (notModifiedRead(request, file.etag)) return reply.code(304).send();
   reply.type(file.type);
   if (file.gzipped !== undefined && acceptsGzip(request)) return reply.header('content-encoding', 'gzip').send(file.gzipped);
   return reply.send(file.body);

@@ -5,7 +5,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAGE_CSP } from '../http/security.js';
 import { ASSET_DIR, PAGE_HTML, START_SCRIPT } from './page.js';
-import { notModified } from '../http/conditional.js';
+import { notModifiedRead } from '../http/caching.js';
 import { once } from '../http/lazy.js';
 
 /** A file the docs page needs, held in memory with its validator. */
@@ -53,7 +53,7 @@ function docsFiles(): NonNullable<typeof files> {
  */
 function serve(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
   reply.header('etag', file.etag).header('cache-control', 'no-cache');
-  if (notModified(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
+  if (notModifiedRead(request, file.etag)) return reply.code(304).send();
   return reply.type(file.type).send(file.body);
 }
 

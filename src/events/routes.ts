@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
-import { NOT_MODIFIED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
+import { checkUnversionedRead, NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
 import { int64Applied, prefersInt64Strings } from '../http/int64-preference.js';
@@ -61,7 +61,7 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         summary: 'The change feed: every plant change in commit order, as pages, or live as Server-Sent Events (Accept: text/event-stream)',
         querystring: EventsQuery,
         headers: EventsHeaders,
-        response: { 200: Type.Array(FeedEventSchema), 304: NoContent, ...errorResponses(400, 401, 403, 410, 429, 503) },
+        response: { 200: Type.Array(FeedEventSchema), 304: NoContent, ...errorResponses(400, 401, 403, 410, 412, 429, 503) },
         responseDescriptions: {
           200: 'A page of events, oldest first (Link: rel="next" while more remain); or, asked for text/event-stream, a live stream',
           304: NOT_MODIFIED,
@@ -79,6 +79,7 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         },
         responseMediaTypes: { 200: { [STREAM]: STREAM_DOC } },
         errorExamples: [
+          READ_PRECONDITION_FAILED,
           example('validation_failed', 'querystring.after must be an event id, msg_ and 26 characters', 'querystring.after'),
           example('token_sent_twice', 'send the bearer token once: in the Authorization header or as access_token, not both'),
           example('token_in_url_refused', TOKEN_IN_URL_REFUSED),
@@ -96,6 +97,7 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
       const scope = typeScope(type);
       const after = startAfter(request.query, 'events', scope, 'type');
       if (wantsStream(request.headers.accept)) {
+        checkUnversionedRead(request);
         const lastEventId = request.headers['last-event-id'];
         // The auth hook has verified the token: every route but the public ones has a principal.
         const owner = { principal: request.principal!, address: addressKey(request.ip) };

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { IfNoneMatchHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders } from '../http/caching.js';
 import { CursorParam } from '../http/cursors.js';
 import { Query } from '../http/strict-query.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
@@ -78,7 +78,7 @@ export type EventsQuery = Static<typeof EventsQuery>;
  * which the document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
  */
 export const EventsHeaders = Type.Object({
-  ...IfNoneMatchHeaders,
+  ...ConditionalReadHeaders,
   'last-event-id': Type.Optional(
     Type.String({
       pattern: '^(msg_[0-9A-HJKMNP-TV-Z]{26})?$',

@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ENTITY_TAGS, notModified } from './conditional.js';
+import { ENTITY_TAGS, matchesOnRead, notModified } from './conditional.js';
+import { HttpError } from './errors.js';
 
 /**
  * Caching of reads (RFC 9111): every answer is `Cache-Control: no-store` unless its route says otherwise
@@ -54,13 +55,44 @@ export function vary(reply: FastifyReply, ...names: string[]): FastifyReply {
   return added.length === 0 ? reply : reply.header('vary', [...have, ...added].join(', '));
 }
 
+/** The 412 of a read whose If-Match names no ETag of its answer. */
+function readPreconditionFailed(): HttpError {
+  return new HttpError(
+    'precondition_failed',
+    'If-Match names no current ETag of this answer (strong comparison: a weak ETag W/"…" never matches, nor does an answer without one): it changed',
+  );
+}
+
+/** The read's 412, as the OpenAPI document shows it (errorExamples of each read that revalidates). */
+export const READ_PRECONDITION_FAILED = readPreconditionFailed();
+
+/**
+ * The preconditions of a read (RFC 9110 §13.2.2): If-Match first, whose failure is a 412 (thrown; §13.1.1
+ * asks for it on every method), then If-None-Match: true when it names the ETag (or is `*`), so the answer
+ * is 304 without a body. `etag`: the answer's, undefined for one without (an export, a stream). A read
+ * without If-Match pays one property read for it.
+ */
+export function notModifiedRead(request: FastifyRequest, etag: string): boolean {
+  const { headers } = request;
+  const match = headers['if-match'];
+  if (match !== undefined && !matchesOnRead(match, etag)) throw readPreconditionFailed();
+  return notModified(headers['if-none-match'], etag);
+}
+
+/** If-Match on a read whose answer has no ETag (an export, an event stream): only `*` holds. */
+export function checkUnversionedRead(request: FastifyRequest): void {
+  const match = request.headers['if-match'];
+  if (match !== undefined && !matchesOnRead(match, undefined)) throw readPreconditionFailed();
+}
+
 /**
  * Sets the ETag and the Cache-Control of a read that can be revalidated; true when the request's
- * If-None-Match names the ETag (or is `*`), so the answer is 304 without a body.
+ * If-None-Match names the ETag (or is `*`), so the answer is 304 without a body; 412 (thrown) when its
+ * If-Match names none.
  */
 export function revalidated(request: FastifyRequest, reply: FastifyReply, etag: string, cacheControl = REVALIDATE_PRIVATE): boolean {
   reply.header('etag', etag).header('cache-control', cacheControl);
-  return notModified(request.headers['if-none-match'], etag);
+  return notModifiedRead(request, etag);
 }
 
 /** A JSON answer with its weak ETag: 304 when If-None-Match names it, else the JSON text as it is. */
@@ -82,11 +114,18 @@ export function sendSerializedRevalidated(request: FastifyRequest, reply: Fastif
 /** The 304's description in the OpenAPI document. */
 export const NOT_MODIFIED = 'Not modified: the answer is the one whose ETag If-None-Match names';
 
-/** The If-None-Match request header of a read that can be revalidated, for its headers schema. */
-export const IfNoneMatchHeaders = {
+/** The If-None-Match and If-Match request headers of a read that can be revalidated, for its headers schema. */
+export const ConditionalReadHeaders = {
   'if-none-match': Type.Optional(
     Type.String({
       description: 'ETags the client holds (as the ETag header gave them), or `*`: 304 Not Modified when one is current',
+      ...ENTITY_TAGS,
+    }),
+  ),
+  'if-match': Type.Optional(
+    Type.String({
+      description:
+        'Only if the answer is at one of these ETags (strong comparison: a weak `W/` tag never matches), or `*`: otherwise 412. Judged before If-None-Match',
       ...ENTITY_TAGS,
     }),
   ),

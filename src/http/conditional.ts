@@ -1,4 +1,4 @@
-import type { IfMatch } from '../store/store.js';
+import type { IfMatch, IfNoneMatch } from '../store/store.js';
 
 /**
  * Conditional requests (RFC 9110 §13) on versioned resources: a version is a counter, its ETag the
@@ -65,7 +65,36 @@ export const ENTITY_TAGS = {
   patternMeaning: 'must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
 };
 
-/** If-None-Match on a write: only `*` means something there (create only, RFC 9110 §13.1.2). */
+/** If-None-Match: `*` on a write: only where no plant exists (PUT and POST /plants create only). */
 export function createOnly(header: string | undefined): boolean {
   return header !== undefined && header.trim() === '*';
+}
+
+/**
+ * If-None-Match's entity tags on a write (RFC 9110 §13.1.2: "if false for other methods, respond 412"):
+ * the versions the plant must not be at, compared weakly (`W/"7"` names version 7). Undefined when the
+ * header is absent or `*` (createOnly's), or names no version at all (a foreign tag): then it always holds.
+ */
+export function ifNoneMatch(header: string | undefined): IfNoneMatch | undefined {
+  if (header === undefined) return undefined;
+  const tags = entityTags(header);
+  if (tags === undefined) return undefined;
+  const versions = tags.flatMap(({ tag }) => {
+    const v = version(tag);
+    return v === undefined ? [] : [v];
+  });
+  return versions.length === 0 ? undefined : versions;
+}
+
+/**
+ * If-Match on a read (RFC 9110 §13.1.1, an origin server "MUST evaluate the condition" whatever the
+ * method): true when it is `*`, or names the strong ETag sent (strong comparison: a weak ETag, or an answer
+ * with none, such as an export or a stream, never matches a tag).
+ */
+export function matchesOnRead(header: string, sent: string | undefined): boolean {
+  const tags = entityTags(header);
+  if (tags === undefined) return true;
+  if (sent === undefined || sent.startsWith('W/')) return false;
+  const opaque = sent.slice(1, -1);
+  return tags.some(({ weak, tag }) => !weak && tag === opaque);
 }

@@ -45,7 +45,10 @@ export const ERROR_CODES = {
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key still runs: retry once it is answered'],
   import_conflict: [409, 'A create-only import met a plant stored already; nothing stored'],
   token_is_own: [409, 'The token of the request would revoke itself without self=true'],
-  precondition_failed: [412, 'If-Match names no current version of the plant; nothing changed'],
+  precondition_failed: [
+    412,
+    'If-Match names no current ETag (a version of the plant), or If-None-Match on a write names the current one; nothing changed',
+  ],
   plant_exists: [412, 'If-None-Match: * and the plant exists; nothing changed'],
   idempotency_key_reused: [422, 'The Idempotency-Key was used for another request; nothing done'],
   // 413, 414, 415, 417, 431

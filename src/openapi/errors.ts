@@ -31,7 +31,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Error response: the token lacks the scope this operation needs',
   404: 'Error response: nothing with this id',
   409: 'Error response: a conflict with what is stored, nothing changed; or a request with the same Idempotency-Key still runs (retry once it is answered)',
-  412: 'Error response: a precondition failed (If-Match names no current version, or If-None-Match: * and the plant exists); nothing changed',
+  412: 'Error response: a precondition failed (If-Match names no current ETag; or, on a write, If-None-Match names the current one, or is * and the plant exists); nothing changed',
   413: 'Error response: the body is larger than the limit',
   415: 'Error response: the body is not of a media type this operation takes (the message names those it takes)',
   417: 'Error response: an `Expect` other than `100-continue`; nothing done',

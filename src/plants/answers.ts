@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors.js';
 import { addWarning, type IgnoredFields } from '../http/unknown-fields.js';
 import { toPlantId, type PlantId } from '../model/plant-id.js';
 import type { RequestWrite } from '../http/writes.js';
-import { ImportConflictError, type IfMatch } from '../store/store.js';
+import { ImportConflictError, type IfMatch, type IfNoneMatch } from '../store/store.js';
 import type { Outcomes } from '../store/writes.js';
 
 /**
@@ -21,7 +21,16 @@ export function exists(id: PlantId): HttpError {
   return new HttpError('plant_exists', `a plant with id ${id} already exists (If-None-Match: *)`);
 }
 
-export function preconditionFailed(id: PlantId, condition: IfMatch): HttpError {
+/** The 412 of a write whose If-Match (`condition`) or If-None-Match (`unless`, its versions) did not hold. */
+export function preconditionFailed(id: PlantId, condition: IfMatch | undefined, unless?: IfNoneMatch): HttpError {
+  if (unless !== undefined) {
+    return new HttpError(
+      'precondition_failed',
+      condition === undefined
+        ? `the plant with id ${id} is at a version named by If-None-Match: it has not changed since`
+        : `the plant with id ${id} is not at a version named by If-Match, or is at one named by If-None-Match`,
+    );
+  }
   return new HttpError(
     'precondition_failed',
     condition === '*'
@@ -44,9 +53,10 @@ export function replacedWarning(id: PlantId): string {
  * POST /plants: 200 with the plant's name and tag and its new ETag, or the 412 the put found
  * (If-None-Match: * of a plant that exists; If-Match not holding).
  */
-export function answerPut(reply: FastifyReply, put: Outcomes['put'], { input: { plant, ifMatch } }: RequestWrite<'put'>): FastifyReply {
+export function answerPut(reply: FastifyReply, put: Outcomes['put'], { input }: RequestWrite<'put'>): FastifyReply {
+  const { plant } = input;
   if (put.outcome === 'exists') throw exists(plant.id);
-  if (put.outcome === 'precondition-failed') throw preconditionFailed(plant.id, ifMatch!);
+  if (put.outcome === 'precondition-failed') throw preconditionFailed(plant.id, input.ifMatch, input.ifNoneMatch);
   // Rule 1 keeps the 200 of a POST that replaced a plant; the answer says so (If-None-Match: * only creates).
   if (put.outcome === 'replaced') addWarning(reply, replacedWarning(plant.id));
   // The specification's Plant has no id: its serializer writes the name and tag alone.

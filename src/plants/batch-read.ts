@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendRevalidated } from '../http/caching.js';
+import { checkUnversionedRead, sendRevalidated } from '../http/caching.js';
 import { HttpError } from '../http/errors.js';
 import { orList } from '../words.js';
 import type { PlantId } from '../model/plant-id.js';
@@ -57,6 +57,7 @@ export async function readBatch(plants: PlantStore, ids: readonly PlantId[]): Pr
 export function sendBatch(request: FastifyRequest, reply: FastifyReply, { plants, missing }: BatchAnswer, format: ListFormat): FastifyReply {
   if (missing.length > 0) reply.header('missing-ids', missing.join(', '));
   if (format === 'json') return sendRevalidated(request, reply, `[${plants.map((plant) => ndjsonLine(plant).slice(0, -1)).join(',')}]`);
+  checkUnversionedRead(request);
   if (format === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');
   const text = format === 'csv' ? CSV_HEADER + plants.map(csvLine).join('') : plants.map(ndjsonLine).join('');
   return reply.type(`${MEDIA_TYPES[format]}; charset=utf-8`).send(text);

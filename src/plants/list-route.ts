@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { NOT_MODIFIED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
+import { checkUnversionedRead, NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
 import { bothGiven, type PageLinkForm } from '../http/cursors.js';
@@ -77,12 +77,13 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
           'Lists plants, found by name (q) and tags, by id or by name, a page at a time (Link: rel="next" with a cursor while more remain), or exports them all; or reads the plants named (id=1&id=2)',
         querystring: ListQuery,
         headers: ListHeaders,
-        response: { 200: Type.Array(StoredPlant), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        response: { 200: Type.Array(StoredPlant), 304: NoContent, ...errorResponses(400, 401, 403, 412, 503) },
         responseDescriptions: {
           200: 'A page of plants; or, asked for NDJSON or CSV, every plant q and tag select, streamed; or, with id, the plants named',
           304: NOT_MODIFIED,
         },
         errorExamples: [
+          READ_PRECONDITION_FAILED,
           example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit'),
           example(
             'invalid_cursor',
@@ -121,6 +122,7 @@ export const plantListRoute: FastifyPluginCallbackTypebox<{ plants: PlantStore; 
       if (chosen !== 'json') {
         // An export is every plant: a cursor does not apply, but one the service did not make is still 400, as on every list.
         startKey(request.query, { ...filter, sort });
+        checkUnversionedRead(request);
         const snapshot = await plants.export({ ...filter, sort });
         if (count) reply.header('x-total-count', String(await snapshot.count())).header('preference-applied', 'count=exact');
         if (chosen === 'csv') reply.header('content-disposition', 'attachment; filename="plants.csv"');

@@ -1,13 +1,13 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { REVALIDATE_PRIVATE, revalidationHeaders } from '../http/caching.js';
-import { createOnly, etag, ifMatch, noneMatch } from '../http/conditional.js';
+import { createOnly, etag, ifMatch, ifNoneMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
 import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
 import { WARNING_HEADERS } from '../http/unknown-fields.js';
-import type { PlantStore } from '../store/store.js';
+import type { IfMatch, IfNoneMatch, PlantStore } from '../store/store.js';
 import type { PlantId } from '../model/plant-id.js';
 import {
   CreateHeaders,
@@ -61,6 +61,25 @@ const REPLACED_WARNING = {
 };
 
 export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; writes: Writes }> = (app, { plants, writes }, done) => {
+  /**
+   * The preconditions of a PATCH or DELETE, for the store; `If-None-Match: *` is settled here: it holds only
+   * where no plant exists, where these writes answer 404, so it never lets one through (RFC 9110 §13.2.2:
+   * If-Match judged first, a missing plant failing it).
+   */
+  async function writePreconditions(
+    id: PlantId,
+    headers: { 'if-match'?: string | undefined; 'if-none-match'?: string | undefined },
+  ): Promise<{ condition: IfMatch | undefined; unless: IfNoneMatch | undefined }> {
+    const condition = ifMatch(headers['if-match']);
+    if (createOnly(headers['if-none-match'])) {
+      const found = await plants.get(id);
+      if (found === undefined) throw condition === undefined ? notFound(id) : preconditionFailed(id, condition);
+      if (condition !== undefined && condition !== '*' && !condition.includes(found.version)) throw preconditionFailed(id, condition);
+      throw exists(id);
+    }
+    return { condition, unless: ifNoneMatch(headers['if-none-match']) };
+  }
+
   app.post(
     '/plants',
     {
@@ -87,7 +106,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
       const { id, name, tag } = request.body;
       const { headers } = request;
       const plant = tag === undefined ? { id, name } : { id, name, tag };
-      const put = { plant, createOnly: createOnly(headers['if-none-match']), ifMatch: ifMatch(headers['if-match']) };
+      const unless = headers['if-none-match'];
+      const put = { plant, createOnly: createOnly(unless), ifMatch: ifMatch(headers['if-match']), ifNoneMatch: ifNoneMatch(unless) };
       return writes.apply(reply, writeOf(request, 'put', put), answerPut);
     },
   );
@@ -102,11 +122,12 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         summary: 'Reads one plant (304 when If-None-Match names its current ETag)',
         params: PlantIdParams,
         headers: ReadHeaders,
-        response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
+        response: { 200: StoredPlant, 304: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'The plant', 304: 'Not modified: the ETag the client holds is current' },
         responseHeaders: { 200: READ_CACHING, 304: READ_CACHING },
         errorExamples: [
           NOT_FOUND,
+          IF_MATCH_FAILED,
           example(
             'validation_failed',
             'headers.if-none-match must be * or entity tags, each in its double quotes as the ETag header gives it ("17", not 17), comma-separated',
@@ -116,11 +137,18 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
       },
     },
     async (request, reply) => {
-      const found = await plants.get(request.params.id);
-      if (!found) throw notFound(request.params.id);
+      const { id } = request.params;
+      const found = await plants.get(id);
+      if (!found) throw notFound(id);
       // The version is the ETag: nothing hashed. `private, no-cache`: kept by the client, revalidated before use.
       reply.header('etag', etag(found.version)).header('cache-control', REVALIDATE_PRIVATE);
-      if (noneMatch(request.headers['if-none-match'], found.version)) return reply.code(304).send();
+      const { headers } = request;
+      // If-Match first, then If-None-Match (RFC 9110 §13.2.2): a GET without either reads two absent properties.
+      if (headers['if-match'] !== undefined) {
+        const condition = ifMatch(headers['if-match'])!;
+        if (condition !== '*' && !condition.includes(found.version)) throw preconditionFailed(id, condition);
+      }
+      if (noneMatch(headers['if-none-match'], found.version)) return reply.code(304).send();
       return reply.send(found.plant);
     },
   );
@@ -151,10 +179,12 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
       const { name, tag } = request.body;
       checkBodyId(request.body.id, id);
       const plant = tag === undefined ? { id, name } : { id, name, tag };
-      const condition = ifMatch(request.headers['if-match']);
-      const result = await plants.put(plant, { createOnly: createOnly(request.headers['if-none-match']), ifMatch: condition });
+      const { headers } = request;
+      const condition = ifMatch(headers['if-match']);
+      const unless = ifNoneMatch(headers['if-none-match']);
+      const result = await plants.put(plant, { createOnly: createOnly(headers['if-none-match']), ifMatch: condition, ifNoneMatch: unless });
       if (result.outcome === 'exists') throw exists(id);
-      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition!);
+      if (result.outcome === 'precondition-failed') throw preconditionFailed(id, condition, unless);
       reply.header('etag', etag(result.version));
       if (result.outcome === 'created') return reply.code(201).header('location', `/plants/${id}`).send(plant);
       return reply.send(plant);
@@ -182,10 +212,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
     async (request, reply) => {
       const { id } = request.params;
       checkBodyId(request.body.id, id);
-      const condition = ifMatch(request.headers['if-match']);
-      const result = await plants.patch(id, { name: request.body.name, tag: request.body.tag }, { ifMatch: condition });
+      const { condition, unless } = await writePreconditions(id, request.headers);
+      const result = await plants.patch(id, { name: request.body.name, tag: request.body.tag }, { ifMatch: condition, ifNoneMatch: unless });
       if (result === 'not-found') throw notFound(id);
-      if (result === 'precondition-failed') throw preconditionFailed(id, condition!);
+      if (result === 'precondition-failed') throw preconditionFailed(id, condition, unless);
       return reply.header('etag', etag(result.version)).send(result.plant);
     },
   );
@@ -207,10 +237,10 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
     },
     async (request, reply) => {
       const { id } = request.params;
-      const condition = ifMatch(request.headers['if-match']);
-      const result = await plants.delete(id, { ifMatch: condition });
+      const { condition, unless } = await writePreconditions(id, request.headers);
+      const result = await plants.delete(id, { ifMatch: condition, ifNoneMatch: unless });
       if (result === 'not-found') throw notFound(id);
-      if (result === 'precondition-failed') throw preconditionFailed(id, condition!);
+      if (result === 'precondition-failed') throw preconditionFailed(id, condition, unless);
       return reply.code(204).send();
     },
   );

@@ -1,4 +1,4 @@
-import { IfNoneMatchHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders } from '../http/caching.js';
 import { ENTITY_TAGS } from '../http/conditional.js';
 import { CursorParam } from '../http/cursors.js';
 import { Query } from '../http/strict-query.js';
@@ -109,7 +109,7 @@ export type ListQuery = Static<typeof ListQuery>;
  * document lists; OpenAPI ignores an Accept parameter, and /docs has a selector of its own for it.
  */
 export const ListHeaders = Type.Object({
-  ...IfNoneMatchHeaders,
+  ...ConditionalReadHeaders,
   prefer: Type.Optional(Type.String({ description: '`count=exact` adds X-Total-Count, the number of plants q and tag select (of every page)' })),
 });
 
@@ -117,10 +117,14 @@ const IfMatch = Type.String({
   description: 'Only if the plant is at one of these versions (its ETags, `"7"`), or `*`: exists. Otherwise 412, nothing changed.',
   ...ENTITY_TAGS,
 });
-const IfNoneMatchCreate = Type.String({ description: 'With `*`, only creates: an existing plant answers 412 and changes nothing.' });
+const IfNoneMatchWrite = Type.String({
+  description:
+    'With `*`, only where no plant exists: PUT and POST only create, PATCH and DELETE answer 412 for a plant that exists. With ETags, only if the plant is at none of these versions (weak comparison: `W/"7"` names `"7"`). Otherwise 412, nothing changed.',
+  ...ENTITY_TAGS,
+});
 
 export const CreateHeaders = Type.Object({
-  'if-none-match': Type.Optional(IfNoneMatchCreate),
+  'if-none-match': Type.Optional(IfNoneMatchWrite),
   'if-match': Type.Optional(IfMatch),
   ...IdempotencyKeyHeaders,
   ...PreferHandlingHeaders,
@@ -130,15 +134,25 @@ export const ReadHeaders = Type.Object({
   'if-none-match': Type.Optional(
     Type.String({ description: 'The ETags the client holds, or `*`: 304 Not Modified when one is current', ...ENTITY_TAGS }),
   ),
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'Only if the plant is at one of these versions (strong comparison), or `*`: otherwise 412. Judged before If-None-Match',
+      ...ENTITY_TAGS,
+    }),
+  ),
 });
 
 export const ReplaceHeaders = Type.Object({
   'if-match': Type.Optional(IfMatch),
-  'if-none-match': Type.Optional(IfNoneMatchCreate),
+  'if-none-match': Type.Optional(IfNoneMatchWrite),
   ...PreferHandlingHeaders,
 });
-export const PatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), ...PreferHandlingHeaders });
-export const DeleteHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
+export const PatchHeaders = Type.Object({
+  'if-match': Type.Optional(IfMatch),
+  'if-none-match': Type.Optional(IfNoneMatchWrite),
+  ...PreferHandlingHeaders,
+});
+export const DeleteHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch), 'if-none-match': Type.Optional(IfNoneMatchWrite) });
 
 /** POST /plants/import: its body streams, its media type is its format; the Idempotency-Key; Prefer: handling for its rows' unknown fields. */
 export const ImportHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });

@@ -60,6 +60,13 @@ export interface PlantChanges {
 export type IfMatch = '*' | readonly number[];
 
 /**
+ * A precondition on a plant's current version (If-None-Match with entity tags): none of these versions
+ * (weak comparison: a `W/` tag counts), which a plant that does not exist meets (RFC 9110 §13.1.2).
+ * Checked like IfMatch, after it (§13.2.2); never empty. `*` on a put is PutOptions.createOnly.
+ */
+export type IfNoneMatch = readonly number[];
+
+/**
  * A page of plants, already as JSON: the database writes each plant's JSON text (PostgreSQL also joins
  * them into the page, in one statement; SQLite reads them in order and the store joins them), so no row
  * object is made for a plant only to be serialized again.
@@ -102,6 +109,7 @@ export type DeleteResult = 'deleted' | WriteRefusal;
 /** A write's precondition on the plant's current version. */
 export interface ConditionalOptions {
   ifMatch?: IfMatch | undefined;
+  ifNoneMatch?: IfNoneMatch | undefined;
 }
 
 export interface PutOptions extends ConditionalOptions {

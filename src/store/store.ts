@@ -76,6 +76,7 @@ export type {
   DeleteResult,
   ExportOptions,
   IfMatch,
+  IfNoneMatch,
   ImportResult,
   ListOptions,
   PageKey,
@@ -90,6 +91,7 @@ export type {
   PutOptions,
   PutResult,
   VersionedPlant,
+  WriteRefusal,
 } from './plant-store.js';
 
 /** Batches sent to the database and the items in them, since the store opened. */

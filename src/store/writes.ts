@@ -1,6 +1,6 @@
 import type { StoredPlant } from '../model/plant.js';
 import type { KeyClaim, Kept } from './idempotency.js';
-import type { IfMatch, ImportOutcome, PlantImport, PutResult } from './plant-store.js';
+import type { IfMatch, IfNoneMatch, ImportOutcome, PlantImport, PutResult } from './plant-store.js';
 import type { NewToken, TokenRecord } from './token-store.js';
 import type { NewEndpointRecord } from './webhook-store.js';
 
@@ -12,8 +12,8 @@ import type { NewEndpointRecord } from './webhook-store.js';
  * case in each store's apply, and its route's render function.
  */
 export interface Inputs {
-  /** PlantStore.put's: the plant, If-None-Match: * (createOnly) and If-Match (the input is its PutOptions). */
-  put: { plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined };
+  /** PlantStore.put's: the plant, If-None-Match (`*`: createOnly; tags: ifNoneMatch) and If-Match (the input is its PutOptions). */
+  put: { plant: StoredPlant; createOnly: boolean; ifMatch: IfMatch | undefined; ifNoneMatch?: IfNoneMatch | undefined };
   /** The commit of an import this store started (PlantStore.startImport), its rows staged. */
   import: { session: PlantImport; createOnly: boolean };
   createEndpoint: { endpoint: NewEndpointRecord };

@@ -1,6 +1,13 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { hash } from 'node:crypto';
-import { IfNoneMatchHeaders, NOT_MODIFIED, REVALIDATE_PUBLIC, revalidated, revalidationHeaders } from '../http/caching.js';
+import {
+  ConditionalReadHeaders,
+  NOT_MODIFIED,
+  READ_PRECONDITION_FAILED,
+  REVALIDATE_PUBLIC,
+  revalidated,
+  revalidationHeaders,
+} from '../http/caching.js';
 import { ErrorBody, send } from '../http/errors.js';
 import { example } from '../http/error-codes.js';
 import { StoreUnavailableError, type Store } from '../store/store.js';
@@ -101,10 +108,11 @@ export const systemRoutes: FastifyPluginCallbackTypebox<{
         operationId: 'openapi',
         tags: ['system'],
         summary: 'This OpenAPI 3.1 document',
-        headers: Type.Object(IfNoneMatchHeaders),
+        headers: Type.Object(ConditionalReadHeaders),
         responseMediaTypes: { 200: { 'application/json': { schema: { type: 'object', description: 'An OpenAPI 3.1 document' } } } },
         responseDescriptions: { 200: 'The document', 304: NOT_MODIFIED },
         responseHeaders: { 200: caching, 304: caching },
+        errorExamples: [READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {

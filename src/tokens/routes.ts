@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
 import { bothNamesRefused, DEPRECATION_HEADERS } from '../http/deprecation.js';
-import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
+import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -112,9 +112,10 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         tags: ['tokens'],
         summary: 'The bearer token of this request: its id and its scopes',
         headers: ReadHeaders,
-        response: { 200: TokenInfo, 304: NoContent, ...errorResponses(401, 503) },
+        response: { 200: TokenInfo, 304: NoContent, ...errorResponses(401, 412, 503) },
         responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
         responseHeaders: { 200: TOKEN_CACHING, 304: TOKEN_CACHING },
+        errorExamples: [READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
@@ -138,10 +139,10 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
           'Stored tokens only, active and revoked: static tokens (PLANT_STORE_TOKENS) are configuration and JWTs belong to the identity provider, so neither is listed nor revoked here; the Unlisted-Token-Sources header says which of them this service accepts.',
         querystring: TokenListQuery,
         headers: ReadHeaders,
-        response: { 200: Type.Array(Token), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        response: { 200: Type.Array(Token), 304: NoContent, ...errorResponses(400, 401, 403, 412, 503) },
         responseDescriptions: { 200: 'A page of tokens', 304: NOT_MODIFIED },
         responseHeaders: { 200: { ...nextLinkHeader('tokens'), ...UNLISTED_HEADER, ...DEPRECATION_HEADERS, ...CACHING }, 304: CACHING },
-        errorExamples: [afterNamesNone(), bothNamesRefused('state', 'status')],
+        errorExamples: [afterNamesNone(), bothNamesRefused('state', 'status'), READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
@@ -217,10 +218,14 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         summary: 'Reads a stored token, active or revoked; never its secret',
         params: TokenIdParams,
         headers: ReadHeaders,
-        response: { 200: Token, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        response: { 200: Token, 304: NoContent, ...errorResponses(401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
         responseHeaders: { 200: CACHING, 304: CACHING },
-        errorExamples: [example('not_found', notFound('3f9a1c07b2e4')), example('not_found', notFound('static:0a1b2c3d4e5f'))],
+        errorExamples: [
+          example('not_found', notFound('3f9a1c07b2e4')),
+          example('not_found', notFound('static:0a1b2c3d4e5f')),
+          READ_PRECONDITION_FAILED,
+        ],
       },
     },
     async (request, reply) => {

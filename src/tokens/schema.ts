@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { IfNoneMatchHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders } from '../http/caching.js';
 import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { SUNSET_HEADER } from '../http/deprecation.js';
@@ -134,4 +134,4 @@ export const RevokeQuery = Query({
 export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
 
 /** The reads: If-None-Match, for a 304 while the answer is the same. */
-export const ReadHeaders = Type.Object({ ...IfNoneMatchHeaders });
+export const ReadHeaders = Type.Object({ ...ConditionalReadHeaders });

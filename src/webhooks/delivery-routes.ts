@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { NOT_MODIFIED, sendSerializedRevalidated } from '../http/caching.js';
+import { NOT_MODIFIED, READ_PRECONDITION_FAILED, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -50,12 +50,13 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         params: EndpointIdParams,
         querystring: DeliveryQuery,
         headers: ReadHeaders,
-        response: { 200: Type.Array(Delivery), 304: NoContent, ...errorResponses(400, 401, 403, 404, 503) },
+        response: { 200: Type.Array(Delivery), 304: NoContent, ...errorResponses(400, 401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'A page of messages', 304: NOT_MODIFIED },
         responseHeaders: { 200: { ...nextLinkHeader('messages'), ...CACHING }, 304: CACHING },
         errorExamples: [
           example('validation_failed', 'querystring.status must be one of pending, delivered, failed', 'querystring.status'),
           NOT_FOUND,
+          READ_PRECONDITION_FAILED,
         ],
       },
     },

@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { NOT_MODIFIED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
+import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -108,10 +108,10 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: 'Lists webhook endpoints in id order, a page at a time (Link: rel="next" when more remain)',
         querystring: EndpointListQuery,
         headers: ReadHeaders,
-        response: { 200: Type.Array(Endpoint), 304: NoContent, ...errorResponses(400, 401, 403, 503) },
+        response: { 200: Type.Array(Endpoint), 304: NoContent, ...errorResponses(400, 401, 403, 412, 503) },
         responseDescriptions: { 200: 'A page of endpoints', 304: NOT_MODIFIED },
         responseHeaders: { 200: { ...nextLinkHeader('endpoints'), ...CACHING }, 304: CACHING },
-        errorExamples: [example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit')],
+        errorExamples: [example('validation_failed', 'querystring.limit must be at most 1000', 'querystring.limit'), READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
@@ -136,10 +136,10 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         summary: 'Reads a webhook endpoint (and why it was disabled, if it was)',
         params: EndpointIdParams,
         headers: ReadHeaders,
-        response: { 200: Endpoint, 304: NoContent, ...errorResponses(401, 403, 404, 503) },
+        response: { 200: Endpoint, 304: NoContent, ...errorResponses(401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'The endpoint', 304: NOT_MODIFIED },
         responseHeaders: { 200: CACHING, 304: CACHING },
-        errorExamples: [NOT_FOUND],
+        errorExamples: [NOT_FOUND, READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {

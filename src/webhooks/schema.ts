@@ -1,5 +1,5 @@
 import { Query } from '../http/strict-query.js';
-import { IfNoneMatchHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders } from '../http/caching.js';
 import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
@@ -166,4 +166,4 @@ export const KeyedBodyHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...Prefe
 /** PATCH's: Prefer: handling for its body's unknown fields. */
 export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders });
 /** The reads: If-None-Match, for a 304 while the answer is the same. */
-export const ReadHeaders = Type.Object({ ...IfNoneMatchHeaders });
+export const ReadHeaders = Type.Object({ ...ConditionalReadHeaders });

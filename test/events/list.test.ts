@@ -237,6 +237,7 @@ describe('GET /events (pages)', () => {
     assert.equal(op.operationId, 'listEvents');
     assert.deepEqual(op.security, [{ bearerAuth: ['events:read'] }]);
     assert.deepEqual(op.parameters.map((p: any) => `${p.in}:${p.name}`).sort(), [
+      'header:if-match',
       'header:if-none-match',
       'header:last-event-id',
       'query:access_token',

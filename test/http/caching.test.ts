@@ -86,6 +86,23 @@ describe('caching: every read has an ETag, revalidates with If-None-Match, and s
       }
     });
 
+    it(`GET ${path} with If-Match: 412 unless it names the ETag strongly (or is *), judged before If-None-Match; documented`, async () => {
+      const etag = String((await get(url)).headers.etag);
+      const strong = !etag.startsWith('W/');
+      for (const method of ['GET', 'HEAD'] as const) {
+        const star = await t.call(method, url, { headers: { 'if-match': '*' } });
+        assert.equal(star.statusCode, 200, `${method} ${path} If-Match: *`);
+        const named = await t.call(method, url, { headers: { 'if-match': `"other", ${etag}` } });
+        assert.equal(named.statusCode, strong ? 200 : 412, `${method} ${path} If-Match: its ETag ${etag}`);
+        const stale = await t.call(method, url, { headers: { 'if-match': '"not-this-one"', 'if-none-match': etag } });
+        assert.equal(stale.statusCode, 412, `${method} ${path}: a stale If-Match wins over a current If-None-Match`);
+        if (method === 'GET') assert.equal(stale.json().code, 'precondition_failed');
+      }
+      assert.equal((await get(url, { 'if-match': 'abc' })).statusCode, 400, 'a malformed If-Match is 400');
+      assert.ok(headerParams(op).includes('if-match'), `GET ${path} documents If-Match`);
+      assert.ok(op.responses['412'], `GET ${path} documents its 412`);
+    });
+
     if (op.responses['200'].content?.['application/json']?.schema?.type === 'array') {
       it(`GET ${path} is a list: its ETag is weak (a hash of the page, not of its bytes)`, async () => {
         assert.match(String((await get(url)).headers.etag), /^W\/"[A-Za-z0-9_-]+"$/);

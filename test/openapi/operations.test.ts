@@ -103,6 +103,7 @@ describe('GET /openapi.json: the operations', async () => {
     const names = list.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
     // Accept is chosen by the 200's media types (OpenAPI ignores an Accept parameter; /docs has its own selector).
     assert.deepEqual(names, [
+      'header:if-match',
       'header:if-none-match',
       'header:prefer',
       'query:after',

@@ -127,6 +127,71 @@ describe('versions, ETags and conditional requests (RFC 9110 §13)', async () =>
     assert.deepEqual((await t.call('GET', '/plants/888888')).json(), { id: 888888, name: 'new' });
   });
 
+  it('PUT, PATCH, DELETE and POST with If-None-Match naming the current ETag (weakly, in a list) are 412; another one goes through', async () => {
+    for (const [method, body] of [
+      ['PUT', { name: 'changed' }],
+      ['PATCH', { name: 'changed' }],
+      ['DELETE', undefined],
+      ['POST', { name: 'changed' }],
+    ] as const) {
+      const { id, etag } = await plant('original');
+      const url = method === 'POST' ? '/plants' : `/plants/${id}`;
+      const sent = method === 'POST' ? { ...body, id } : body;
+      for (const header of [etag, `W/${etag}`, `"1", ${etag}`, `"x", W/${etag}`]) {
+        const res = await t.call(method, url, { body: sent, headers: { 'if-none-match': header } });
+        assertError(res, 412, `the plant with id ${id} is at a version named by If-None-Match`, 'precondition_failed');
+      }
+      const both = await t.call(method, url, { body: sent, headers: { 'if-match': etag, 'if-none-match': etag } });
+      assertError(both, 412, 'If-None-Match', 'precondition_failed');
+      assert.deepEqual((await t.call('GET', `/plants/${id}`)).json(), { id, name: 'original' }, `${method}: nothing changed`);
+      const other = await t.call(method, url, { body: sent, headers: { 'if-none-match': '"1", "x"', 'if-match': etag } });
+      assert.equal(other.statusCode, method === 'DELETE' ? 204 : 200, `${method}: ${other.payload}`);
+    }
+    // No plant is at no version: a PUT creates it; a PATCH or DELETE finds nothing.
+    const created = await t.call('PUT', '/plants/666666', { body: { name: 'new' }, headers: { 'if-none-match': '"1"' } });
+    assert.equal(created.statusCode, 201);
+    assertError(await t.call('PATCH', '/plants/666665', { body: {}, headers: { 'if-none-match': '"1"' } }), 404);
+    assertError(await t.call('DELETE', '/plants/666665', { headers: { 'if-none-match': '"1"' } }), 404);
+    assertError(await t.call('PUT', '/plants/666666', { body: { name: 'x' }, headers: { 'if-none-match': 'abc' } }), 400, 'headers.if-none-match');
+  });
+
+  it('PATCH and DELETE with If-None-Match: * are 412 for a plant that exists, 404 for none (412 with a failing If-Match)', async () => {
+    const { id, etag } = await plant('original');
+    for (const [method, body] of [
+      ['PATCH', { name: 'changed' }],
+      ['DELETE', undefined],
+    ] as const) {
+      assertError(await t.call(method, `/plants/${id}`, { body, headers: { 'if-none-match': '*' } }), 412, 'If-None-Match: *', 'plant_exists');
+      const both = await t.call(method, `/plants/${id}`, { body, headers: { 'if-none-match': '*', 'if-match': '"1"' } });
+      assertError(both, 412, 'If-Match', 'precondition_failed');
+      assertError(await t.call(method, '/plants/666664', { body, headers: { 'if-none-match': '*' } }), 404);
+      const missing = await t.call(method, '/plants/666664', { body, headers: { 'if-none-match': '*', 'if-match': '*' } });
+      assertError(missing, 412, 'If-Match: *', 'precondition_failed');
+    }
+    const read = await t.call('GET', `/plants/${id}`);
+    assert.deepEqual([read.json(), read.headers.etag], [{ id, name: 'original' }, etag], 'nothing changed');
+  });
+
+  it('GET and HEAD with If-Match: 412 unless it names the current ETag (strongly) or is *; judged before If-None-Match', async () => {
+    const { id, etag } = await plant();
+    for (const method of ['GET', 'HEAD'] as const) {
+      for (const header of ['"1"', `W/${etag}`, '"a", "b"']) {
+        const res = await t.call(method, `/plants/${id}`, { headers: { 'if-match': header } });
+        assert.equal(res.statusCode, 412, `${method} If-Match: ${header}`);
+        if (method === 'GET') assertError(res, 412, 'If-Match', 'precondition_failed');
+      }
+      for (const header of [etag, `"1", ${etag}`, '*']) {
+        assert.equal((await t.call(method, `/plants/${id}`, { headers: { 'if-match': header } })).statusCode, 200, header);
+      }
+      const stale = await t.call(method, `/plants/${id}`, { headers: { 'if-match': '"1"', 'if-none-match': etag } });
+      assert.equal(stale.statusCode, 412, 'If-Match wins over If-None-Match');
+      const current = await t.call(method, `/plants/${id}`, { headers: { 'if-match': etag, 'if-none-match': etag } });
+      assert.equal(current.statusCode, 304);
+    }
+    assertError(await t.call('GET', `/plants/${id}`, { headers: { 'if-match': 'abc' } }), 400, 'headers.if-match');
+    assertError(await t.call('GET', '/plants/666663', { headers: { 'if-match': '"1"' } }), 404);
+  });
+
   it('of N concurrent PUTs with the same If-Match exactly one wins, the others get 412', async () => {
     const { id, etag } = await plant();
     const answers = await Promise.all(
@@ -141,13 +206,22 @@ describe('versions, ETags and conditional requests (RFC 9110 §13)', async () =>
   it('the OpenAPI document shows the conditional headers, ETag, 304 and 412', async () => {
     const doc = (await t.call('GET', '/openapi.json', { token: null })).json();
     const get = doc.paths['/plants/{id}'].get;
-    assert.ok(get.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'));
+    for (const name of ['if-none-match', 'if-match'])
+      assert.ok(
+        get.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === name),
+        name,
+      );
+    assert.ok(get.responses['412'], 'a read answers 412 for its If-Match');
     assert.ok(get.responses['304'].headers.ETag);
     assert.ok(get.responses['200'].headers.ETag);
     for (const method of ['put', 'patch', 'delete']) {
       const op = doc.paths['/plants/{id}'][method];
       assert.ok(
         op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-match'),
+        method,
+      );
+      assert.ok(
+        op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'),
         method,
       );
       assert.ok(op.responses['412'], method);

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Store } from '../../src/store/store.js';
 import { listPlants } from '../helpers.js';
+import { ifNoneMatchContract } from './if-none-match-contract.js';
 import { plantReadContract } from './plant-read-contract.js';
 import { tokenContract } from './token-contract.js';
 
 /**
  * The behaviour every store implementation must have. Each implementation's test file calls this
  * with a function that opens a fresh, empty store: the plant writes here, the reads and the tokens in
- * their own files (plant-read-contract.ts, token-contract.ts), run from here.
+ * their own files (plant-read-contract.ts, if-none-match-contract.ts, token-contract.ts), run from here.
  */
 export function storeContract(name: string, open: () => Promise<Store>): void {
   describe(`store contract: ${name}`, () => {
@@ -268,5 +269,6 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     });
   });
   plantReadContract(name, open);
+  ifNoneMatchContract(name, open);
   tokenContract(name, open);
 }

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { int8, named, type Query, type QueryBy, type Transaction } from './query.js';
-import { applyOne, applyPlainPuts, isPlainPut, needsTransaction, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
+import { applyOne, applyPlainPuts, isPlainPut, needsTransaction } from './plant-writes.js';
+import type { Applied, PlantWrite, PlantWriteResult } from './plant-write-sql.js';
 import { batcher, stillWaiting, type Batcher, type BatchTracer } from '../batcher.js';
 import type { BatchCounts, CommitObserver } from '../store.js';
 import { applyKeyedPuts, isKeyedPut, isKeyedRunPut, type KeyedPut } from './keyed-puts.js';

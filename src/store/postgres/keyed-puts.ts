@@ -2,7 +2,8 @@ import { madeUnder, type Kept, type KeyClaim } from '../idempotency.js';
 import type { PutResult } from '../store.js';
 import type { FeedContext } from './feed.js';
 import { claimKeys, keepOutcomes } from './keys.js';
-import { applyOne, applyPlainPuts, isUnconditionalPut, type Applied, type PlantWrite, type PlantWriteResult } from './plant-writes.js';
+import { applyOne, applyPlainPuts, isUnconditionalPut } from './plant-writes.js';
+import type { Applied, PlantWrite, PlantWriteResult } from './plant-write-sql.js';
 import type { Query } from './query.js';
 
 /**
@@ -44,7 +45,7 @@ export async function applyKeyedPuts(
   const made = puts.flatMap((put, i) => (found[i] === undefined ? [{ put, i }] : []));
   if (made.length === 0) return { results: results as PlantWriteResult[], queued: 0, events: 0, eventKey: feed.key };
   // A conditional put comes alone (group-commit.ts): made by its own statement.
-  const conditional = made.length === 1 && (made[0]!.put.createOnly || made[0]!.put.ifMatch !== undefined) ? made[0] : undefined;
+  const conditional = made.length === 1 && !isUnconditionalPut(made[0]!.put) ? made[0] : undefined;
   const done = conditional
     ? await applyOne(query, { ...conditional.put, claim: undefined }, feed, traces?.[conditional.i] ?? undefined)
     : await applyPlainPuts(

@@ -73,11 +73,11 @@ export class PostgresPlants implements PlantStore {
   }
 
   patch(id: PlantId, changes: PlantChanges, options: ConditionalOptions = {}): Promise<PatchResult> {
-    return this.writes.write({ kind: 'patch', id, changes, ifMatch: options.ifMatch }) as Promise<PatchResult>;
+    return this.writes.write({ kind: 'patch', id, changes, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch }) as Promise<PatchResult>;
   }
 
   delete(id: PlantId, options: ConditionalOptions = {}): Promise<DeleteResult> {
-    return this.writes.write({ kind: 'delete', id, ifMatch: options.ifMatch }) as Promise<DeleteResult>;
+    return this.writes.write({ kind: 'delete', id, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch }) as Promise<DeleteResult>;
   }
 
   /** One REPEATABLE READ transaction on a connection of its own (exports.ts). */

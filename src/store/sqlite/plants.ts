@@ -34,7 +34,15 @@ export const GET_SQL = 'SELECT id, name, tag, version FROM plants WHERE id = ?';
 
 /** A put as the writer thread makes it (a request's too, with an Idempotency-Key or without: sqlite/writes.ts). */
 export function putOp(plant: StoredPlant, options: PutOptions): WriteOf<'put'> {
-  return { kind: 'put', id: plant.id, name: plant.name, tag: plant.tag ?? null, createOnly: options.createOnly === true, ifMatch: options.ifMatch };
+  return {
+    kind: 'put',
+    id: plant.id,
+    name: plant.name,
+    tag: plant.tag ?? null,
+    createOnly: options.createOnly === true,
+    ifMatch: options.ifMatch,
+    ifNoneMatch: options.ifNoneMatch,
+  };
 }
 
 /**
@@ -165,11 +173,11 @@ export class SqlitePlants implements PlantStore {
   }
 
   patch(id: PlantId, changes: PlantChanges, options: ConditionalOptions = {}): Promise<PatchResult> {
-    return this.writer.write({ kind: 'patch', id, name: changes.name, tag: changes.tag, ifMatch: options.ifMatch });
+    return this.writer.write({ kind: 'patch', id, name: changes.name, tag: changes.tag, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch });
   }
 
   delete(id: PlantId, options: ConditionalOptions = {}): Promise<DeleteResult> {
-    return this.writer.write({ kind: 'delete', id, ifMatch: options.ifMatch });
+    return this.writer.write({ kind: 'delete', id, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch });
   }
 
   export(options: ExportOptions): Promise<PlantExport> {

@@ -1,7 +1,7 @@
 import { foldCase } from '../../../model/fold.js';
 import type { PlantId } from '../../../model/plant-id.js';
 import type { PlantChange } from '../../../model/events.js';
-import type { IfMatch } from '../../store.js';
+import type { IfMatch, IfNoneMatch } from '../../store.js';
 import { prepare, type Connection } from '../connection.js';
 import { plantOf, toPlant, type PlantRow } from '../../rows.js';
 import type { WriteOf, WriteResults } from './protocol.js';
@@ -41,6 +41,14 @@ function holds(ifMatch: IfMatch, version: number | undefined): boolean {
   return version !== undefined && (ifMatch === '*' || ifMatch.includes(version));
 }
 
+/** Whether If-Match holds, then If-None-Match (RFC 9110 §13.2.2): each when given. */
+function allowed(ifMatch: IfMatch | undefined, ifNoneMatch: IfNoneMatch | undefined, version: () => number | undefined): boolean {
+  if (ifMatch === undefined && ifNoneMatch === undefined) return true;
+  const current = version();
+  if (ifMatch !== undefined && !holds(ifMatch, current)) return false;
+  return ifNoneMatch === undefined || current === undefined || !ifNoneMatch.includes(current);
+}
+
 type Ops = { [K in 'put' | 'patch' | 'delete']: (op: WriteOf<K>) => WriteResults[K] };
 
 /** The plant writes of the writer thread, applied inside the batch's transaction; each change is told to `changed`. */
@@ -68,8 +76,8 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
   };
 
   return {
-    put({ id, name, tag, createOnly, ifMatch, traceparent }) {
-      if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return { outcome: 'precondition-failed' };
+    put({ id, name, tag, createOnly, ifMatch, ifNoneMatch, traceparent }) {
+      if (!allowed(ifMatch, ifNoneMatch, () => versionOf(id))) return { outcome: 'precondition-failed' };
       const version = versions.next();
       if (ifMatch === undefined && insertPlant.run(id, name, tag, version, foldCase(name)).changes === 1) {
         changed({ type: 'plant.created', plant: plantOf(id, name, tag), traceparent });
@@ -80,9 +88,9 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
       changed({ type: 'plant.updated', plant: plantOf(id, name, tag), traceparent });
       return { outcome: 'replaced', version };
     },
-    patch({ id, name, tag, ifMatch, traceparent }) {
+    patch({ id, name, tag, ifMatch, ifNoneMatch, traceparent }) {
       const row = getPlant.get(id);
-      if (ifMatch !== undefined && !holds(ifMatch, row && Number(row.version))) return 'precondition-failed';
+      if (!allowed(ifMatch, ifNoneMatch, () => row && Number(row.version))) return 'precondition-failed';
       if (!row) return 'not-found';
       const current = toPlant(row);
       const newName = name ?? current.name;
@@ -93,8 +101,8 @@ export function sqlitePlantWrites(db: Connection, versions: Versions, changed: (
       changed({ type: 'plant.updated', plant, traceparent });
       return { plant, version };
     },
-    delete({ id, ifMatch, traceparent }) {
-      if (ifMatch !== undefined && !holds(ifMatch, versionOf(id))) return 'precondition-failed';
+    delete({ id, ifMatch, ifNoneMatch, traceparent }) {
+      if (!allowed(ifMatch, ifNoneMatch, () => versionOf(id))) return 'precondition-failed';
       if (deletePlant.run(id).changes !== 1) return 'not-found';
       changed({ type: 'plant.deleted', plant: { id }, traceparent });
       return 'deleted';

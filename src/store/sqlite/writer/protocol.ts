@@ -1,6 +1,6 @@
 import type { PlantId } from '../../../model/plant-id.js';
 import type { ClassifiedError } from '../errors.js';
-import type { DeleteResult, IfMatch, PatchResult } from '../../store.js';
+import type { DeleteResult, IfMatch, IfNoneMatch, PatchResult } from '../../store.js';
 import type { StoredPlant } from '../../../model/plant.js';
 import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
 import type { KeyClaim } from '../../idempotency.js';
@@ -43,9 +43,24 @@ export type KeyedOp = WriteOf<'put' | 'importCommit' | 'createEndpoint' | 'rotat
 
 /** The plant writes: with tracing on, each may carry its request's traceparent, which its webhook messages keep. */
 export type PlantWriteOp = (
-  | { kind: 'put'; id: PlantId; name: string; tag: string | null; createOnly: boolean; ifMatch: IfMatch | undefined }
-  | { kind: 'patch'; id: PlantId; name: string | undefined; tag: string | null | undefined; ifMatch: IfMatch | undefined }
-  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined }
+  | {
+      kind: 'put';
+      id: PlantId;
+      name: string;
+      tag: string | null;
+      createOnly: boolean;
+      ifMatch: IfMatch | undefined;
+      ifNoneMatch: IfNoneMatch | undefined;
+    }
+  | {
+      kind: 'patch';
+      id: PlantId;
+      name: string | undefined;
+      tag: string | null | undefined;
+      ifMatch: IfMatch | undefined;
+      ifNoneMatch: IfNoneMatch | undefined;
+    }
+  | { kind: 'delete'; id: PlantId; ifMatch: IfMatch | undefined; ifNoneMatch: IfNoneMatch | undefined }
 ) & { traceparent?: string | undefined };
 
 export interface WriteResults {
