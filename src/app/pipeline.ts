@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import { authHook, requireRouteAuth } from '../http/auth.js';
 import { installRenamedQueries } from '../http/deprecation.js';
 import { installErrorHandling } from '../http/errors.js';
+import { headAnswersLikeGet } from '../http/head.js';
 import { installInt64Preference, int64Answer } from '../http/int64-preference.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
@@ -137,13 +138,15 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //    call it (config.auth), it refuses a query parameter it does not take (a renamed one's old name is
   //    taken, said deprecated: a hook on those few routes only), a body field it does not know is said or
   //    refused (step 8). (An Idempotency-Key sent twice is refused where the key is read.) Its int64
-  //    members are read from its schemas, for Prefer: int64=string (steps 6 and 11).
+  //    members are read from its schemas, for Prefer: int64=string (steps 6 and 11). A HEAD route's 304
+  //    drops the Content-Length Fastify gives it (a hook on the HEAD routes only).
   const routes: RouteOptions[] = [];
   requireRouteAuth(app, (route) => routes.push(route));
   requireStrictQueries(app);
   installRenamedQueries(app);
   installInt64Preference(app);
   installUnknownFields(app, settings.unknownFields === 'refuse' ? 'strict' : 'lenient');
+  headAnswersLikeGet(app);
 
   // 6. The body parser: JSON with exact int64 (a text with no run of 16 digits takes JSON.parse), UTF-8
   //    and surrogates checked, depth bounded; any other media type 415. 4.3 µs of a POST.

@@ -92,6 +92,11 @@ export class Feed implements StreamSource {
    * once, cleanly: its client reconnects, elsewhere, from where it was (a 503 would make EventSource give up).
    * `int64`: the int64 members its frames write as strings (Prefer: int64=string).
    */
+  /** Throws the 429 or 503 openStream would for this owner, opening nothing (a HEAD's answer); nothing once stopping. */
+  checkStream(owner: StreamOwner): void {
+    if (!this.stopping) this.slots.check(owner);
+  }
+
   async openStream(
     after: string | undefined,
     types: readonly EventType[] | undefined,

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { quality } from '../http/accept.js';
 import { checkUnversionedRead, NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendRevalidated, vary } from '../http/caching.js';
@@ -103,20 +104,28 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
         const owner = { principal: request.principal!, address: addressKey(request.ip) };
         // Prefer: int64=string: the events' plant ids as strings (http/int64-preference.ts; a page's are written so as it is sent).
         const int64 = prefersInt64Strings(request.headers.prefer) ? request.routeOptions.config.int64?.answer : undefined;
+        // A share of the streams taken is another limit than the request budget, which has requests left.
+        const refused = (error: unknown): never => {
+          if (error instanceof HttpError && error.statusCode === 429) withoutRequestBudget(reply);
+          throw error;
+        };
         if (request.method === 'HEAD') {
           // The head a stream would have, with no stream: one opened for a HEAD would hold its share of the
-          // streams while nothing reads it, its connection left open, the token refused 429 from then on.
+          // streams while nothing reads it, its connection left open, the token refused 429 from then on. Its
+          // status is the GET's (a share taken: 429; every stream: 503), and, a stream having no length, so
+          // is its lack of a Content-Length: an empty stream, which Fastify's HEAD gives none.
+          try {
+            feed.checkStream(owner);
+          } catch (error) {
+            refused(error);
+          }
           const start = lastEventId ? lastEventId : after;
           if (start !== undefined) await feed.position(start);
           reply.type(`${STREAM}; charset=utf-8`).header('x-accel-buffering', 'no');
           if (int64 !== undefined) int64Applied(reply);
-          return reply.send();
+          return reply.send(Readable.from([]) as unknown as []);
         }
-        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner, int64).catch((error: unknown) => {
-          // A share of the streams taken is another limit than the request budget, which has requests left.
-          if (error instanceof HttpError && error.statusCode === 429) withoutRequestBudget(reply);
-          throw error;
-        });
+        const stream = await feed.openStream(lastEventId ? lastEventId : after, type, owner, int64).catch(refused);
         // A client that hangs up sends FIN; the server allows half-open connections (http/transport.ts), so
         // without this the stream would live on until a heartbeat fails to be written.
         const socket = request.raw.socket;

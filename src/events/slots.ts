@@ -42,6 +42,14 @@ export class StreamSlots {
 
   /** Takes a slot for this owner, or throws the answer to give instead (429 for its own share, 503 when every slot is taken). */
   take(owner: StreamOwner): void {
+    this.check(owner);
+    this.taken++;
+    this.byToken.set(owner.principal.tokenId, (this.byToken.get(owner.principal.tokenId) ?? 0) + 1);
+    this.byAddress.set(owner.address, (this.byAddress.get(owner.address) ?? 0) + 1);
+  }
+
+  /** Throws what take would for this owner, taking nothing (the answer to a HEAD of a stream). */
+  check(owner: StreamOwner): void {
     const { maxStreams, perToken, perAddress } = this.limits;
     const token = owner.principal.tokenId;
     if ((this.byToken.get(token) ?? 0) >= perToken)
@@ -54,9 +62,6 @@ export class StreamSlots {
         headers: { 'retry-after': RETRY_AFTER },
       });
     }
-    this.taken++;
-    this.byToken.set(token, (this.byToken.get(token) ?? 0) + 1);
-    this.byAddress.set(owner.address, (this.byAddress.get(owner.address) ?? 0) + 1);
   }
 
   /** Gives back the slot an owner took. */

@@ -263,11 +263,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     const shown = shownPath(path);
     const allowed = allowedMethods(app, path);
     const hint = slashHint(app, request.method, path);
+    // A HEAD is answered as its GET would be, to the Content-Length (RFC 9110 §9.3.2): the message names GET.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
-      return send(reply, 'method_not_allowed', `method ${request.method} is not allowed on ${shown}${hint}; allowed: ${allowed.join(', ')}`);
+      return send(reply, 'method_not_allowed', `method ${method} is not allowed on ${shown}${hint}; allowed: ${allowed.join(', ')}`);
     }
-    return send(reply, 'route_not_found', `no such resource: ${request.method} ${shown}${hint}`);
+    return send(reply, 'route_not_found', `no such resource: ${method} ${shown}${hint}`);
   };
   app.setNotFoundHandler(notFound);
 }

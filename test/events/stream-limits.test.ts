@@ -65,12 +65,37 @@ describe('event stream slots per token and per client address', () => {
       assert.match(String(head.headers.get('content-type')), /^text\/event-stream/);
       assert.equal(await head.text(), '');
     }
-    const stream = await open(origin, reader, '203.0.113.1');
-    assert.equal(stream.status, 200, 'the slot is free');
-    stream.abort();
     // A place the feed does not hold is 410, as the stream would be.
     const gone = await t.call('HEAD', '/events?after=msg_00000000000000000000000009', { token: reader, headers: { accept: 'text/event-stream' } });
     assert.equal(gone.statusCode, 410);
+    const stream = await open(origin, reader, '203.0.113.1');
+    assert.equal(stream.status, 200, 'the slot is free');
+    stream.abort();
+  });
+
+  it('a HEAD of the stream has the status and headers its GET would: 429 while the token holds its share, 503 while every stream is open, no Content-Length', async () => {
+    const t = await testApp(after, { config: { trustProxy: 1, eventsMaxStreams: 2, eventsMaxStreamsPerToken: 1, eventsMaxStreamsPerAddress: 2 } });
+    const origin = await listen(t.app);
+    const [reader, other] = [await t.tokenWith('events:read'), await t.tokenWith('events:read')];
+    const head = (token: string, address: string) =>
+      fetch(`${origin}/events`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'x-forwarded-for': address },
+      });
+    const free = await head(reader, '203.0.113.1');
+    assert.equal(free.status, 200);
+    assert.equal(free.headers.get('content-length'), null, 'a stream has no length, nor has its head');
+    const held = await open(origin, reader, '203.0.113.1');
+    assert.equal(held.status, 200);
+    const limited = await head(reader, '203.0.113.2');
+    assert.equal(limited.status, 429, 'the token holds its share: its GET would be 429');
+    assert.equal(limited.headers.get('retry-after'), '5');
+    const second = await open(origin, other, '203.0.113.3');
+    assert.equal(second.status, 200);
+    const full = await head(TOKEN, '203.0.113.4');
+    assert.equal(full.status, 503, 'every stream is open: a GET would be 503');
+    assert.equal(full.headers.get('retry-after'), '5');
+    for (const stream of [held, second]) stream.abort();
   });
 
   it("a stream refused for the token's share says nothing of the request budget, which has requests left", async () => {
