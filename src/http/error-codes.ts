@@ -54,7 +54,10 @@ export const ERROR_CODES = {
   // 413, 414, 415, 417, 431
   body_too_large: [413, 'The body is larger than the limit'],
   uri_too_long: [414, 'The URL is too long'],
-  unsupported_media_type: [415, 'The body is not of a media type the operation takes (the message names those it takes)'],
+  unsupported_media_type: [
+    415,
+    "The body is not of a media type the operation takes (the message and Accept name those it takes; a PATCH's Accept-Patch too)",
+  ],
   expectation_unsupported: [417, 'An Expect other than 100-continue'],
   headers_too_large: [431, 'The request headers are too large'],
   // 429

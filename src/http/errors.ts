@@ -82,6 +82,15 @@ export function unsupportedMediaType(sent: string | undefined, accepted: readonl
   return `unsupported media type "${shown}": send the body as ${orList(accepted)}`;
 }
 
+/**
+ * The headers of a 415 that name the media types taken, for a program to read rather than the message:
+ * Accept (RFC 9110 §15.5.16), and on a PATCH Accept-Patch, the patch formats (RFC 5789 §2.2: SHOULD).
+ */
+export function acceptedMediaTypes(method: string, accepted: readonly string[]): Record<string, string> {
+  const list = accepted.join(', ');
+  return method === 'PATCH' ? { accept: list, 'accept-patch': list } : { accept: list };
+}
+
 /** The 503 of a store that cannot be reached, and the 500 of a fault: the request id says where the log has the rest. */
 export function storeUnavailable(requestId: string): string {
   return `the store is unavailable, retry later (request id ${requestId})`;
@@ -94,11 +103,18 @@ export function internalError(requestId: string): string {
 }
 
 /** The framework's own client errors, by its error code: the code and words of each. */
-const FRAMEWORK_ERRORS: Record<string, (req: FastifyRequest) => { code: ErrorCode; message: string; field?: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) => ({
-    code: 'unsupported_media_type',
-    message: unsupportedMediaType(req.headers['content-type'], bodyMediaTypes(req.method, req.routeOptions.schema?.requestBodyDoc)),
-  }),
+const FRAMEWORK_ERRORS: Record<
+  string,
+  (req: FastifyRequest) => { code: ErrorCode; message: string; field?: string; headers?: Record<string, string> }
+> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) => {
+    const accepted = bodyMediaTypes(req.method, req.routeOptions.schema?.requestBodyDoc);
+    return {
+      code: 'unsupported_media_type',
+      message: unsupportedMediaType(req.headers['content-type'], accepted),
+      headers: acceptedMediaTypes(req.method, accepted),
+    };
+  },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => ({
     code: 'invalid_header',
     message: 'the Content-Length header does not match the body',
@@ -248,7 +264,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, 'body_too_large', bodyTooLarge(bodyLimit));
     if (status >= 400 && status < 500) {
       const known = FRAMEWORK_ERRORS[error.code]?.(request);
-      if (known !== undefined) return send(reply, known.code, known.message, known.field);
+      if (known !== undefined)
+        return send(known.headers === undefined ? reply : reply.headers(known.headers), known.code, known.message, known.field);
       // A client error of the framework's that no entry above names (a body whose stream failed, say): the code
       // of its status, and a line in the log, so that it gets one of its own.
       request.log.warn({ err: error }, 'a client error without an error code of its own');

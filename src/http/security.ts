@@ -49,6 +49,9 @@ export const PAGE_CSP = [
 // OpenTelemetry sends them on every request, which a preflight refusing them blocked whole.
 const CORS_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, if-match, if-none-match, last-event-id, prefer, traceparent, tracestate';
 const CORS_EXPOSED_HEADERS = [
+  // A 415's: the media types an operation takes, and a PATCH's patch formats.
+  'accept',
+  'accept-patch',
   'content-disposition',
   'etag',
   'idempotent-replayed',

@@ -159,7 +159,7 @@ export function buildOpenApi(
       const description = schema.responseDescriptions?.[code];
       if (code >= 400) {
         try {
-          responses[status] = errorResponse(code, description, examples, errorSchemas);
+          responses[status] = errorResponse(code, description, examples, errorSchemas, method);
         } catch (error) {
           throw new Error(`${method} ${route.url}: ${(error as Error).message}`);
         }

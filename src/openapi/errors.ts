@@ -61,7 +61,14 @@ const STATUS_HEADERS: Record<number, Record<string, { description: string; schem
     'RateLimit-Remaining': deprecated(integer('Requests left this minute: `0` (draft 06; use RateLimit)')),
     'RateLimit-Reset': deprecated(integer('Seconds until the limit resets (draft 06; use RateLimit)')),
   },
+  415: { Accept: text('The media types the operation takes, comma-separated: those the message names') },
   503: { 'Retry-After': integer('Seconds to wait before retrying') },
+};
+
+/** A PATCH's 415 names the patch formats it takes in Accept-Patch as well (RFC 5789 §2.2). */
+const PATCH_415_HEADERS = {
+  ...STATUS_HEADERS[415],
+  'Accept-Patch': text('The patch formats the operation takes, comma-separated (as Accept)'),
 };
 
 /** The 400 of a query string that does not decode, as the service words it (any operation's). */
@@ -236,8 +243,9 @@ export function errorResponse(
   description: string | undefined,
   examples: readonly ErrorExample[],
   schemas: { error: unknown; problem: unknown },
+  method: string,
 ): object {
-  const headers = STATUS_HEADERS[status];
+  const headers = status === 415 && method === 'PATCH' ? PATCH_415_HEADERS : STATUS_HEADERS[status];
   const own = examples.filter((known) => statusOf(known.code) === status);
   if (own.length === 0) throw new Error(`the OpenAPI document needs an example of the ${status} answer (errorExamples in its schema)`);
   return {

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
-import { errorResponses, HttpError, unsupportedMediaType } from '../http/errors.js';
+import { acceptedMediaTypes, errorResponses, HttpError, unsupportedMediaType } from '../http/errors.js';
 import { fingerprintBody } from '../http/fingerprint.js';
 import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -125,7 +125,10 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
     async (request, reply) => {
       // No body and no Content-Type: Fastify hands on no stream, as no parser ran. Refused as a body of no
       // media type the import takes (415 naming those it takes), as one with a body is.
-      if (request.body === undefined) throw new HttpError('unsupported_media_type', unsupportedMediaType(undefined, Object.values(MEDIA_TYPES)));
+      if (request.body === undefined) {
+        const accepted = Object.values(MEDIA_TYPES);
+        throw new HttpError('unsupported_media_type', unsupportedMediaType(undefined, accepted), { headers: acceptedMediaTypes('POST', accepted) });
+      }
       // A length said over the limit is refused before a byte is read: the client need not send a gigabyte to
       // hear it (nor the service parse and stage one); with Expect: 100-continue, before it sends anything.
       if (Number(request.headers['content-length']) > bodyLimit) {

@@ -78,6 +78,24 @@ describe('error answers', async () => {
       });
       assertError(res, 415, /media type/);
     });
+    it('names the media types taken in Accept, and on a PATCH in Accept-Patch too (RFC 5789 §2.2), as the document says', async () => {
+      const merge = 'application/merge-patch+json, application/json';
+      for (const [method, url, accept, acceptPatch] of [
+        ['PATCH', '/plants/1', merge, merge],
+        ['PATCH', '/webhooks/ep_01ARZ3NDEKTSV4RRFFQ69G5FAV', merge, merge],
+        ['POST', '/plants', 'application/json', undefined],
+        ['POST', '/plants/import', 'application/x-ndjson, application/json, text/csv', undefined],
+      ] as const) {
+        const res = await t.call(method, url, { body: '[]', headers: { 'content-type': 'application/json-patch+json' } });
+        assertError(res, 415, /media type/);
+        assert.equal(res.headers.accept, accept, `${method} ${url}`);
+        assert.equal(res.headers['accept-patch'], acceptPatch, `${method} ${url}`);
+      }
+      const doc = (await t.call('GET', '/openapi.json', { token: null })).json();
+      const patch415 = doc.paths['/plants/{id}'].patch.responses['415'].headers;
+      assert.deepEqual(Object.keys(patch415).sort(), ['Accept', 'Accept-Patch']);
+      assert.deepEqual(Object.keys(doc.paths['/plants'].post.responses['415'].headers), ['Accept']);
+    });
     it('accepts application/json with a charset', async () => {
       const res = await t.call('POST', '/plants', { body: { id: 8, name: 'x' }, headers: { 'content-type': 'application/json; charset=utf-8' } });
       assert.equal(res.statusCode, 200);
