@@ -38,23 +38,29 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** A file held in memory, with its gzip form when that is smaller, and a strong ETag of its content. */
+/**
+ * A file held in memory, with its gzip form when that is smaller, and a strong ETag of each: two encodings
+ * are two representations (RFC 9110 §8.8.3), so a cache holding one never revalidates it with the other's tag.
+ */
 interface ServedFile {
   body: Buffer;
   gzipped: Buffer | undefined;
   type: string;
   etag: string;
+  gzipEtag: string;
 }
 
 function servedFile(url: URL): ServedFile {
   const body = readFileSync(url);
   const extension = /\.[a-z]+$/.exec(url.pathname)?.[0] ?? '';
   const gzipped = gzipSync(body, { level: 9 });
+  const digest = createHash('sha256').update(body).digest('base64url');
   return {
     body,
     gzipped: gzipped.length < body.length ? gzipped : undefined,
     type: TYPES[extension] ?? 'application/octet-stream',
-    etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+    etag: `"${digest}"`,
+    gzipEtag: `"${digest}-gzip"`,
   };
 }
 
@@ -77,23 +83,33 @@ function consoleFiles(): { page: () => ServedFile; assets: Map<string, () => Ser
   return listed ?? undefined;
 }
 
-/** RFC 9110 12.5.3: gzip is acceptable unless the client gave it q=0. */
+/**
+ * RFC 9110 §12.5.3: gzip is acceptable when Accept-Encoding gives it a q above 0; named or not, by `*` only
+ * when it is not named itself (the more specific item wins: `gzip;q=0, *` refuses it).
+ */
 function acceptsGzip(request: FastifyRequest): boolean {
   const header = request.headers['accept-encoding'];
   if (typeof header !== 'string') return false;
-  return header.split(',').some((item) => {
+  let any: boolean | undefined;
+  for (const item of header.split(',')) {
     const [coding = '', ...params] = item.split(';').map((part) => part.trim().toLowerCase());
+    if (coding !== 'gzip' && coding !== '*') continue;
     const q = params.find((param) => param.startsWith('q='));
-    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
-  });
+    const acceptable = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === 'gzip') return acceptable;
+    any ??= acceptable;
+  }
+  return any === true;
 }
 
 function serve(request: FastifyRequest, reply: FastifyReply, file: ServedFile, cacheControl: string): FastifyReply {
-  reply.header('cache-control', cacheControl).header('etag', file.etag);
+  const gzip = file.gzipped !== undefined && acceptsGzip(request);
+  const etag = gzip ? file.gzipEtag : file.etag;
+  reply.header('cache-control', cacheControl).header('etag', etag);
   if (file.gzipped !== undefined) vary(reply, 'Accept-Encoding');
-  if (notModifiedRead(request, file.etag)) return reply.code(304).send();
+  if (notModifiedRead(request, etag)) return reply.code(304).send();
   reply.type(file.type);
-  if (file.gzipped !== undefined && acceptsGzip(request)) return reply.header('content-encoding', 'gzip').send(file.gzipped);
+  if (gzip) return reply.header('content-encoding', 'gzip').send(file.gzipped);
   return reply.send(file.body);
 }
 

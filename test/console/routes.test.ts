@@ -68,10 +68,30 @@ describe('GET /console: the web console, served by the service itself', async ()
       assert.ok(res.rawPayload.length < plain.rawPayload.length / 2);
       assert.deepEqual(gunzipSync(res.rawPayload), plain.rawPayload);
     }
-    for (const refused of ['identity', 'gzip;q=0', 'br', 'gzip;q=0.0, deflate']) {
+    for (const refused of ['identity', 'gzip;q=0', 'br', 'gzip;q=0.0, deflate', 'gzip;q=0, *', '*, gzip;q=0', '*;q=0']) {
       const res = await t.call('GET', `/console/assets/${script}`, { token: null, headers: { 'accept-encoding': refused } });
       assert.equal(res.headers['content-encoding'], undefined, refused);
       assert.deepEqual(res.rawPayload, plain.rawPayload);
+    }
+  });
+
+  it('gives the gzip and the plain answer ETags of their own: each revalidates with its own tag only', async () => {
+    const script = ASSETS.find((name) => name.endsWith('.js'))!;
+    for (const url of ['/console', `/console/assets/${script}`]) {
+      const plain = await t.call('GET', url, { token: null });
+      const gzipped = await t.call('GET', url, { token: null, headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(gzipped.headers['content-encoding'], 'gzip', url);
+      assert.notEqual(gzipped.headers.etag, plain.headers.etag, `${url}: two encodings, two strong ETags`);
+      for (const [encoding, own, other] of [
+        ['identity', plain.headers.etag, gzipped.headers.etag],
+        ['gzip', gzipped.headers.etag, plain.headers.etag],
+      ] as const) {
+        const revalidated = await t.call('GET', url, { token: null, headers: { 'accept-encoding': encoding, 'if-none-match': String(own) } });
+        assert.equal(revalidated.statusCode, 304, `${url} ${encoding} with its own tag`);
+        const mismatched = await t.call('GET', url, { token: null, headers: { 'accept-encoding': encoding, 'if-none-match': String(other) } });
+        assert.equal(mismatched.statusCode, 200, `${url} ${encoding} with the other encoding's tag`);
+        assert.equal(mismatched.headers.etag, own);
+      }
     }
   });
 
