@@ -73,7 +73,7 @@ const URL = 'https://93.184.215.14/answers-hook';
 const covered = new Set<string>();
 
 describe('the answers of keyed POSTs, byte for byte', () => {
-  it('POST /plants: created and replaced (200, ETag), and the 412s of If-None-Match: * and If-Match', async () => {
+  it('POST /plants: created and replaced (200, ETag), and the 412s of If-None-Match (* or a version) and If-Match', async () => {
     const t = await testApp(after);
     const created = await keyedTwice(t, { path: '/plants', body: '{"id":1,"name":"Fern","tag":"green"}' }, 'created');
     assert.equal(created.status, 200);
@@ -87,6 +87,7 @@ describe('the answers of keyed POSTs, byte for byte', () => {
       ['exists', { 'if-none-match': '*' }],
       ['if-match', { 'if-match': '"999999"' }],
       ['both', { 'if-match': '"999999"', 'if-none-match': '*' }],
+      ['if-none-match', { 'if-none-match': String(created.headers.etag) }],
     ];
     for (const [name, headers] of conditions) {
       const request = { path: '/plants', body: '{"id":1,"name":"Ivy"}', headers };
@@ -94,6 +95,10 @@ describe('the answers of keyed POSTs, byte for byte', () => {
       assert.equal(refused.status, 412, refused.body);
       assert.deepEqual(answerOf(await send(t, request)), refused, `${name}: the 412 without a key`);
     }
+    // If-None-Match naming another version: the put is made, once, under its condition.
+    const unless = await keyedTwice(t, { path: '/plants', body: '{"id":1,"name":"Ivy"}', headers: { 'if-none-match': '"999998"' } }, 'unless');
+    assert.equal(unless.status, 200, unless.body);
+    assert.notEqual(unless.headers.etag, created.headers.etag);
   });
 
   it('POST /plants/import: the counts (200) and the 409 of a create-only import', async () => {
