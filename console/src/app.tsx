@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { About } from './about.js';
 import { hasScope } from './api.js';
-import { Changes } from './changes.js';
-import { ChangeFeed, type Change, type FeedState } from './feed.js';
+import { Changes, CHANGES_KEPT } from './changes.js';
+import { batched, ChangeFeed, type Change, type FeedState } from './feed.js';
 import { Plants } from './plants/plants.js';
 import { DEFAULT_VIEW, parseRoute, routeHash, SECTIONS, type PlantsView, type Route } from './route.js';
 import { forgetToken, savedToken, signIn, type Session, type SignInFailure } from './session.js';
@@ -14,8 +14,8 @@ import { Webhooks } from './webhooks/webhooks.js';
 
 /** The console: the sign-in form, or the sections (the view named by the address's #fragment: route.ts). */
 
-/** The most events the Changes view keeps (the oldest go first). */
-const CHANGES_KEPT = 1000;
+/** The events received are shown at most this often: one render for a burst, not one per event. */
+const CHANGES_SHOWN_EVERY_MS = 100;
 
 export function App() {
   const [session, setSession] = useState<Session | null>(null);
@@ -130,19 +130,20 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
   const [feed, setFeed] = useState<FeedState>({ kind: 'stopped', reason: 'this token lacks the scope events:read' });
   const live = hasScope(session.info, 'events:read');
 
-  // One stream for the whole console: the plants table reloads on it, the Changes view lists it.
+  // One stream for the whole console: the plants table reloads on it, the Changes view lists it. Its events
+  // are taken in batches (one render for a burst of them) and the list keeps the newest CHANGES_KEPT.
   useEffect(() => {
     if (!live) return;
-    const follower = new ChangeFeed(
-      session.client,
-      (change) => {
-        setChanges((list) => (list.length >= CHANGES_KEPT ? [...list.slice(1), change] : [...list, change]));
-        setReceived((count) => count + 1);
-      },
-      setFeed,
-    );
+    const arrived = batched<Change>((batch) => {
+      setChanges((list) => [...list, ...batch].slice(-CHANGES_KEPT));
+      setReceived((count) => count + batch.length);
+    }, CHANGES_SHOWN_EVERY_MS);
+    const follower = new ChangeFeed(session.client, (change) => arrived.push(change), setFeed);
     void follower.run();
-    return () => follower.stop();
+    return () => {
+      follower.stop();
+      arrived.cancel();
+    };
   }, [session, live]);
 
   const title = SECTIONS.find(([id]) => id === section)![1];

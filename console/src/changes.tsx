@@ -1,8 +1,12 @@
+import { Component } from 'preact';
 import { useState } from 'preact/hooks';
 import { EVENT_TYPES, hasScope, lacking, type EventType } from './api.js';
 import type { Change, FeedState } from './feed.js';
 import type { Session } from './session.js';
 import { TableBox, when } from './ui.js';
+
+/** The most events the Changes view keeps (the oldest go first). */
+export const CHANGES_KEPT = 1000;
 
 /**
  * The change feed as it arrives, newest first: every event since sign-in (the feed runs whatever view is
@@ -65,16 +69,7 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
                 .slice()
                 .reverse()
                 .map((change) => (
-                  <tr key={change.id} data-event-id={change.id}>
-                    <td>{when(change.timestamp)}</td>
-                    <td>
-                      <span class={`badge ${change.type.replace('plant.', '')}`}>{change.type}</span>
-                    </td>
-                    <td class="id">{String(change.plantId)}</td>
-                    <td>{change.name ?? ''}</td>
-                    <td>{change.tag ?? ''}</td>
-                    <td class="id">{change.id}</td>
-                  </tr>
+                  <ChangeRow key={change.id} change={change} />
                 ))}
             </tbody>
           </table>
@@ -82,4 +77,30 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
       )}
     </>
   );
+}
+
+/**
+ * One event's row, drawn once: a new batch of events draws only its own rows (the thousand shown were all
+ * drawn again, their times formatted again, at every event). An event never changes.
+ */
+class ChangeRow extends Component<{ change: Change }> {
+  override shouldComponentUpdate(next: { change: Change }): boolean {
+    return next.change !== this.props.change;
+  }
+
+  override render() {
+    const { change } = this.props;
+    return (
+      <tr data-event-id={change.id}>
+        <td>{when(change.timestamp)}</td>
+        <td>
+          <span class={`badge ${change.type.replace('plant.', '')}`}>{change.type}</span>
+        </td>
+        <td class="id">{String(change.plantId)}</td>
+        <td>{change.name ?? ''}</td>
+        <td>{change.tag ?? ''}</td>
+        <td class="id">{change.id}</td>
+      </tr>
+    );
+  }
 }

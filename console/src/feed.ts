@@ -88,3 +88,32 @@ export class ChangeFeed {
 function messageOf(error: FollowError): string {
   return error.status === undefined ? error.message : error.message.replace(/^\d{3}: /, '');
 }
+
+/**
+ * Hands on what is pushed in batches, at most one every `everyMs` (the first at once): a burst of events (an
+ * import of 10,000 rows arrives as 10,000 events within a second or two) makes a few renders of the console,
+ * not one each, which froze the tab for over a minute on the Changes view.
+ */
+export function batched<T>(deliver: (items: T[]) => void, everyMs: number): { push(item: T): void; cancel(): void } {
+  let pending: T[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let last = -Infinity;
+  const flush = () => {
+    timer = undefined;
+    last = Date.now();
+    const items = pending;
+    pending = [];
+    deliver(items);
+  };
+  return {
+    push(item) {
+      pending.push(item);
+      timer ??= setTimeout(flush, Math.max(0, last + everyMs - Date.now()));
+    },
+    cancel() {
+      clearTimeout(timer);
+      timer = undefined;
+      pending = [];
+    },
+  };
+}
