@@ -191,7 +191,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
       <main id="main" tabIndex={-1}>
         <h1>{title}</h1>
         {section === 'plants' && <Plants session={session} received={received} view={route.plants} onView={changePlants} />}
-        {section === 'changes' && <Changes session={session} changes={changes} feed={feed} />}
+        {section === 'changes' && <Changes session={session} changes={changes} received={received} feed={feed} />}
         {section === 'webhooks' && <Webhooks session={session} />}
         {section === 'tokens' && <Tokens session={session} onSignOut={onSignOut} />}
         {section === 'about' && <About session={session} />}

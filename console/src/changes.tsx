@@ -10,19 +10,21 @@ export const CHANGES_KEPT = 1000;
 
 /**
  * The change feed as it arrives, newest first: every event since sign-in (the feed runs whatever view is
- * shown), with its type. "Pause" freezes the list while events keep arriving; "Resume" shows them all,
- * none skipped. The type boxes choose which events the list shows.
+ * shown), with its type, the newest CHANGES_KEPT. "Pause" freezes the list while events keep arriving;
+ * "Resume" shows them all, none skipped (the newest CHANGES_KEPT, when more came). The type boxes choose
+ * which events the list shows.
  */
-export function Changes({ session, changes, feed }: { session: Session; changes: Change[]; feed: FeedState }) {
-  // The last event shown when paused (by id: the list drops its oldest events past a thousand).
-  const [frozenAt, setFrozenAt] = useState<{ id: string } | null>(null);
+export function Changes({ session, changes, received, feed }: { session: Session; changes: Change[]; received: number; feed: FeedState }) {
+  // The list shown when paused, as it was, and the count of events received then: the list kept drops its
+  // oldest events past CHANGES_KEPT, so an event looked for in it later may be gone (the paused view emptied).
+  const [frozen, setFrozen] = useState<{ list: Change[]; received: number } | null>(null);
   const [shown, setShown] = useState<ReadonlySet<EventType>>(new Set(EVENT_TYPES));
   if (!hasScope(session.info, 'events:read')) return <p class="unavailable">{lacking('events:read', 'Following the changes')}</p>;
 
-  const paused = frozenAt !== null;
-  const cut = paused ? changes.findIndex((change) => change.id === frozenAt.id) + 1 : changes.length;
-  const visible = changes.slice(0, cut).filter((change) => shown.has(change.type));
-  const waiting = changes.length - cut;
+  const paused = frozen !== null;
+  const listed = paused ? frozen.list : changes;
+  const visible = listed.filter((change) => shown.has(change.type));
+  const waiting = paused ? received - frozen.received : 0;
   const toggle = (type: EventType, on: boolean) => {
     const next = new Set(shown);
     if (on) next.add(type);
@@ -33,12 +35,10 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
   return (
     <>
       <div class="actions">
-        <button type="button" onClick={() => setFrozenAt(paused ? null : { id: changes[changes.length - 1]?.id ?? '' })}>
+        <button type="button" onClick={() => setFrozen(paused ? null : { list: changes, received })}>
           {paused ? 'Resume' : 'Pause'}
         </button>
-        <p role="status">
-          {paused ? `Paused: ${waiting} new ${waiting === 1 ? 'event' : 'events'} waiting.` : feed.kind === 'live' ? 'Following the feed.' : ''}
-        </p>
+        <p role="status">{paused ? pausedWords(waiting) : feed.kind === 'live' ? 'Following the feed.' : ''}</p>
       </div>
       <fieldset class="types">
         <legend>Event types shown</legend>
@@ -48,8 +48,10 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
           </label>
         ))}
       </fieldset>
-      {visible.length === 0 ? (
+      {listed.length === 0 ? (
         <p>No changes since you signed in. Writes by anyone appear here as they commit.</p>
+      ) : visible.length === 0 ? (
+        <p>None of the changes listed is of the event types chosen.</p>
       ) : (
         <TableBox label="Changes table">
           <table class="changes">
@@ -77,6 +79,12 @@ export function Changes({ session, changes, feed }: { session: Session; changes:
       )}
     </>
   );
+}
+
+/** What Pause holds back; past what the list keeps, Resume cannot show them all, and says so beforehand. */
+function pausedWords(waiting: number): string {
+  const count = `${waiting.toLocaleString('en')} new ${waiting === 1 ? 'event' : 'events'} waiting`;
+  return waiting > CHANGES_KEPT ? `Paused: ${count}; Resume shows the newest ${CHANGES_KEPT.toLocaleString('en')}.` : `Paused: ${count}.`;
 }
 
 /**

@@ -73,4 +73,29 @@ describe('the console: a burst of changes', { skip, timeout: 300_000 }, () => {
     assert.ok(drawn <= events / 10, `drawn ${drawn} times for ${events} events`);
     assert.deepEqual(errors(), []);
   });
+
+  it('Pause keeps the list shown while more events than the list keeps arrive, and counts them all', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await openChanges(page);
+    await importPlants(t, 1, 5);
+    const before = await newestEvents(t, 5);
+    await until(async () => (await eventIds(page)).join() === before.join(), 'the first five changes');
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await importPlants(t, 100, CHANGES_KEPT + 100);
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Paused: 1,100 new events waiting; Resume shows the newest 1,000.' })
+      .waitFor({ timeout: 60_000 });
+    assert.deepEqual(await eventIds(page), before, 'the paused list as it was (it emptied)');
+    await page.getByText('No changes since you signed in.').waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Resume' }).click();
+    assert.deepEqual(await eventIds(page), await newestEvents(t, CHANGES_KEPT));
+    // No type chosen: the list says so, not that nothing changed.
+    for (const type of ['plant.created', 'plant.updated', 'plant.deleted']) await page.getByRole('checkbox', { name: type }).uncheck();
+    await page.getByText('None of the changes listed is of the event types chosen.').waitFor();
+    assert.equal(await page.getByText('No changes since you signed in.').count(), 0);
+    assert.deepEqual(errors(), []);
+  });
 });
