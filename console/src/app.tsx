@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { About } from './about.js';
 import { hasScope } from './api.js';
 import { Changes, CHANGES_KEPT } from './changes.js';
@@ -128,6 +128,8 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
   // Every event received, counted (the list above stops growing at CHANGES_KEPT): the plants table reloads on it.
   const [received, setReceived] = useState(0);
   const [feed, setFeed] = useState<FeedState>({ kind: 'stopped', reason: 'this token lacks the scope events:read' });
+  // Signed in, the focus goes to the view (the sign-in form, which had it, is gone; it fell to the page's start).
+  useLayoutEffect(() => document.getElementById('main')?.focus(), []);
   const live = hasScope(session.info, 'events:read');
 
   // One stream for the whole console: the plants table reloads on it, the Changes view lists it. Its events

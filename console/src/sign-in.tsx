@@ -1,16 +1,22 @@
-import { useState } from 'preact/hooks';
-import { Field, Message } from './ui.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { Field, FocusableButton, Message } from './ui.js';
 
 /** The sign-in form: one field, "Token", and why the last try failed, in words. */
 export function SignIn({ onSignIn, notice }: { onSignIn: (token: string) => Promise<string>; notice: string }) {
   const [token, setToken] = useState('');
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(false);
+  // The form's one field has the focus as it shows: at the page's start, and after signing out (the Sign
+  // out button pressed is gone, and the focus fell to the page's start).
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => form.current?.querySelector('input')?.focus(), []);
   return (
     <form
+      ref={form}
       class="card"
       onSubmit={(event) => {
         event.preventDefault();
+        if (busy) return;
         setBusy(true);
         setProblem('');
         void onSignIn(token.trim()).then((why) => {
@@ -29,9 +35,9 @@ export function SignIn({ onSignIn, notice }: { onSignIn: (token: string) => Prom
         hint="A bearer token of this service (plant-store token create makes one). It is kept in this tab only, until you sign out or close the tab."
       />
       <Message text={problem} error />
-      <button type="submit" disabled={busy}>
+      <FocusableButton type="submit" unavailable={busy}>
         Sign in
-      </button>
+      </FocusableButton>
     </form>
   );
 }

@@ -46,10 +46,72 @@ export function Message({ text, error = false }: { text: string; error?: boolean
   );
 }
 
+/** What was done, said (a polite status), and whether the focus goes to it: `done` is a new object each time. */
+export interface Done {
+  text: string;
+  focus: boolean;
+}
+
 /**
- * A dialog's last row: its action, disabled while busy, and Cancel, which closes it with nothing done. The
- * action submits the dialog's form (Save by default) or, given `onConfirm`, runs that as a danger (Delete,
- * Revoke). `holdCancel`: Cancel is disabled while busy too (an action that cannot be taken back halfway).
+ * What was done, read out as it appears; given `focus`, it takes the focus too: after a delete, the control
+ * pressed (the row's Delete, or Delete selected) is gone or disabled, and the focus fell to the page's start.
+ */
+export function DoneMessage({ done }: { done: Done }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  // After the dialog that did it has closed (in the same commit) and given the focus back to what opened it.
+  useLayoutEffect(() => {
+    if (done.focus) ref.current?.focus();
+  }, [done]);
+  if (done.text === '') return null;
+  return (
+    <p ref={ref} role="status" class="message" tabIndex={-1}>
+      {done.text}
+    </p>
+  );
+}
+
+/**
+ * A button that stays focusable while it is unavailable: `aria-disabled`, its presses ignored (and a
+ * submit button's submission with them), instead of `disabled`. A focused button that becomes disabled
+ * drops the focus to the page's start (or to nothing, in a dialog): Next page while its page loads, Sign in
+ * and Save while their request runs, and a keyboard user had to find the way back at every press.
+ */
+export function FocusableButton({
+  unavailable,
+  type = 'button',
+  onClick,
+  class: className,
+  autofocus,
+  children,
+}: {
+  unavailable: boolean;
+  type?: 'button' | 'submit';
+  onClick?: () => void;
+  class?: string;
+  autofocus?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type={type}
+      class={className}
+      autofocus={autofocus}
+      aria-disabled={unavailable ? 'true' : undefined}
+      onClick={(event) => {
+        if (unavailable) event.preventDefault();
+        else onClick?.();
+      }}
+    >
+      {children}
+    </button>
+  );
+}
+
+/**
+ * A dialog's last row: its action, unavailable while busy, and Cancel, which closes it with nothing done.
+ * The action submits the dialog's form (Save by default) or, given `onConfirm`, runs that as a danger
+ * (Delete, Revoke): then Cancel has the focus as the dialog opens, so that Enter, Enter deletes nothing.
+ * `holdCancel`: Cancel is disabled while busy too (an action that cannot be taken back halfway).
  */
 export function ConfirmOrCancel({
   action = 'Save',
@@ -67,17 +129,17 @@ export function ConfirmOrCancel({
   return (
     <div class="actions">
       {onConfirm === undefined ? (
-        <button type="submit" disabled={busy}>
+        <FocusableButton type="submit" unavailable={busy}>
           {action}
-        </button>
+        </FocusableButton>
       ) : (
-        <button type="button" class="danger" disabled={busy} onClick={onConfirm}>
+        <FocusableButton class="danger" unavailable={busy} onClick={onConfirm}>
           {action}
-        </button>
+        </FocusableButton>
       )}
-      <button type="button" class="quiet" disabled={holdCancel && busy} onClick={onCancel}>
+      <FocusableButton class="quiet" unavailable={holdCancel && busy} onClick={onCancel} autofocus={onConfirm !== undefined}>
         Cancel
-      </button>
+      </FocusableButton>
     </div>
   );
 }

@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
-import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Field, FocusableButton, Message } from '../ui.js';
 
 /**
  * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
@@ -169,9 +169,13 @@ function ConflictView({
 }) {
   const { mine, stored } = conflict;
   const differs = (field: keyof Version) => stored !== null && stored.version[field] !== mine[field];
+  // The focus on what happened as the comparison replaces the form: Save, which had it, is gone, and the
+  // focus was on nothing in the modal dialog.
+  const said = useRef<HTMLParagraphElement>(null);
+  useLayoutEffect(() => said.current?.focus(), []);
   return (
     <>
-      <p role="alert">
+      <p role="alert" ref={said} tabIndex={-1}>
         {stored === null
           ? 'This plant was deleted while you edited it.'
           : 'This plant was changed by someone else while you edited it. Compare the two versions and choose one.'}
@@ -201,12 +205,12 @@ function ConflictView({
         </section>
       </div>
       <div class="actions">
-        <button type="button" disabled={busy} onClick={onKeepMine}>
+        <FocusableButton unavailable={busy} onClick={onKeepMine}>
           Keep mine
-        </button>
-        <button type="button" class="quiet" disabled={busy} onClick={onTakeStored}>
+        </FocusableButton>
+        <FocusableButton class="quiet" unavailable={busy} onClick={onTakeStored}>
           {stored === null ? 'Leave it deleted' : 'Take stored'}
-        </button>
+        </FocusableButton>
       </div>
     </>
   );

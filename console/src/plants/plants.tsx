@@ -3,7 +3,7 @@ import { explain, hasScope, lacking, nextLink, unreachable, type StoredPlant } f
 import { PAGE_SIZES, routeHash, type PageSize, type PlantsView } from '../route.js';
 import type { Session } from '../session.js';
 import { useShortcuts } from '../shortcuts.js';
-import { counted, Message } from '../ui.js';
+import { counted, DoneMessage, FocusableButton, Message, type Done } from '../ui.js';
 import { DeleteSelected, Failures, select, type Failure, type Selected } from './bulk-delete.js';
 import { DeletePlant } from './delete.js';
 import { filterQuery } from './filter.js';
@@ -69,7 +69,7 @@ export function Plants({
   const [page, setPage] = useState<Page | null>(null);
   const [problem, setProblem] = useState('');
   const [editing, setEditing] = useState<Editing>(null);
-  const [done, setDone] = useState('');
+  const [done, setDone] = useState<Done>({ text: '', focus: false });
   const [failures, setFailures] = useState<Failure[]>([]);
   // The plants selected for "Delete selected", by id; cleared when the page shown is another.
   const [selected, setSelected] = useState<ReadonlyMap<string, Selected>>(new Map());
@@ -150,10 +150,11 @@ export function Plants({
     else if (cursors.length > 1) setCursors([undefined]);
     else void load();
   };
-  const finish = (message: string) => {
+  // After a delete, the message takes the focus: the control pressed is gone (the row) or disabled (Delete selected).
+  const finish = (message: string, deleted = false) => {
     setEditing(null);
     setFailures([]);
-    setDone(message);
+    setDone({ text: message, focus: deleted });
     void load();
   };
   // The next page's cursor once the page asked for has come (a page shown while another loads has its own).
@@ -198,7 +199,7 @@ export function Plants({
         )}
       </div>
       {!canWrite && <p class="unavailable">{lacking('plants:write', 'Adding, editing, deleting and importing plants')}</p>}
-      <Message text={done} />
+      <DoneMessage done={done} />
       <Failures failures={failures} />
       <Message text={problem} error />
 
@@ -216,13 +217,13 @@ export function Plants({
         />
       )}
       <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+        <FocusableButton unavailable={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           Previous page
-        </button>
+        </FocusableButton>
         <span role="status">{pagerStatus}</span>
-        <button type="button" disabled={nextPage === undefined} onClick={() => setCursors([...cursors, nextPage])}>
+        <FocusableButton unavailable={nextPage === undefined} onClick={() => setCursors([...cursors, nextPage])}>
           Next page
-        </button>
+        </FocusableButton>
         <label for="plant-limit">Page size</label>
         <select id="plant-limit" value={view.limit} onChange={(e) => onView({ limit: Number(e.currentTarget.value) as PageSize })}>
           {PAGE_SIZES.map((size) => (
@@ -237,7 +238,9 @@ export function Plants({
 
       {editing?.kind === 'new' && <PlantForm client={client} onClose={() => setEditing(null)} onSaved={finish} />}
       {editing?.kind === 'edit' && <PlantForm client={client} plant={editing.plant} onClose={() => setEditing(null)} onSaved={finish} />}
-      {editing?.kind === 'delete' && <DeletePlant client={client} plant={editing.plant} onClose={() => setEditing(null)} onDeleted={finish} />}
+      {editing?.kind === 'delete' && (
+        <DeletePlant client={client} plant={editing.plant} onClose={() => setEditing(null)} onDeleted={(message) => finish(message, true)} />
+      )}
       {editing?.kind === 'delete-selected' && (
         <DeleteSelected
           client={client}
@@ -246,6 +249,7 @@ export function Plants({
           onDone={(deleted, failed) => {
             finish(
               failed.length === 0 ? `Deleted ${counted(deleted, 'plant')}.` : `Deleted ${deleted} of ${counted(editing.selected.length, 'plant')}.`,
+              true,
             );
             setFailures(failed);
             setSelected(new Map());

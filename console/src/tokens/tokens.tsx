@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { explain, hasScope, lacking, nextLink, unreachable, type StoredToken } from '../api.js';
 import type { Session } from '../session.js';
-import { Hidden, Message, TableBox, when } from '../ui.js';
+import { FocusableButton, Hidden, Message, TableBox, when } from '../ui.js';
 import { CreateToken, RevokeToken, TokenSecret } from './dialogs.js';
 import { grantable, unlistedNote } from './rules.js';
 
@@ -171,13 +171,13 @@ export function Tokens({ session, onSignOut }: { session: Session; onSignOut: (w
         </TableBox>
       )}
       <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length === 1} onClick={() => setPaging({ state, cursors: cursors.slice(0, -1) })}>
+        <FocusableButton unavailable={cursors.length === 1} onClick={() => setPaging({ state, cursors: cursors.slice(0, -1) })}>
           Previous page
-        </button>
+        </FocusableButton>
         <span role="status">{page === null ? 'Loading…' : `Page ${cursors.length}`}</span>
-        <button type="button" disabled={nextPage === undefined} onClick={() => setPaging({ state, cursors: [...cursors, nextPage] })}>
+        <FocusableButton unavailable={nextPage === undefined} onClick={() => setPaging({ state, cursors: [...cursors, nextPage] })}>
           Next page
-        </button>
+        </FocusableButton>
       </nav>
 
       {dialog?.kind === 'create' && (
