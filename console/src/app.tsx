@@ -211,6 +211,8 @@ function feedWords(state: FeedState): string {
       return 'Live';
     case 'reconnecting':
       return 'Live: reconnecting…';
+    case 'hidden':
+      return 'Live: paused while this tab is hidden';
     case 'stopped':
       return `Live updates unavailable: ${state.reason}`;
   }

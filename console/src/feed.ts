@@ -24,8 +24,49 @@ export type FeedState =
   | { kind: 'connecting' }
   | { kind: 'live' }
   | { kind: 'reconnecting'; reason: string }
+  /** The tab is hidden: its stream ended, to resume when it is shown. */
+  | { kind: 'hidden' }
   /** For good: the token may not read the feed, or the console signed out. */
   | { kind: 'stopped'; reason: string };
+
+/** How long a tab stays hidden before its stream ends: a glance at another tab keeps it. */
+const HIDDEN_CLOSE_MS = 5000;
+
+/** Whether the page is hidden (a tab in the background, a minimised window); never outside a browser. */
+function hidden(): boolean {
+  return typeof document !== 'undefined' && document.visibilityState === 'hidden';
+}
+
+/** Resolves when the page is shown (at once if it is), or when `signal` aborts. */
+function shown(signal: AbortSignal): Promise<void> {
+  if (!hidden() || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      if (hidden() && !signal.aborted) return;
+      document.removeEventListener('visibilitychange', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    document.addEventListener('visibilitychange', done);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** Calls `then` once the page has been hidden for `ms` on end; answers the function that stops watching. */
+function afterHidden(ms: number, then: () => void): () => void {
+  if (typeof document === 'undefined') return () => undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const check = () => {
+    clearTimeout(timer);
+    timer = hidden() ? setTimeout(then, ms) : undefined;
+  };
+  check();
+  document.addEventListener('visibilitychange', check);
+  return () => {
+    clearTimeout(timer);
+    document.removeEventListener('visibilitychange', check);
+  };
+}
 
 interface EventBody {
   type: EventType;
@@ -35,6 +76,8 @@ interface EventBody {
 
 export class ChangeFeed {
   private readonly abort = new AbortController();
+  /** The id of the last event received: where the stream resumes after the tab was hidden. */
+  private lastId: string | undefined;
 
   constructor(
     private readonly client: Client,
@@ -46,31 +89,52 @@ export class ChangeFeed {
     this.abort.abort();
   }
 
-  /** Follows the feed until stop(), or until the service refuses it; resolves then. */
+  /**
+   * Follows the feed until stop(), or until the service refuses it; resolves then. A tab hidden for
+   * HIDDEN_CLOSE_MS ends its stream and resumes it after the last event received when shown again: a
+   * browser gives a host six HTTP/1.1 connections, and six console tabs, each holding a stream, left
+   * none for anything else (a seventh tab, a search, a save waited forever).
+   */
   async run(): Promise<void> {
     const { signal } = this.abort;
-    for (let first = true; !signal.aborted; first = false) {
+    // "Connecting" is said at the start and after the tab was hidden, not after a 410 (still reconnecting, as far as the page shows).
+    let sayConnecting = true;
+    while (!signal.aborted) {
+      if (hidden()) this.onState({ kind: 'hidden' });
+      await shown(signal);
+      const connection = new AbortController();
+      const end = () => connection.abort();
+      signal.addEventListener('abort', end);
+      const forget = afterHidden(HIDDEN_CLOSE_MS, end);
       try {
+        const connecting = sayConnecting;
         await followEvents(this.client, {
-          signal,
+          signal: connection.signal,
           giveUpMs: Infinity,
+          ...(this.lastId !== undefined && { after: this.lastId }),
           onEvent: (event) => this.dispatch(event),
-          // Said once: a start after a 410 is still reconnecting, as far as the page shows.
-          onState: (state) => (first || state.kind !== 'connecting' ? this.onState(state) : undefined),
+          onState: (state) => (connecting || state.kind !== 'connecting' ? this.onState(state) : undefined),
         });
+        sayConnecting = true;
       } catch (error) {
         if (!(error instanceof FollowError) || error.reason !== 'gone') {
           this.onState({ kind: 'stopped', reason: error instanceof FollowError ? messageOf(error) : String(error) });
           return;
         }
         // Past the feed's retention: the page starts again from now, the gap said.
+        this.lastId = undefined;
+        sayConnecting = false;
         this.onState({ kind: 'reconnecting', reason: messageOf(error) });
+      } finally {
+        forget();
+        signal.removeEventListener('abort', end);
       }
     }
   }
 
   /** A plant event goes to onChange, its id the last event ID (the service gives every event one). */
   private dispatch(event: ServerSentEvent): void {
+    if (event.lastEventId !== '') this.lastId = event.lastEventId;
     if (!(EVENT_TYPES as readonly string[]).includes(event.type)) return;
     const body = parseJson(event.data) as EventBody;
     this.onChange({
