@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type StoredPlant } from '../api.js';
 import { ConfirmOrCancel, counted, Dialog } from '../ui.js';
@@ -90,14 +91,20 @@ export function DeleteSelected({
     }
     onDone(count - failures.length, failures);
   };
-  const names = selected.map(({ plant }) => plant.name);
-  const shown = names.length > 10 ? [...names.slice(0, 10), `${names.length - 10} more`] : names;
+  // Each name isolated (<bdi>): a bidi control in one (U+202E) reversed the names after it and the sentence.
+  const names = selected.slice(0, 10).map(({ plant }, i) => (
+    <Fragment key={String(plant.id)}>
+      {i > 0 && ', '}
+      <bdi>{plant.name}</bdi>
+    </Fragment>
+  ));
   const busy = progress !== null;
   return (
     // Escape does not close it while it deletes: the result would have nowhere to go.
     <Dialog title={`Delete ${counted(count, 'plant')}?`} onClose={busy ? () => undefined : onClose}>
       <p>
-        {count === 1 ? 'This plant' : `These ${count} plants`} will be deleted: {shown.join(', ')}. This cannot be undone.
+        {count === 1 ? 'This plant' : `These ${count} plants`} will be deleted: {names}
+        {count > 10 && `, ${count - 10} more`}. This cannot be undone.
       </p>
       <p class="hint">A plant that someone else changed or deleted since it was shown is left as it is, and listed.</p>
       {busy && <p role="status">{`Deleting… ${progress + 1} of ${count}`}</p>}
@@ -115,7 +122,10 @@ export function Failures({ failures }: { failures: Failure[] }) {
       <ul>
         {failures.map(({ plant, reason }) => (
           <li key={String(plant.id)}>
-            <strong>{plant.name}</strong> (plant {String(plant.id)}): {reason}.
+            <strong>
+              <bdi>{plant.name}</bdi>
+            </strong>{' '}
+            (plant {String(plant.id)}): {reason}.
           </li>
         ))}
       </ul>

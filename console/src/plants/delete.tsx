@@ -10,9 +10,22 @@ import { select, type Selected } from './bulk-delete.js';
  * now, and Delete then deletes that version, if the person still wants to.
  */
 
-/** A plant in words: its name, and its tag in brackets if it has one. */
-function named(plant: StoredPlant): string {
-  return `${plant.name}${plant.tag === undefined ? '' : ` (${plant.tag})`}`;
+/**
+ * A plant in words: its name, and its tag in brackets if it has one, each isolated (<bdi>): a name holding
+ * a bidi control (U+202E) or written right to left reordered the sentence around it.
+ */
+function Named({ plant }: { plant: StoredPlant }) {
+  return (
+    <>
+      <bdi>{plant.name}</bdi>
+      {plant.tag !== undefined && (
+        <>
+          {' ('}
+          <bdi>{plant.tag}</bdi>)
+        </>
+      )}
+    </>
+  );
 }
 
 export function DeletePlant({
@@ -29,19 +42,20 @@ export function DeletePlant({
   // The plant the dialog names (the row's, or what it became after a conflict), its version being read.
   const [target, setTarget] = useState<Selected>(() => select(client, plant));
   const [problem, setProblem] = useState('');
+  // The plant as the dialog named it and as it is now, when someone else changed it meanwhile.
+  const [change, setChange] = useState<{ was: StoredPlant; now: StoredPlant } | null>(null);
   const [busy, setBusy] = useState(false);
   const id = String(plant.id);
   const gone = () => setProblem(`Plant ${id} was deleted already.`);
   /** The plant changed since the dialog named it: nothing deleted; name it as it is now, and its version the next Delete's. */
   const changed = (stored: StoredPlant, etag: string) => {
-    setProblem(
-      `Plant ${id} was changed by someone else since it was shown, so it was left as it is: ` +
-        `it was ${named(target.plant)}, it is now ${named(stored)}. Delete deletes it as it is now.`,
-    );
+    setProblem('');
+    setChange({ was: target.plant, now: stored });
     setTarget({ plant: stored, version: Promise.resolve({ etag, asShown: true, stored }) });
   };
   const remove = async () => {
     setBusy(true);
+    setChange(null);
     try {
       const read = await target.version;
       if ('gone' in read) return gone();
@@ -69,8 +83,16 @@ export function DeletePlant({
   };
   return (
     <Dialog title={`Delete plant ${id}?`} onClose={onClose}>
-      <p>{named(target.plant)} will be deleted. This cannot be undone.</p>
+      <p>
+        <Named plant={target.plant} /> will be deleted. This cannot be undone.
+      </p>
       <Message text={problem} error />
+      {change !== null && (
+        <p role="alert" class="message error">
+          Plant {id} was changed by someone else since it was shown, so it was left as it is: it was <Named plant={change.was} />, it is now{' '}
+          <Named plant={change.now} />. Delete deletes it as it is now.
+        </p>
+      )}
       <ConfirmOrCancel action="Delete" busy={busy} onConfirm={() => void remove()} onCancel={onClose} />
     </Dialog>
   );
