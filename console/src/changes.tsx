@@ -105,8 +105,8 @@ class ChangeRow extends Component<{ change: Change }> {
           <span class={`badge ${change.type.replace('plant.', '')}`}>{change.type}</span>
         </td>
         <td class="id">{String(change.plantId)}</td>
-        <td>{change.name ?? ''}</td>
-        <td>{change.tag ?? ''}</td>
+        <td class="text">{change.name ?? ''}</td>
+        <td class="text">{change.tag ?? ''}</td>
         <td class="id">{change.id}</td>
       </tr>
     );

@@ -74,8 +74,8 @@ export function PlantTable(props: PlantTableProps) {
                   </td>
                 )}
                 <td class="id">{id}</td>
-                <td>{plant.name}</td>
-                <td>{plant.tag ?? ''}</td>
+                <td class="text">{plant.name}</td>
+                <td class="text">{plant.tag ?? ''}</td>
                 {canWrite && (
                   <td class="row-actions">
                     <button type="button" class="quiet" onClick={() => props.onEdit(plant)}>
