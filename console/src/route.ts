@@ -52,9 +52,54 @@ export interface Route {
   plants: PlantsView;
 }
 
-/** Tags as a person types them: separated by commas, trimmed, empty ones and repeats dropped. */
-export function splitTags(texts: readonly string[]): string[] {
-  const tags = texts.flatMap((text) => text.split(',')).map((tag) => tag.trim());
+/**
+ * The tags an address names, one a `tag` parameter, each whole (a tag may hold a comma: "red, white"):
+ * trimmed, empty ones and repeats dropped.
+ */
+function addressTags(texts: readonly string[]): string[] {
+  return unique(texts.map((tag) => tag.trim()));
+}
+
+/**
+ * Tags as a person types them in the field: separated by commas, trimmed, empty ones and repeats dropped;
+ * a tag in double quotes is taken whole, commas included (`"red, white", shade`; `""` is a quote in it).
+ */
+export function splitTags(text: string): string[] {
+  const tags: string[] = [];
+  let tag = '';
+  // Within quotes; and how much of `tag` was quoted (kept as it is: only the end of what follows the quotes is trimmed).
+  let quoted = false;
+  let kept = -1;
+  const end = () => {
+    tags.push(kept === -1 ? tag.trim() : tag.slice(0, kept) + tag.slice(kept).trimEnd());
+    tag = '';
+    kept = -1;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c !== '"') tag += c;
+      else if (text[i + 1] === '"') tag += text[++i];
+      else {
+        quoted = false;
+        kept = tag.length;
+      }
+    } else if (c === '"' && kept === -1 && tag.trim() === '') {
+      quoted = true;
+      tag = '';
+    } else if (c === ',') end();
+    else tag += c;
+  }
+  end();
+  return unique(tags);
+}
+
+/** The field's text for tags, as splitTags reads it back: a tag holding a comma or a quote, or spaces at an end, in quotes. */
+export function tagsText(tags: readonly string[]): string {
+  return tags.map((tag) => (/[",]|^\s|\s$/.test(tag) ? `"${tag.replaceAll('"', '""')}"` : tag)).join(', ');
+}
+
+function unique(tags: readonly string[]): string[] {
   return [...new Set(tags.filter((tag) => tag !== ''))];
 }
 
@@ -83,7 +128,7 @@ export function parseRoute(hash: string): Route {
     section,
     plants: {
       q: (query.get('q') ?? '').trim(),
-      tags: splitTags(query.getAll('tag')),
+      tags: addressTags(query.getAll('tag')),
       sort: sort ?? DEFAULT_VIEW.sort,
       sortChosen: sort !== undefined,
       limit: pageSizeOf(query.get('limit')),

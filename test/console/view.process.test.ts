@@ -211,7 +211,7 @@ describe('the console: sorting by the headers, and the view in the address', { s
   });
 
   it('opens an address holding values it cannot read with the defaults, writes it back in its own words, and never fails', async () => {
-    const { t, page, origin, errors } = await openConsole(after, { path: '/console#plants?q=%zz&sort=sideways&limit=7&tag=,,&cursor=x' });
+    const { t, page, origin, errors } = await openConsole(after, { path: '/console#plants?q=%zz&sort=sideways&limit=7&tag=++&cursor=x' });
     await addPlants(t, [{ id: 1, name: 'a %zz plant' }]);
     await signIn(page);
     await showing(page, '1');

@@ -1,6 +1,6 @@
 import type { RefObject } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { SORTS, splitTags, type PlantsView, type Sort } from '../route.js';
+import { SORTS, splitTags, tagsText, type PlantsView, type Sort } from '../route.js';
 
 /**
  * The search form: Search (the API's q, part of a name in any case), With tag (one or several, any of them),
@@ -19,18 +19,18 @@ export function Filters({
   onSort: (sort: Sort) => void;
   searchRef: RefObject<HTMLInputElement | null>;
 }) {
-  const tagsText = view.tags.join(', ');
+  const shownTags = tagsText(view.tags);
   const [search, setSearch] = useState(view.q);
-  const [tagText, setTagText] = useState(tagsText);
+  const [tagText, setTagText] = useState(shownTags);
   useEffect(() => setSearch(view.q), [view.q]);
-  useEffect(() => setTagText(tagsText), [tagsText]);
+  useEffect(() => setTagText(shownTags), [shownTags]);
   return (
     <form
       role="search"
       class="filters"
       onSubmit={(event) => {
         event.preventDefault();
-        onSearch({ q: search.trim(), tags: splitTags([tagText]) });
+        onSearch({ q: search.trim(), tags: splitTags(tagText) });
       }}
     >
       <div class="field">
@@ -52,7 +52,7 @@ export function Filters({
         <label for="plant-tags">With tag</label>
         <input id="plant-tags" value={tagText} onInput={(e) => setTagText(e.currentTarget.value)} aria-describedby="tags-hint" />
         <small id="tags-hint" class="hint">
-          One tag, or several separated by commas (any of them).
+          One tag, or several separated by commas (any of them); a tag that holds a comma in double quotes: "red, white".
         </small>
       </div>
       <button type="submit">Search</button>
