@@ -160,8 +160,9 @@ describe('the console: plants', { skip, timeout: 180_000 }, () => {
     const mine = dialog.getByRole('region', { name: 'Your version' });
     const theirs = dialog.getByRole('region', { name: 'Stored version' });
     const shown = async (version: typeof mine) => (await version.locator('dd').allInnerTexts()).join(' / ');
-    assert.equal(await shown(mine), 'Fern (mine) / shade');
-    assert.equal(await shown(theirs), 'Fern (theirs) / green');
+    // Each difference said in words (bold and underline alone reached no screen reader), and by whom.
+    assert.equal(await shown(mine), 'Fern (mine) (differs: changed by you) / shade (differs: changed by you)');
+    assert.equal(await shown(theirs), 'Fern (theirs) (differs: changed by someone else) / green (differs)');
     assert.equal((await t.call('GET', '/plants/7')).json().name, 'Fern (theirs)', 'nothing overwritten yet');
     await dialog.getByRole('button', { name: 'Keep mine' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved plant 7.' }).waitFor();

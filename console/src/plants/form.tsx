@@ -18,7 +18,8 @@ interface Version {
 /** The plant as stored now, with its ETag; null when it is gone. */
 type Stored = { version: Version; etag: string } | null;
 
-type Conflict = { mine: Version; stored: Stored };
+/** Mine and the stored version; `opened`, the version the edit started from (none for a new plant): which side changed what. */
+type Conflict = { mine: Version; stored: Stored; opened?: Version };
 
 function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
   return { name: plant.name, tag: plant.tag };
@@ -57,6 +58,8 @@ export function PlantForm({
   const [tag, setTag] = useState(plant?.tag ?? '');
   // The tag as stored when the form opened (the row's until the stored plant is read).
   const [openedTag, setOpenedTag] = useState(plant?.tag);
+  // The name as stored when the form opened: with openedTag, the version a conflict tells each side's changes from.
+  const [openedName, setOpenedName] = useState(plant?.name);
   const [etag, setEtag] = useState<string | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [problem, setProblem] = useState('');
@@ -75,6 +78,7 @@ export function PlantForm({
             setName(stored.version.name);
             setTag(stored.version.tag ?? '');
             setOpenedTag(stored.version.tag);
+            setOpenedName(stored.version.name);
             setEtag(stored.etag);
           }
         },
@@ -100,7 +104,7 @@ export function PlantForm({
       if (error.code === 'precondition_failed' || error.code === 'plant_exists') {
         const stored = await readStored(client, plantId);
         if (typeof stored === 'string') return setProblem(stored);
-        return setConflict({ mine, stored });
+        return setConflict({ mine, stored, ...(editing && openedName !== undefined && { opened: { name: openedName, tag: openedTag } }) });
       }
       setProblem(explain(error));
     } catch (error) {
@@ -167,8 +171,17 @@ function ConflictView({
   onKeepMine: () => void;
   onTakeStored: () => void;
 }) {
-  const { mine, stored } = conflict;
+  const { mine, stored, opened } = conflict;
   const differs = (field: keyof Version) => stored !== null && stored.version[field] !== mine[field];
+  /**
+   * A difference said in words, not by bold and underline alone (a screen reader showed two lists with
+   * nothing marked), and by whom, where the version the edit started from tells it.
+   */
+  const mark = (field: keyof Version, side: Version) => {
+    if (!differs(field)) return null;
+    const who = opened === undefined || side[field] === opened[field] ? '' : side === mine ? ': changed by you' : ': changed by someone else';
+    return <span class="change-note"> (differs{who})</span>;
+  };
   // The focus on what happened as the comparison replaces the form: Save, which had it, is gone, and the
   // focus was on nothing in the modal dialog.
   const said = useRef<HTMLParagraphElement>(null);
@@ -185,9 +198,15 @@ function ConflictView({
           <h3 id="conflict-mine">Your version</h3>
           <dl class="facts">
             <dt>Name</dt>
-            <dd class={differs('name') ? 'differs' : undefined}>{mine.name}</dd>
+            <dd>
+              <span class={differs('name') ? 'differs' : undefined}>{mine.name}</span>
+              {mark('name', mine)}
+            </dd>
             <dt>Tag</dt>
-            <dd class={differs('tag') ? 'differs' : undefined}>{tagWords(mine.tag)}</dd>
+            <dd>
+              <span class={differs('tag') ? 'differs' : undefined}>{tagWords(mine.tag)}</span>
+              {mark('tag', mine)}
+            </dd>
           </dl>
         </section>
         <section aria-labelledby="conflict-stored" class="card">
@@ -197,9 +216,15 @@ function ConflictView({
           ) : (
             <dl class="facts">
               <dt>Name</dt>
-              <dd class={differs('name') ? 'differs' : undefined}>{stored.version.name}</dd>
+              <dd>
+                <span class={differs('name') ? 'differs' : undefined}>{stored.version.name}</span>
+                {mark('name', stored.version)}
+              </dd>
               <dt>Tag</dt>
-              <dd class={differs('tag') ? 'differs' : undefined}>{tagWords(stored.version.tag)}</dd>
+              <dd>
+                <span class={differs('tag') ? 'differs' : undefined}>{tagWords(stored.version.tag)}</span>
+                {mark('tag', stored.version)}
+              </dd>
             </dl>
           )}
         </section>
