@@ -90,6 +90,26 @@ export function exactJsonResponses() {
   };
 }
 
+/** Swagger UI's maker of a request body's first text: (schema, media type, options, the document's example). */
+type SampleOf = (schema: unknown, contentType?: string, config?: object, example?: unknown) => unknown;
+
+/**
+ * A Swagger UI plugin: a request body in NDJSON starts from the document's example as it is written (its
+ * lines), where Swagger UI takes every media type whose name holds "json" for JSON and put the example in
+ * the box as one JSON string, quotes escaped: Execute sent that, and the import refused its first "row".
+ * Swagger UI's own 3.1 support puts its sample maker in place the same way, after loading (`this.fn`).
+ */
+export function ndjsonExamplesAsWritten() {
+  return {
+    afterLoad(this: { fn: { getSampleSchema: SampleOf } }) {
+      const original = this.fn.getSampleSchema;
+      const sample: SampleOf = (schema, contentType, config, example) =>
+        typeof example === 'string' && /^application\/x-ndjson\b/i.test(contentType ?? '') ? example : original(schema, contentType, config, example);
+      Object.assign(this.fn, { getSampleSchema: sample });
+    },
+  };
+}
+
 /**
  * Text of the document with its example address (`http://127.0.0.1:8080/`, openapi/intro.ts) replaced by
  * the address the page was served from: the folder of `pageUrl`, so a proxy's prefix is kept too.
@@ -141,5 +161,5 @@ export function underServedFolder(url: string, pageUrl: string): string {
 /** Starts Swagger UI with these options and the plugins above; `example` is the address the document's examples use. */
 export function startSwaggerUi(options: object, example: string): void {
   const requestInterceptor = (request: { url: string }) => ((request.url = underServedFolder(request.url, location.href)), request);
-  SwaggerUIBundle({ ...options, requestInterceptor, plugins: [exactJsonResponses, () => servedAddressExamples(example)] });
+  SwaggerUIBundle({ ...options, requestInterceptor, plugins: [exactJsonResponses, ndjsonExamplesAsWritten, () => servedAddressExamples(example)] });
 }

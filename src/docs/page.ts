@@ -1,4 +1,12 @@
-import { atServedAddress, exactJsonResponses, indentJson, servedAddressExamples, startSwaggerUi, underServedFolder } from './browser.js';
+import {
+  atServedAddress,
+  exactJsonResponses,
+  indentJson,
+  ndjsonExamplesAsWritten,
+  servedAddressExamples,
+  startSwaggerUi,
+  underServedFolder,
+} from './browser.js';
 
 /**
  * What the browser gets at /docs besides Swagger UI's own files: the page, the script that starts
@@ -37,7 +45,7 @@ export const EXAMPLE_ADDRESS = 'http://127.0.0.1:8080/';
 /** The functions of browser.ts as source text, then the call that starts Swagger UI; strict, and leaving no globals. */
 export const START_SCRIPT = `(() => {
 'use strict';
-${[indentJson, exactJsonResponses, atServedAddress, servedAddressExamples, underServedFolder, startSwaggerUi].map(String).join('\n')}
+${[indentJson, exactJsonResponses, ndjsonExamplesAsWritten, atServedAddress, servedAddressExamples, underServedFolder, startSwaggerUi].map(String).join('\n')}
 startSwaggerUi(${JSON.stringify(SWAGGER_UI_OPTIONS)}, ${JSON.stringify(EXAMPLE_ADDRESS)});
 })();
 `;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { browserSkip, watchedPage } from '../chromium.js';
 import { tempDir, testApp, TOKEN } from '../helpers.js';
-import { needs } from '../toolkit.js';
+import { needs, until } from '../toolkit.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON */
 type Json = any;
@@ -87,6 +87,49 @@ test(
     assert.ok(requests.includes(`${origin}/openapi.json`), requests.join('\n'));
     assert.ok(requests.includes(`${origin}/plants/${BIG_ID}`), requests.join('\n'));
     for (const url of requests) assert.equal(new URL(url).origin, origin, `a request left the origin: ${url}`);
+    assert.deepEqual(errors, []);
+  },
+);
+
+test(
+  "/docs in Chromium: Try it out on the import sends each media type's pre-filled example, and the service takes it",
+  { skip, timeout: 120_000 },
+  async () => {
+    const t = await testApp(after);
+    const doc: Json = (await t.call('GET', '/openapi.json', { token: null })).json();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const { page, errors } = await watchedPage(tempDir(after), after);
+    await page.goto(`${origin}/docs`);
+    await page.locator('.auth-wrapper button.authorize').click();
+    await page.locator('.auth-container input').fill(TOKEN);
+    await page.locator('.auth-btn-wrapper button.authorize').click();
+    await page.locator('.auth-btn-wrapper button.btn-done').click();
+
+    const importPlants = page.locator('.opblock', { has: page.getByText(doc.paths['/plants/import'].post.summary, { exact: true }) });
+    await importPlants.locator('.opblock-summary').click();
+    await importPlants.getByRole('button', { name: 'Try it out' }).click();
+    const mediaType = importPlants.locator('.opblock-section-request-body select');
+    const types = await mediaType.locator('option').allInnerTexts();
+    assert.equal(types[0], 'application/x-ndjson', 'NDJSON, the first, is the one shown');
+    assert.deepEqual([...types].sort(), ['application/json', 'application/x-ndjson', 'text/csv']);
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/plants/import') sent.push(request.postData() ?? '');
+    });
+    for (const type of types) {
+      await mediaType.selectOption(type);
+      const answers = importPlants.locator('.live-responses-table tbody tr.response');
+      await importPlants.getByRole('button', { name: 'Execute' }).click();
+      await until(async () => sent.length === types.indexOf(type) + 1, `the ${type} request`);
+      await answers.waitFor();
+      const status = (await answers.locator('.response-col_status').innerText()).trim();
+      const body = await answers.locator('.response-col_description pre').first().innerText();
+      assert.equal(status, '200', `${type}: ${status} ${body} (sent ${JSON.stringify(sent.at(-1))})`);
+      assert.deepEqual(Object.keys(JSON.parse(body) as object).sort(), ['created', 'replaced'], type);
+      await importPlants.getByRole('button', { name: 'Clear' }).click();
+    }
+    assert.equal(sent[0], doc.paths['/plants/import'].post.requestBody.content['application/x-ndjson'].example, 'the example as written');
     assert.deepEqual(errors, []);
   },
 );
