@@ -75,7 +75,7 @@ test(
     await listPlants.locator('.opblock-summary').click();
     await listPlants.locator('.parameters').first().waitFor();
     const parameters = await listPlants.locator('tr[data-param-name]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-param-name')));
-    assert.deepEqual([...parameters].sort(), ['after', 'cursor', 'format', 'id', 'if-none-match', 'limit', 'prefer', 'q', 'sort', 'tag']);
+    assert.deepEqual([...parameters].sort(), ['after', 'cursor', 'format', 'id', 'if-match', 'if-none-match', 'limit', 'prefer', 'q', 'sort', 'tag']);
     const mediaTypes = await listPlants.locator('.response-control-media-type select').first().locator('option').allInnerTexts();
     assert.deepEqual([...mediaTypes].sort(), ['application/json', 'application/x-ndjson', 'text/csv']);
 
