@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
+import { firstToken } from '../process.js';
 import { needs, until } from '../toolkit.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
 import { client, connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
@@ -101,8 +102,8 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     setVersion(dir, OLD);
     // Every setting at its default (the store in ./data, the first token printed), but the port: a free one.
     const server = await serve(after, { SHUTDOWN_DRAIN_MS: undefined }, { dir });
-    const token = /Authorization: Bearer (ps_[\w-]+)/.exec(server.stderr())?.[1];
-    assert.ok(token, `the first token on stderr: ${server.stderr()}`);
+    // Written before the worker's ready line, but on the other pipe: waited for.
+    const token = await firstToken(() => server.stderr());
     await reloadUnderLoad(server, dir, token);
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 0, signal: null });

@@ -4,7 +4,7 @@ import { after, describe, test } from 'node:test';
 import { REVOKED } from '../../src/events/credentials.js';
 import { rawStream } from '../events/sse.js';
 import { tempDir } from '../helpers.js';
-import { request, startServer } from '../process.js';
+import { firstToken, request, startServer } from '../process.js';
 import { becomesRefused } from '../toolkit.js';
 
 /**
@@ -13,15 +13,14 @@ import { becomesRefused } from '../toolkit.js';
  * /tokens/{id} is refused by the server soon after, and its open event stream ends, saying why.
  */
 
-const SECRET = /ps_[A-Za-z0-9_-]{43}/;
-
 describe('tokens over the API of a running server', async () => {
   const databaseUrl = `file:${join(tempDir(after), 'tokens.db')}`;
   const server = await startServer(after, { env: { DATABASE_URL: databaseUrl, PLANT_STORE_TOKENS: undefined } });
   after(async () => {
     if (server.running) assert.deepEqual(await server.stop(), { code: 0, signal: null });
   });
-  const first = SECRET.exec(server.stderr)?.[0];
+  // Printed once the server listens, on the other pipe than the line saying so: waited for.
+  const first = await firstToken(() => server.stderr);
 
   const make = async (token: string, name: string, scopes: string[]) => {
     const res = await request(`${server.url}/tokens`, { method: 'POST', token, body: JSON.stringify({ name, scopes }) });
@@ -31,13 +30,13 @@ describe('tokens over the API of a running server', async () => {
   };
 
   test('the first-start token may manage tokens', async () => {
-    assert.ok(first, `the first token on stderr: ${server.stderr}`);
+    assert.match(first, /^ps_[A-Za-z0-9_-]{43}$/);
     const info = await request(`${server.url}/token`, { token: first });
     assert.ok((JSON.parse(info.text) as { scopes: string[] }).scopes.includes('tokens:manage'), info.text);
   });
 
   test('a token revoked over the API is refused, and its open event stream ends, saying why', { timeout: 120_000 }, async () => {
-    const admin = await make(first!, 'admin', ['tokens:manage', 'events:read']);
+    const admin = await make(first, 'admin', ['tokens:manage', 'events:read']);
     const browser = await make(admin.secret, 'browser', ['events:read']);
     const stream = await rawStream(`${server.url}/events`, { authorization: `Bearer ${browser.secret}` });
     assert.equal(stream.status, 200);
