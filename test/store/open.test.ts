@@ -9,8 +9,8 @@ const PASSWORD = 'Tulip-7q@Fern-3z';
 const HALVES = PASSWORD.split('@');
 
 /** What openStore rejects with for DATABASE_URL `url` (a short DB_TIMEOUT_MS: a retried refusal ends soon). */
-async function refusal(url: string): Promise<Error> {
-  const settings = { databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs: 400, pgPoolSize: 2, writeQueueLimit: 10 } as const;
+async function refusal(url: string, dbTimeoutMs = 400): Promise<Error> {
+  const settings = { databaseUrl: url, sqliteSynchronous: 'FULL', dbTimeoutMs, pgPoolSize: 2, writeQueueLimit: 10 } as const;
   const error = await openStore(settings).then(
     () => assert.fail('the store opened'),
     (failure: unknown) => failure,
@@ -47,4 +47,22 @@ describe('a PostgreSQL start refused for a connection problem', () => {
       }
     });
   }
+});
+
+describe('a refusal another attempt would not change', () => {
+  it('a wrong password on the one host is tried once, not again until DB_TIMEOUT_MS', async (context) => {
+    const server = await fakePostgres('wrong-password');
+    context.after(() => server.close());
+    const error = await refusal(`postgres://plants:${encodeURIComponent(PASSWORD)}@127.0.0.1:${server.port}/plants`, 3000);
+    assert.match(error.message, /password authentication failed for user "plants"/);
+    assert.equal(server.passwords.length, 1, `one attempt, got ${server.passwords.length}`);
+  });
+
+  it('with two hosts, the next host is still tried: hosts need not share their settings', async (context) => {
+    const first = await fakePostgres('wrong-password');
+    const second = await fakePostgres('wrong-password');
+    context.after(() => Promise.all([first.close(), second.close()]));
+    await refusal(`postgres://plants:${encodeURIComponent(PASSWORD)}@127.0.0.1:${first.port},127.0.0.1:${second.port}/plants`);
+    assert.ok(first.passwords.length >= 1 && second.passwords.length >= 1, `${first.passwords.length} and ${second.passwords.length} attempts`);
+  });
 });

@@ -72,6 +72,21 @@ export class NoSessionError extends Error {
 /** Errors of connection attempts to one host: another host (or the same, later) may do better. */
 const hostFailures = new WeakSet<object>();
 
+/** The password or role refused, the database missing. */
+const FINAL_CODES = new Set(['28P01', '28000', '3D000']);
+
+/**
+ * A refusal another attempt at the same host will not change: its settings refuse the URL's password, role
+ * or database, or TLS the URL asks for. With one host, it ends the attempts at once, where they went on
+ * until DB_TIMEOUT_MS (a start that failed 5 s late, every request waiting as long). With several, the
+ * next host is tried as before: hosts need not share their settings.
+ */
+function finalRefusal(error: object): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && FINAL_CODES.has(code)) return true;
+  return error instanceof Error && error.message === 'The server does not support SSL connections';
+}
+
 /**
  * The hosts of one URL, and which one a new connection tries: the host that last gave a wanted session,
  * else the next one after the host that last failed, in the order the URL lists them.
@@ -171,7 +186,7 @@ export class HostClient extends pg.Client {
       // it (pg's pool, the migrator) gets only the error.
       if (connected) await this.end().catch(() => undefined);
       this.hosts.failed(this.index, error);
-      if (typeof error === 'object' && error !== null) hostFailures.add(error);
+      if (typeof error === 'object' && error !== null && !(this.hosts.url.hosts.length === 1 && finalRefusal(error))) hostFailures.add(error);
       throw error;
     }
     this.hosts.succeeded(this.index);
