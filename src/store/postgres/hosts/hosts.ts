@@ -77,9 +77,9 @@ const FINAL_CODES = new Set(['28P01', '28000', '3D000']);
 
 /**
  * A refusal another attempt at the same host will not change: its settings refuse the URL's password, role
- * or database, or TLS the URL asks for. With one host, it ends the attempts at once, where they went on
- * until DB_TIMEOUT_MS (a start that failed 5 s late, every request waiting as long). With several, the
- * next host is tried as before: hosts need not share their settings.
+ * or database, or TLS the URL asks for. Once every host of the URL has refused so, the attempts end, where
+ * they went on until DB_TIMEOUT_MS (a start that failed 5 s late, every request waiting as long). Until
+ * then the next host is tried: hosts need not share their settings.
  */
 function finalRefusal(error: object): boolean {
   const code = (error as { code?: unknown }).code;
@@ -93,6 +93,8 @@ function finalRefusal(error: object): boolean {
  */
 export class Hosts {
   private preferred = 0;
+  /** The hosts whose last attempt was refused for good (finalRefusal). */
+  private readonly refusedForGood = new Set<number>();
   /** Why the last failed attempt failed, as its error said. */
   lastFailure: string | undefined;
   /** How long one host may take to give a session. */
@@ -119,6 +121,18 @@ export class Hosts {
 
   succeeded(index: number): void {
     this.preferred = index;
+    this.refusedForGood.delete(index);
+  }
+
+  /**
+   * Records how host `index` refused (`final`: for good), and says whether every host has now refused for
+   * good: only then would another attempt not change the answer. A host that failed otherwise since
+   * (unreachable, starting up) may yet be the one to give a session.
+   */
+  refusedByAll(index: number, final: boolean): boolean {
+    if (final) this.refusedForGood.add(index);
+    else this.refusedForGood.delete(index);
+    return this.refusedForGood.size === this.url.hosts.length;
   }
 
   /** Hands the turn to the next host, unless another connection has moved it on already. */
@@ -186,7 +200,7 @@ export class HostClient extends pg.Client {
       // it (pg's pool, the migrator) gets only the error.
       if (connected) await this.end().catch(() => undefined);
       this.hosts.failed(this.index, error);
-      if (typeof error === 'object' && error !== null && !(this.hosts.url.hosts.length === 1 && finalRefusal(error))) hostFailures.add(error);
+      if (typeof error === 'object' && error !== null && !this.hosts.refusedByAll(this.index, finalRefusal(error))) hostFailures.add(error);
       throw error;
     }
     this.hosts.succeeded(this.index);
