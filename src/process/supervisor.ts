@@ -5,7 +5,8 @@ import { metricsListener } from './listeners.js';
 import { processLogger, stderrLine } from './log.js';
 import { reloadRefusal } from './release.js';
 import { rootWarning } from './root.js';
-import { StartFailed, Workers } from './workers.js';
+import { StartFailed } from './worker.js';
+import { Workers } from './workers.js';
 
 /**
  * The process `plant-store serve` runs as (systemd's main PID, which stays the same for as long as the

@@ -25,6 +25,17 @@ export function versions(members: Iterable<WorkerProcess | undefined>): string {
   return [...new Set([...members].flatMap((member) => (member?.version ? [member.version] : [])))].join(', ') || 'unknown';
 }
 
+/** A start that failed: `said` when the worker itself said why on stderr. */
+export class StartFailed extends Error {
+  constructor(
+    message: string,
+    readonly said: boolean,
+  ) {
+    super(message);
+    this.name = 'StartFailed';
+  }
+}
+
 /** The folder the supervisor was started in, by its path. */
 const STARTED_IN = process.cwd();
 
@@ -131,6 +142,17 @@ export class WorkerProcess {
     this.worker.send(message, (error: Error | null) => {
       if (error) unsent?.();
     });
+  }
+
+  /** Its exit, when it exits within `ms`; undefined when it still runs then. */
+  async exitWithin(ms: number): Promise<Exit | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const running = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+    try {
+      return await Promise.race([this.exited, running]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   kill(signal: NodeJS.Signals): void {

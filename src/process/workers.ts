@@ -8,7 +8,7 @@ import type { RateCounts } from '../http/rate-limit.js';
 import type { WorkerRole } from './protocol.js';
 import { SupervisorRateCounts } from './rate-counts.js';
 import { relayRevocation } from './revocations.js';
-import { clean, described, versions, WorkerProcess, type Exit } from './worker.js';
+import { clean, described, StartFailed, versions, WorkerProcess, type Exit } from './worker.js';
 
 /**
  * The supervisor's workers, as one service (process/supervisor.ts): WEB_CONCURRENCY serving processes
@@ -20,21 +20,12 @@ import { clean, described, versions, WorkerProcess, type Exit } from './worker.j
 
 /** A worker that crashed after it served is replaced after this pause (no tight crash loop). */
 const RESPAWN_DELAY_MS = 1000;
+/** How long a reload's new worker serves beside the old one before that one hands over (`replace` says why). */
+const RELOAD_SETTLE_MS = 2000;
 /** How long past a worker's own limit (its drain, then SHUTDOWN_TIMEOUT_MS) the supervisor waits before killing it. */
 const KILL_MARGIN_MS = 5000;
 /** A scrape fails when a worker has not answered with its metrics within this. */
 const METRICS_TIMEOUT_MS = 5000;
-
-/** A start that failed: `said` when the worker itself said why on stderr. */
-export class StartFailed extends Error {
-  constructor(
-    message: string,
-    readonly said: boolean,
-  ) {
-    super(message);
-    this.name = 'StartFailed';
-  }
-}
 
 export class Workers implements Service {
   readonly name = 'workers';
@@ -150,11 +141,12 @@ export class Workers implements Service {
 
   /**
    * Replaces the workers slot by slot: a new worker is forked (running the code on disk now, whatever the
-   * supervisor's own version), and only once it serves, on the same socket, is the old one told to hand
-   * over (it takes no new connection, finishes what it has and exits once its clients have dropped their
-   * connections: process/listeners.ts): no moment without a worker taking connections. The next slot's does
-   * not wait for the old one to be gone. A new worker that exits or is not ready within RELOAD_TIMEOUT_MS
-   * ends the reload: the old ones keep serving, and the log and stderr say why.
+   * supervisor's own version), and only once it has served beside it for RELOAD_SETTLE_MS, on the same
+   * socket, is the old one told to hand over (it takes no new connection, finishes what it has and exits
+   * once its clients have dropped their connections: process/listeners.ts): no moment without a worker
+   * taking connections. The next slot's does not wait for the old one to be gone. A new worker that exits
+   * before that, or is not ready within RELOAD_TIMEOUT_MS, ends the reload: the old ones keep serving, and
+   * the log and stderr say why.
    */
   private async reloadAll(): Promise<void> {
     do {
@@ -205,6 +197,13 @@ export class Workers implements Service {
         return ready === 'late'
           ? `the new worker ${next.pid} was not ready within RELOAD_TIMEOUT_MS (${this.config.reloadTimeoutMs / 1000} s)`
           : `the new worker ${next.pid} exited before it was ready (${described(exit)})${next.failure ? `: ${next.failure}` : ''}`;
+      }
+      // A release that crashes a moment after it listens (something it starts then fails) fails the reload while
+      // the old worker still serves: told to hand over at once, it was gone, its slot left to the broken release.
+      const early = await next.exitWithin(RELOAD_SETTLE_MS);
+      if (early !== undefined) {
+        if (this.slots[slot] === undefined) this.respawnLater(slot);
+        return `the new worker ${next.pid} exited within ${RELOAD_SETTLE_MS / 1000} s of being ready (${described(early)})${next.failure ? `: ${next.failure}` : ''}`;
       }
       // The worker in the slot now: `old`, or none if it crashed meanwhile.
       const current = this.slots[slot];
@@ -266,9 +265,10 @@ export class Workers implements Service {
 
   /** A worker exited: a crash of one that served is replaced; the others are the business of whoever waits on them. */
   private exited(member: WorkerProcess, exit: Exit): void {
-    if (this.stopSignal || member.state !== 'serving') return;
     const slot = member.role.slot;
-    if (this.slots[slot] === member) this.slots[slot] = undefined;
+    // Not in its slot: a reload's new worker before it took the slot over, whose reload says what happened.
+    if (this.stopSignal || member.state !== 'serving' || this.slots[slot] !== member) return;
+    this.slots[slot] = undefined;
     this.tell('warn', `worker ${member.pid} exited (${described(exit)}); starting another`);
     if (!this.replacing.has(slot)) this.respawnLater(slot);
   }
