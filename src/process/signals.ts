@@ -64,13 +64,22 @@ export function answerSupervisor(lifecycle: Lifecycle, config: Config, app: App,
   const hurry = new AbortController();
   const stop = (kind: StopKind, details: object) => {
     if (stopping !== undefined) {
-      // Told to stop more urgently (the service stopped while this one hands over in a reload, Ctrl-C in a
-      // drain): what is left of the drain is skipped, and the stop goes on. The same request twice (systemd
-      // signals every process of the unit, and the supervisor its workers) changes nothing.
-      if (URGENCY.indexOf(kind) > URGENCY.indexOf(stopping) && !hurry.signal.aborted) {
-        log.info(details, 'asked to stop sooner: the drain ends now');
-        hurry.abort();
+      // Told to stop more urgently (Ctrl-C in a drain): what is left of the drain is skipped, and the stop goes
+      // on. The same request twice (systemd signals every process of the unit, and the supervisor its workers)
+      // changes nothing.
+      if (URGENCY.indexOf(kind) <= URGENCY.indexOf(stopping) || hurry.signal.aborted) return;
+      if (stopping === 'handover' && kind === 'leaving' && config.shutdownDrainMs > 0) {
+        // The service stops (SIGTERM) while this one hands over in a reload: the instance drains, and this
+        // worker with it as the new one does (`/readyz` 503), its connections kept for SHUTDOWN_DRAIN_MS at
+        // most. Closed at once, a request a client (a balancer not told yet) was sending on one failed.
+        stopping = kind;
+        app.stopping({ leaving: true });
+        log.info(details, `asked to stop: the drain goes on for ${config.shutdownDrainMs / 1000} s at most, /readyz 503`);
+        setTimeout(() => hurry.abort(), config.shutdownDrainMs);
+        return;
       }
+      log.info(details, 'asked to stop sooner: the drain ends now');
+      hurry.abort();
       return;
     }
     stopping = kind;
