@@ -156,17 +156,14 @@ export class Workers implements Service {
         'info',
         `SIGHUP: reloading ${this.slots.length} worker${this.slots.length === 1 ? '' : 's'} from the code installed now (version ${before} serving)`,
       );
-      for (let slot = 0; slot < this.slots.length; slot++) {
-        if (this.stopSignal) return;
-        const failure = await this.replace(slot);
-        // Stopped meanwhile: the stop has taken over every worker, the new one included.
-        if (this.stopSignal) return;
-        if (failure !== undefined) {
-          this.tell('error', `reload failed: ${failure}; the workers of version ${versions(this.slots)} keep serving`);
-          return;
-        }
-      }
-      this.tell('info', `reloaded: version ${before} → ${versions(this.slots)}`, { from: before, to: versions(this.slots) });
+      let failure: string | undefined;
+      for (let slot = 0; slot < this.slots.length && failure === undefined && !this.stopSignal; slot++) failure = await this.replace(slot);
+      // Stopped meanwhile: the stop has taken over every worker, the new one included.
+      if (this.stopSignal) return;
+      if (failure === undefined)
+        this.tell('info', `reloaded: version ${before} → ${versions(this.slots)}`, { from: before, to: versions(this.slots) });
+      else this.tell('error', `reload failed: ${failure}; the workers of version ${versions(this.slots)} keep serving`);
+      // A SIGHUP during a reload that fails (the release mended meanwhile) is still answered by a reload.
     } while (this.reloadAgain && !this.stopSignal);
   }
 
