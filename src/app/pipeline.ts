@@ -10,6 +10,7 @@ import { headAnswersLikeGet } from '../http/head.js';
 import { installInt64Preference, int64Answer } from '../http/int64-preference.js';
 import { installJsonParser } from '../http/json.js';
 import { OverloadMonitor } from '../http/overload.js';
+import { closesConnection } from '../http/connection-turns.js';
 import { acknowledgeHandling } from '../http/preferences.js';
 import { limitedAuthentication, MemoryRateLimiter, SharedRateLimiter } from '../http/rate-limit.js';
 import { closeAfterRefusedBody } from '../http/refused-body.js';
@@ -176,7 +177,10 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   //     that sent `Prefer: int64=string`: one config read for the others.
   let stopping = false;
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (stopping) reply.header('connection', 'close');
+    if (stopping) {
+      reply.header('connection', 'close');
+      closesConnection(reply.raw);
+    }
     closeAfterRefusedBody(request, reply, stopping);
     if (reply.statusCode >= 400 && request.headers.prefer !== undefined) acknowledgeHandling(request, reply);
     const int64 = request.routeOptions.config.int64;

@@ -18,6 +18,19 @@ const lastAnswer = new WeakMap<Socket, ServerResponse>();
 /** Answers whose request waits for its turn. */
 const waiting = new WeakSet<ServerResponse>();
 
+/** Answers that close their connection (`Connection: close`, the process stopping): nothing after them is served. */
+const closing = new WeakSet<ServerResponse>();
+
+/**
+ * The answer closes its connection: a request pipelined after it is never carried out. Node reads that
+ * request as the answer finishes (the answer's request body dumped), before it ends the connection, and
+ * served, it was carried out (a POST committed) with no one to read its answer; RFC 9112 §9.6 has the
+ * client send it again, on another connection, as one the server did not act on.
+ */
+export function closesConnection(response: ServerResponse): void {
+  closing.add(response);
+}
+
 function isSafe(method: string | undefined): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
@@ -35,6 +48,7 @@ export function inTurn(
   const socket = request.socket;
   const previous = lastAnswer.get(socket);
   lastAnswer.set(socket, response);
+  if (previous !== undefined && closing.has(previous)) return;
   if (previous === undefined || previous.writableFinished || (isSafe(request.method) && isSafe(previous.req.method) && !waiting.has(previous))) {
     serve(request, response);
     return;
@@ -43,7 +57,7 @@ export function inTurn(
   // Node's own 'finish' listener (registered first) has by then ended the socket if that answer closes it.
   previous.once('finish', () => {
     waiting.delete(response);
-    if (socket.writable) serve(request, response);
+    if (socket.writable && !closing.has(previous)) serve(request, response);
   });
 }
 

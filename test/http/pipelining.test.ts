@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { testApp, TOKEN } from '../helpers.js';
+import { until } from '../toolkit.js';
 import { portOf, rawBytes } from './raw-exchange.js';
 
 /**
@@ -173,5 +175,40 @@ describe('pipelined requests', async () => {
     assert.match(answers[1]?.head ?? '', /^connection: close$/im);
     assert.equal(nameOf(answers[1]), 'closing');
     assert.equal((JSON.parse((await t.call('GET', `/plants/${later}`)).body) as { name: string }).name, 'orig');
+  });
+});
+
+describe('pipelined requests while the process stops (a drain, or a reload’s handover)', async () => {
+  const t = await testApp(after, { config: { rateLimitPerMinute: 1000 } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = portOf(t.app.server);
+  /** What is left of the token's budget: each request the app takes counts, before anything else is done for it. */
+  const left = async () => Number((await t.call('GET', '/plants?limit=1')).headers['ratelimit-remaining']);
+
+  it('after the answer that closes the connection, nothing more is taken: the client sends it again, elsewhere', async () => {
+    assert.equal((await t.call('PUT', '/plants/1', { body: { name: 'orig' } })).statusCode, 201);
+    // A keep-alive connection, used before the process began to stop.
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => received.includes('"status":"ok"'), 'the first answer');
+    received = '';
+    // Within one window of the rate limit, from here to the last count.
+    await until(() => Date.now() % 60_000 < 45_000, 'the rate-limit window to be far from its end', { timeoutMs: 20_000, everyMs: 200 });
+    const before = await left();
+    t.app.stopping({ leaving: false });
+    // A probe (counted by nothing), then a DELETE.
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nDELETE /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+    await closed;
+    const answers = answersIn(received);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200],
+    );
+    assert.match(answers[0]?.head ?? '', /^connection: close$/im);
+    assert.equal(await left(), before - 1, 'the DELETE was not taken: only this look counted');
+    assert.equal((await t.call('GET', '/plants/1')).statusCode, 200, 'the plant is still there');
   });
 });
