@@ -50,8 +50,7 @@ interface ServedFile {
   gzipEtag: string;
 }
 
-function servedFile(url: URL): ServedFile {
-  const body = readFileSync(url);
+function servedFile(url: URL, body: Buffer): ServedFile {
   const extension = /\.[a-z]+$/.exec(url.pathname)?.[0] ?? '';
   const gzipped = gzipSync(body, { level: 9 });
   const digest = createHash('sha256').update(body).digest('base64url');
@@ -65,8 +64,11 @@ function servedFile(url: URL): ServedFile {
 }
 
 /**
- * The built console, or undefined when it was not built: its files are listed once per process (they do not
- * change under a running server), and each is read, and gzipped, on its first request.
+ * The built console, or undefined when it was not built: its files are read once per process, all of them
+ * as the routes are made (about 100 KB), and each is gzipped on its first request. Read as each was first
+ * asked for, the files were those on disk then: after a new release was installed in place (its assets under
+ * other names, these removed), the assets named by the page this process had served were gone, a 500 each
+ * until the reload, and the console broken in the browser that had loaded it.
  */
 let listed: { page: () => ServedFile; assets: Map<string, () => ServedFile> } | null | undefined;
 function consoleFiles(): { page: () => ServedFile; assets: Map<string, () => ServedFile> } | undefined {
@@ -75,12 +77,18 @@ function consoleFiles(): { page: () => ServedFile; assets: Map<string, () => Ser
     const assetsDir = new URL('assets/', BUILT);
     listed = existsSync(index)
       ? {
-          page: once(() => servedFile(index)),
-          assets: new Map(readdirSync(assetsDir).map((name) => [name, once(() => servedFile(new URL(name, assetsDir)))])),
+          page: held(index),
+          assets: new Map(readdirSync(assetsDir).map((name) => [name, held(new URL(name, assetsDir))])),
         }
       : null;
   }
   return listed ?? undefined;
+}
+
+/** A file read now, made ready to serve (gzipped, tagged) on its first request. */
+function held(url: URL): () => ServedFile {
+  const body = readFileSync(url);
+  return once(() => servedFile(url, body));
 }
 
 /**
