@@ -87,24 +87,31 @@ const CORS_MAX_AGE_SECONDS = '600';
  * or one not allowed); with `*`, every answer carries the same CORS headers, Origin sent or not, and so
  * needs no Vary.
  */
-function corsHook(app: FastifyInstance, origins: readonly string[]) {
+export type CorsAnswer = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+/**
+ * The CORS headers of an answer, and the answer to a preflight (true: answered). Shared by the hook below
+ * and by the router's own refusals (a path that does not decode, an id past the router's longest:
+ * transport.ts), which no hook sees: a browser's page reads those too, and their preflight is answered.
+ */
+export function corsAnswer(origins: readonly string[]): CorsAnswer {
   const any = origins.includes('*');
   const allowed = new Set(origins);
-  return function cors(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  return function cors(request, reply) {
     const origin = request.headers.origin;
     if (any) reply.header('access-control-allow-origin', '*');
     else {
       reply.header('vary', 'Origin');
-      if (origin === undefined || !allowed.has(origin.toLowerCase())) return done();
+      if (origin === undefined || !allowed.has(origin.toLowerCase())) return false;
       reply.header('access-control-allow-origin', origin);
     }
     const preflightMethod = request.headers['access-control-request-method'];
     if (request.method !== 'OPTIONS' || preflightMethod === undefined || origin === undefined) {
       reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
-      return done();
+      return false;
     }
-    const methods = allowedMethods(app, request.url.split('?', 1)[0] ?? '/');
-    if (methods.length === 0) return done();
+    const methods = allowedMethods(request.server, request.url.split('?', 1)[0] ?? '/');
+    if (methods.length === 0) return false;
     reply
       .code(204)
       .headers({
@@ -113,6 +120,7 @@ function corsHook(app: FastifyInstance, origins: readonly string[]) {
         'access-control-max-age': CORS_MAX_AGE_SECONDS,
       })
       .send();
+    return true;
   };
 }
 
@@ -138,14 +146,16 @@ function requestProblem(request: FastifyRequest): Error | undefined {
  * gets (a query that does not decode, say) carries the CORS headers the page needs to read it.
  */
 export function installSecurity(app: FastifyInstance, settings: { corsOrigins: readonly string[] }, check: RequestCheck): void {
-  const cors = settings.corsOrigins.length > 0;
+  const withCors = settings.corsOrigins.length > 0;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS);
-    if (cors) return done();
+    if (withCors) return done();
     done(requestProblem(request) ?? check(request));
   });
-  if (cors) {
-    app.addHook('onRequest', corsHook(app, settings.corsOrigins));
+  if (withCors) {
+    const cors = corsAnswer(settings.corsOrigins);
+    // A preflight answered here goes no further (its done is never called).
+    app.addHook('onRequest', (request, reply, done) => void (cors(request, reply) || done()));
     app.addHook('onRequest', (request, _reply, done) => done(requestProblem(request) ?? check(request)));
   }
 }

@@ -7,9 +7,12 @@ import { statusOf, type ErrorCode } from './error-codes.js';
 import { send } from './errors.js';
 import { answerInProgress, answerPending, inTurn } from './connection-turns.js';
 import { originForm } from './request-target.js';
-import { SECURITY_HEADERS } from './security.js';
+import { corsAnswer, SECURITY_HEADERS, type CorsAnswer } from './security.js';
 
-export type TransportSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy'>;
+export type TransportSettings = Pick<
+  Config,
+  'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'trustProxy' | 'corsOrigins'
+>;
 
 /** A request line whose method alone Node's parser refused: a token, a target, an HTTP version. */
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) \S+ HTTP\/\d\.\d\r?\n/;
@@ -161,12 +164,17 @@ export const MAX_PARAM_LENGTH = 200;
 /**
  * Errors the router raises before routing: a URL that does not decode; a path parameter past
  * MAX_PARAM_LENGTH, which can be no id (every route's parameter is its `id`), and so gets the id rule's 400.
+ * No hook runs for them: the headers every answer carries are set here, CORS's too (CORS_ORIGINS), so that a
+ * browser's page reads the refusal as it reads any other, after a preflight answered as any other.
  */
-const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
-  reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'invalid_id', idTooLong(), 'params.id');
-  else send(reply, 'invalid_request', 'the URL is not validly percent-encoded');
-};
+function frameworkErrors(cors: CorsAnswer | undefined): NonNullable<FastifyServerOptions['frameworkErrors']> {
+  return (error, request, reply) => {
+    reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
+    if (cors?.(request, reply) === true) return;
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'invalid_id', idTooLong(), 'params.id');
+    else send(reply, 'invalid_request', 'the URL is not validly percent-encoded');
+  };
+}
 
 /** The 400 of a path id past MAX_PARAM_LENGTH. */
 export function idTooLong(): string {
@@ -210,7 +218,7 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
       return server;
     },
     clientErrorHandler,
-    frameworkErrors,
+    frameworkErrors: frameworkErrors(settings.corsOrigins.length > 0 ? corsAnswer(settings.corsOrigins) : undefined),
   };
 }
 

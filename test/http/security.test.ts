@@ -199,6 +199,33 @@ describe('CORS', async () => {
       }
     });
 
+    // The router refuses these before any hook runs (http/transport.ts): once without CORS headers at all,
+    // so that a browser's page read a network error, its preflight refused 400 too.
+    test('a path the router refuses (it does not decode, an id past its longest) carries them too, after a preflight answered 204', async () => {
+      for (const [url, code] of [
+        ['/plants/%zz', 'invalid_request'],
+        ['/plants/%C0%AF', 'invalid_request'],
+        [`/plants/${'1'.repeat(300)}`, 'invalid_id'],
+      ] as const) {
+        const preflight = await t.call('OPTIONS', url, {
+          token: null,
+          headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+        });
+        assert.equal(preflight.statusCode, 204, `${url}: ${preflight.payload}`);
+        assert.equal(preflight.headers['access-control-allow-origin'], 'https://app.example', url);
+        assert.match(String(preflight.headers['access-control-allow-methods']), /\bGET\b/, url);
+        const response = await t.call('GET', url, { headers: { origin: 'https://app.example' } });
+        assertError(response, 400, undefined, code);
+        assert.equal(response.headers['access-control-allow-origin'], 'https://app.example', url);
+        assert.match(String(response.headers['access-control-expose-headers']), /x-request-id/, url);
+        assert.match(String(response.headers.vary), /(^|, )Origin(,|$)/, url);
+        assertSecurityHeaders(response, url);
+        const other = await t.call('GET', url, { headers: { origin: 'https://evil.example' } });
+        assert.equal(other.headers['access-control-allow-origin'], undefined, url);
+        assert.match(String(other.headers.vary), /(^|, )Origin(,|$)/, url);
+      }
+    });
+
     test('an OPTIONS request that is not a preflight is 405 as before', async () => {
       const response = await t.call('OPTIONS', '/plants', { headers: { origin: 'https://app.example' } });
       assertError(response, 405);
