@@ -190,9 +190,14 @@ function validationRefusal(error: FastifyError, request: FastifyRequest, reply: 
   };
 }
 
-/** The error answer: the Error shape, or problem details when the client asked for them; the same facts either way. */
+/**
+ * The error answer: the Error shape, or problem details when the client asked for them; the same facts either
+ * way. Never kept by a cache (`no-store`, as every answer but a read's success), whatever Cache-Control a read
+ * set before it failed (its If-Match judged after its ETag was known: http/caching.ts).
+ */
 export function send(reply: FastifyReply, code: ErrorCode, message: string, field?: string): FastifyReply {
   const status = statusOf(code);
+  reply.header('cache-control', 'no-store');
   if (wantsProblem(reply.request)) {
     // A string: the route's response schema serializes the Error shape, not this one.
     return reply

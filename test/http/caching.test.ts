@@ -96,6 +96,8 @@ describe('caching: every read has an ETag, revalidates with If-None-Match, and s
         assert.equal(named.statusCode, strong ? 200 : 412, `${method} ${path} If-Match: its ETag ${etag}`);
         const stale = await t.call(method, url, { headers: { 'if-match': '"not-this-one"', 'if-none-match': etag } });
         assert.equal(stale.statusCode, 412, `${method} ${path}: a stale If-Match wins over a current If-None-Match`);
+        // An error, kept by no cache: not the revalidated read's Cache-Control, set before its If-Match was judged.
+        assert.equal(stale.headers['cache-control'], 'no-store', `${method} ${path}: the 412's Cache-Control`);
         if (method === 'GET') assert.equal(stale.json().code, 'precondition_failed');
       }
       assert.equal((await get(url, { 'if-match': 'abc' })).statusCode, 400, 'a malformed If-Match is 400');
