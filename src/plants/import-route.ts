@@ -73,6 +73,9 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
     '/plants/import',
     {
       config: { auth: 'plants:write' },
+      // The import's own limit, which its handler enforces as it reads (Fastify reads no stream it hands
+      // on): said here for what reads the route's limit (an Expect: 100-continue is answered within it).
+      bodyLimit,
       onRequest: (request, _reply, next) => {
         deadlines.extend(request.raw, timeoutMs);
         next();
