@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance, HTTPMethods, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, preParsingHookHandler } from 'fastify';
 
 /**
  * `Expect: 100-continue` (RFC 9110 §10.1.1): the client holds its body back until the server says it wants
@@ -34,7 +34,7 @@ const continueIfWanted: preParsingHookHandler = (request, reply, payload, done) 
 export function continueWhenBodyWanted(app: FastifyInstance): void {
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     const path = (request.url ?? '/').split('?', 1)[0]!;
-    if (request.method !== undefined && app.findRoute({ method: request.method as HTTPMethods, url: path }) !== null) awaiting.add(request);
+    if (request.method !== undefined && app.findRoute({ method: request.method, url: path }) !== null) awaiting.add(request);
     else response.writeContinue();
     app.server.emit('request', request, response);
   });
