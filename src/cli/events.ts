@@ -68,6 +68,8 @@ async function tail(
 ): Promise<void> {
   const { signal, types } = options;
   let cursor: FeedPosition | undefined;
+  /** The id of the event at the cursor (the last one read, or where it started), for the words of a gone place. */
+  let cursorId = '';
   let failing = false;
   while (!signal.aborted) {
     let wait = options.pollMs;
@@ -75,17 +77,20 @@ async function tail(
       if (cursor === undefined) {
         const from = await start(events, options.after);
         cursor = from.position;
+        cursorId = from.id;
         // Where it starts, for a later `--after` should nothing be printed before it is stopped.
         say(`plant-store: following the events after ${from.id}`);
       }
       // Every type is read (and the others skipped here), so that the place moves on past them.
       const page = await events.read({ after: cursor, limit: PAGE });
+      // Retention may have deleted events after the place since (a slow reader, a store away): never skip them.
+      if (!(await events.holds(cursor))) throw new Error(gone(cursorId));
       if (failing) say('plant-store: reading events again');
       failing = false;
       let lines = '';
       for (const event of page) if (types === undefined || types.has(event.type)) lines += `${eventJson(event)}\n`;
       if (lines !== '' && !print(lines)) await once(process.stdout, 'drain', { signal });
-      if (page.length > 0) cursor = page.at(-1)!.position;
+      if (page.length > 0) ({ position: cursor, id: cursorId } = page.at(-1)!);
       if (page.length === PAGE) wait = 0;
     } catch (error) {
       if (signal.aborted) return;
@@ -98,6 +103,14 @@ async function tail(
   }
 }
 
+/** Why the tail cannot go on after the event `id`, and what to do. */
+function gone(id: string): string {
+  return (
+    `event ${id} is no longer in the feed (older than EVENTS_RETENTION_DAYS, or never an event): ` +
+    'export the plants (plant-store plants export), then tail from now'
+  );
+}
+
 /** Where the tail starts: after the event `after`, or after the newest (FEED_START_ID: none yet). */
 async function start(events: EventStore, after: string | undefined): Promise<{ position: FeedPosition; id: string }> {
   if (after === undefined) {
@@ -105,11 +118,6 @@ async function start(events: EventStore, after: string | undefined): Promise<{ p
     return newest ?? { position: FEED_START, id: FEED_START_ID };
   }
   const position = await events.find(after);
-  if (position === undefined) {
-    throw new Error(
-      `event ${after} is no longer in the feed (older than EVENTS_RETENTION_DAYS, or never an event): ` +
-        'export the plants (plant-store plants export), then tail from now',
-    );
-  }
+  if (position === undefined) throw new Error(gone(after));
   return { position, id: after };
 }

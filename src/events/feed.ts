@@ -154,8 +154,14 @@ export class Feed implements StreamSource {
     return stream;
   }
 
-  read(after: FeedPosition): Promise<FeedEvent[]> {
-    return this.store.read({ after, limit: CATCH_UP_PAGE });
+  async read(after: FeedPosition): Promise<FeedEvent[] | undefined> {
+    const page = await this.store.read({ after, limit: CATCH_UP_PAGE });
+    // Asked after the read: retention deletes the oldest first, so if it has deleted nothing after the
+    // cursor by now, the read had every event.
+    if (await this.store.holds(after)) return page;
+    // The newest events, kept in memory, may still hold every one after it (a feed quiet for longer than
+    // the retention, while streams stay open).
+    return this.follower.after(after)?.slice(0, CATCH_UP_PAGE);
   }
 
   join(_stream: EventStream, cursor: FeedPosition): FeedEvent[] | undefined {

@@ -141,6 +141,8 @@ export const eventRoutes: FastifyPluginCallbackTypebox<{ feed: Feed; events: Eve
       }
       const position = after === undefined ? FEED_START : await feed.position(after);
       const { events: page, examinedTo } = await events.page({ after: position, limit: limit + 1, types: type });
+      // Retention may have deleted the events after the cursor since it was found: the page would skip them.
+      if (after !== undefined && !(await events.holds(position))) throw gone(after);
       const shown = page.length > limit ? page.slice(0, limit) : page;
       // More follow; or the read of some types examined its window of events first: go on after the last one examined.
       const next = shown.length < page.length ? shown.at(-1)!.id : examinedTo;

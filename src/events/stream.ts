@@ -8,8 +8,11 @@ export const CATCH_UP_PAGE = 500;
 
 /** What a stream needs of the feed (feed.ts). */
 export interface StreamSource {
-  /** The store's events after `after`, CATCH_UP_PAGE at most. */
-  read(after: FeedPosition): Promise<FeedEvent[]>;
+  /**
+   * The store's events after `after`, CATCH_UP_PAGE at most; undefined when the feed no longer holds them
+   * all (retention deleted some while the stream read up to `after`).
+   */
+  read(after: FeedPosition): Promise<FeedEvent[] | undefined>;
   /**
    * Joins the live stream when the feed has broadcast everything after `cursor` that it has not sent:
    * answers those events (often none), or undefined when the cursor is older than the feed remembers.
@@ -26,6 +29,12 @@ export interface StreamFormat {
   types: ReadonlySet<EventType> | undefined;
   int64?: ReadonlySet<string> | undefined;
 }
+
+/**
+ * The last line of a stream whose next events retention deleted before it could read them: it ends, and its
+ * client's reconnect (Last-Event-ID, an event deleted with them) is answered 410, telling it to resynchronise.
+ */
+export const EVENTS_GONE = 'the events after the last one sent are no longer in the feed (EVENTS_RETENTION_DAYS): reconnect';
 
 /** Frames of the events a stream sends, as one chunk, and how many they are. */
 export function framesOf(events: readonly FeedEvent[], { types, int64 }: StreamFormat): { chunk: Buffer; count: number } {
@@ -158,6 +167,11 @@ export class EventStream extends Readable {
       for (;;) {
         const page = await this.source.read(this.cursor);
         if (this.ending || this.destroyed || this.readableEnded) return;
+        if (page === undefined) {
+          // Going on after the cursor would skip what was deleted, without a word.
+          this.end(EVENTS_GONE);
+          return;
+        }
         const more = this.pushEvents(page);
         if (page.length === CATCH_UP_PAGE) {
           if (!more) return; // _read asks again once the client has taken some

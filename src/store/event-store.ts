@@ -70,11 +70,21 @@ export interface EventStore {
    * FEED_START_ID is FEED_START while the first event ever recorded is still kept (or there is none yet).
    */
   find(id: string): Promise<FeedPosition | undefined>;
+  /**
+   * Whether the feed still holds every event after `after`: retention, which deletes the oldest first and
+   * always a run of them (never one past an event it keeps), has deleted neither the event at `after` nor
+   * any after it (FEED_START: none at all). A reader that found its cursor, then read on after it, asks
+   * this after each read: retention running meanwhile may have deleted the events it was about to read,
+   * which it would otherwise skip without a word.
+   */
+  holds(after: FeedPosition): Promise<boolean>;
   /** The newest event, if there is one. */
   newest(): Promise<FeedEvent | undefined>;
   /**
    * Deletes the events committed before `before` (epoch ms), the oldest first, always keeping the newest
-   * event (so that a consumer that has read everything can resume). Answers how many it deleted.
+   * event (so that a consumer that has read everything can resume). Only ever the oldest run of events:
+   * it stops at the first one it keeps, even where a later one is older (two processes' clocks, or a clock
+   * set back), so that `holds` can tell by the oldest kept. Answers how many it deleted.
    */
   deleteExpired(before: number): Promise<number>;
   /** Calls `listener` after each commit of this process that recorded events, so that streams get them at once. */

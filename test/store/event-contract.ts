@@ -32,8 +32,14 @@ function assertInOrder(events: readonly FeedEvent[]): void {
   }
 }
 
+/**
+ * Sets, in the store's own tables, when the event `id` (with its commit's other events) was recorded: as a
+ * clock set back, or two processes' clocks, may have written it.
+ */
+export type RecordedAt = (store: Store, id: string, at: number) => Promise<void>;
+
 /** The change feed part of the store: an event per change, in the transaction of the change, read in commit order. */
-export function eventContract(name: string, open: () => Promise<Store>): void {
+export function eventContract(name: string, open: () => Promise<Store>, recordedAt: RecordedAt): void {
   describe(`event store contract: ${name}`, () => {
     it('records one event per change, with no webhook endpoint at all, in the order made; a write that changes nothing records none', () =>
       withStore(open, async (store) => {
@@ -204,6 +210,7 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
         for (let id = 1; id <= 5; id++) await plants.put({ id, name: `p${id}` });
         const all = await readAll(store);
         assert.deepEqual(await events.find(FEED_START_ID), FEED_START, 'before the first, while it is kept');
+        assert.equal(await events.holds(FEED_START), true, 'nothing deleted yet');
         assert.equal(await events.deleteExpired(0), 0, 'nothing is older than the epoch');
         assert.equal(await events.deleteExpired(Date.now() - 60_000), 0);
         assert.equal(await events.deleteExpired(Date.now() + 60_000), 4, 'all but the newest');
@@ -211,12 +218,32 @@ export function eventContract(name: string, open: () => Promise<Store>): void {
         assert.equal(await events.find(all[0]!.id), undefined);
         assert.equal(await events.find(FEED_START_ID), undefined, 'the start is gone with the first event');
         assert.deepEqual(await events.find(all[4]!.id), all[4]!.position);
+        assert.deepEqual(
+          await Promise.all([FEED_START, ...all.map((event) => event.position)].map((position) => events.holds(position))),
+          [false, false, false, false, false, true],
+          'every event after a place is held only from the newest on',
+        );
         assert.equal(await events.deleteExpired(Date.now() + 60_000), 0, 'the newest stays');
         // Numbering goes on after the newest.
         await plants.put({ id: 6, name: 'p6' });
         const [next] = await events.read({ after: all[4]!.position, limit: 10 });
         assert.ok(next && comparePositions(next.position, all[4]!.position) > 0);
         assert.deepEqual(await readAll(store, 10, FEED_START), [all[4], next]);
+      }));
+
+    it('deletes only the oldest run of expired events: one it keeps stops it, even where a later one is older', () =>
+      withStore(open, async (store) => {
+        const { plants, events } = store;
+        for (let id = 1; id <= 5; id++) await plants.put({ id, name: `p${id}` });
+        const all = await readAll(store);
+        // The second event recorded an hour ahead (a clock set back since, or another process's clock).
+        await recordedAt(store, all[1]!.id, Date.now() + 3_600_000);
+        assert.equal(await events.deleteExpired(Date.now() + 60_000), 1, 'the first alone: the second is kept');
+        assert.deepEqual(await readAll(store), all.slice(1), 'no hole: the third and fourth stay behind the second');
+        assert.deepEqual(
+          await Promise.all(all.map((event) => events.holds(event.position))),
+          [false, true, true, true, true],
+        );
       }));
   });
 }

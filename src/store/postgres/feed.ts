@@ -95,11 +95,17 @@ const NEWEST = `SELECT c.csn::text AS commit, e.ord, e.id, e.type, e.body
   FROM (SELECT csn, key FROM event_commits ORDER BY csn DESC LIMIT 1) c
   CROSS JOIN LATERAL (SELECT ord, id, type, body FROM events WHERE key = c.key ORDER BY ord DESC LIMIT 1) e`;
 
-/** Expired commits are deleted this many at a time (with their events), the oldest first, never the newest. */
+/**
+ * Expired commits are deleted this many at a time (with their events), the oldest first, never the newest;
+ * and only the run of them before the first one kept, so that the feed never has a hole a reader whose
+ * cursor is still held would skip (`at` is taken from the clock, which may be set back).
+ */
 const EXPIRE_CHUNK = 1000;
-const EXPIRE = `WITH old AS (
-    SELECT csn FROM (SELECT csn, at FROM event_commits ORDER BY csn LIMIT $2) f
-    WHERE at < $1 AND csn < (SELECT max(csn) FROM event_commits)),
+const EXPIRE = `WITH f AS (SELECT csn, at FROM event_commits ORDER BY csn LIMIT $2),
+  old AS (
+    SELECT csn FROM f WHERE csn < coalesce(
+      (SELECT min(csn) FROM f WHERE at >= $1 OR csn >= (SELECT max(csn) FROM event_commits)),
+      (SELECT max(csn) + 1 FROM f))),
   gone AS (DELETE FROM event_commits WHERE csn IN (SELECT csn FROM old) RETURNING key),
   ev AS (DELETE FROM events WHERE key IN (SELECT key FROM gone) RETURNING 1)
   SELECT (SELECT count(*) FROM gone)::int AS commits, (SELECT count(*) FROM ev)::int AS events`;
@@ -137,6 +143,13 @@ export class PostgresEvents implements EventStore {
     const { rows } = await this.query<{ commit: string; ord: number }>(FIND, [id]);
     const row = rows[0];
     return row && { commit: Number(row.commit), index: row.ord };
+  }
+
+  async holds(after: FeedPosition): Promise<boolean> {
+    // Commit numbers count from 1, and retention deletes only the oldest run of commits, each whole.
+    const { rows } = await this.query<{ oldest: string | null }>('SELECT min(csn)::text AS oldest FROM event_commits', []);
+    const oldest = rows[0]!.oldest;
+    return oldest === null || Number(oldest) <= Math.max(after.commit, 1);
   }
 
   async newest(): Promise<FeedEvent | undefined> {

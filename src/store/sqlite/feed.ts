@@ -80,6 +80,15 @@ export class SqliteEvents implements EventStore {
     });
   }
 
+  holds(after: FeedPosition): Promise<boolean> {
+    return guard(() => {
+      // Positions count from 1, and retention deletes only the oldest run of events (never the newest: an
+      // empty feed has had none).
+      const oldest = prepare<[], number | null>(this.db, 'SELECT min(position) FROM events').pluck().get();
+      return (oldest ?? 1) <= Math.max(after.commit, 1);
+    });
+  }
+
   newest(): Promise<FeedEvent | undefined> {
     return guard(() => {
       const row = prepare<[], EventRow>(this.db, `${COLUMNS} ORDER BY position DESC LIMIT 1`).get();

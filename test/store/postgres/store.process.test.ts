@@ -6,7 +6,7 @@ import { bootstrapToken } from '../../../src/auth/bootstrap.js';
 import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/store.js';
 import { isUnavailable } from '../../../src/store/postgres/errors.js';
-import { StoreUnavailableError } from '../../../src/store/store.js';
+import { StoreUnavailableError, type Store } from '../../../src/store/store.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
 import { importContract } from '../import-contract.js';
@@ -61,7 +61,26 @@ if (skipReason) {
       return Promise.all([open(url), open(url)]);
     },
   );
-  eventContract('postgres', () => open());
+  /** Each contract store's database, for the event contract to reach its tables. */
+  const storeUrls = new WeakMap<Store, string>();
+  eventContract(
+    'postgres',
+    async () => {
+      const url = await server.createDatabase();
+      const store = await open(url);
+      storeUrls.set(store, url);
+      return store;
+    },
+    async (store, id, at) => {
+      const client = new pg.Client({ connectionString: storeUrls.get(store)! });
+      await client.connect();
+      try {
+        await client.query('UPDATE event_commits SET at = $2 WHERE key = (SELECT key FROM events WHERE id = $1)', [id, at]);
+      } finally {
+        await client.end();
+      }
+    },
+  );
   importContract('postgres', () => open());
   idempotencyContract('postgres', () => open());
 

@@ -5,7 +5,7 @@ import { openConnection, prepare } from '../../../src/store/sqlite/connection.js
 import { sqlitePath } from '../../../src/store/database-url.js';
 import { SQLITE_MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
-import { StoreBusyError, StoreUnavailableError } from '../../../src/store/store.js';
+import { StoreBusyError, StoreUnavailableError, type Store } from '../../../src/store/store.js';
 import { atExit, listPlants, openSqlite, tempDir } from '../../helpers.js';
 import { storeContract } from '../contract.js';
 import { eventContract } from '../event-contract.js';
@@ -30,7 +30,25 @@ searchIndexContract(
     return [openSqlite(dir), openSqlite(dir)];
   },
 );
-eventContract('sqlite', async () => openSqlite(tempDir(atExit)));
+/** Each contract store's file, for the event contract to reach its tables. */
+const storeFiles = new WeakMap<Store, string>();
+eventContract(
+  'sqlite',
+  async () => {
+    const dir = tempDir(atExit);
+    const store = openSqlite(dir);
+    storeFiles.set(store, join(dir, 'plants.db'));
+    return store;
+  },
+  async (store, id, at) => {
+    const db = openConnection(storeFiles.get(store)!);
+    try {
+      prepare(db, 'UPDATE events SET at = ? WHERE id = ?').run(at, id);
+    } finally {
+      db.close();
+    }
+  },
+);
 importContract('sqlite', async () => openSqlite(tempDir(atExit)));
 idempotencyContract('sqlite', async () => openSqlite(tempDir(atExit)));
 

@@ -21,11 +21,17 @@ export function sqliteEventWrites(db: Connection): { record(changes: readonly Pl
   const insert = prepare<[string, string, number, string]>(db, 'INSERT INTO events (id, type, at, body) VALUES (?, ?, ?, ?)');
   // The oldest rows first, a chunk at a time, never the newest row (its position must never be handed out
   // again), nor one the search index has not read yet (it names a plant to index: writer/search-index.ts).
+  // Only the run of rows before the first one kept: `at` is each writer's clock, and with several worker
+  // processes a row may be older than the one before it; deleting it alone would leave a hole in the feed
+  // that a reader whose cursor is still held would skip.
   const expire = prepare<[number, number]>(
     db,
-    `DELETE FROM events WHERE position IN
-       (SELECT position FROM events WHERE position < (SELECT max(position) FROM events)
-          AND position <= (SELECT value FROM counters WHERE name = 'search_position') ORDER BY position LIMIT ?) AND at < ?`,
+    `WITH chunk AS (SELECT position, at FROM events ORDER BY position LIMIT ?)
+     DELETE FROM events WHERE position < coalesce(
+       (SELECT min(position) FROM chunk
+          WHERE at >= ? OR position >= (SELECT max(position) FROM events)
+             OR position > (SELECT value FROM counters WHERE name = 'search_position')),
+       (SELECT max(position) + 1 FROM chunk))`,
   );
   return {
     record(changes, now) {
