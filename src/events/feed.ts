@@ -41,6 +41,9 @@ const STREAM_CLOSE_GRACE_MS = 1000;
 /** The last line of a stream the server ends as it stops (a comment: clients ignore it). */
 const PARTING = 'the server is stopping: reconnect';
 
+/** The last line of the streams ended because the store's feed is not the one they followed. */
+const REPLACED = 'the change feed was replaced (a restored database, or a failover that lost the last commits): reconnect';
+
 /**
  * The change feed's streams of one process: it opens them (within their slots), ends those whose token is
  * no longer good, and hands each new event to every stream at once. One reader follows the store for all
@@ -69,7 +72,13 @@ export class Feed implements StreamSource {
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     private readonly observer?: FeedObserver,
   ) {
-    this.follower = new StoreFollower(store, settings.pollMs, log, (page, before) => this.broadcast(page, before));
+    this.follower = new StoreFollower(
+      store,
+      settings.pollMs,
+      log,
+      (page, before) => this.broadcast(page, before),
+      () => this.feedReplaced(),
+    );
     this.slots = new StreamSlots(settings);
     this.credentials = new CredentialWatch(tokens, log);
   }
@@ -113,6 +122,8 @@ export class Feed implements StreamSource {
       const head = this.follower.head;
       const cursor = after === undefined ? head.position : await this.position(after);
       if (this.stopping) return this.parting();
+      // The feed was found replaced meanwhile, the streams ended: this one too, before it starts from the old one's place.
+      if (!this.follower.active) return this.parting(REPLACED);
       // Without a cursor the client learns where it starts (the newest event, or before the first), so that a
       // reconnect before any event comes resumes from there.
       const start = preamble(this.settings.retryMs, after === undefined ? (head.id ?? FEED_START_ID) : undefined);
@@ -148,9 +159,9 @@ export class Feed implements StreamSource {
   }
 
   /** A stream that says how long to wait before reconnecting, then ends: what a stopping feed answers. */
-  private parting(): EventStream {
+  private parting(reason = PARTING): EventStream {
     const stream = new EventStream(FEED_START, { types: undefined }, this, this.settings.maxBacklogBytes, preamble(this.settings.retryMs, undefined));
-    stream.end(PARTING);
+    stream.end(reason);
     return stream;
   }
 
@@ -184,7 +195,7 @@ export class Feed implements StreamSource {
 
   /** No stream left, none being opened: stop reading the store (the next stream starts afresh). */
   private unfollowIfIdle(): void {
-    if (this.streams.size > 0 || this.opening > 0 || !this.follower.active) return;
+    if (this.streams.size > 0 || this.opening > 0) return;
     this.stopFollowing();
   }
 
@@ -196,6 +207,14 @@ export class Feed implements StreamSource {
 
   private heartbeat(): void {
     for (const stream of this.streams.keys()) stream.check();
+  }
+
+  /**
+   * The store's feed is not the one the streams followed (follower.ts, `replaced`): each ends, and its client
+   * resumes after its last event, from the store as it is now (410 for an event it no longer holds).
+   */
+  private feedReplaced(): void {
+    for (const stream of this.streams.keys()) stream.end(REPLACED);
   }
 
   /** New events, after `before`, handed to every live stream. */

@@ -35,6 +35,8 @@ export class StoreFollower {
   private reading = false;
   private again = false;
   private failing = false;
+  /** Whether the next read first checks that the newest event read is still in the store (see `replaced`). */
+  private checkNext = false;
   private poll: NodeJS.Timeout | undefined;
   /** When the last read of new events started (performance.now()), and the read put off until COALESCE_MS after it. */
   private lastPull = -Infinity;
@@ -46,6 +48,8 @@ export class StoreFollower {
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     /** New events, after `before`: a page at a time, in the feed's order. */
     private readonly onEvents: (page: FeedEvent[], before: FeedPosition) => void,
+    /** The store's feed is no longer the one read (see `replaced`): it has stopped following, and forgotten it. */
+    private readonly onReplaced: () => void = () => undefined,
   ) {
     store.onRecorded(this.wake);
   }
@@ -64,6 +68,7 @@ export class StoreFollower {
       this.newest = this.recentStart = newest?.position ?? FEED_START;
       this.newestId = newest?.id;
       this.recent = [];
+      this.checkNext = false;
       this.ready = true;
       this.poll = setInterval(this.wake, this.pollMs).unref();
       // Events committed while the newest was read.
@@ -129,18 +134,34 @@ export class StoreFollower {
     this.reading = true;
     this.again = false;
     try {
+      if (this.checkNext && (await this.replaced())) {
+        if (epoch !== this.epoch) return;
+        this.log.warn(
+          { event: this.newestId },
+          "events: the newest event read is no longer in the store (a restored database, or a failover that lost the last commits): ending the streams, which resume from their clients' last events",
+        );
+        this.stop();
+        this.onReplaced();
+        return;
+      }
+      if (epoch !== this.epoch) return;
+      let read = 0;
       for (;;) {
         const page = await this.store.read({ after: this.newest, limit: PAGE });
         if (epoch !== this.epoch) return;
         if (page.length > 0) this.take(page);
+        read += page.length;
         if (page.length < PAGE) break;
       }
+      // Nothing new: the next read checks first that the store still holds what was read.
+      this.checkNext = read === 0;
       if (this.failing) this.log.info('events: reading the store again');
       this.failing = false;
     } catch (error) {
-      // The store is unavailable: the next wake-up (at most EVENTS_POLL_MS away) tries again.
+      // The store is unavailable: the next wake-up (at most EVENTS_POLL_MS away) tries again, and checks first.
       if (!this.failing) this.log.warn({ err: error }, 'events: cannot read new events from the store');
       this.failing = true;
+      this.checkNext = true;
     } finally {
       if (epoch === this.epoch) {
         this.reading = false;
@@ -148,6 +169,20 @@ export class StoreFollower {
         if (this.again && !this.failing) this.wake();
       }
     }
+  }
+
+  /**
+   * Whether the store's feed is no longer the one read: the newest event read is gone from where it was.
+   * A database restored from a backup, or a standby promoted without the last commits (asynchronous
+   * replication), numbers its new commits again from an earlier place: read on after the newest event
+   * read, the feed would skip every event numbered below it, without a word. (Retention never deletes
+   * the store's newest event, and this is asked only once the follower has read all there was, or after
+   * the store failed.)
+   */
+  private async replaced(): Promise<boolean> {
+    if (this.newestId === undefined) return false;
+    const at = await this.store.find(this.newestId);
+    return at === undefined || comparePositions(at, this.newest) !== 0;
   }
 
   /** New events, after the newest: remembered, and handed on. */

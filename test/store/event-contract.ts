@@ -240,10 +240,7 @@ export function eventContract(name: string, open: () => Promise<Store>, recorded
         await recordedAt(store, all[1]!.id, Date.now() + 3_600_000);
         assert.equal(await events.deleteExpired(Date.now() + 60_000), 1, 'the first alone: the second is kept');
         assert.deepEqual(await readAll(store), all.slice(1), 'no hole: the third and fourth stay behind the second');
-        assert.deepEqual(
-          await Promise.all(all.map((event) => events.holds(event.position))),
-          [false, true, true, true, true],
-        );
+        assert.deepEqual(await Promise.all(all.map((event) => events.holds(event.position))), [false, true, true, true, true]);
       }));
   });
 }
