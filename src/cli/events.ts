@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_ID_PATTERN } from '../events/schema.js';
 import { eventJson } from '../events/frames.js';
-import { FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
+import { comparePositions, FEED_START, FEED_START_ID, type EventStore, type FeedPosition } from '../store/event-store.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { EVENT_TYPES, type EventType } from '../model/events.js';
 import { apiTarget, URL_OPTION } from './api-target.js';
@@ -83,8 +83,11 @@ async function tail(
       }
       // Every type is read (and the others skipped here), so that the place moves on past them.
       const page = await events.read({ after: cursor, limit: PAGE });
-      // Retention may have deleted events after the place since (a slow reader, a store away): never skip them.
-      if (!(await events.holds(cursor))) throw new Error(gone(cursorId));
+      // The page holds every event after the cursor only if the cursor's event is still where it was, asked
+      // after the read: retention may have deleted the events after it meanwhile (a slow reader, a store
+      // away), and a restored database or a standby promoted without the last commits numbers its commits
+      // again from an earlier place. Read on, either would skip events without a word.
+      if (!samePlace(await events.find(cursorId), cursor)) throw new Error(gone(cursorId));
       if (failing) say('plant-store: reading events again');
       failing = false;
       let lines = '';
@@ -106,9 +109,14 @@ async function tail(
 /** Why the tail cannot go on after the event `id`, and what to do. */
 function gone(id: string): string {
   return (
-    `event ${id} is no longer in the feed (older than EVENTS_RETENTION_DAYS, or never an event): ` +
+    `event ${id} is no longer in the feed (older than EVENTS_RETENTION_DAYS, never an event, or lost with the feed ` +
+    'replaced: a restored database, a failover that lost the last commits): ' +
     'export the plants (plant-store plants export), then tail from now'
   );
+}
+
+function samePlace(found: FeedPosition | undefined, cursor: FeedPosition): boolean {
+  return found !== undefined && comparePositions(found, cursor) === 0;
 }
 
 /** Where the tail starts: after the event `after`, or after the newest (FEED_START_ID: none yet). */
