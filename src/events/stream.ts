@@ -34,7 +34,7 @@ export interface StreamFormat {
  * The last line of a stream whose next events retention deleted before it could read them: it ends, and its
  * client's reconnect (Last-Event-ID, an event deleted with them) is answered 410, telling it to resynchronise.
  */
-export const EVENTS_GONE = 'the events after the last one sent are no longer in the feed (EVENTS_RETENTION_DAYS): reconnect';
+const EVENTS_GONE = 'the events after the last one sent are no longer in the feed (EVENTS_RETENTION_DAYS): reconnect';
 
 /** Frames of the events a stream sends, as one chunk, and how many they are. */
 export function framesOf(events: readonly FeedEvent[], { types, int64 }: StreamFormat): { chunk: Buffer; count: number } {

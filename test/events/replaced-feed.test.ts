@@ -16,7 +16,7 @@ import { until } from '../toolkit.js';
  */
 
 /** A store, and a way to take its feed back to where it was when event `id` was the newest, as a restore would. */
-async function rollbackableStore(): Promise<{ store: Store; rollBackTo(id: string): Promise<void> }> {
+async function rollbackableStore(): Promise<{ store: Store; rollBackTo: (id: string) => Promise<void> }> {
   const pgAdminUrl = process.env[TEST_PG_ENV];
   if (pgAdminUrl) {
     const [{ PostgresStore }, { createMigratedDatabase }, { default: pg }] = await Promise.all([
@@ -28,7 +28,7 @@ async function rollbackableStore(): Promise<{ store: Store; rollBackTo(id: strin
     const store = await PostgresStore.open(url, { poolSize: 4, readPoolSize: 2, timeoutMs: 5000 });
     return {
       store,
-      async rollBackTo(id) {
+      rollBackTo: async (id) => {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
         try {
@@ -48,7 +48,7 @@ async function rollbackableStore(): Promise<{ store: Store; rollBackTo(id: strin
   const store = openSqlite(dir);
   return {
     store,
-    rollBackTo(id) {
+    rollBackTo: (id) => {
       const db = openConnection(join(dir, 'plants.db'));
       try {
         const position = prepare<[string], number>(db, 'SELECT position FROM events WHERE id = ?').pluck().get(id)!;
