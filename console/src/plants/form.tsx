@@ -6,7 +6,9 @@ import { ConfirmOrCancel, Dialog, Field, FocusableButton, Message } from '../ui.
  * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
  * id is free (If-None-Match: *), never replacing another by mistake. An edit is sent with If-Match, the
  * version read when the form opened: if the plant changed meanwhile (412), both versions are shown side by
- * side, to keep the user's (sent again over the stored version) or take the stored one.
+ * side, to keep the user's or take the stored one. Keeping the user's applies only the fields the user
+ * changed, as a merge patch over the stored version (If-Match its ETag): the form as a whole would undo the
+ * other person's change to a field this user never touched.
  */
 
 /** A plant's fields as saved: no tag (undefined) is not the empty tag (""), which the API keeps apart. */
@@ -20,6 +22,22 @@ type Stored = { version: Version; etag: string } | null;
 
 /** Mine and the stored version; `opened`, the version the edit started from (none for a new plant): which side changed what. */
 type Conflict = { mine: Version; stored: Stored; opened?: Version };
+
+/** A JSON merge patch of a plant: a field left out stays as stored, `tag: null` removes the tag. */
+type Patch = { name?: string; tag?: string | null };
+
+/** The fields this user changed from the version the edit started from, as a merge patch. */
+function changesOf(mine: Version, opened: Version): Patch {
+  return {
+    ...(mine.name !== opened.name && { name: mine.name }),
+    ...(mine.tag !== opened.tag && { tag: mine.tag ?? null }),
+  };
+}
+
+/** The fields a patch names, in words ("name and tag"). */
+function fieldsOf(patch: Patch): string {
+  return Object.keys(patch).join(' and ');
+}
 
 function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
   return { name: plant.name, tag: plant.tag };
@@ -101,11 +119,33 @@ export function PlantForm({
       if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
       if (error.code === 'plant_exists' && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
       // Changed meanwhile (If-Match), or made meanwhile by someone else (If-None-Match: *): show theirs beside mine.
-      if (error.code === 'precondition_failed' || error.code === 'plant_exists') {
-        const stored = await readStored(client, plantId);
-        if (typeof stored === 'string') return setProblem(stored);
-        return setConflict({ mine, stored, ...(editing && openedName !== undefined && { opened: { name: openedName, tag: openedTag } }) });
-      }
+      if (error.code === 'precondition_failed' || error.code === 'plant_exists') return await showConflict(plantId, mine);
+      setProblem(explain(error));
+    } catch (error) {
+      setProblem(unreachable(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** The stored version read again and shown beside `mine`. */
+  const showConflict = async (plantId: Id, mine: Version) => {
+    const stored = await readStored(client, plantId);
+    if (typeof stored === 'string') return setProblem(stored);
+    setConflict({ mine, stored, ...(editing && openedName !== undefined && { opened: { name: openedName, tag: openedTag } }) });
+  };
+
+  /**
+   * Keep mine: this user's changes alone (a merge patch) over the stored version, at its ETag; changed again
+   * meanwhile (412) or deleted (404), the comparison is shown again, against the version stored then.
+   */
+  const merge = async (mine: Version, patch: Patch, over: string, plantId: Id) => {
+    setBusy(true);
+    setProblem('');
+    try {
+      const { error } = await client.PATCH('/plants/{id}', { params: { path: { id: plantId }, header: { 'if-match': over } }, body: patch });
+      if (error === undefined) return onSaved(`Saved plant ${String(plantId)}.`);
+      if (error.code === 'precondition_failed' || error.code === 'not_found') return await showConflict(plantId, mine);
       setProblem(explain(error));
     } catch (error) {
       setProblem(unreachable(error));
@@ -122,9 +162,11 @@ export function PlantForm({
           conflict={conflict}
           busy={busy}
           onKeepMine={() => {
-            const over = conflict.stored?.etag ?? null;
+            const { mine, stored, opened } = conflict;
             setConflict(null);
-            void send(conflict.mine, over);
+            // Deleted meanwhile (or no version to tell changes from): nothing to merge into, mine made again whole.
+            if (stored === null || opened === undefined) void send(mine, stored?.etag ?? null);
+            else void merge(mine, changesOf(mine, opened), stored.etag, editing ? plant.id : parseId(id));
           }}
           onTakeStored={() =>
             onSaved(conflict.stored === null ? 'Nothing saved: the plant stays deleted.' : `Kept the stored version of plant ${id}.`)
@@ -229,6 +271,7 @@ function ConflictView({
           )}
         </section>
       </div>
+      {stored !== null && opened !== undefined && <p>{keepMineSays(changesOf(mine, opened))}</p>}
       <div class="actions">
         <FocusableButton unavailable={busy} onClick={onKeepMine}>
           Keep mine
@@ -239,6 +282,12 @@ function ConflictView({
       </div>
     </>
   );
+}
+
+/** What Keep mine does, said before it is chosen: the stored version's other changes stay. */
+function keepMineSays(patch: Patch): string {
+  if (Object.keys(patch).length === 0) return 'You changed nothing: Keep mine leaves the stored version as it is.';
+  return `Keep mine saves the ${fieldsOf(patch)} you changed over the stored version; its other fields stay as they are.`;
 }
 
 /** A tag in the comparison: none and the empty one told apart, as the API keeps them. */
