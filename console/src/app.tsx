@@ -2,7 +2,8 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { About } from './about.js';
 import { hasScope } from './api.js';
 import { Changes, CHANGES_KEPT } from './changes.js';
-import { batched, ChangeFeed, type Change, type FeedState } from './feed.js';
+import { batched, type Change, type FeedState } from './feed.js';
+import { SharedFeed } from './shared-feed.js';
 import { Plants } from './plants/plants.js';
 import { DEFAULT_VIEW, parseRoute, routeHash, SECTIONS, type PlantsView, type Route } from './route.js';
 import { forgetToken, savedToken, signIn, type Session, type SignInFailure } from './session.js';
@@ -132,7 +133,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
   useLayoutEffect(() => document.getElementById('main')?.focus(), []);
   const live = hasScope(session.info, 'events:read');
 
-  // One stream for the whole console: the plants table reloads on it, the Changes view lists it. Its events
+  // One stream for the whole console (for all its tabs signed in with this token: shared-feed.ts): the plants table reloads on it, the Changes view lists it. Its events
   // are taken in batches (one render for a burst of them) and the list keeps the newest CHANGES_KEPT.
   useEffect(() => {
     if (!live) return;
@@ -140,7 +141,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
       setChanges((list) => [...list, ...batch].slice(-CHANGES_KEPT));
       setReceived((count) => count + batch.length);
     }, CHANGES_SHOWN_EVERY_MS);
-    const follower = new ChangeFeed(session.client, (change) => arrived.push(change), setFeed);
+    const follower = new SharedFeed(session.client, session.channel, (change) => arrived.push(change), setFeed);
     void follower.run();
     return () => {
       follower.stop();

@@ -68,7 +68,7 @@ function afterHidden(ms: number, then: () => void): () => void {
   };
 }
 
-interface EventBody {
+export interface EventBody {
   type: EventType;
   timestamp: string;
   data: { id: Id; name?: string; tag?: string };
@@ -79,11 +79,19 @@ export class ChangeFeed {
   /** The id of the last event received: where the stream resumes after the tab was hidden. */
   private lastId: string | undefined;
 
+  /**
+   * `start`: the id of the last event had already (the stream starts after it), or undefined to start from
+   * now. `onPosition`: told of each frame that moves the stream's place without a plant event (the start frame).
+   */
   constructor(
     private readonly client: Client,
     private readonly onChange: (change: Change) => void,
     private readonly onState: (state: FeedState) => void,
-  ) {}
+    start?: string,
+    private readonly onPosition: (id: string) => void = () => undefined,
+  ) {
+    this.lastId = start;
+  }
 
   stop(): void {
     this.abort.abort();
@@ -135,17 +143,24 @@ export class ChangeFeed {
   /** A plant event goes to onChange, its id the last event ID (the service gives every event one). */
   private dispatch(event: ServerSentEvent): void {
     if (event.lastEventId !== '') this.lastId = event.lastEventId;
-    if (!(EVENT_TYPES as readonly string[]).includes(event.type)) return;
-    const body = parseJson(event.data) as EventBody;
-    this.onChange({
-      id: event.lastEventId,
-      type: body.type,
-      timestamp: body.timestamp,
-      plantId: body.data.id,
-      ...(body.data.name !== undefined && { name: body.data.name }),
-      ...(body.data.tag !== undefined && { tag: body.data.tag }),
-    });
+    if (!(EVENT_TYPES as readonly string[]).includes(event.type)) {
+      if (event.lastEventId !== '') this.onPosition(event.lastEventId);
+      return;
+    }
+    this.onChange(changeOf(event.lastEventId, parseJson(event.data) as EventBody));
   }
+}
+
+/** An event of the feed (a stream's frame, or an item of GET /events) as the console keeps it. */
+export function changeOf(id: string, body: EventBody): Change {
+  return {
+    id,
+    type: body.type,
+    timestamp: body.timestamp,
+    plantId: body.data.id,
+    ...(body.data.name !== undefined && { name: body.data.name }),
+    ...(body.data.tag !== undefined && { tag: body.data.tag }),
+  };
 }
 
 /** The service's message alone, without the status the follower puts before it ("403: this token lacks…"). */

@@ -1,4 +1,5 @@
 import { clientFor, explain, unreachable, type Client, type TokenInfo } from './api.js';
+import { channelOf } from './shared-feed.js';
 
 /**
  * The token lives in this tab's sessionStorage and nowhere else: not in localStorage, a cookie or a URL. It
@@ -9,6 +10,8 @@ const KEY = 'plant-store.token';
 export interface Session {
   client: Client;
   info: TokenInfo;
+  /** The channel on which the tabs signed in with this token share one change-feed stream (shared-feed.ts). */
+  channel: string;
   /**
    * Ends the session: a refusal answered later to one of its requests (one still on its way when the user
    * signed out, or revoked this very token) no longer signs anyone out, not the session that follows either.
@@ -55,6 +58,7 @@ export async function signIn(token: string, onRefused: (message: string) => void
     return {
       client,
       info: data,
+      channel: channelOf(token),
       end: () => {
         signedIn = false;
       },
