@@ -68,4 +68,51 @@ describe('the console: Keep mine in an edit conflict', { skip, timeout: 180_000 
     assert.deepEqual((await t.call('GET', '/plants/7')).json(), { id: 7, name: 'Fern (theirs, again)', tag: 'shade' });
     assert.deepEqual(errors(), []);
   });
+
+  it('saves over the version shown when the form could not read it (503): no conflict made up, If-Match sent', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await addPlants(t, [
+      { id: 7, name: 'Fern', tag: 'green' },
+      { id: 8, name: 'Ivy', tag: 'climber' },
+    ]);
+    const writes: string[] = [];
+    page.on('request', (request) => {
+      if (['PUT', 'PATCH'].includes(request.method()))
+        writes.push(`${request.method()} ${request.headers()['if-match']} ${request.headers()['if-none-match']}`);
+    });
+    await signIn(page);
+    // The form's read of the plant meets a 503, once per plant.
+    const failed = new Set<string>();
+    await page.route(/\/plants\/\d+$/, async (route) => {
+      const path = new URL(route.request().url()).pathname;
+      if (route.request().method() !== 'GET' || failed.has(path)) return route.fallback();
+      failed.add(path);
+      await route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        headers: { 'retry-after': '1' },
+        body: '{"error":503,"code":"unavailable","message":"the store is busy"}',
+      });
+    });
+    let dialog = await edit(page, 7);
+    await dialog.getByText('The service failed (HTTP 503): the store is busy.').waitFor();
+    await dialog.getByLabel('Name').fill('Boston fern');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved plant 7.' }).waitFor();
+    assert.deepEqual((await t.call('GET', '/plants/7')).json(), { id: 7, name: 'Boston fern', tag: 'green' });
+    assert.equal(writes.length, 1);
+    assert.match(writes[0]!, /^PUT "[^"]+" undefined$/, 'over the version read at Save, with If-Match');
+
+    // Unread, and changed meanwhile by someone else: compared, honestly, from the version shown.
+    dialog = await edit(page, 8);
+    await dialog.getByText('The service failed (HTTP 503): the store is busy.').waitFor();
+    assert.equal((await t.call('PATCH', '/plants/8', { body: { tag: 'shade' } })).statusCode, 200);
+    await dialog.getByLabel('Name').fill('English ivy');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'changed by someone else while you edited it' }).waitFor();
+    await dialog.getByRole('button', { name: 'Keep mine' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved plant 8.' }).waitFor();
+    assert.deepEqual((await t.call('GET', '/plants/8')).json(), { id: 8, name: 'English ivy', tag: 'shade' });
+    assert.deepEqual(errors(), []);
+  });
 });

@@ -1,6 +1,7 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
-import { ConfirmOrCancel, Dialog, Field, FocusableButton, Message } from '../ui.js';
+import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
+import { changesOf, ConflictView, versionOf, type Conflict, type Patch, type Stored, type Version } from './conflict.js';
 
 /**
  * "New plant" and "Edit": one form, fields Id, Name and Tag, button Save. A new plant is created only if its
@@ -10,38 +11,6 @@ import { ConfirmOrCancel, Dialog, Field, FocusableButton, Message } from '../ui.
  * changed, as a merge patch over the stored version (If-Match its ETag): the form as a whole would undo the
  * other person's change to a field this user never touched.
  */
-
-/** A plant's fields as saved: no tag (undefined) is not the empty tag (""), which the API keeps apart. */
-interface Version {
-  name: string;
-  tag: string | undefined;
-}
-
-/** The plant as stored now, with its ETag; null when it is gone. */
-type Stored = { version: Version; etag: string } | null;
-
-/** Mine and the stored version; `opened`, the version the edit started from (none for a new plant): which side changed what. */
-type Conflict = { mine: Version; stored: Stored; opened?: Version };
-
-/** A JSON merge patch of a plant: a field left out stays as stored, `tag: null` removes the tag. */
-type Patch = { name?: string; tag?: string | null };
-
-/** The fields this user changed from the version the edit started from, as a merge patch. */
-function changesOf(mine: Version, opened: Version): Patch {
-  return {
-    ...(mine.name !== opened.name && { name: mine.name }),
-    ...(mine.tag !== opened.tag && { tag: mine.tag ?? null }),
-  };
-}
-
-/** The fields a patch names, in words ("name and tag"). */
-function fieldsOf(patch: Patch): string {
-  return Object.keys(patch).join(' and ');
-}
-
-function versionOf(plant: Pick<StoredPlant, 'name' | 'tag'>): Version {
-  return { name: plant.name, tag: plant.tag };
-}
 
 /**
  * The tag to save from the Tag field: the tag the form opened with, as it was, while the field still shows
@@ -78,7 +47,9 @@ export function PlantForm({
   const [openedTag, setOpenedTag] = useState(plant?.tag);
   // The name as stored when the form opened: with openedTag, the version a conflict tells each side's changes from.
   const [openedName, setOpenedName] = useState(plant?.name);
-  const [etag, setEtag] = useState<string | null>(null);
+  // The ETag of the version read as the form opened; null: the plant is gone (Save makes it again, If-None-Match: *);
+  // undefined: not read (the read failed), so Save reads it first.
+  const [etag, setEtag] = useState<string | null | undefined>(editing ? undefined : null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(editing);
@@ -91,8 +62,10 @@ export function PlantForm({
       .then(
         (stored) => {
           if (typeof stored === 'string') setProblem(stored);
-          else if (stored === null) setProblem(`Plant ${String(editedId)} was deleted meanwhile; Save creates it again.`);
-          else {
+          else if (stored === null) {
+            setProblem(`Plant ${String(editedId)} was deleted meanwhile; Save creates it again.`);
+            setEtag(null);
+          } else {
             setName(stored.version.name);
             setTag(stored.version.tag ?? '');
             setOpenedTag(stored.version.tag);
@@ -121,6 +94,28 @@ export function PlantForm({
       // Changed meanwhile (If-Match), or made meanwhile by someone else (If-None-Match: *): show theirs beside mine.
       if (error.code === 'precondition_failed' || error.code === 'plant_exists') return await showConflict(plantId, mine);
       setProblem(explain(error));
+    } catch (error) {
+      setProblem(unreachable(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /**
+   * Save when the version the form opened on could not be read (a 503, no answer): it is read now. As the
+   * form showed it (the row's), it is saved over at its ETag; changed or deleted since, the two are compared.
+   * Sent with no version at all (If-None-Match: *, as for a deleted plant), it was refused (412) and shown
+   * as changed by someone else when no one had changed it.
+   */
+  const saveUnread = async (mine: Version, plantId: Id) => {
+    setBusy(true);
+    setProblem('');
+    try {
+      const stored = await readStored(client, plantId);
+      if (typeof stored === 'string') return setProblem(stored);
+      const opened = { name: openedName ?? '', tag: openedTag };
+      if (stored !== null && stored.version.name === opened.name && stored.version.tag === opened.tag) return await send(mine, stored.etag);
+      setConflict({ mine, stored, opened });
     } catch (error) {
       setProblem(unreachable(error));
     } finally {
@@ -181,7 +176,9 @@ export function PlantForm({
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          void send({ name, tag: tagToSave(tag, openedTag) }, editing ? etag : null);
+          const mine = { name, tag: tagToSave(tag, openedTag) };
+          if (editing && etag === undefined) void saveUnread(mine, plant.id);
+          else void send(mine, etag ?? null);
         }}
       >
         <Field
@@ -200,98 +197,4 @@ export function PlantForm({
       </form>
     </Dialog>
   );
-}
-
-function ConflictView({
-  conflict,
-  busy,
-  onKeepMine,
-  onTakeStored,
-}: {
-  conflict: Conflict;
-  busy: boolean;
-  onKeepMine: () => void;
-  onTakeStored: () => void;
-}) {
-  const { mine, stored, opened } = conflict;
-  const differs = (field: keyof Version) => stored !== null && stored.version[field] !== mine[field];
-  /**
-   * A difference said in words, not by bold and underline alone (a screen reader showed two lists with
-   * nothing marked), and by whom, where the version the edit started from tells it.
-   */
-  const mark = (field: keyof Version, side: Version) => {
-    if (!differs(field)) return null;
-    const who = opened === undefined || side[field] === opened[field] ? '' : side === mine ? ': changed by you' : ': changed by someone else';
-    return <span class="change-note"> (differs{who})</span>;
-  };
-  // The focus on what happened as the comparison replaces the form: Save, which had it, is gone, and the
-  // focus was on nothing in the modal dialog.
-  const said = useRef<HTMLParagraphElement>(null);
-  useLayoutEffect(() => said.current?.focus(), []);
-  return (
-    <>
-      <p role="alert" ref={said} tabIndex={-1}>
-        {stored === null
-          ? 'This plant was deleted while you edited it.'
-          : 'This plant was changed by someone else while you edited it. Compare the two versions and choose one.'}
-      </p>
-      <div class="compare">
-        <section aria-labelledby="conflict-mine" class="card">
-          <h3 id="conflict-mine">Your version</h3>
-          <dl class="facts">
-            <dt>Name</dt>
-            <dd>
-              <span class={differs('name') ? 'differs' : undefined}>{mine.name}</span>
-              {mark('name', mine)}
-            </dd>
-            <dt>Tag</dt>
-            <dd>
-              <span class={differs('tag') ? 'differs' : undefined}>{tagWords(mine.tag)}</span>
-              {mark('tag', mine)}
-            </dd>
-          </dl>
-        </section>
-        <section aria-labelledby="conflict-stored" class="card">
-          <h3 id="conflict-stored">Stored version</h3>
-          {stored === null ? (
-            <p>(deleted)</p>
-          ) : (
-            <dl class="facts">
-              <dt>Name</dt>
-              <dd>
-                <span class={differs('name') ? 'differs' : undefined}>{stored.version.name}</span>
-                {mark('name', stored.version)}
-              </dd>
-              <dt>Tag</dt>
-              <dd>
-                <span class={differs('tag') ? 'differs' : undefined}>{tagWords(stored.version.tag)}</span>
-                {mark('tag', stored.version)}
-              </dd>
-            </dl>
-          )}
-        </section>
-      </div>
-      {stored !== null && opened !== undefined && <p>{keepMineSays(changesOf(mine, opened))}</p>}
-      <div class="actions">
-        <FocusableButton unavailable={busy} onClick={onKeepMine}>
-          Keep mine
-        </FocusableButton>
-        <FocusableButton class="quiet" unavailable={busy} onClick={onTakeStored}>
-          {stored === null ? 'Leave it deleted' : 'Take stored'}
-        </FocusableButton>
-      </div>
-    </>
-  );
-}
-
-/** What Keep mine does, said before it is chosen: the stored version's other changes stay. */
-function keepMineSays(patch: Patch): string {
-  if (Object.keys(patch).length === 0) return 'You changed nothing: Keep mine leaves the stored version as it is.';
-  return `Keep mine saves the ${fieldsOf(patch)} you changed over the stored version; its other fields stay as they are.`;
-}
-
-/** A tag in the comparison: none and the empty one told apart, as the API keeps them. */
-function tagWords(tag: string | undefined): string {
-  if (tag === undefined) return '(none)';
-  return tag === '' ? '(empty)' : tag;
 }
