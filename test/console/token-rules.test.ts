@@ -5,7 +5,8 @@ import { consoleModule } from './modules.js';
 
 /**
  * The Tokens view's decisions that need no browser (console/src/tokens/rules.ts): the scopes a form offers,
- * the note on the tokens GET /tokens does not list, and the Idempotency-Key of a form's submissions.
+ * the note on the tokens GET /tokens does not list; and the Idempotency-Key of a form's submissions
+ * (console/src/submissions.ts, which Add endpoint and New plant use too).
  */
 
 type Attempt = { answered: true; status: number; code?: string } | { answered: false };
@@ -17,6 +18,8 @@ interface RulesModule {
   SCOPE_WORDS: Record<string, string>;
   grantable(held: readonly string[]): { offered: string[]; withheld: string[] };
   unlistedNote(header: string | null): string;
+}
+interface SubmissionsModule {
   newKey(): string;
   Submissions: new (makeKey?: () => string) => Submissions;
 }
@@ -24,9 +27,9 @@ interface RulesModule {
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('the console: the Tokens view’s rules', () => {
-  let m: RulesModule;
+  let m: RulesModule & SubmissionsModule;
   before(async () => {
-    m = await consoleModule<RulesModule>('tokens/rules.ts');
+    m = { ...(await consoleModule<RulesModule>('tokens/rules.ts')), ...(await consoleModule<SubmissionsModule>('submissions.ts')) };
   });
 
   it('knows every scope of the service, in its order, each with words', () => {

@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
+import { Submissions } from '../submissions.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 import { changesOf, ConflictView, versionOf, type Conflict, type Patch, type Stored, type Version } from './conflict.js';
 
@@ -53,6 +54,9 @@ export function PlantForm({
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(editing);
+  // A new plant's Idempotency-Key, the same for a retry of a Save whose answer was lost: sent again without it,
+  // the plant the first Save had made was told as another's ("exists already: edit that one instead").
+  const submissions = useRef(new Submissions());
 
   // An edit starts from the plant as stored now: the table's row may be older than its ETag.
   const editedId = plant?.id;
@@ -86,16 +90,25 @@ export function PlantForm({
       const plantId = editing ? plant.id : parseId(id);
       const body = { name: mine.name, ...(mine.tag !== undefined && { tag: mine.tag }) };
       const header = over === null ? { 'if-none-match': '*' } : { 'if-match': over };
-      const { error } = editing
+      const { error, response } = editing
         ? await client.PUT('/plants/{id}', { params: { path: { id: plantId }, header }, body })
-        : await client.POST('/plants', { params: { header: { 'if-none-match': '*' } }, body: { id: plantId, ...body } });
+        : await client.POST('/plants', {
+            params: {
+              header: { 'if-none-match': '*', 'idempotency-key': submissions.current.keyFor(JSON.stringify({ id: String(plantId), ...body })) },
+            },
+            body: { id: plantId, ...body },
+          });
+      submissions.current.ended({ answered: true, status: response.status, code: error?.code });
       if (error === undefined) return onSaved(`${editing ? 'Saved' : 'Created'} plant ${String(plantId)}.`);
       if (error.code === 'plant_exists' && !editing) return setProblem(`A plant with id ${String(plantId)} exists already: edit that one instead.`);
       // Changed meanwhile (If-Match), or made meanwhile by someone else (If-None-Match: *): show theirs beside mine.
       if (error.code === 'precondition_failed' || error.code === 'plant_exists') return await showConflict(plantId, mine);
       setProblem(explain(error));
     } catch (error) {
-      setProblem(unreachable(error));
+      submissions.current.ended({ answered: false });
+      setProblem(
+        `${unreachable(error)} ${editing ? 'It may have been saved' : 'The plant may have been created'} all the same: Save again to find out.`,
+      );
     } finally {
       setBusy(false);
     }
@@ -127,6 +140,9 @@ export function PlantForm({
   const showConflict = async (plantId: Id, mine: Version) => {
     const stored = await readStored(client, plantId);
     if (typeof stored === 'string') return setProblem(stored);
+    // Stored as this user saves it: their own earlier Save, whose answer was lost, made it so (a PUT takes no
+    // Idempotency-Key). Nothing to compare: a conflict said someone else had changed it.
+    if (stored !== null && stored.version.name === mine.name && stored.version.tag === mine.tag) return onSaved(`Saved plant ${String(plantId)}.`);
     setConflict({ mine, stored, ...(editing && openedName !== undefined && { opened: { name: openedName, tag: openedTag } }) });
   };
 

@@ -2,7 +2,8 @@ import { useRef, useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type Scope, type StoredToken } from '../api.js';
 import { SecretShown } from '../secret.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
-import { grantable, SCOPE_WORDS, Submissions } from './rules.js';
+import { Submissions } from '../submissions.js';
+import { grantable, SCOPE_WORDS } from './rules.js';
 
 /** The Tokens view's dialogs: a new token, its secret shown once, and the question before revoking one. */
 

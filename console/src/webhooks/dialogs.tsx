@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type EventType } from '../api.js';
 import { SecretShown } from '../secret.js';
+import { Submissions } from '../submissions.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 
 type Int64 = 'number' | 'string';
@@ -26,10 +27,14 @@ export function AddEndpoint({
   const [int64, setInt64] = useState<Int64>('number');
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(false);
+  // Each submission's Idempotency-Key, the same for a retry of one whose answer was lost: sent again without
+  // it, a POST that had made the endpoint made a second, and each delivery went to the receiver twice.
+  const submissions = useRef(new Submissions());
 
   const add = async () => {
     if (events.size === 0) return setProblem('Choose at least one event type.');
     setBusy(true);
+    setProblem('');
     try {
       // int64 is sent only when it differs from the service's default (number).
       const body = {
@@ -38,12 +43,17 @@ export function AddEndpoint({
         ...(description.trim() !== '' && { description }),
         ...(int64 === 'string' && { int64 }),
       };
-      const { data, error } = await client.POST('/webhooks', { body });
+      const key = submissions.current.keyFor(JSON.stringify(body));
+      const { data, error, response } = await client.POST('/webhooks', { body, params: { header: { 'idempotency-key': key } } });
+      submissions.current.ended({ answered: true, status: response.status, code: error?.code });
       if (error !== undefined) return setProblem(explain(error));
       const { secret, ...endpoint } = data;
       onAdded(endpoint, secret);
     } catch (error) {
-      setProblem(unreachable(error));
+      submissions.current.ended({ answered: false });
+      setProblem(
+        `${unreachable(error)} The endpoint may have been added all the same: Save again to find out (the same request, sent again, never adds a second).`,
+      );
     } finally {
       setBusy(false);
     }
