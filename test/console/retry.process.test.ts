@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserSkip } from '../chromium.js';
+import { webhookHarness } from '../webhooks/harness.js';
+import { verify } from '../webhooks/receiver.js';
 import { addPlants, openConsole, signIn } from './harness.js';
 import { needs, until } from '../toolkit.js';
 
@@ -109,6 +111,41 @@ describe('the console: Save again after a lost answer', { skip, timeout: 180_000
     assert.equal(await dialog.isVisible(), false, await dialog.innerText().catch(() => ''));
     assert.match(said, /It may have been saved all the same: Save again to find out\.$/);
     assert.deepEqual((await t.call('GET', '/plants/7')).json(), { id: 7, name: 'Boston fern', tag: 'green' });
+    assert.deepEqual(
+      errors().filter((text) => !text.includes('ERR_CONNECTION_RESET')),
+      [],
+    );
+  });
+
+  it("rotates a secret once when Rotate is sent again after a lost answer: the receiver's secret stays valid", async () => {
+    const h = await webhookHarness(after);
+    const { secret } = await h.register();
+    const { page, errors } = await openConsole(after, { t: h.t });
+    const keys: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/rotate-secret')) keys.push(request.headers()['idempotency-key'] ?? 'none');
+    });
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const answer = await loseNextAnswer(page, 'POST', /\/rotate-secret$/);
+    const rotate = async () => {
+      await page.getByRole('button', { name: /^Rotate secret/ }).click();
+      await page.getByRole('dialog', { name: 'Rotate the signing secret?' }).getByRole('button', { name: 'Rotate' }).click();
+    };
+    await rotate();
+    await page.getByText('The secret may have been rotated all the same').or(page.getByText('The service did not answer')).first().waitFor();
+    assert.equal(answer.lost(), true);
+    await rotate();
+    const dialog = page.getByRole('dialog', { name: 'Signing secret' });
+    const rotated = await dialog.getByLabel('Secret').inputValue();
+    // Deliveries are signed with the secret shown and, for 24 hours, the one the receiver has: rotated twice,
+    // that one was dropped at once.
+    await addPlants(h.t, [{ id: 1, name: 'Fern' }]);
+    const [delivered] = await h.receiver.waitFor(1);
+    assert.equal(verify(rotated, delivered!).data.id, '1');
+    assert.equal(verify(secret, delivered!).data.id, '1');
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1]);
     assert.deepEqual(
       errors().filter((text) => !text.includes('ERR_CONNECTION_RESET')),
       [],

@@ -1,10 +1,11 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { explain, hasScope, lacking, unreachable, type Client, type Endpoint } from '../api.js';
 import { useCursorPages } from '../pages.js';
 import type { Session } from '../session.js';
 import { Hidden, Message, when } from '../ui.js';
 import { Deliveries } from './deliveries.js';
 import { AddEndpoint, Confirm, Int64Confirm, SigningSecret } from './dialogs.js';
+import { Submissions } from '../submissions.js';
 
 /**
  * Webhook endpoints: each with its URL, event types and state (and why the service disabled it); add,
@@ -29,6 +30,9 @@ export function Webhooks({ session }: { session: Session }) {
   const [done, setDone] = useState('');
   const [dialog, setDialog] = useState<Dialog>(null);
   const [open, setOpen] = useState<string | null>(null);
+  // The rotation's Idempotency-Key, the same for a retry after a lost answer: rotated twice, the secret the
+  // receiver still checks with (the one before the first rotation) was dropped at once, failing every delivery.
+  const rotations = useRef(new Submissions());
   const allowed = hasScope(info, 'webhooks:manage');
   useEffect(() => {
     if (allowed) void load();
@@ -167,7 +171,7 @@ export function Webhooks({ session }: { session: Session }) {
           text={`A new secret for ${dialog.endpoint.url}, shown once. For 24 hours deliveries carry signatures with both the old and the new one.`}
           action="Rotate"
           onClose={() => setDialog(null)}
-          onConfirm={() => void rotate(client, dialog.endpoint, setDialog, setProblem)}
+          onConfirm={() => void rotate(client, rotations.current, dialog.endpoint, setDialog, setProblem)}
         />
       )}
       {dialog?.kind === 'int64' && (
@@ -184,16 +188,25 @@ export function Webhooks({ session }: { session: Session }) {
   );
 }
 
-async function rotate(client: Client, endpoint: Endpoint, setDialog: (dialog: Dialog) => void, setProblem: (text: string) => void): Promise<void> {
+async function rotate(
+  client: Client,
+  rotations: Submissions,
+  endpoint: Endpoint,
+  setDialog: (dialog: Dialog) => void,
+  setProblem: (text: string) => void,
+): Promise<void> {
   try {
-    const { data, error } = await client.POST('/webhooks/{id}/rotate-secret', { params: { path: { id: endpoint.id } } });
+    const header = { 'idempotency-key': rotations.keyFor(endpoint.id) };
+    const { data, error, response } = await client.POST('/webhooks/{id}/rotate-secret', { params: { path: { id: endpoint.id }, header } });
+    rotations.ended({ answered: true, status: response.status, code: error?.code });
     if (error !== undefined) {
       setDialog(null);
       return setProblem(explain(error));
     }
     setDialog({ kind: 'secret', endpoint, secret: data.secret });
   } catch (error) {
+    rotations.ended({ answered: false });
     setDialog(null);
-    setProblem(unreachable(error));
+    setProblem(`${unreachable(error)} The secret may have been rotated all the same: Rotate secret again to find out (sent again, it rotates once).`);
   }
 }
