@@ -151,4 +151,34 @@ describe('the console: Save again after a lost answer', { skip, timeout: 180_000
       [],
     );
   });
+
+  it('imports once when Import is sent again after a lost answer, and says what it did', async () => {
+    const { t, page, errors } = await openConsole(after);
+    await signIn(page);
+    const answer = await loseNextAnswer(page, 'POST', /\/plants\/import\?/);
+    const result = page.getByRole('region', { name: 'Import' });
+    await result.getByLabel('Plants that exist already').selectOption({ label: 'Refuse the whole import' });
+    const csv = 'id,name,tag\r\n1,Fern,green\r\n2,Aloe,\r\n';
+    await result.getByLabel('File (CSV or NDJSON)').setInputFiles({ name: 'plants.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await result.getByRole('button', { name: 'Import' }).click();
+    const said = await result.getByRole('alert').filter({ hasText: 'The service did not answer' }).innerText();
+    assert.equal(answer.lost(), true);
+    assert.equal((await t.call('GET', '/plants')).json().length, 2, 'the first attempt imported');
+    await result.getByRole('button', { name: 'Import' }).click();
+    // Told before "Nothing imported. Refused (HTTP 409)": the plants it had made itself existed.
+    await result
+      .getByRole('status')
+      .filter({ hasText: 'Imported plants.csv' })
+      .or(result.getByRole('alert').filter({ hasNotText: 'The service did not answer' }))
+      .waitFor();
+    assert.equal(
+      await result.getByRole('status').filter({ hasText: 'Imported plants.csv' }).innerText(),
+      'Imported plants.csv: 2 created, 0 replaced.',
+    );
+    assert.match(said, /It may have been imported all the same: Import again to find out/);
+    assert.deepEqual(
+      errors().filter((text) => !text.includes('ERR_CONNECTION_RESET')),
+      [],
+    );
+  });
 });

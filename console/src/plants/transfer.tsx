@@ -1,5 +1,6 @@
-import { useId, useState } from 'preact/hooks';
+import { useId, useRef, useState } from 'preact/hooks';
 import { explain, unreachable, type Client } from '../api.js';
+import { Submissions } from '../submissions.js';
 import { Message } from '../ui.js';
 import { filterQuery, type Filter } from './filter.js';
 
@@ -51,6 +52,10 @@ export function Import({ client, onImported }: { client: Client; onImported: () 
   const [problem, setProblem] = useState('');
   const fileId = useId();
   const modeId = useId();
+  // The import's Idempotency-Key, the same for a retry of it after a lost answer: sent again without it, an
+  // import that had been done was refused as "Nothing imported" (create-only: its plants existed, made by
+  // itself), or replaced again what others had changed since.
+  const submissions = useRef(new Submissions());
 
   const start = async () => {
     setResult('');
@@ -60,20 +65,23 @@ export function Import({ client, onImported }: { client: Client; onImported: () 
     if (type === undefined) return setProblem(`${file.name}: choose a .csv, .ndjson or .json file.`);
     setProgress({ sent: 0, total: file.size });
     try {
-      const { data, error } = await client.POST('/plants/import', {
-        params: { query: { mode } },
+      const key = submissions.current.keyFor(JSON.stringify({ name: file.name, size: file.size, lastModified: file.lastModified, type, mode }));
+      const { data, error, response } = await client.POST('/plants/import', {
+        params: { query: { mode }, header: { 'idempotency-key': key } },
         // The file itself, sent as it is by uploadWithProgress (never read into memory here).
         body: file as unknown as string,
         headers: { 'content-type': type },
         fetch: uploadWithProgress(file, (sent, total) => setProgress({ sent, total })),
       });
+      submissions.current.ended({ answered: true, status: response.status, code: error?.code });
       if (error !== undefined) setProblem(`Nothing imported. ${explain(error)}`);
       else {
         setResult(`Imported ${file.name}: ${data.created} created, ${data.replaced} replaced.`);
         onImported();
       }
     } catch (error) {
-      setProblem(unreachable(error));
+      submissions.current.ended({ answered: false });
+      setProblem(`${unreachable(error)} It may have been imported all the same: Import again to find out (sent again, it is done once).`);
     } finally {
       setProgress(null);
     }
