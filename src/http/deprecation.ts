@@ -40,7 +40,7 @@ function docsLink(route: RouteOptions): string {
   return `<${'../'.repeat(depth)}docs#/${tag}/${operation}>; rel="deprecation"; type="text/html"`;
 }
 
-/** The answer headers of a route that takes a deprecated name, for the OpenAPI document. */
+/** The answer headers of a route that takes a deprecated name, for the OpenAPI document (on all its answers: openapi/headers.ts). */
 export const DEPRECATION_HEADERS = {
   Deprecation: {
     description: 'RFC 9745, when the request used a deprecated name (a parameter renamed): `@<seconds since the epoch>`, when it was deprecated',

@@ -41,7 +41,7 @@ export function keyOf(header: string): string {
   return header.startsWith('"') ? header.slice(1, -1).replace(/\\(["\\])/g, '$1') : header;
 }
 
-/** The answer header of a replay, as the OpenAPI document shows it on every POST's success. */
+/** The answer header of a replay, as the OpenAPI document shows it on every answer of a keyed operation (openapi/headers.ts). */
 export const REPLAYED_HEADER = {
   'Idempotent-Replayed': {
     description:

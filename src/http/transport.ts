@@ -47,21 +47,28 @@ function inRequestLine(packet: unknown, parsed: unknown, socket: Socket): boolea
   return REQUEST_LINE_START.test(packet.subarray(newline + 1, newline + 22).toString('latin1'));
 }
 
+/** The words of the client errors Node's HTTP parser raises (the OpenAPI document's examples are made of them too). */
+export const PARSER_REFUSALS = {
+  request_timeout: 'the request was not received in time',
+  uri_too_long: `the request URL is too long: the request line and headers together may hold ${HEADER_LIMIT}`,
+  headers_too_large: `the request headers are too large: with the request line, they may hold ${HEADER_LIMIT}`,
+} as const;
+
+function methodUnknown(method: string): string {
+  return `method ${method} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`;
+}
+
 /** A client error Node's HTTP parser raises before any route sees the request, answered in the Error shape. */
 function clientErrorAnswer(code: string | undefined, packet?: unknown, parsed?: unknown, socket?: Socket): { code: ErrorCode; message: string } {
   const method = code === 'HPE_INVALID_METHOD' ? methodOf(packet, parsed) : undefined;
   if (method !== undefined) {
-    return {
-      code: 'method_unknown',
-      message: `method ${method} is not one this service knows: methods are case-sensitive (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`,
-    };
+    return { code: 'method_unknown', message: methodUnknown(method) };
   }
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: 'the request was not received in time' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'request_timeout', message: PARSER_REFUSALS.request_timeout };
   if (code === 'HPE_HEADER_OVERFLOW' && socket !== undefined && inRequestLine(packet, parsed, socket)) {
-    return { code: 'uri_too_long', message: `the request URL is too long: the request line and headers together may hold ${HEADER_LIMIT}` };
+    return { code: 'uri_too_long', message: PARSER_REFUSALS.uri_too_long };
   }
-  if (code === 'HPE_HEADER_OVERFLOW')
-    return { code: 'headers_too_large', message: `the request headers are too large: with the request line, they may hold ${HEADER_LIMIT}` };
+  if (code === 'HPE_HEADER_OVERFLOW') return { code: 'headers_too_large', message: PARSER_REFUSALS.headers_too_large };
   if (code === 'HPE_INVALID_EOF_STATE') return { code: 'invalid_request', message: 'the connection ended in the middle of the request' };
   return { code: 'invalid_request', message: 'the request is not valid HTTP/1.1' };
 }

@@ -54,14 +54,13 @@ export const PreferHandlingHeaders = {
   ),
 };
 
-/** The Warning and Preference-Applied answer headers of a write that takes a body, as the OpenAPI document shows them. */
+/** The Warning answer header of a write that takes a body, as the OpenAPI document shows it on all its answers (openapi/headers.ts). */
 export const WARNING_HEADERS = {
   Warning: {
     description:
       'One `299 - "…"` per thing the request should know although it succeeded: `unknown field "tga" was ignored: did you mean "tag"?` (a body field this operation does not know; send `Prefer: handling=strict` to have it refused instead); `Prefer: handling=strickt was not understood (…)` (a handling this service does not know: the default applied)',
     schema: { type: 'string' },
   },
-  'Preference-Applied': { description: '`handling=strict` or `handling=lenient`, when the request asked for it', schema: { type: 'string' } },
 };
 
 /**

@@ -5,8 +5,9 @@ import { ErrorBody, NoContent } from '../http/errors.js';
 import { ProblemDetails } from '../http/problem-details.js';
 import { bodyMediaTypes } from '../http/media-types.js';
 import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
-import { defaultErrorResponse, errorResponse, exampleStatuses, operationExamples } from './errors.js';
+import { defaultErrorResponse, errorResponse, exampleStatuses, operationExamples, parserResponses } from './errors.js';
 import { API_DESCRIPTION } from './intro.js';
+import { operationHeaders, withOperationHeaders, type HeaderDoc } from './headers.js';
 import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
 /**
@@ -121,6 +122,10 @@ export function buildOpenApi(
   };
 
   const paths: Record<string, Record<string, unknown>> = {};
+  // The headers many answers share (openapi/headers.ts), each once, referred to where sent.
+  const headerComponents = new Map<string, HeaderDoc>();
+  const register = (component: string, header: HeaderDoc) => void headerComponents.set(component, header);
+  const parser = parserResponses({ error: show(ErrorBody), problem: show(ProblemDetails) });
   for (const route of routes) {
     const method = String(route.method);
     if (method === 'HEAD' || !route.schema) continue;
@@ -129,6 +134,7 @@ export function buildOpenApi(
     const auth = route.config?.auth ?? 'public';
     const takesBody = schema.body !== undefined || schema.requestBodyDoc !== undefined;
     const bodySchema = schema.body as { type?: string; additionalProperties?: unknown } | undefined;
+    const keyed = (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key'] !== undefined;
     const examples = operationExamples({
       operation: `${method} ${route.url}`,
       method,
@@ -139,34 +145,48 @@ export function buildOpenApi(
       headers: schema.headers,
       jsonBody: bodySchema !== undefined,
       namedFields: bodySchema?.type === 'object' && bodySchema.additionalProperties !== false,
-      keyed: (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key'] !== undefined,
+      keyed,
       probe: route.config?.probe === true,
       servesWhenOverloaded: route.config?.servesWhenOverloaded === true,
       bodyLimit: extras.bodyLimit,
       examples: schema.errorExamples,
     });
-    // Every operation may answer 400 (an unknown query parameter, at least); all but the probes 429 (rate
-    // limits); all but the one that serves while overloaded 503: each status of an error it may answer.
+    // Every operation may answer 400 (an unknown query parameter, at least), 500 (a fault) and the parser's
+    // 408, 414 and 431; all but the probes 429 (rate limits); all but the one that serves while overloaded
+    // 503: each status of an error it may answer.
     const statuses = new Set([
       ...Object.keys(schema.responseDescriptions ?? {}),
       ...Object.keys(schema.response ?? {}),
       ...exampleStatuses(examples).map(String),
+      ...Object.values(parser).map(({ status }) => String(status)),
     ]);
     const responses: Record<string, unknown> = {};
     const errorSchemas = { error: show(ErrorBody), problem: show(ProblemDetails) };
+    const shared = operationHeaders({
+      counted: route.config?.probe !== true,
+      keyed,
+      handlesFields: takesBody,
+      int64: route.config?.int64?.answer !== undefined,
+      renamed: route.config?.renamedQuery !== undefined,
+    });
     for (const status of [...statuses].sort()) {
       const code = Number(status);
       const description = schema.responseDescriptions?.[code];
+      const refused = Object.entries(parser).find(([, known]) => known.status === code);
+      if (refused !== undefined) {
+        responses[status] = { $ref: `#/components/responses/${refused[0]}` };
+        continue;
+      }
       if (code >= 400) {
         try {
-          responses[status] = errorResponse(code, description, examples, errorSchemas, method);
+          responses[status] = errorResponse(code, description, examples, errorSchemas, method, shared, register);
         } catch (error) {
           throw new Error(`${method} ${route.url}: ${(error as Error).message}`);
         }
         continue;
       }
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
-      const headers = schema.responseHeaders?.[code];
+      const headers = withOperationHeaders(schema.responseHeaders?.[code], shared, register);
       responses[status] = {
         description: description ?? 'Response',
         ...(headers && { headers }),
@@ -175,7 +195,7 @@ export function buildOpenApi(
           : schema.responseMediaTypes?.[code] && { content: schema.responseMediaTypes[code] }),
       };
     }
-    responses.default = defaultErrorResponse(errorSchemas);
+    responses.default = defaultErrorResponse(errorSchemas, shared, register);
     if (schema.tags === undefined || schema.tags.length === 0) throw new Error(`route ${method} ${route.url} has no OpenAPI tag`);
     if (schema.body !== undefined && schema.bodyExample === undefined)
       throw new Error(`route ${method} ${route.url} has no example of its body (bodyExample)`);
@@ -245,6 +265,8 @@ export function buildOpenApi(
     ),
     components: {
       schemas: Object.fromEntries([...components].map(([schema, name]) => [name, show(schema, true)])),
+      headers: Object.fromEntries([...headerComponents].sort(([a], [b]) => a.localeCompare(b))),
+      responses: Object.fromEntries(Object.entries(parser).map(([name, { response }]) => [name, response])),
       securitySchemes: {
         bearerAuth: {
           type: 'http',

@@ -11,9 +11,11 @@ import { KEY_EXAMPLES } from '../http/idempotency.js';
 import { tooManyMessage } from '../http/rate-limit.js';
 import { sentMoreThanOnce } from '../http/repeated-headers.js';
 import { expectationProblem, targetProblem, transferProblem } from '../http/request-target.js';
+import { PARSER_REFUSALS } from '../http/transport.js';
 import { unknownFieldsProblem } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
 import { firstProblem, joinProblems, validationProblems } from '../http/validation-messages.js';
+import { PATCH_415_HEADERS, STATUS_HEADERS, withOperationHeaders, type HeaderDoc, type SharedHeaders } from './headers.js';
 
 /**
  * The error answers of the OpenAPI document: what each status means, the headers that go with it, the
@@ -37,38 +39,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   417: 'Error response: an `Expect` other than `100-continue`; nothing done',
   422: 'Error response: the Idempotency-Key was used for another request (method, path, query or body); nothing done',
   429: 'Error response: too many requests from this token (or address, without one) this minute (`RATE_LIMIT_PER_MINUTE`, when set)',
+  408: 'Error response: the request was not received whole within REQUEST_TIMEOUT_MS; the connection is closed after it',
+  414: 'Error response: the request line is too long (with the headers, it may hold 16 KiB)',
+  431: 'Error response: the request headers are too large (with the request line, they may hold 16 KiB)',
+  500: 'Error response: an unexpected fault, the request id in the message (the log has the details)',
   501: 'Error response: the request is sent in a transfer coding this service does not read (any but chunked)',
   503: 'Error response: the store is unavailable, or the service is overloaded; retry after Retry-After seconds',
-};
-
-const text = (description: string) => ({ description, schema: { type: 'string' } });
-/** A header kept until its sunset (docs/api.md, "Deprecations"). */
-const deprecated = (header: { description: string; schema: object }) => ({ ...header, deprecated: true });
-const integer = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
-
-/**
- * Headers that go with a status wherever it is answered. Descriptions are Markdown, as /docs renders
- * them: a literal `<` or `"` stays in a code span, or it would be taken for HTML and vanish.
- */
-const STATUS_HEADERS: Record<number, Record<string, { description: string; schema: object; deprecated?: boolean }>> = {
-  401: { 'WWW-Authenticate': text('`Bearer realm="plant-store"`, with `error="invalid_token"` when a token was sent') },
-  403: { 'WWW-Authenticate': text('`Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`') },
-  429: {
-    'Retry-After': integer('Seconds until the limit resets'),
-    'RateLimit-Policy': text('The policy (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests per window>;w=60`'),
-    RateLimit: text('The budget left: `"default";r=0;t=<seconds until the window resets>`'),
-    'RateLimit-Limit': deprecated(integer('Requests allowed per minute (draft 06; use RateLimit-Policy)')),
-    'RateLimit-Remaining': deprecated(integer('Requests left this minute: `0` (draft 06; use RateLimit)')),
-    'RateLimit-Reset': deprecated(integer('Seconds until the limit resets (draft 06; use RateLimit)')),
-  },
-  415: { Accept: text('The media types the operation takes, comma-separated: those the message names') },
-  503: { 'Retry-After': integer('Seconds to wait before retrying') },
-};
-
-/** A PATCH's 415 names the patch formats it takes in Accept-Patch as well (RFC 5789 §2.2). */
-const PATCH_415_HEADERS = {
-  ...STATUS_HEADERS[415],
-  'Accept-Patch': text('The patch formats the operation takes, comma-separated (as Accept)'),
 };
 
 /** The 400 of a query string that does not decode, as the service words it (any operation's). */
@@ -196,6 +172,8 @@ export function operationExamples(context: ErrorContext): ErrorExample[] {
     if (context.method !== 'GET') add('store_busy', storeBusy(REQUEST_ID));
     add('overloaded', 'the service is overloaded (the event loop lags 812 ms (limit 500 ms)); retry in 2 s');
   }
+  // What any request may meet: a fault (Node's parser's refusals are parserResponses').
+  add('internal_error', internalError(REQUEST_ID));
   return all;
 }
 
@@ -244,8 +222,10 @@ export function errorResponse(
   examples: readonly ErrorExample[],
   schemas: { error: unknown; problem: unknown },
   method: string,
+  shared: SharedHeaders,
+  register: (component: string, header: HeaderDoc) => void,
 ): object {
-  const headers = status === 415 && method === 'PATCH' ? PATCH_415_HEADERS : STATUS_HEADERS[status];
+  const headers = withOperationHeaders(status === 415 && method === 'PATCH' ? PATCH_415_HEADERS : STATUS_HEADERS[status], shared, register);
   const own = examples.filter((known) => statusOf(known.code) === status);
   if (own.length === 0) throw new Error(`the OpenAPI document needs an example of the ${status} answer (errorExamples in its schema)`);
   return {
@@ -256,10 +236,30 @@ export function errorResponse(
   };
 }
 
+/**
+ * The refusals of Node's HTTP parser (http/transport.ts), which any request may meet before any route or hook
+ * sees it: written on the socket in the Error shape (no Accept was read), with none of the headers the steps
+ * of a request set; one response each in the document's components, referred to by every operation.
+ */
+export function parserResponses(schemas: { error: unknown; problem: unknown }): Record<string, { status: number; response: object }> {
+  const shown = (code: keyof typeof PARSER_REFUSALS) => {
+    const status = statusOf(code);
+    const { 'application/json': json } = errorContent([example(code, PARSER_REFUSALS[code])], schemas);
+    return { status, response: { description: ERROR_DESCRIPTIONS[status]!, 'x-error-codes': [code], content: { 'application/json': json } } };
+  };
+  return { RequestTimeout: shown('request_timeout'), UriTooLong: shown('uri_too_long'), HeadersTooLarge: shown('headers_too_large') };
+}
+
 /** Any status an operation does not list (404/405 for another path, 500 with its request id…) has the Error shape too. */
-export function defaultErrorResponse(schemas: { error: unknown; problem: unknown }): object {
+export function defaultErrorResponse(
+  schemas: { error: unknown; problem: unknown },
+  shared: SharedHeaders,
+  register: (component: string, header: HeaderDoc) => void,
+): object {
+  const headers = withOperationHeaders(undefined, shared, register);
   return {
-    description: 'Error response: any other error, e.g. 500 with the request id in the message (the log has the details)',
-    content: errorContent([example('internal_error', internalError(REQUEST_ID))], schemas),
+    description: 'Error response: any other error (404 or 405 for a path or method no operation has)',
+    ...(headers && { headers }),
+    content: errorContent([example('route_not_found', 'no such resource: GET /plantz')], schemas),
   };
 }

@@ -4,10 +4,10 @@ import type { Readable } from 'node:stream';
 import type { RequestDeadlines } from '../http/deadlines.js';
 import { acceptedMediaTypes, errorResponses, HttpError, unsupportedMediaType } from '../http/errors.js';
 import { fingerprintBody } from '../http/fingerprint.js';
-import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
-import { applyHandling, WARNING_HEADERS } from '../http/unknown-fields.js';
+import { applyHandling } from '../http/unknown-fields.js';
 import type { Handling } from '../http/preferences.js';
 import { ImportConflictError, type PlantStore } from '../store/store.js';
 import type { Inputs } from '../store/writes.js';
@@ -32,7 +32,6 @@ export interface ImportRouteOptions {
 
 /** The import's Warning: an unknown field of its JSON rows, with how many rows had it. */
 const IMPORT_WARNING = {
-  ...WARNING_HEADERS,
   Warning: {
     description:
       'One `299 - "unknown field \\"tga\\" was ignored in 3 rows"` per field of NDJSON or JSON rows that NewPlant does not name, the first 20; then one counting the others (`12 more unknown fields were ignored, in 40 rows`; past 1,000 distinct names, `more than 1000 …`). Send `Prefer: handling=strict` to have the import refused instead: 400 naming the row, nothing stored',
@@ -114,7 +113,7 @@ export const plantImportRoute: FastifyPluginCallbackTypebox<ImportRouteOptions> 
           409: 'Error response: mode=create-only and an id exists already, nothing stored; or a request with this Idempotency-Key is still running',
           413: 'Error response: the body is larger than IMPORT_BODY_LIMIT; nothing stored',
         },
-        responseHeaders: { 200: { ...REPLAYED_HEADER, ...IMPORT_WARNING } },
+        responseHeaders: { 200: IMPORT_WARNING },
         errorExamples: [
           example('invalid_import', 'line 2: name is required'),
           example('invalid_import', 'element 0: id must be an integer'),

@@ -2,7 +2,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { REVALIDATE_PRIVATE, revalidationHeaders } from '../http/caching.js';
 import { createOnly, etag, ifMatch, ifNoneMatch, noneMatch } from '../http/conditional.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
 import { answerPut, exists, notFound, preconditionFailed } from './answers.js';
@@ -93,7 +93,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         bodyExample: { id: 1, name: 'Monstera', tag: 'tropical' },
         response: { 200: Plant, ...errorResponses(400, 401, 403, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'Plant response' },
-        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLAYED_HEADER, ...WARNING_HEADERS, ...REPLACED_WARNING } },
+        responseHeaders: { 200: { ...ETAG_HEADER, ...REPLACED_WARNING } },
         errorExamples: [
           example('validation_failed', 'body.name must not be empty', 'body.name'),
           example('validation_failed', 'body.id must be an integer', 'body.id'),
@@ -169,8 +169,8 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         responseDescriptions: { 200: 'The plant, replaced', 201: 'The plant, created' },
         errorExamples: [example('validation_failed', 'body.name is required', 'body.name'), idMismatch(2, 1), IF_MATCH_FAILED, EXISTS],
         responseHeaders: {
-          200: { ...ETAG_HEADER, ...WARNING_HEADERS },
-          201: { ...ETAG_HEADER, ...WARNING_HEADERS, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
+          200: ETAG_HEADER,
+          201: { ...ETAG_HEADER, Location: { description: 'The URL of the plant created', schema: { type: 'string' } } },
         },
       },
     },
@@ -205,7 +205,7 @@ export const plantRoutes: FastifyPluginCallbackTypebox<{ plants: PlantStore; wri
         bodyExample: { tag: 'shade' },
         response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The plant, changed' },
-        responseHeaders: { 200: { ...ETAG_HEADER, ...WARNING_HEADERS } },
+        responseHeaders: { 200: ETAG_HEADER },
         errorExamples: [example('validation_failed', 'body.tag must be a string or null', 'body.tag'), idMismatch(2, 1), NOT_FOUND, IF_MATCH_FAILED],
       },
     },

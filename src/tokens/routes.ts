@@ -2,13 +2,12 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
-import { bothNamesRefused, DEPRECATION_HEADERS } from '../http/deprecation.js';
+import { bothNamesRefused } from '../http/deprecation.js';
 import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type RequestWrite, type Writes } from '../http/writes.js';
-import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { Outcomes } from '../store/writes.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
@@ -141,7 +140,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         headers: ReadHeaders,
         response: { 200: Type.Array(Token), 304: NoContent, ...errorResponses(400, 401, 403, 412, 503) },
         responseDescriptions: { 200: 'A page of tokens', 304: NOT_MODIFIED },
-        responseHeaders: { 200: { ...nextLinkHeader('tokens'), ...UNLISTED_HEADER, ...DEPRECATION_HEADERS, ...CACHING }, 304: CACHING },
+        responseHeaders: { 200: { ...nextLinkHeader('tokens'), ...UNLISTED_HEADER, ...CACHING }, 304: CACHING },
         errorExamples: [afterNamesNone(), bothNamesRefused('state', 'status'), READ_PRECONDITION_FAILED],
       },
     },
@@ -194,7 +193,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
           example('token_name_taken', new DuplicateTokenNameError('reporting').message, 'body.name'),
         ],
         responseHeaders: {
-          201: { Location: { description: 'The URL of the token made', schema: { type: 'string' } }, ...REPLAYED_HEADER, ...WARNING_HEADERS },
+          201: { Location: { description: 'The URL of the token made', schema: { type: 'string' } } },
         },
       },
     },

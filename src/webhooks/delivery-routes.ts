@@ -1,12 +1,11 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { NOT_MODIFIED, READ_PRECONDITION_FAILED, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { writeOf, type Writes } from '../http/writes.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
-import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import type { WebhookStore } from '../store/webhook-store.js';
 import { answerReplayed, notFound } from './answers.js';
 import { CACHING, NOT_FOUND } from './routes.js';
@@ -89,7 +88,6 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         headers: KeyedBodyHeaders,
         response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
-        responseHeaders: { 202: { ...REPLAYED_HEADER, ...WARNING_HEADERS } },
         errorExamples: [untilBeforeSince(), NOT_FOUND],
       },
     },

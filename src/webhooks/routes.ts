@@ -2,10 +2,9 @@ import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-
 import type { FastifyRequest } from 'fastify';
 import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
-import { KEY_STATUSES, REPLAYED_HEADER } from '../http/idempotency.js';
+import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
-import { WARNING_HEADERS } from '../http/unknown-fields.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
@@ -85,7 +84,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
           example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
         ],
         responseHeaders: {
-          201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } }, ...REPLAYED_HEADER, ...WARNING_HEADERS },
+          201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } },
         },
       },
     },
@@ -163,7 +162,6 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         headers: PatchHeaders,
         response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
         responseDescriptions: { 200: 'The endpoint, changed' },
-        responseHeaders: { 200: WARNING_HEADERS },
         errorExamples: [
           example('validation_failed', 'body.enabled must be true or false', 'body.enabled'),
           example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
@@ -216,7 +214,6 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         headers: KeyedHeaders,
         response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
-        responseHeaders: { 200: REPLAYED_HEADER },
         errorExamples: [NOT_FOUND],
       },
     },

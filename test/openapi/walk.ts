@@ -34,3 +34,9 @@ export function resolve(doc: Json, ref: string): unknown {
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce<Json>((node, part) => (node === undefined ? undefined : node[part]), doc);
 }
+
+/** An operation's answer for a status, a reference to the components (the parser's 408, 414, 431) followed. */
+export function responseOf(doc: Json, op: Json, status: string): Json {
+  const response = op.responses[status];
+  return response?.$ref === undefined ? response : resolve(doc, response.$ref);
+}
