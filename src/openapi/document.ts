@@ -169,6 +169,9 @@ export function buildOpenApi(
       int64: route.config?.int64?.answer !== undefined,
       renamed: route.config?.renamedQuery !== undefined,
     });
+    // A read decides on its preconditions once its answer is made (its ETag the answer's): its 304 and its 412
+    // go with the headers of the answer they stand for, its 200's (the ETag, the next page's Link, a total).
+    const revalidation = method === 'GET' ? { ...schema.responseHeaders?.[200], ...schema.responseHeaders?.[304] } : undefined;
     for (const status of [...statuses].sort()) {
       const code = Number(status);
       const description = schema.responseDescriptions?.[code];
@@ -179,14 +182,15 @@ export function buildOpenApi(
       }
       if (code >= 400) {
         try {
-          responses[status] = errorResponse(code, description, examples, errorSchemas, method, shared, register);
+          const own = code === 412 && method === 'GET' ? revalidation : schema.responseHeaders?.[code];
+          responses[status] = errorResponse(code, description, examples, errorSchemas, method, { own, shared, register });
         } catch (error) {
           throw new Error(`${method} ${route.url}: ${(error as Error).message}`);
         }
         continue;
       }
       const body = (schema.response as Record<string, unknown> | undefined)?.[status];
-      const headers = withOperationHeaders(schema.responseHeaders?.[code], shared, register);
+      const headers = withOperationHeaders(code === 304 ? revalidation : schema.responseHeaders?.[code], shared, register);
       responses[status] = {
         description: description ?? 'Response',
         ...(headers && { headers }),

@@ -222,16 +222,16 @@ export function errorResponse(
   examples: readonly ErrorExample[],
   schemas: { error: unknown; problem: unknown },
   method: string,
-  shared: SharedHeaders,
-  register: (component: string, header: HeaderDoc) => void,
+  headers: { own: Record<string, HeaderDoc> | undefined; shared: SharedHeaders; register: (component: string, header: HeaderDoc) => void },
 ): object {
-  const headers = withOperationHeaders(status === 415 && method === 'PATCH' ? PATCH_415_HEADERS : STATUS_HEADERS[status], shared, register);
+  const forStatus = status === 415 && method === 'PATCH' ? PATCH_415_HEADERS : STATUS_HEADERS[status];
+  const all = withOperationHeaders(forStatus || headers.own ? { ...forStatus, ...headers.own } : undefined, headers.shared, headers.register);
   const own = examples.filter((known) => statusOf(known.code) === status);
   if (own.length === 0) throw new Error(`the OpenAPI document needs an example of the ${status} answer (errorExamples in its schema)`);
   return {
     description: description ?? ERROR_DESCRIPTIONS[status] ?? 'Error response',
     'x-error-codes': [...new Set(own.map((known) => known.code))],
-    ...(headers && { headers }),
+    ...(all && { headers: all }),
     content: errorContent(own, schemas),
   };
 }

@@ -48,7 +48,9 @@ const RATE_LIMIT_HEADERS: Headers = {
   'RateLimit-Policy': text(
     'With `RATE_LIMIT_PER_MINUTE`, on every answer (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests per window>;w=60`',
   ),
-  RateLimit: text('With `RATE_LIMIT_PER_MINUTE`, on every answer: the budget left, `"default";r=<requests left>;t=<seconds until the window resets>`'),
+  RateLimit: text(
+    'With `RATE_LIMIT_PER_MINUTE`, on every answer: the budget left, `"default";r=<requests left>;t=<seconds until the window resets>`',
+  ),
   'RateLimit-Limit': deprecated(integer('Requests allowed per minute (draft 06; use RateLimit-Policy)')),
   'RateLimit-Remaining': deprecated(integer('Requests left this minute (draft 06; use RateLimit)')),
   'RateLimit-Reset': deprecated(integer('Seconds until the limit resets (draft 06; use RateLimit)')),
@@ -87,16 +89,26 @@ export function operationHeaders(traits: OperationTraits): SharedHeaders {
   ];
   if (preferences.length > 0) {
     const words = preferences.map(([, said]) => said).join('; ');
-    add('Preference-Applied', ['Preference-Applied', ...preferences.map(([key]) => key)].join('.'), text(`The preferences of \`Prefer\` applied, comma-separated: ${words}`));
+    add(
+      'Preference-Applied',
+      ['Preference-Applied', ...preferences.map(([key]) => key)].join('.'),
+      text(`The preferences of \`Prefer\` applied, comma-separated: ${words}`),
+    );
   }
   const warnings = [
     ...(traits.handlesFields ? [['fields', WARNING_HEADERS.Warning.description] as const] : []),
-    ...(traits.renamed ? [['deprecation', '`299 - "querystring.<old> is deprecated: use <new> (sunset …)"` when the request used a deprecated name'] as const] : []),
+    ...(traits.renamed
+      ? [['deprecation', '`299 - "querystring.<old> is deprecated: use <new> (sunset …)"` when the request used a deprecated name'] as const]
+      : []),
   ];
   if (warnings.length > 0) add('Warning', ['Warning', ...warnings.map(([key]) => key)].join('.'), text(warnings.map(([, said]) => said).join('; ')));
   if (traits.renamed) {
     for (const [name, header] of Object.entries(DEPRECATION_HEADERS)) add(name, name, header);
-    add('Link', 'Link.deprecation', text('With Deprecation: `<…docs#/<tag>/<operation>>; rel="deprecation"; type="text/html"`, after any other link (the next page)'));
+    add(
+      'Link',
+      'Link.deprecation',
+      text('With Deprecation: `<…docs#/<tag>/<operation>>; rel="deprecation"; type="text/html"`, after any other link (the next page)'),
+    );
   }
   return headers;
 }
