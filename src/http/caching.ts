@@ -111,6 +111,53 @@ export function sendSerializedRevalidated(request: FastifyRequest, reply: Fastif
   return sendRevalidated(request, reply, reply.serialize(value) as string);
 }
 
+/**
+ * A resource that has no version of its own but is written by its id (a webhook endpoint, a stored token):
+ * its read's ETag is the strong `"<hash>"` of its JSON, so that a write's If-Match can name it. If-Match
+ * compares strongly (RFC 9110 §13.1.1): the weak tag these reads gave up to 1.1.0 never matched, and the
+ * writes did not evaluate If-Match at all. A weak tag a client kept from then still revalidates a read
+ * (If-None-Match compares weakly): the opaque tag is the same hash.
+ */
+function resourceEtag(json: string): string {
+  return `"${hash('sha1', json, 'base64url')}"`;
+}
+
+/** The read of such a resource: its strong ETag; 304 when If-None-Match names it, 412 when If-Match names none. */
+export function sendResourceRevalidated(request: FastifyRequest, reply: FastifyReply, value: unknown): FastifyReply {
+  const json = reply.serialize(value) as string;
+  if (revalidated(request, reply, resourceEtag(json))) return reply.code(304).send();
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+/** The 412 of a write whose If-Match names no current ETag of the resource. */
+function writePreconditionFailed(): HttpError {
+  return new HttpError('precondition_failed', 'If-Match names no current ETag of this resource (as its read gives it): it changed; nothing done');
+}
+
+/** The write's 412, as the OpenAPI document shows it. */
+export const WRITE_PRECONDITION_FAILED = writePreconditionFailed();
+
+/**
+ * If-Match on a write to such a resource (RFC 9110 §13.1.1, §13.2.2), judged once the write is known to
+ * find it (a 404 ignores the preconditions, §13.2.1) and before anything is done: `json` is the resource as
+ * its read answers it now (the same serializer, the same schema). `*` holds; else a strong tag must name it.
+ */
+export function checkWriteIfMatch(request: FastifyRequest, reply: FastifyReply, value: object, schema: object): void {
+  const match = request.headers['if-match'];
+  if (match !== undefined && !matchesOnRead(match, resourceEtag(reply.serializeInput(value as Record<string, unknown>, schema as Record<string, unknown>)))) throw writePreconditionFailed();
+}
+
+/** The If-Match request header of a write to such a resource, for its headers schema. */
+export const IfMatchWriteHeaders = {
+  'if-match': Type.Optional(
+    Type.String({
+      description:
+        'Only if the resource is at one of these ETags (as its read gives them: strong comparison), or `*`: otherwise 412, nothing done. Judged once the resource is found (a missing one is 404)',
+      ...ENTITY_TAGS,
+    }),
+  ),
+};
+
 /** The 304's description in the OpenAPI document. */
 export const NOT_MODIFIED = 'Not modified: the answer is the one whose ETag If-None-Match names';
 
@@ -135,6 +182,8 @@ const ETAG_DESCRIPTIONS = {
   version: 'The version as stored, a strong entity tag: `"<version>"`, such as `"7"`',
   weak: 'A weak entity tag of this answer (`W/"…"`): send it as If-None-Match to get 304 while the answer is the same',
   strong: 'An entity tag of these bytes: send it as If-None-Match to get 304 while they are the same',
+  resource:
+    'A strong entity tag of this resource as answered (`"…"`): send it as If-Match to change or delete it only as it is (else 412), as If-None-Match to get 304 while it is the same',
 };
 
 type HeaderDoc = Record<string, { description: string; schema: { type: 'string' } }>;

@@ -3,7 +3,16 @@ import type { FastifyReply } from 'fastify';
 import { newToken } from '../auth/tokens.js';
 import { insufficientScope, lacksScope } from '../http/auth.js';
 import { bothNamesRefused } from '../http/deprecation.js';
-import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated, vary } from '../http/caching.js';
+import {
+  checkWriteIfMatch,
+  NOT_MODIFIED,
+  READ_PRECONDITION_FAILED,
+  revalidationHeaders,
+  sendResourceRevalidated,
+  sendSerializedRevalidated,
+  vary,
+  WRITE_PRECONDITION_FAILED,
+} from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -29,6 +38,7 @@ import {
   NewToken,
   PAGE_LIMIT_DEFAULT,
   ReadHeaders,
+  RevokeHeaders,
   RevokeQuery,
   Token,
   TOKEN_LIST_RENAMED,
@@ -79,6 +89,8 @@ function tokenView({ id, name, scopes, createdAt, revokedAt }: TokenRecord): Tok
 
 /** The reads' caching headers: a weak ETag of the answer (tokens have no version), revalidated. */
 const CACHING = revalidationHeaders('weak');
+/** One stored token's: a strong ETag, which If-Match on its revocation names. */
+const RESOURCE_CACHING = revalidationHeaders('resource');
 /** GET /token's: the answer depends on the token sent. */
 const TOKEN_CACHING = revalidationHeaders('weak', ['Authorization']);
 
@@ -219,7 +231,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
         headers: ReadHeaders,
         response: { 200: Token, 304: NoContent, ...errorResponses(401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'The token', 304: NOT_MODIFIED },
-        responseHeaders: { 200: CACHING, 304: CACHING },
+        responseHeaders: { 200: RESOURCE_CACHING, 304: RESOURCE_CACHING },
         errorExamples: [
           example('not_found', notFound('3f9a1c07b2e4')),
           example('not_found', notFound('static:0a1b2c3d4e5f')),
@@ -230,7 +242,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
     async (request, reply) => {
       const token = await tokens.get(request.params.id);
       if (!token) throw new HttpError('not_found', notFound(request.params.id));
-      return sendSerializedRevalidated(request, reply, tokenView(token));
+      return sendResourceRevalidated(request, reply, tokenView(token));
     },
   );
 
@@ -246,7 +258,8 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
           'The instance that answers refuses the token from its answer on, in every worker (the answer waits until they have dropped what they cached of it, half a second at most); every other instance within a second. The token of the request itself is revoked only with `self=true` (otherwise 409). A token revoked already, or unknown, is 404.',
         params: TokenIdParams,
         querystring: RevokeQuery,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 503) },
+        headers: RevokeHeaders,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 412, 503) },
         responseDescriptions: {
           204: 'Revoked',
           404: 'Error response: no stored token with this id, or it is revoked already',
@@ -256,6 +269,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
           example('not_found', notFound('3f9a1c07b2e4')),
           example('token_revoked', REVOKED_ALREADY_EXAMPLE),
           example('token_is_own', REVOKING_ITSELF_EXAMPLE),
+          WRITE_PRECONDITION_FAILED,
         ],
       },
     },
@@ -267,6 +281,7 @@ export const tokenRoutes: FastifyPluginCallbackTypebox<TokenRouteOptions> = (
       const principal = request.principal!;
       if (principal.source === 'stored' && principal.tokenId === id && request.query.self !== true)
         throw new HttpError('token_is_own', revokingItself(id));
+      checkWriteIfMatch(request, reply, tokenView(token), Token);
       // Revoked meanwhile by another request: as if it had been revoked before this one.
       if (!(await tokens.revoke(id, { byId: true }))) throw new HttpError('token_revoked', revokedAlready(id, null));
       await revoked?.(id);

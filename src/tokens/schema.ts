@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ConditionalReadHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders, IfMatchWriteHeaders } from '../http/caching.js';
 import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { SUNSET_HEADER } from '../http/deprecation.js';
@@ -120,6 +120,9 @@ export const TokenListQuery = Query({
     }),
   ),
 });
+
+/** DELETE /tokens/{id}: If-Match, to revoke the token only as it was read. */
+export const RevokeHeaders = Type.Object({ ...IfMatchWriteHeaders });
 
 export const RevokeQuery = Query({
   self: Type.Optional(

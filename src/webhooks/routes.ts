@@ -1,6 +1,14 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { NOT_MODIFIED, READ_PRECONDITION_FAILED, revalidationHeaders, sendSerializedRevalidated } from '../http/caching.js';
+import {
+  checkWriteIfMatch,
+  NOT_MODIFIED,
+  READ_PRECONDITION_FAILED,
+  revalidationHeaders,
+  sendResourceRevalidated,
+  sendSerializedRevalidated,
+  WRITE_PRECONDITION_FAILED,
+} from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
@@ -21,6 +29,7 @@ import {
   KeyedBodyHeaders,
   KeyedHeaders,
   PatchHeaders,
+  DeleteHeaders,
   NewEndpoint,
   PAGE_LIMIT_DEFAULT,
   ReadHeaders,
@@ -41,6 +50,8 @@ export interface WebhookRouteOptions extends EndpointRules {
 
 /** The reads' caching headers: a weak ETag of the answer, revalidated (an endpoint read holds no secret). */
 export const CACHING = revalidationHeaders('weak');
+/** One endpoint's: a strong ETag, which If-Match on its writes names. */
+const RESOURCE_CACHING = revalidationHeaders('resource');
 
 /** The OpenAPI document's example of the webhook routes' 404. */
 export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
@@ -137,14 +148,14 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         headers: ReadHeaders,
         response: { 200: Endpoint, 304: NoContent, ...errorResponses(401, 403, 404, 412, 503) },
         responseDescriptions: { 200: 'The endpoint', 304: NOT_MODIFIED },
-        responseHeaders: { 200: CACHING, 304: CACHING },
+        responseHeaders: { 200: RESOURCE_CACHING, 304: RESOURCE_CACHING },
         errorExamples: [NOT_FOUND, READ_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
       const endpoint = await webhooks.getEndpoint(request.params.id);
       if (!endpoint) throw notFound(request.params.id);
-      return sendSerializedRevalidated(request, reply, endpointView(endpoint));
+      return sendResourceRevalidated(request, reply, endpointView(endpoint));
     },
   );
 
@@ -160,17 +171,23 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         body: EndpointPatch,
         bodyExample: { enabled: true },
         headers: PatchHeaders,
-        response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+        response: { 200: Endpoint, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503) },
         responseDescriptions: { 200: 'The endpoint, changed' },
         errorExamples: [
           example('validation_failed', 'body.enabled must be true or false', 'body.enabled'),
           example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
           NOT_FOUND,
+          WRITE_PRECONDITION_FAILED,
         ],
       },
     },
     async (request, reply) => {
       const { events, description, int64, enabled } = request.body;
+      if (request.headers['if-match'] !== undefined) {
+        const current = await webhooks.getEndpoint(request.params.id);
+        if (!current) throw notFound(request.params.id);
+        checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
+      }
       const url =
         request.body.url === undefined
           ? undefined
@@ -191,12 +208,18 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Deletes a webhook endpoint and its messages',
         params: EndpointIdParams,
-        response: { 204: NoContent, ...errorResponses(401, 403, 404, 503) },
+        headers: DeleteHeaders,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 412, 503) },
         responseDescriptions: { 204: 'Endpoint deleted' },
-        errorExamples: [NOT_FOUND],
+        errorExamples: [NOT_FOUND, WRITE_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
+      if (request.headers['if-match'] !== undefined) {
+        const current = await webhooks.getEndpoint(request.params.id);
+        if (!current) throw notFound(request.params.id);
+        checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
+      }
       if (!(await webhooks.deleteEndpoint(request.params.id))) throw notFound(request.params.id);
       return reply.code(204).send();
     },

@@ -1,5 +1,5 @@
 import { Query } from '../http/strict-query.js';
-import { ConditionalReadHeaders } from '../http/caching.js';
+import { ConditionalReadHeaders, IfMatchWriteHeaders } from '../http/caching.js';
 import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
@@ -164,6 +164,8 @@ export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
 /** The headers of the POST routes with a body: the Idempotency-Key, and Prefer: handling for its unknown fields. */
 export const KeyedBodyHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
 /** PATCH's: Prefer: handling for its body's unknown fields. */
-export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders });
+export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders, ...IfMatchWriteHeaders });
+/** DELETE: If-Match, to delete the endpoint only as it was read. */
+export const DeleteHeaders = Type.Object({ ...IfMatchWriteHeaders });
 /** The reads: If-None-Match, for a 304 while the answer is the same. */
 export const ReadHeaders = Type.Object({ ...ConditionalReadHeaders });

@@ -97,8 +97,10 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
     await send(key, await fresh(), { ...valid(), token: null });
     await send(key, await fresh(), { ...valid({ accept: 'application/problem+json' }), token: null });
     if (op.security?.[0]?.bearerAuth?.[0] !== undefined) await send(key, await fresh(), { ...valid(), token: reader });
-    // Invalid: the request target.
+    // Invalid: the request target and its headers.
     await send(key, `${await fresh()}?nme=x`, valid());
+    await send(key, `${await fresh()}?nme=x`, valid({ accept: 'application/problem+json' }));
+    await send(key, await fresh(), valid({ expect: 'x-fast-lane' }));
     if (template.includes('{id}')) {
       await send(key, template.replace('{id}', 'no-such-form!'), valid());
       await send(key, fill(template, UNKNOWN), valid());
@@ -110,6 +112,7 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
     if (op.requestBody !== undefined || verb === 'DELETE') {
       await send(key, await fresh(), { method: verb, body: '{"name":', headers: { 'content-type': 'application/json' } });
       await send(key, await fresh(), { method: verb, body: 'x', headers: { 'content-type': 'text/plain' } });
+      await send(key, await fresh(), { method: verb, body: `"${'x'.repeat(70_000)}"`, headers: { 'content-type': 'application/json' } });
     }
     if (jsonBody) {
       await send(key, await fresh(), { method: verb, body: {} });
@@ -124,6 +127,7 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
   await send('get /plants', '/plants', { method: 'GET', headers: { accept: 'application/x-ndjson', prefer: 'int64=string' } });
   await send('get /plants', '/plants?limit=1', { method: 'GET', headers: { prefer: 'count=exact, int64=string' } });
   await send('get /plants', '/plants?id=1&id=987654321', { method: 'GET' });
+  await send('get /', '/', { method: 'GET', token: null, headers: { accept: 'text/html' } });
   await send('get /tokens', '/tokens?state=active', { method: 'GET' });
   await send('get /tokens', '/tokens?state=active&status=active', { method: 'GET' });
   await send('get /tokens', '/tokens?state=nonsense', { method: 'GET', token: null });

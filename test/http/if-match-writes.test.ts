@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { assertErrorShape, testApp } from '../helpers.js';
+import { operation, type Json } from '../openapi/walk.js';
+
+/**
+ * If-Match on the writes of resources without a version of their own (a webhook endpoint, a stored token):
+ * their reads give a strong ETag, the hash of the answer, which If-Match (strong comparison, RFC 9110
+ * §13.1.1) can name; the writes judge it before doing anything (412, nothing changed), once the resource is
+ * found (a missing one is 404, §13.2.1). A weak tag a client kept from before still revalidates a read.
+ */
+
+describe('If-Match on webhook endpoint and token writes', async () => {
+  const t = await testApp(after, { config: { webhookAllowPrivateNetworks: true } });
+  const doc: Json = (await t.call('GET', '/openapi.json', { token: null })).json();
+  const newEndpoint = async () => (await t.call('POST', '/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } })).json<{ id: string }>().id;
+  const etagOf = async (url: string) => String((await t.call('GET', url)).headers.etag);
+
+  it('an endpoint read has a strong ETag; a weak one kept from before still gets 304', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    assert.match(etag, /^"[A-Za-z0-9_-]+"$/);
+    assert.equal((await t.call('GET', url, { headers: { 'if-none-match': `W/${etag}` } })).statusCode, 304);
+    assert.equal((await t.call('GET', url, { headers: { 'if-match': etag } })).statusCode, 200);
+  });
+
+  it('PATCH /webhooks/{id}: done when If-Match names its ETag (or is *), else 412 and nothing changed', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const changed = await t.call('PATCH', url, { body: { description: 'first' }, headers: { 'if-match': etag } });
+    assert.equal(changed.statusCode, 200, changed.payload);
+    assert.notEqual(await etagOf(url), etag, 'a change, another tag');
+
+    for (const stale of [etag, `W/${etag}`, '"no-such-tag"']) {
+      const refused = await t.call('PATCH', url, { body: { description: 'lost update' }, headers: { 'if-match': stale } });
+      assert.equal(refused.statusCode, 412, `If-Match: ${stale}`);
+      assertErrorShape(refused.json(), 412, 'precondition_failed');
+    }
+    assert.equal((await t.call('GET', url)).json<{ description: string }>().description, 'first');
+
+    const current = await etagOf(url);
+    assert.equal((await t.call('PATCH', url, { body: { description: 'second' }, headers: { 'if-match': `"other", ${current}` } })).statusCode, 200);
+    assert.equal((await t.call('PATCH', url, { body: { description: 'third' }, headers: { 'if-match': '*' } })).statusCode, 200);
+    assert.equal((await t.call('PATCH', url, { body: { description: 'fourth' } })).statusCode, 200, 'without If-Match, as before');
+    assert.equal((await t.call('PATCH', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C', { body: {}, headers: { 'if-match': '*' } })).statusCode, 404);
+  });
+
+  it('DELETE /webhooks/{id}: 412 and kept on a stale If-Match, deleted on the current one', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    await t.call('PATCH', url, { body: { description: 'changed' } });
+    assert.equal((await t.call('DELETE', url, { headers: { 'if-match': etag } })).statusCode, 412);
+    assert.equal((await t.call('GET', url)).statusCode, 200, 'still there');
+    assert.equal((await t.call('DELETE', url, { headers: { 'if-match': await etagOf(url) } })).statusCode, 204);
+    assert.equal((await t.call('DELETE', url, { headers: { 'if-match': '*' } })).statusCode, 404, 'gone: 404, the precondition aside');
+  });
+
+  it('DELETE /tokens/{id}: 412 and active on a stale If-Match, revoked on the current one', async () => {
+    const id = (await t.call('POST', '/tokens', { body: { name: 'if-match', scopes: ['plants:read'] } })).json<{ id: string }>().id;
+    const url = `/tokens/${id}`;
+    const etag = await etagOf(url);
+    assert.match(etag, /^"[A-Za-z0-9_-]+"$/);
+    for (const stale of [`W/${etag}`, '"no-such-tag"']) {
+      const refused = await t.call('DELETE', url, { headers: { 'if-match': stale } });
+      assert.equal(refused.statusCode, 412, `If-Match: ${stale}`);
+      assertErrorShape(refused.json(), 412, 'precondition_failed');
+    }
+    assert.equal((await t.call('GET', url)).json<{ revokedAt: unknown }>().revokedAt, null, 'still active');
+    assert.equal((await t.call('DELETE', url, { headers: { 'if-match': etag } })).statusCode, 204);
+    assert.equal((await t.call('DELETE', url, { headers: { 'if-match': etag } })).statusCode, 404, 'revoked already: 404, the precondition aside');
+  });
+
+  it('the document declares If-Match, the 412 and the strong ETag', () => {
+    for (const key of ['patch /webhooks/{id}', 'delete /webhooks/{id}', 'delete /tokens/{id}']) {
+      const op = operation(doc, key);
+      assert.ok((op.parameters as Json[]).some((p) => p.in === 'header' && p.name === 'if-match'), `${key} If-Match`);
+      assert.deepEqual(op.responses['412']['x-error-codes'], ['precondition_failed'], key);
+    }
+    for (const key of ['get /webhooks/{id}', 'get /tokens/{id}']) assert.match(operation(doc, key).responses['200'].headers.ETag.description, /strong/);
+  });
+});
