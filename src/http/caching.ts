@@ -144,7 +144,11 @@ export const WRITE_PRECONDITION_FAILED = writePreconditionFailed();
  */
 export function checkWriteIfMatch(request: FastifyRequest, reply: FastifyReply, value: object, schema: object): void {
   const match = request.headers['if-match'];
-  if (match !== undefined && !matchesOnRead(match, resourceEtag(reply.serializeInput(value as Record<string, unknown>, schema as Record<string, unknown>)))) throw writePreconditionFailed();
+  if (
+    match !== undefined &&
+    !matchesOnRead(match, resourceEtag(reply.serializeInput(value as Record<string, unknown>, schema as Record<string, unknown>)))
+  )
+    throw writePreconditionFailed();
 }
 
 /** The If-Match request header of a write to such a resource, for its headers schema. */

@@ -8,6 +8,7 @@ import { MESSAGE_ANNOTATIONS } from '../http/validation.js';
 import { defaultErrorResponse, errorResponse, exampleStatuses, operationExamples, parserResponses } from './errors.js';
 import { API_DESCRIPTION } from './intro.js';
 import { operationHeaders, withOperationHeaders, type HeaderDoc } from './headers.js';
+import { withInt64String, withoutInt64String, withPreferInt64 } from './int64.js';
 import type { WebhookEventDoc } from '../webhooks/events-doc.js';
 
 /**
@@ -100,12 +101,12 @@ export function buildOpenApi(
     if (Array.isArray(schema)) return schema.map((s) => show(s));
     if (schema === null || typeof schema !== 'object') return schema;
     // Words for the validator's messages (patternMeaning) are not the document's.
-    return Object.fromEntries(Object.entries(schema).flatMap(([k, v]) => (MESSAGE_ANNOTATIONS.includes(k) ? [] : [[k, show(v)]])));
+    return withInt64String(Object.fromEntries(Object.entries(schema).flatMap(([k, v]) => (MESSAGE_ANNOTATIONS.includes(k) ? [] : [[k, show(v)]]))));
   };
   const parameters = (schema: unknown, where: 'path' | 'query' | 'header') => {
     const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
     return Object.entries(object?.properties ?? {}).map(([name, s]) => {
-      const { description, ...rest } = show(s) as { description?: string; type?: string };
+      const { description, ...rest } = withoutInt64String(show(s) as Record<string, unknown>) as { description?: string; type?: string };
       // A list in a query string is the parameter repeated (?tag=a&tag=b): OpenAPI's default, said outright.
       const repeated = where === 'query' && rest.type === 'array' ? { style: 'form', explode: true } : {};
       const deprecated = (rest as { deprecated?: boolean }).deprecated === true ? { deprecated: true } : {};
@@ -221,7 +222,11 @@ export function buildOpenApi(
           .filter((part) => part !== undefined)
           .join(' '),
       }),
-      parameters: [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')],
+      parameters: ((all) => (route.config?.int64?.answer === undefined ? all : withPreferInt64(all)))([
+        ...parameters(schema.params, 'path'),
+        ...parameters(schema.querystring, 'query'),
+        ...parameters(schema.headers, 'header'),
+      ]),
       ...(schema.requestBodyDoc !== undefined && {
         requestBody: {
           required: true,

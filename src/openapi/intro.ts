@@ -70,7 +70,7 @@ last digit: read answers with a JSON parser that keeps integers beyond 2^53.
 of an answer (plant ids, in pages and event streams too) comes as a string, answered with
 \`Preference-Applied: int64=string\`; a body may then send its id as a string too. Without it, ids are
 JSON integers. A webhook endpoint registered with \`"int64": "string"\` gets its deliveries' plant ids as
-strings likewise.
+strings likewise. Each int64 schema here names that string form in \`x-int64-string\`.
 
 ## Deprecations
 

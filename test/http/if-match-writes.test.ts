@@ -73,9 +73,13 @@ describe('If-Match on webhook endpoint and token writes', async () => {
   it('the document declares If-Match, the 412 and the strong ETag', () => {
     for (const key of ['patch /webhooks/{id}', 'delete /webhooks/{id}', 'delete /tokens/{id}']) {
       const op = operation(doc, key);
-      assert.ok((op.parameters as Json[]).some((p) => p.in === 'header' && p.name === 'if-match'), `${key} If-Match`);
+      assert.ok(
+        (op.parameters as Json[]).some((p) => p.in === 'header' && p.name === 'if-match'),
+        `${key} If-Match`,
+      );
       assert.deepEqual(op.responses['412']['x-error-codes'], ['precondition_failed'], key);
     }
-    for (const key of ['get /webhooks/{id}', 'get /tokens/{id}']) assert.match(operation(doc, key).responses['200'].headers.ETag.description, /strong/);
+    for (const key of ['get /webhooks/{id}', 'get /tokens/{id}'])
+      assert.match(operation(doc, key).responses['200'].headers.ETag.description, /strong/);
   });
 });

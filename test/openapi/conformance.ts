@@ -26,14 +26,13 @@ const EVERYWHERE = new Set([
 ]);
 
 /**
- * The document with each int64 value a string of digits, as `Prefer: int64=string` asks (docs/api.md, "Ids
- * for JavaScript": every `format: int64` value of an answer): what an answer with `Preference-Applied:
- * int64=string` is checked against.
+ * The document with each int64 schema replaced by the string form it names (`x-int64-string`), as
+ * `Prefer: int64=string` asks: what an answer with `Preference-Applied: int64=string` is checked against.
  */
 function int64AsStrings(node: Json): Json {
   if (Array.isArray(node)) return node.map(int64AsStrings);
   if (node === null || typeof node !== 'object') return node;
-  if (node.type === 'integer' && node.format === 'int64') return { ...node, type: 'string', pattern: '^-?(0|[1-9][0-9]{0,18})$' };
+  if (node['x-int64-string'] !== undefined) return { description: node.description, ...node['x-int64-string'] };
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, int64AsStrings(value)]));
 }
 

@@ -167,4 +167,22 @@ describe('GET /openapi.json: the operations', async () => {
     assert.ok(op('post /webhooks').responses['201'].headers.Location);
     assert.ok(op('post /webhooks/{id}/replay').responses['202']);
   });
+  it('says which int64 values may come as strings: each int64 schema names its string form, Prefer is declared where answers hold one', () => {
+    const int64s: Json[] = [];
+    const walk = (node: Json): void => {
+      if (node === null || typeof node !== 'object') return;
+      if (node.type === 'integer' && node.format === 'int64') int64s.push(node);
+      for (const value of Object.values(node)) walk(value);
+    };
+    walk(doc.components.schemas);
+    walk(doc.webhooks);
+    assert.ok(int64s.length > 5);
+    for (const node of int64s) assert.deepEqual(node['x-int64-string'], { type: 'string', pattern: '^(0|-?[1-9][0-9]{0,18})$' });
+    for (const key of ['get /plants/{id}', 'get /plants', 'put /plants/{id}', 'get /events', 'get /webhooks/{id}/deliveries']) {
+      const prefer = (op(key).parameters as Json[]).find((p) => p.in === 'header' && p.name === 'prefer');
+      assert.match(prefer?.description ?? '', /int64=string/, key);
+      assert.ok(op(key).responses['200'].headers['Preference-Applied'], key);
+    }
+    assert.equal(JSON.stringify(op('get /tokens').parameters).includes('int64=string'), false, 'no int64 in a token');
+  });
 });
