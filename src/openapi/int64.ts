@@ -34,5 +34,5 @@ export function withPreferInt64(parameters: Array<{ name: string; in: string; de
   const prefer = parameters.find((p) => p.in === 'header' && p.name === 'prefer');
   if (prefer === undefined)
     return [...parameters, { name: 'prefer', in: 'header', required: false, description: PREFERENCE, schema: { type: 'string' } }];
-  return parameters.map((p) => (p === prefer ? { ...p, description: `${p.description ?? ''}; ${PREFERENCE}` } : p));
+  return parameters.map((p) => (p === prefer ? { ...p, description: `${(p.description ?? '').replace(/\.$/, '')}; ${PREFERENCE}` } : p));
 }

@@ -185,4 +185,25 @@ describe('GET /openapi.json: the operations', async () => {
     }
     assert.equal(JSON.stringify(op('get /tokens').parameters).includes('int64=string'), false, 'no int64 in a token');
   });
+  it('declares the headers the pipeline sets whatever the status on every answer of the operations that get them, from the components', () => {
+    const ref = (key: string, status: string, header: string) => op(key).responses[status]?.headers?.[header]?.$ref as string | undefined;
+    for (const key of Object.keys(doc.paths).flatMap((path) => Object.keys(doc.paths[path]).map((method) => `${method} ${path}`))) {
+      const probe = ['get /healthz', 'get /readyz'].includes(key);
+      for (const status of Object.keys(op(key).responses).filter((s) => !['408', '414', '431'].includes(s))) {
+        assert.equal(ref(key, status, 'RateLimit') !== undefined, !probe, `${key} ${status} RateLimit`);
+        assert.equal(ref(key, status, 'RateLimit-Policy') !== undefined, !probe, `${key} ${status} RateLimit-Policy`);
+        if (key.startsWith('post '))
+          assert.equal(ref(key, status, 'Idempotent-Replayed'), '#/components/headers/Idempotent-Replayed', `${key} ${status}`);
+      }
+    }
+    for (const status of ['200', '304', '400', '401', '412', '429', 'default']) {
+      for (const header of ['Deprecation', 'Sunset', 'Link', 'Warning'])
+        assert.ok(op('get /tokens').responses[status].headers[header], `get /tokens ${status} ${header}`);
+    }
+    for (const status of ['400', '404', '412', '413', 'default']) {
+      for (const header of ['Warning', 'Preference-Applied'])
+        assert.ok(op('patch /plants/{id}').responses[status].headers[header], `patch ${status} ${header}`);
+    }
+    assert.deepEqual(op('get /plants').responses['414'], { $ref: '#/components/responses/UriTooLong' });
+  });
 });
