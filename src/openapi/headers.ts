@@ -87,6 +87,8 @@ export function operationHeaders(traits: OperationTraits): SharedHeaders {
     ...(traits.handlesFields ? [['handling', '`handling=strict` or `handling=lenient`'] as const] : []),
     ...(traits.int64 ? [['int64', '`int64=string` (int64 values written as JSON strings)'] as const] : []),
   ];
+  // The answers of such an operation depend on Prefer: int64=string, whatever their status (app/pipeline.ts, step 11).
+  if (traits.int64) add('Vary', 'Vary.prefer', text('Names `Prefer`: the answer depends on it (`int64=string`)'));
   if (preferences.length > 0) {
     const words = preferences.map(([, said]) => said).join('; ');
     add(
