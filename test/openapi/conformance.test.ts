@@ -49,7 +49,10 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
   const doc: Json = (await t.call('GET', '/openapi.json', { token: null })).json();
   const conformance = new Conformance(doc);
   const keys = documentedOperations(doc);
-  const reader = await t.tokenWith('events:read');
+  // A token without the scope of an operation: one that may read events only, or (for the events) plants only.
+  const eventsReader = await t.tokenWith('events:read');
+  const plantsReader = await t.tokenWith('plants:read');
+  const outsider = (op: Json) => (op.security?.[0]?.bearerAuth?.[0] === 'events:read' ? plantsReader : eventsReader);
   const sent: Sent[] = [];
 
   const send = async (key: string, url: string, options: CallOptions & { method: string }): Promise<LightMyRequestResponse> => {
@@ -96,7 +99,7 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
     // Invalid: who may call it.
     await send(key, await fresh(), { ...valid(), token: null });
     await send(key, await fresh(), { ...valid({ accept: 'application/problem+json' }), token: null });
-    if (op.security?.[0]?.bearerAuth?.[0] !== undefined) await send(key, await fresh(), { ...valid(), token: reader });
+    if (op.security?.[0]?.bearerAuth?.[0] !== undefined) await send(key, await fresh(), { ...valid(), token: outsider(op) });
     // Invalid: the request target and its headers.
     await send(key, `${await fresh()}?nme=x`, valid());
     await send(key, `${await fresh()}?nme=x`, valid({ accept: 'application/problem+json' }));
@@ -107,7 +110,9 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
     }
     for (const parameter of (op.parameters as Json[]).filter((p) => p.in === 'query')) {
       await send(key, `${await fresh()}?${parameter.name as string}=no-such-form!`, valid());
+      await send(key, `${await fresh()}?${parameter.name as string}=-1`, valid());
     }
+    for (const name of headerNames) await send(key, await fresh(), valid({ [name]: 'no-such-form!' }));
     // Invalid: the body.
     if (op.requestBody !== undefined || verb === 'DELETE') {
       await send(key, await fresh(), { method: verb, body: '{"name":', headers: { 'content-type': 'application/json' } });
@@ -160,6 +165,18 @@ describe('the conformance sweep: every answer as GET /openapi.json describes it'
         statuses.some((s) => s >= 400),
         `${key}: an error among ${statuses.join(',')}`,
       );
+    }
+  });
+
+  it('an operation the document secures refuses a request without a token (401), and one without its scope (403)', () => {
+    for (const key of keys) {
+      const security = operation(doc, key).security as Json[];
+      if (security.length === 0) continue;
+      const anonymous = sent.filter((s) => s.key === key && s.options.token === null).map((s) => s.res.statusCode);
+      assert.ok(anonymous.length > 0 && anonymous.every((status) => status === 401), `${key}: ${anonymous.join(',')}`);
+      if (security[0].bearerAuth[0] === undefined) continue;
+      const unscoped = sent.filter((s) => s.key === key && s.options.token === outsider(operation(doc, key))).map((s) => s.res.statusCode);
+      assert.ok(unscoped.length > 0 && unscoped.every((status) => status === 403), `${key}: ${unscoped.join(',')}`);
     }
   });
 
