@@ -41,6 +41,10 @@ const NAMED = [
   // Every list's paging (cursors, after) and every read's caching (ETags of pages read from PostgreSQL).
   'http/paging.test.ts',
   'http/caching.test.ts',
+  // If-Match on endpoint and token writes: the strong ETags of what PostgreSQL reads back.
+  'http/if-match-writes.test.ts',
+  // Every answer of every operation against the OpenAPI document, as PostgreSQL's store makes it.
+  'openapi/conformance.test.ts',
   // Spans of PostgreSQL's own batches (group commit, reads by id) and the trace context its outbox keeps.
   'tracing/spans.test.ts',
   'tracing/deliveries.test.ts',
