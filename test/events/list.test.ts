@@ -240,6 +240,7 @@ describe('GET /events (pages)', () => {
       'header:if-match',
       'header:if-none-match',
       'header:last-event-id',
+      'header:prefer',
       'query:access_token',
       'query:after',
       'query:cursor',

@@ -92,9 +92,10 @@ describe('error answers', async () => {
         assert.equal(res.headers['accept-patch'], acceptPatch, `${method} ${url}`);
       }
       const doc = (await t.call('GET', '/openapi.json', { token: null })).json();
-      const patch415 = doc.paths['/plants/{id}'].patch.responses['415'].headers;
-      assert.deepEqual(Object.keys(patch415).sort(), ['Accept', 'Accept-Patch']);
-      assert.deepEqual(Object.keys(doc.paths['/plants'].post.responses['415'].headers), ['Accept']);
+      // The 415's own headers; those every answer of the operation may carry are references (openapi/headers.ts).
+      const own = (headers: Record<string, { $ref?: string }>) => Object.keys(headers).filter((name) => headers[name]!.$ref === undefined);
+      assert.deepEqual(own(doc.paths['/plants/{id}'].patch.responses['415'].headers).sort(), ['Accept', 'Accept-Patch']);
+      assert.deepEqual(own(doc.paths['/plants'].post.responses['415'].headers), ['Accept']);
     });
     it('accepts application/json with a charset', async () => {
       const res = await t.call('POST', '/plants', { body: { id: 8, name: 'x' }, headers: { 'content-type': 'application/json; charset=utf-8' } });
