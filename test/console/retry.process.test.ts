@@ -181,4 +181,36 @@ describe('the console: Save again after a lost answer', { skip, timeout: 180_000
       [],
     );
   });
+  it('replays once when Replay is sent again after a lost answer (the same Idempotency-Key), and tells its count', async () => {
+    // Each failed attempt is retried once, 50 ms later; then the message has failed, and a replay queues it again.
+    const h = await webhookHarness(after, { dispatcher: { retrySchedule: [0.05] } });
+    h.receiver.answer = () => ({ status: 500 });
+    const { id } = await h.register();
+    await addPlants(h.t, [{ id: 1, name: 'Fern' }]);
+    await until(async () => (await h.t.call('GET', `/webhooks/${id}/deliveries?status=failed`)).json().length === 1, 'the failed message');
+    const { page, errors } = await openConsole(after, { t: h.t });
+    const keys: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/replay')) keys.push(request.headers()['idempotency-key'] ?? 'none');
+    });
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    const deliveries = page.getByRole('region', { name: `Deliveries of ${h.receiver.url}` });
+    const answer = await loseNextAnswer(page, 'POST', /\/replay$/);
+    await deliveries.getByRole('button', { name: 'Replay' }).click();
+    const said = await deliveries.getByRole('alert').filter({ hasText: 'The service did not answer' }).innerText();
+    assert.equal(answer.lost(), true);
+    await deliveries.getByRole('button', { name: 'Replay' }).click();
+    // The first replay's own answer, whatever the message has done since (failed again, or still pending).
+    await deliveries.getByRole('status').filter({ hasText: 'Replay: 1 failed message sent again.' }).waitFor();
+    assert.match(said, /The replay may have been done all the same: Replay again to find out/);
+    assert.equal(keys.length, 2);
+    assert.notEqual(keys[0], 'none');
+    assert.equal(keys[0], keys[1]);
+    assert.deepEqual(
+      errors().filter((text) => !text.includes('ERR_CONNECTION_RESET')),
+      [],
+    );
+  });
 });

@@ -1,6 +1,7 @@
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { explain, unreachable, type Client, type Endpoint } from '../api.js';
 import { useCursorPages } from '../pages.js';
+import { Submissions } from '../submissions.js';
 import { Message, TableBox, when } from '../ui.js';
 
 /**
@@ -105,21 +106,28 @@ function Replay({ client, endpoint, onReplayed }: { client: Client; endpoint: En
   const [result, setResult] = useState('');
   const [problem, setProblem] = useState('');
   const sinceId = useId();
+  // A replay sent again after a lost answer carries the same Idempotency-Key: without it, the messages the
+  // first one queued again (and any failed since) were queued once more, and the count it told was the second's.
+  const replays = useRef(new Submissions());
   const replay = async () => {
     setResult('');
     setProblem('');
     const start = new Date(since);
     if (Number.isNaN(start.getTime())) return setProblem('Give the time the replay starts from.');
+    const body = { since: start.toISOString() };
     try {
-      const { data, error } = await client.POST('/webhooks/{id}/replay', {
-        params: { path: { id: endpoint.id } },
-        body: { since: start.toISOString() },
+      const key = replays.current.keyFor(JSON.stringify({ id: endpoint.id, ...body }));
+      const { data, error, response } = await client.POST('/webhooks/{id}/replay', {
+        params: { path: { id: endpoint.id }, header: { 'idempotency-key': key } },
+        body,
       });
+      replays.current.ended({ answered: true, status: response.status, code: error?.code });
       if (error !== undefined) return setProblem(explain(error));
       setResult(`Replay: ${data.requeued} failed ${data.requeued === 1 ? 'message' : 'messages'} sent again.`);
       onReplayed();
     } catch (error) {
-      setProblem(unreachable(error));
+      replays.current.ended({ answered: false });
+      setProblem(`${unreachable(error)} The replay may have been done all the same: Replay again to find out (sent again, it is done once).`);
     }
   };
   return (
