@@ -130,7 +130,7 @@ export function sendResourceRevalidated(request: FastifyRequest, reply: FastifyR
 }
 
 /** The 412 of a write whose If-Match names no current ETag of the resource. */
-function writePreconditionFailed(): HttpError {
+export function writePreconditionFailed(): HttpError {
   return new HttpError('precondition_failed', 'If-Match names no current ETag of this resource (as its read gives it): it changed; nothing done');
 }
 

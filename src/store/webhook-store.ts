@@ -114,10 +114,16 @@ export interface WebhookStore {
   getEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
   /** Endpoints in id (creation) order. */
   listEndpoints(page: { limit: number; after?: string | undefined }): Promise<WebhookEndpoint[]>;
-  /** Undefined when there is no such endpoint. Enabling clears the reason and the failure streak. */
+  /**
+   * Undefined when there is no such endpoint. Enabling clears the reason and the failure streak. With
+   * `expected` (the endpoint as a client read it: If-Match), `'changed'` when it is no longer so, judged in
+   * the write's own transaction, nothing done.
+   */
   updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined>;
-  /** Deletes the endpoint and its messages; false when there was none. */
+  updateEndpoint(id: string, changes: EndpointChanges, expected: WebhookEndpoint | undefined): Promise<WebhookEndpoint | undefined | 'changed'>;
+  /** Deletes the endpoint and its messages; false when there was none; `'changed'` as updateEndpoint says. */
   deleteEndpoint(id: string): Promise<boolean>;
+  deleteEndpoint(id: string, expected: WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
   /** Makes `secret` current; the old one keeps signing until `previousUntil`. False when there is no such endpoint. */
   rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
   /**

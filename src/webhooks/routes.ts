@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkWriteIfMatch,
   NOT_MODIFIED,
@@ -8,6 +8,7 @@ import {
   sendResourceRevalidated,
   sendSerializedRevalidated,
   WRITE_PRECONDITION_FAILED,
+  writePreconditionFailed,
 } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES } from '../http/idempotency.js';
@@ -15,7 +16,7 @@ import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
-import type { WebhookStore } from '../store/webhook-store.js';
+import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
 import type { Inputs } from '../store/writes.js';
 import { answerCreated, answerRotated, notFound } from './answers.js';
 import { newEndpoint, type EndpointRules } from './endpoints.js';
@@ -62,6 +63,20 @@ export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
 export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, writes, pageLinks = 'signed', ...rules }, done) => {
+  /**
+   * With If-Match, the endpoint as it is now, once the header names it (else 412; a missing endpoint 404,
+   * RFC 9110 §13.2.1): the store's write then holds only while the endpoint is still so, in its own
+   * transaction, so that two writes sent with one tag cannot both pass. Undefined without If-Match.
+   */
+  const asIfMatchNames = async (request: FastifyRequest, reply: FastifyReply, id: string): Promise<WebhookEndpoint | undefined> => {
+    if (request.headers['if-match'] === undefined) return undefined;
+    const current = await webhooks.getEndpoint(id);
+    if (!current) throw notFound(id);
+    checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
+    // `*` asks only that it exist, which the write itself finds out (404).
+    return request.headers['if-match'].trim() === '*' ? undefined : current;
+  };
+
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
    * rule it broke go to the log only (a warning: someone may be probing the internal network).
@@ -183,17 +198,14 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     },
     async (request, reply) => {
       const { events, description, int64, enabled } = request.body;
-      if (request.headers['if-match'] !== undefined) {
-        const current = await webhooks.getEndpoint(request.params.id);
-        if (!current) throw notFound(request.params.id);
-        checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
-      }
+      const expected = await asIfMatchNames(request, reply, request.params.id);
       const url =
         request.body.url === undefined
           ? undefined
           : (await checkWebhookUrl(request.body.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl(request)))
               .href;
-      const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, int64, enabled });
+      const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, int64, enabled }, expected);
+      if (endpoint === 'changed') throw writePreconditionFailed();
       if (!endpoint) throw notFound(request.params.id);
       return reply.send(endpointView(endpoint));
     },
@@ -215,12 +227,9 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
       },
     },
     async (request, reply) => {
-      if (request.headers['if-match'] !== undefined) {
-        const current = await webhooks.getEndpoint(request.params.id);
-        if (!current) throw notFound(request.params.id);
-        checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
-      }
-      if (!(await webhooks.deleteEndpoint(request.params.id))) throw notFound(request.params.id);
+      const deleted = await webhooks.deleteEndpoint(request.params.id, await asIfMatchNames(request, reply, request.params.id));
+      if (deleted === 'changed') throw writePreconditionFailed();
+      if (!deleted) throw notFound(request.params.id);
       return reply.code(204).send();
     },
   );

@@ -45,6 +45,28 @@ describe('If-Match on webhook endpoint and token writes', async () => {
     assert.equal((await t.call('PATCH', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C', { body: {}, headers: { 'if-match': '*' } })).statusCode, 404);
   });
 
+  it('writes sent at once with one If-Match: one is done, the others 412 (judged in the write, not before it)', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((description) => t.call('PATCH', url, { body: { description }, headers: { 'if-match': etag } })),
+    );
+    const statuses = answers.map((answer) => answer.statusCode).sort();
+    assert.deepEqual(statuses, [200, 412, 412, 412]);
+    const won = answers.find((answer) => answer.statusCode === 200)!.json<{ description: string }>().description;
+    assert.equal((await t.call('GET', url)).json<{ description: string }>().description, won);
+    // Two deletes naming the current tag and one a stale one: one deletes; the others find it gone (404) or changed (412).
+    const current = await etagOf(url);
+    const deletes = await Promise.all([etag, current, current].map((tag) => t.call('DELETE', url, { headers: { 'if-match': tag } })));
+    const deleted = deletes.map((answer) => answer.statusCode);
+    assert.equal(deleted.filter((status) => status === 204).length, 1, String(deleted));
+    assert.ok(
+      deleted.every((status) => [204, 404, 412].includes(status)),
+      String(deleted),
+    );
+    assert.equal((await t.call('GET', url)).statusCode, 404);
+  });
+
   it('DELETE /webhooks/{id}: 412 and kept on a stale If-Match, deleted on the current one', async () => {
     const url = `/webhooks/${await newEndpoint()}`;
     const etag = await etagOf(url);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Store } from '../../src/store/store.js';
 import type { StoredPlant } from '../../src/model/plant.js';
+import type { WebhookEndpoint } from '../../src/store/webhook-store.js';
 import { EVENT_TYPES, eventBody, type EventType } from '../../src/model/events.js';
 import { DISABLED_AT_EVENT } from '../../src/model/delivery-reasons.js';
 import { until } from '../toolkit.js';
@@ -43,6 +44,36 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         assert.equal(await webhooks.deleteEndpoint(b.id), true);
         assert.equal(await webhooks.deleteEndpoint(b.id), false);
         assert.equal(await webhooks.getEndpoint(b.id), undefined);
+      }));
+
+    it('changes or deletes an endpoint only while it is as expected (If-Match), in the write itself', () =>
+      withStore(open, async ({ webhooks }) => {
+        const read = await webhooks.createEndpoint(endpoint({ description: 'shop front' }));
+        const changed = (result: WebhookEndpoint | undefined | 'changed'): WebhookEndpoint => {
+          assert.ok(typeof result === 'object', `changed: ${JSON.stringify(result)}`);
+          return result;
+        };
+        const kept = changed(await webhooks.updateEndpoint(read.id, { enabled: false }, read));
+        assert.deepEqual(kept, { ...read, enabled: false });
+        // `read` is stale now: every field a read shows counts, the service's own changes too.
+        assert.equal(await webhooks.updateEndpoint(read.id, { description: 'mine' }, read), 'changed');
+        assert.equal(await webhooks.deleteEndpoint(read.id, read), 'changed');
+        assert.deepEqual(await webhooks.getEndpoint(read.id), kept, 'nothing done');
+        for (const stale of [
+          { url: 'https://else.example/x' },
+          { events: ['plant.created' as const] },
+          { description: undefined },
+          { int64: 'string' as const },
+        ]) {
+          assert.equal(await webhooks.updateEndpoint(read.id, { enabled: true }, { ...kept, ...stale }), 'changed', JSON.stringify(stale));
+        }
+        const described = changed(await webhooks.updateEndpoint(read.id, { description: null, int64: 'string' }, kept));
+        assert.deepEqual(described, { id: read.id, url: read.url, events: read.events, int64: 'string', enabled: false, createdAt: read.createdAt });
+        assert.equal(await webhooks.updateEndpoint(read.id, { enabled: true }, { ...described, description: 'x' }), 'changed', 'description null');
+        assert.equal(await webhooks.deleteEndpoint(read.id, described), true);
+        // Gone: not found, whatever was expected.
+        assert.equal(await webhooks.updateEndpoint(read.id, { enabled: true }, described), undefined);
+        assert.equal(await webhooks.deleteEndpoint(read.id, described), false);
       }));
 
     it('queues one message per subscribed endpoint in the write that changes a plant, and none for a write that changes nothing', () =>

@@ -18,6 +18,22 @@ const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 // Epoch milliseconds are bigint columns: read as float8, exact below 2^53, so that they arrive as numbers.
 const ENDPOINT_FIELDS = 'id, url, events, description, int64_strings, enabled, disabled_reason, created_at::float8 AS created_at';
 const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
+
+/**
+ * A write's condition that the endpoint is as a client read it (If-Match), from parameter `$n` on
+ * (expectedValues): every field its read shows but its id and creation time, which never change. The
+ * first parameter false (no expectation) makes it true. Judged by the write's own statement, so that no
+ * other write can come between.
+ */
+const AS_EXPECTED = (n: number): string =>
+  `(NOT $${n}::boolean OR (url = $${n + 1} AND events = $${n + 2}::text[] AND description IS NOT DISTINCT FROM $${n + 3}
+    AND int64_strings = $${n + 4} AND enabled = $${n + 5} AND disabled_reason IS NOT DISTINCT FROM $${n + 6}))`;
+
+function expectedValues(expected: WebhookEndpoint | undefined): unknown[] {
+  if (expected === undefined) return [false, null, null, null, null, null, null];
+  const { url, events, description, int64, enabled, disabledReason } = expected;
+  return [true, url, events, description ?? null, int64 === 'string', enabled, disabledReason ?? null];
+}
 const MESSAGE_COLUMNS = `SELECT event_id, type, payload, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
   last_status, last_error, next_attempt_at::float8 AS next_attempt_at FROM webhook_messages`;
 
@@ -63,7 +79,9 @@ export class PostgresWebhooks implements WebhookStore {
     return rows.map(toEndpoint);
   }
 
-  async updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
+  updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined>;
+  updateEndpoint(id: string, changes: EndpointChanges, expected: WebhookEndpoint | undefined): Promise<WebhookEndpoint | undefined | 'changed'>;
+  async updateEndpoint(id: string, changes: EndpointChanges, expected?: WebhookEndpoint): Promise<WebhookEndpoint | undefined | 'changed'> {
     const { rows } = await this.query<EndpointRow>(
       `UPDATE webhook_endpoints SET
          url = coalesce($2, url),
@@ -73,7 +91,7 @@ export class PostgresWebhooks implements WebhookStore {
          disabled_reason = CASE WHEN $6 IS NULL THEN disabled_reason ELSE NULL END,
          failing_since = CASE WHEN $6 THEN NULL ELSE failing_since END,
          int64_strings = coalesce($7, int64_strings)
-       WHERE id = $1 RETURNING ${ENDPOINT_FIELDS}`,
+       WHERE id = $1 AND ${AS_EXPECTED(8)} RETURNING ${ENDPOINT_FIELDS}`,
       [
         id,
         changes.url ?? null,
@@ -82,14 +100,19 @@ export class PostgresWebhooks implements WebhookStore {
         changes.description ?? null,
         changes.enabled ?? null,
         changes.int64 === undefined ? null : changes.int64 === 'string',
+        ...expectedValues(expected),
       ],
     );
-    return rows[0] && toEndpoint(rows[0]);
+    if (rows[0]) return toEndpoint(rows[0]);
+    return expected !== undefined && (await this.getEndpoint(id)) ? 'changed' : undefined;
   }
 
-  async deleteEndpoint(id: string): Promise<boolean> {
-    const { rowCount } = await this.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
-    return rowCount === 1;
+  deleteEndpoint(id: string): Promise<boolean>;
+  deleteEndpoint(id: string, expected: WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
+  async deleteEndpoint(id: string, expected?: WebhookEndpoint): Promise<boolean | 'changed'> {
+    const { rowCount } = await this.query(`DELETE FROM webhook_endpoints WHERE id = $1 AND ${AS_EXPECTED(2)}`, [id, ...expectedValues(expected)]);
+    if (rowCount === 1) return true;
+    return expected !== undefined && (await this.getEndpoint(id)) ? 'changed' : false;
   }
 
   async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {

@@ -54,13 +54,26 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
     return guard(() => (after === undefined ? this.firstEndpoints.all(limit) : this.nextEndpoints.all(after, limit)).map(endpointOf));
   }
 
-  async updateEndpoint(id: string, changes: WebhookTypes.EndpointChanges): Promise<WebhookTypes.WebhookEndpoint | undefined> {
-    if (!(await this.writer.write({ kind: 'updateEndpoint', id, changes }))) return undefined;
+  updateEndpoint(id: string, changes: WebhookTypes.EndpointChanges): Promise<WebhookTypes.WebhookEndpoint | undefined>;
+  updateEndpoint(
+    id: string,
+    changes: WebhookTypes.EndpointChanges,
+    expected: WebhookTypes.WebhookEndpoint | undefined,
+  ): Promise<WebhookTypes.WebhookEndpoint | undefined | 'changed'>;
+  async updateEndpoint(
+    id: string,
+    changes: WebhookTypes.EndpointChanges,
+    expected?: WebhookTypes.WebhookEndpoint,
+  ): Promise<WebhookTypes.WebhookEndpoint | undefined | 'changed'> {
+    const found = await this.writer.write({ kind: 'updateEndpoint', id, changes, expected });
+    if (found !== true) return found === false ? undefined : found;
     return this.getEndpoint(id);
   }
 
-  deleteEndpoint(id: string): Promise<boolean> {
-    return this.writer.write({ kind: 'deleteEndpoint', id });
+  deleteEndpoint(id: string): Promise<boolean>;
+  deleteEndpoint(id: string, expected: WebhookTypes.WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
+  deleteEndpoint(id: string, expected?: WebhookTypes.WebhookEndpoint): Promise<boolean | 'changed'> {
+    return this.writer.write({ kind: 'deleteEndpoint', id, expected });
   }
 
   async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {

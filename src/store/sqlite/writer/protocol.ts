@@ -2,7 +2,7 @@ import type { PlantId } from '../../../model/plant-id.js';
 import type { ClassifiedError } from '../errors.js';
 import type { DeleteResult, IfMatch, IfNoneMatch, PatchResult } from '../../store.js';
 import type { StoredPlant } from '../../../model/plant.js';
-import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord } from '../../webhook-store.js';
+import type { AttemptRecord, DueMessage, EndpointChanges, NewEndpointRecord, WebhookEndpoint } from '../../webhook-store.js';
 import type { KeyClaim } from '../../idempotency.js';
 import type { KeptOutcome, Outcomes, WriteKind as KeyedKind } from '../../writes.js';
 
@@ -21,8 +21,8 @@ export type WriteOp =
   | { kind: 'createToken'; id: string; name: string; hash: Buffer; scopes: string; createdAt: string; secret: string }
   | { kind: 'revokeToken'; idOrName: string; byId: boolean; at: string }
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
-  | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges }
-  | { kind: 'deleteEndpoint'; id: string }
+  | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges; expected?: WebhookEndpoint | undefined }
+  | { kind: 'deleteEndpoint'; id: string; expected?: WebhookEndpoint | undefined }
   | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
   | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
@@ -76,8 +76,8 @@ export interface WriteResults {
   revokeToken: boolean;
   createEndpoint: Outcomes['createEndpoint'];
   /** False when there is no such endpoint. */
-  updateEndpoint: boolean;
-  deleteEndpoint: boolean;
+  updateEndpoint: boolean | 'changed';
+  deleteEndpoint: boolean | 'changed';
   rotateSecret: Outcomes['rotateSecret'];
   /** Messages queued again, or no such endpoint. */
   replay: Outcomes['replay'];

@@ -1,7 +1,7 @@
 import { prepare, type Connection } from '../connection.js';
 import { DISABLED_AT_EVENT, failingTooLong } from '../../../model/delivery-reasons.js';
 import type { WriteOf, WriteResults } from './protocol.js';
-import type { DueMessage } from '../../webhook-store.js';
+import type { DueMessage, WebhookEndpoint } from '../../webhook-store.js';
 import type { RecordedEvent } from './feed.js';
 import { outcomeOf } from '../../writes.js';
 
@@ -57,6 +57,27 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const endpointExists = prepare<[string]>(db, 'SELECT 1 FROM webhook_endpoints WHERE id = ?');
+  // Every field an endpoint's read shows but its id and creation time, which never change: `IS` matches NULL too.
+  const endpointAsShown = prepare<[string, string, string, string | null, number, number, string | null]>(
+    db,
+    'SELECT 1 FROM webhook_endpoints WHERE id = ? AND url = ? AND events = ? AND description IS ? AND int64_strings = ? AND enabled = ? AND disabled_reason IS ?',
+  );
+  /** Whether the endpoint is gone (false), as `expected` shows it (true), or changed since ('changed'). */
+  const foundAsExpected = (id: string, expected: WebhookEndpoint | undefined): boolean | 'changed' => {
+    if (!endpointExists.get(id)) return false;
+    if (expected === undefined) return true;
+    const { url, events, description, int64, enabled, disabledReason } = expected;
+    const same = endpointAsShown.get(
+      id,
+      url,
+      events.join(' '),
+      description ?? null,
+      int64 === 'string' ? 1 : 0,
+      enabled ? 1 : 0,
+      disabledReason ?? null,
+    );
+    return same === undefined ? 'changed' : true;
+  };
   const claim = prepare<[number, number, number, number], ClaimedRow>(
     db,
     `UPDATE webhook_messages SET lease_until = ?
@@ -118,8 +139,9 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         ).run(e.id, e.url, e.events.join(' '), e.description ?? null, e.int64 === 'string' ? 1 : 0, e.secret, e.createdAt);
         return e;
       },
-      updateEndpoint({ id, changes }) {
-        if (!endpointExists.get(id)) return false;
+      updateEndpoint({ id, changes, expected }) {
+        const found = foundAsExpected(id, expected);
+        if (found !== true) return found;
         if (changes.url !== undefined) prepare(db, 'UPDATE webhook_endpoints SET url = ? WHERE id = ?').run(changes.url, id);
         if (changes.events !== undefined) prepare(db, 'UPDATE webhook_endpoints SET events = ? WHERE id = ?').run(changes.events.join(' '), id);
         if (changes.description !== undefined) prepare(db, 'UPDATE webhook_endpoints SET description = ? WHERE id = ?').run(changes.description, id);
@@ -130,7 +152,9 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         } else if (changes.enabled === false) prepare(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = NULL WHERE id = ?').run(id);
         return true;
       },
-      deleteEndpoint({ id }) {
+      deleteEndpoint({ id, expected }) {
+        const found = foundAsExpected(id, expected);
+        if (found !== true) return found;
         return prepare(db, 'DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
       },
       rotateSecret({ id, secret, previousUntil }) {
