@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { translatePgError } from './errors.js';
-import { connectClient, describeRole, FailoverPool, hostOf, Hosts, sessionRole, type HostClient } from './hosts/hosts.js';
+import { connectClient, FailoverPool, hostOf, Hosts, type HostClient } from './hosts/hosts.js';
+import { describeRole, sessionRole } from './hosts/sessions.js';
 import { VERSION } from '../../version.js';
 import { InstanceRegistry } from './instances.js';
 import { migratePostgres } from './migrate.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inspect } from 'node:util';
-import { connectClient, FailoverPool, Hosts, NoSessionError, UnwantedSessionError } from '../../../../src/store/postgres/hosts/hosts.js';
+import { connectClient, FailoverPool, Hosts, NoSessionError } from '../../../../src/store/postgres/hosts/hosts.js';
+import { UnwantedSessionError } from '../../../../src/store/postgres/hosts/sessions.js';
 import { parsePostgresUrl } from '../../../../src/store/postgres/hosts/url.js';
 import { openStore } from '../../../../src/store/open.js';
 import { closedPort, fakePostgres } from './fake-postgres.js';
