@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { sleep, until } from '../toolkit.js';
+import { holdConnection } from './held-connection.js';
 import { alive, serve } from './supervised.js';
 
 /**
@@ -31,17 +31,9 @@ describe('a request in flight as its worker hands over (a reload)', () => {
     };
     const server = await serve(after, env);
     const [old] = server.workers();
-    const socket = connect(server.port, '127.0.0.1');
-    let received = '';
-    let closed = false;
-    socket.setEncoding('utf8').on('data', (data: string) => (received += data));
-    socket.on('close', () => (closed = true));
-    socket.on('error', () => undefined);
-    after(() => socket.destroy());
     // A first request on the connection: it is the old worker's.
-    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await until(() => received.includes('"status":"ok"'), 'the answer to the first request');
-    received = '';
+    const held = await holdConnection(after, server.port);
+    const { socket } = held;
 
     socket.write(
       `POST /plants/import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n`,
@@ -57,10 +49,10 @@ describe('a request in flight as its worker hands over (a reload)', () => {
       await sleep(200);
     }
     socket.write('0\r\n\r\n');
-    await until(() => closed || /"created":\d+/.test(received), 'the answer to the import', { timeoutMs: 60_000 });
+    await until(() => held.closed() || /"created":\d+/.test(held.received()), 'the answer to the import', { timeoutMs: 60_000 });
 
-    assert.match(received, /^HTTP\/1\.1 200 /, `the import answered; log: ${server.stdout().slice(-3000)}`);
-    assert.match(received, new RegExp(`"created":${id}\\b`));
+    assert.match(held.received(), /^HTTP\/1\.1 200 /, `the import answered; log: ${server.stdout().slice(-3000)}`);
+    assert.match(held.received(), new RegExp(`"created":${id}\\b`));
     const listed = await fetch(`${server.url}/plants?limit=1000`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(((await listed.json()) as unknown[]).length, id, 'every row stored');
     // Its request answered, the old worker exits, cleanly.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { until } from '../toolkit.js';
+import { holdConnection } from './held-connection.js';
 import { install, serve } from './supervised.js';
 
 /**
@@ -25,29 +25,21 @@ describe('SIGTERM while a reload’s old worker hands over', () => {
     );
     const [old] = server.workers();
     // A client's keep-alive connection to the old worker, idle through the reload.
-    const idle = connect(server.port, '127.0.0.1');
-    let received = '';
-    let closed = false;
-    idle.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
-    idle.on('close', () => (closed = true));
-    idle.on('error', () => undefined);
-    after(() => idle.destroy());
-    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await until(() => received.includes('"status":"ok"'), 'the answer on the idle connection');
+    const idle = await holdConnection(after, server.port);
     server.signal('SIGHUP');
     await until(() => server.stderr().includes('plant-store: reloaded:'), `the reload; stderr: ${server.stderr()}`, { timeoutMs: 120_000 });
     await until(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 'the handover');
 
     server.signal('SIGTERM');
     await until(() => new RegExp(`"pid":${old!.pid},[^\n]*"msg":"asked to stop`).test(server.stdout()), 'the old worker to be told to stop');
-    received = '';
+    idle.clear();
     const body = '{"id":1,"name":"sent as the instance stops"}';
-    idle.write(
+    idle.socket.write(
       `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );
-    await until(() => closed, 'the connection to close after its answer');
-    assert.match(received, /^HTTP\/1\.1 200 /, `the request was answered: ${JSON.stringify(received)}`);
-    assert.match(received, /\r\nconnection: close\r\n/i);
+    await until(() => idle.closed(), 'the connection to close after its answer');
+    assert.match(idle.received(), /^HTTP\/1\.1 200 /, `the request was answered: ${JSON.stringify(idle.received())}`);
+    assert.match(idle.received(), /\r\nconnection: close\r\n/i);
     assert.deepEqual(await server.exited, { code: 0, signal: null });
     assert.match(server.stdout(), new RegExp(`"pid":${old!.pid},.*"msg":"asked to stop: the drain goes on for 3 s at most, /readyz 503"`));
   });

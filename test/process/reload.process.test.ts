@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { firstToken } from '../process.js';
 import { needs, until } from '../toolkit.js';
 import { postgresUnavailableReason, TestPostgres } from '../store/postgres/pg-server.js';
+import { holdConnection } from './held-connection.js';
 import { client, connectProbe, consumer, feedIds, missing, scrapeProbe, startLoad } from './load.js';
 import { alive, install, listeningSocket, serve, servingChunk, setVersion, type Supervised } from './supervised.js';
 
@@ -138,26 +138,18 @@ describe('SIGHUP on SQLite, at the default settings', () => {
     const server = await serve(after, { DATABASE_URL: `file:${join(dir, 'plants.db')}`, PLANT_STORE_TOKENS: TOKEN }, { dir });
     const [old] = server.workers();
     // A client that keeps an idle connection to the old worker, and then leaves it be.
-    const idle = connect(server.port, '127.0.0.1');
-    let received = '';
-    let closed = false;
-    idle.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
-    idle.on('close', () => (closed = true));
-    idle.on('error', () => undefined);
-    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await until(() => received.includes('"status":"ok"'), 'the answer on the idle connection', { timeoutMs: 30_000 });
+    const idle = await holdConnection(after, server.port);
     server.signal('SIGHUP');
     await until(() => server.stderr().includes('plant-store: reloaded:'), `the reload; stderr: ${server.stderr()}`, { timeoutMs: 120_000 });
     // Serving nothing new, the old worker waits for that client (up to KEEP_ALIVE_TIMEOUT_MS, 72 s).
     await until(() => new RegExp(`"pid":${old!.pid},[^\n]*"reason":"reload"`).test(server.stdout()), 'the handover', { timeoutMs: 30_000 });
     assert.equal(alive(old!.pid), true, 'the old worker waits');
-    assert.equal(closed, false, 'its idle connection is not closed under its client');
+    assert.equal(idle.closed(), false, 'its idle connection is not closed under its client');
     server.signal('SIGTERM');
     assert.deepEqual(await server.exited, { code: 0, signal: null });
     assert.equal(alive(old!.pid), false);
-    await until(() => closed, 'the idle connection closed by the stop', { timeoutMs: 30_000 });
+    await until(() => idle.closed(), 'the idle connection closed by the stop', { timeoutMs: 30_000 });
     assert.match(server.stdout(), new RegExp(`"pid":${old!.pid},.*"msg":"asked to stop sooner: the drain ends now"`));
-    idle.destroy();
   });
 
   test('a new release that cannot start: the old workers keep serving, and the log and stderr say why', async () => {
