@@ -26,6 +26,7 @@ import type { Tracing } from './tracing/sdk.js';
 import { SIGNING, WEBHOOK_EVENTS, webhookSchemas } from './webhooks/events-doc.js';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import type { Resolver } from './webhooks/network-guard.js';
 
 export interface AppOptions {
   /** Settings left out take their defaults (loadConfig of an empty environment). */
@@ -41,6 +42,8 @@ export interface AppOptions {
   rateCounter?: RateCounter | undefined;
   /** Tells the instance's other workers of a token revoked here, resolving once they refuse it (process/revocations.ts). */
   tellRevoked?: ((tokenId: string) => Promise<void>) | undefined;
+  /** The DNS lookup of webhook URLs' hosts as they are registered (network-guard.ts); the system's when left out (tests give a fake one). */
+  webhookResolver?: Resolver | undefined;
 }
 
 /**
@@ -59,7 +62,7 @@ export type App = FastifyInstance & {
 };
 
 /** The whole API: what every request passes through (app/pipeline.ts), then every route module, in one place. */
-export async function buildApp({ config, store, logger, metrics, tracing, rateCounter, tellRevoked }: AppOptions): Promise<App> {
+export async function buildApp({ config, store, logger, metrics, tracing, rateCounter, tellRevoked, webhookResolver }: AppOptions): Promise<App> {
   const settings: Config = { ...loadConfig({}), ...config };
   const app = Fastify(serverOptions(settings, logger)).withTypeProvider<TypeBoxTypeProvider>();
   const pipeline = installPipeline(app, { settings, store, logger, metrics, tracing, rateCounter });
@@ -87,6 +90,8 @@ export async function buildApp({ config, store, logger, metrics, tracing, rateCo
     webhooks: store.webhooks,
     writes,
     allowPrivateNetworks: settings.webhookAllowPrivateNetworks,
+    resolver: webhookResolver,
+    lookupTimeoutMs: settings.webhookDnsTimeoutMs,
     pageLinks: settings.pageLinks,
   });
   await app.register(webhookDeliveryRoutes, { webhooks: store.webhooks, writes, pageLinks: settings.pageLinks });

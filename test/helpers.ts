@@ -15,6 +15,7 @@ import type { StoredPlant } from '../src/model/plant.js';
 import { parseJson } from '@plant-store/client/json';
 import type { BatchTracing } from '../src/store/batcher.js';
 import type { Tracing } from '../src/tracing/sdk.js';
+import type { Resolver } from '../src/webhooks/network-guard.js';
 
 /** A page as plants, for tests that want objects rather than JSON: ids stay exact. */
 export async function listPlants(plants: Pick<PlantStore, 'page'>, options: ListOptions): Promise<StoredPlant[]> {
@@ -124,6 +125,8 @@ export async function testApp(
     metrics?: Parameters<typeof buildApp>[0]['metrics'];
     /** Traces the app's requests and its store's batches. */
     tracing?: Tracing;
+    /** The DNS lookup of webhook URLs' hosts at registration (the system's when left out). */
+    webhookResolver?: Resolver;
   } = {},
 ): Promise<TestApp> {
   const store = options.store ?? (await openTestStore(cleanup, options.tracing?.batches));
@@ -135,6 +138,7 @@ export async function testApp(
     logger: options.logger,
     metrics: options.metrics,
     tracing: options.tracing,
+    webhookResolver: options.webhookResolver,
   });
   await app.ready();
   cleanup(async () => {

@@ -41,6 +41,15 @@ export const WEBHOOK_SETTINGS = {
       description: 'Delivered and failed webhook messages are deleted after this many days',
     }),
   },
+  webhookDnsTimeoutMs: {
+    env: 'WEBHOOK_DNS_TIMEOUT_MS',
+    schema: int(
+      100,
+      60_000,
+      5_000,
+      "How long registering a webhook URL (POST /webhooks, PATCH with a url) waits for its host's DNS lookup; past it the answer is 503 with Retry-After",
+    ),
+  },
   webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', schema: int(1, 10_000, 32, 'Webhook deliveries in flight per process at most') },
   webhookAllowPrivateNetworks: {
     env: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',

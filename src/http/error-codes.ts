@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   streams_full: [503, 'The instance serves the most event streams it may (EVENTS_MAX_STREAMS); retry later'],
   not_ready: [503, 'The store does not answer, or cannot take writes'],
   stopping: [503, 'The instance is stopping: a load balancer should send no more requests to it'],
+  webhook_host_lookup_timeout: [
+    503,
+    "The webhook URL's host could not be looked up in time (the service's DNS resolver did not answer within WEBHOOK_DNS_TIMEOUT_MS); retry after Retry-After",
+  ],
   console_not_built: [503, 'The web console was not built into this installation'],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -44,7 +44,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   431: 'Error response: the request headers are too large (the message says how much they and the request line may hold)',
   500: 'Error response: an unexpected fault, the request id in the message (the log has the details)',
   501: 'Error response: the request is sent in a transfer coding this service does not read (any but chunked)',
-  503: 'Error response: the store is unavailable, or the service is overloaded; retry after Retry-After seconds',
+  503: "Error response: the store is unavailable, or the service is overloaded (or, registering a webhook URL, its host's DNS lookup did not answer in time); retry after Retry-After seconds",
 };
 
 /** The 400 of a query string that does not decode, as the service words it (any operation's). */

@@ -8,6 +8,8 @@ export interface EndpointRules {
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
   allowPrivateNetworks: boolean;
   resolver?: Resolver | undefined;
+  /** WEBHOOK_DNS_TIMEOUT_MS: how long the URL's host lookup is awaited (HostLookupTimeout past it); unbounded when left out. */
+  lookupTimeoutMs?: number | undefined;
 }
 
 /**
@@ -32,9 +34,14 @@ export interface EndpointInput {
   int64?: Int64Form | undefined;
 }
 
+/** A URL checked as these rules say (network-guard.ts): WebhookUrlError when refused, HostLookupTimeout when its host's lookup did not answer in time. */
+export function checkEndpointUrl(text: string, rules: EndpointRules): Promise<URL> {
+  return checkWebhookUrl(text, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver, lookupTimeoutMs: rules.lookupTimeoutMs });
+}
+
 /** The endpoint registerEndpoint stores (its URL checked), before it is stored. */
 export async function newEndpoint(input: EndpointInput, rules: EndpointRules): Promise<NewEndpointRecord> {
-  const url = await checkWebhookUrl(input.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver });
+  const url = await checkEndpointUrl(input.url, rules);
   return {
     id: newId('ep'),
     // Stored as parsed, never as sent (a CR or LF in the text would otherwise be kept and shown).

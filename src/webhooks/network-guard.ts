@@ -151,6 +151,20 @@ export class WebhookUrlError extends Error {
   }
 }
 
+/**
+ * The host's lookup did not answer within the bound registration gives it (WEBHOOK_DNS_TIMEOUT_MS): not a
+ * verdict on the URL, which may well be fine, but on the service's resolver (or the name's servers) now.
+ */
+export class HostLookupTimeout extends Error {
+  constructor(
+    readonly host: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the DNS lookup of ${host} did not answer within ${timeoutMs} ms`);
+    this.name = 'HostLookupTimeout';
+  }
+}
+
 export const URL_MAX_LENGTH = 2048;
 
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -159,6 +173,27 @@ export const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) =>
     dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
   );
+
+/**
+ * The resolver, its answer awaited at most `timeoutMs` (then HostLookupTimeout). The lookup itself cannot be
+ * cancelled (getaddrinfo): it ends when the resolver gives up, but the request no longer waits for it.
+ */
+function bounded(resolver: Resolver, timeoutMs: number): Resolver {
+  return (hostname) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new HostLookupTimeout(hostname, timeoutMs)), timeoutMs);
+      resolver(hostname).then(
+        (addresses) => {
+          clearTimeout(timer);
+          resolve(addresses);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error as Error);
+        },
+      );
+    });
+}
 
 /** The URL's host with IPv6 brackets removed. */
 function host(url: URL): string {
@@ -189,6 +224,8 @@ async function resolvePublic(url: URL, resolver: Resolver): Promise<LookupAddres
     try {
       addresses = await resolver(hostname);
     } catch (error) {
+      // No answer in time says nothing of the name: not refused as one that does not resolve.
+      if (error instanceof HostLookupTimeout) throw error;
       addresses = [];
       failure = (error as NodeJS.ErrnoException).code ?? String(error);
     }
@@ -222,10 +259,19 @@ export function parseWebhookUrl(text: string): URL {
   return url;
 }
 
-/** Checks a URL for registration: its form, then (unless private networks are allowed) every address its host resolves to. */
-export async function checkWebhookUrl(text: string, options: { allowPrivate: boolean; resolver?: Resolver }): Promise<URL> {
+/**
+ * Checks a URL for registration: its form, then (unless private networks are allowed) every address its
+ * host resolves to, the lookup awaited at most `lookupTimeoutMs` (HostLookupTimeout past it; unbounded
+ * without it: the resolver's own time-outs).
+ */
+export async function checkWebhookUrl(
+  text: string,
+  options: { allowPrivate: boolean; resolver?: Resolver | undefined; lookupTimeoutMs?: number | undefined },
+): Promise<URL> {
   const url = parseWebhookUrl(text);
-  if (!options.allowPrivate) await resolvePublic(url, options.resolver ?? systemResolver);
+  if (options.allowPrivate) return url;
+  const resolver = options.resolver ?? systemResolver;
+  await resolvePublic(url, options.lookupTimeoutMs === undefined ? resolver : bounded(resolver, options.lookupTimeoutMs));
   return url;
 }
 

@@ -19,8 +19,8 @@ import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
 import type { Inputs } from '../store/writes.js';
 import { answerCreated, answerRotated, notFound } from './answers.js';
-import { newEndpoint, type EndpointRules } from './endpoints.js';
-import { ALLOW_PRIVATE_NETWORKS_HINT, checkWebhookUrl, WebhookUrlError } from './network-guard.js';
+import { checkEndpointUrl, newEndpoint, type EndpointRules } from './endpoints.js';
+import { ALLOW_PRIVATE_NETWORKS_HINT, HostLookupTimeout, WebhookUrlError } from './network-guard.js';
 import {
   CreatedEndpoint,
   Endpoint,
@@ -54,6 +54,21 @@ export const CACHING = revalidationHeaders('weak');
 /** One endpoint's: a strong ETag, which If-Match on its writes names. */
 const RESOURCE_CACHING = revalidationHeaders('resource');
 
+/** The 503 of a URL whose host's lookup did not answer within WEBHOOK_DNS_TIMEOUT_MS: retry after about as long. */
+function lookupTimedOut({ host, timeoutMs }: HostLookupTimeout): HttpError {
+  return new HttpError(
+    'webhook_host_lookup_timeout',
+    `body.url: the DNS lookup of the host ${host} did not answer within ${timeoutMs} ms; retry later`,
+    {
+      field: 'body.url',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(timeoutMs / 1000))) },
+    },
+  );
+}
+
+/** The OpenAPI document's example of it. */
+const LOOKUP_TIMED_OUT = lookupTimedOut(new HostLookupTimeout('shop.example', 5000));
+
 /** The OpenAPI document's example of the webhook routes' 404. */
 export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
 
@@ -79,11 +94,17 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
 
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
-   * rule it broke go to the log only (a warning: someone may be probing the internal network).
+   * rule it broke go to the log only (a warning: someone may be probing the internal network). A lookup
+   * that did not answer in time is not the URL's fault (the same URL may pass a moment later) but the
+   * resolver's, which the service uses: 503 with Retry-After, and a warning for the operator.
    */
   const asBadUrl =
     (request: FastifyRequest) =>
     (error: unknown): never => {
+      if (error instanceof HostLookupTimeout) {
+        request.log.warn({ host: error.host, timeoutMs: error.timeoutMs }, 'webhooks: DNS lookup of a URL host timed out');
+        throw lookupTimedOut(error);
+      }
       if (!(error instanceof WebhookUrlError)) throw error;
       if (error.refused) request.log.warn(error.refused, 'webhooks: URL refused: not a public address');
       throw new HttpError('invalid_webhook_url', `body.url ${error.message}${error.refused ? `; ${ALLOW_PRIVATE_NETWORKS_HINT}` : ''}`, {
@@ -108,6 +129,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         errorExamples: [
           example('validation_failed', 'body.events must not be empty', 'body.events'),
           example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
+          LOOKUP_TIMED_OUT,
         ],
         responseHeaders: {
           201: { Location: { description: 'The URL of the endpoint created', schema: { type: 'string' } } },
@@ -191,6 +213,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         errorExamples: [
           example('validation_failed', 'body.enabled must be true or false', 'body.enabled'),
           example('invalid_webhook_url', 'body.url must be an absolute http:// or https:// URL', 'body.url'),
+          LOOKUP_TIMED_OUT,
           NOT_FOUND,
           WRITE_PRECONDITION_FAILED,
         ],
@@ -199,11 +222,7 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
     async (request, reply) => {
       const { events, description, int64, enabled } = request.body;
       const expected = await asIfMatchNames(request, reply, request.params.id);
-      const url =
-        request.body.url === undefined
-          ? undefined
-          : (await checkWebhookUrl(request.body.url, { allowPrivate: rules.allowPrivateNetworks, resolver: rules.resolver }).catch(asBadUrl(request)))
-              .href;
+      const url = request.body.url === undefined ? undefined : (await checkEndpointUrl(request.body.url, rules).catch(asBadUrl(request))).href;
       const endpoint = await webhooks.updateEndpoint(request.params.id, { url, events, description, int64, enabled }, expected);
       if (endpoint === 'changed') throw writePreconditionFailed();
       if (!endpoint) throw notFound(request.params.id);

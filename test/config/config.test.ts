@@ -99,6 +99,9 @@ describe('loadConfig', () => {
       [{ PG_READ_POOL_SIZE: '2.5' }, 'PG_READ_POOL_SIZE'],
       [{ PG_READ_POOL_SIZE: 'four' }, 'PG_READ_POOL_SIZE'],
       [{ PG_POOL_SIZE: '0' }, 'PG_POOL_SIZE'],
+      [{ WEBHOOK_DNS_TIMEOUT_MS: '0' }, 'WEBHOOK_DNS_TIMEOUT_MS'],
+      [{ WEBHOOK_DNS_TIMEOUT_MS: '60001' }, 'WEBHOOK_DNS_TIMEOUT_MS'],
+      [{ WEBHOOK_DNS_TIMEOUT_MS: '5s' }, 'WEBHOOK_DNS_TIMEOUT_MS'],
     ];
     for (const [env, setting] of cases) {
       it(JSON.stringify(env), () => {
