@@ -187,9 +187,9 @@ function bounded(resolver: Resolver, timeoutMs: number): Resolver {
           clearTimeout(timer);
           resolve(addresses);
         },
-        (error: unknown) => {
+        (error: Error) => {
           clearTimeout(timer);
-          reject(error as Error);
+          reject(error);
         },
       );
     });
