@@ -49,6 +49,7 @@ export interface EndpointRow {
   int64_strings: boolean;
   enabled: boolean;
   disabled_reason: string | null;
+  previous_secret_until: number | null;
   created_at: number;
 }
 
@@ -61,6 +62,7 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
     ...(row.int64_strings ? { int64: 'string' as const } : {}),
     enabled: row.enabled,
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
+    ...(row.previous_secret_until === null ? {} : { previousSecretUntil: row.previous_secret_until }),
     createdAt: row.created_at,
   };
 }

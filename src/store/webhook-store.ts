@@ -26,6 +26,11 @@ export interface WebhookEndpoint {
   enabled: boolean;
   /** Why the service disabled it (410 Gone, failing too long); absent when enabled or disabled by a client. */
   disabledReason?: string;
+  /**
+   * After a rotation of its secret: until when the previous secret signs deliveries too. Absent when never
+   * rotated. Each rotation sets it, so that the endpoint as read (its ETag) changes with its secret.
+   */
+  previousSecretUntil?: number;
   createdAt: number;
 }
 
@@ -124,15 +129,29 @@ export interface WebhookStore {
   /** Deletes the endpoint and its messages; false when there was none; `'changed'` as updateEndpoint says. */
   deleteEndpoint(id: string): Promise<boolean>;
   deleteEndpoint(id: string, expected: WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
-  /** Makes `secret` current; the old one keeps signing until `previousUntil`. False when there is no such endpoint. */
+  /**
+   * Makes `secret` current; the old one keeps signing until `previousUntil`. False when there is no such
+   * endpoint; `'changed'` as updateEndpoint says.
+   */
   rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
+  rotateSecret(id: string, secret: string, previousUntil: number, expected: WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
   /**
    * The endpoint's messages, newest first (by webhook-id, which orders by event time to the millisecond);
    * `after` pages on from a webhook-id. Undefined when there is no such endpoint.
    */
   listMessages(endpointId: string, page: MessagePage): Promise<WebhookMessage[] | undefined>;
-  /** Queues the endpoint's failed messages whose event happened in [since, until] again; undefined when there is no such endpoint. */
+  /**
+   * Queues the endpoint's failed messages whose event happened in [since, until] again; undefined when there
+   * is no such endpoint; `'changed'` as updateEndpoint says (the endpoint is not changed, but a client may
+   * replay only to the endpoint as it read it: its URL, its events).
+   */
   replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined>;
+  replay(
+    endpointId: string,
+    since: number,
+    until: number | undefined,
+    expected: WebhookEndpoint | undefined,
+  ): Promise<number | undefined | 'changed'>;
   /** Claims up to `limit` messages due now on enabled endpoints, each for `leaseMs` (no other dispatcher takes them meanwhile). */
   claimDue(limit: number, leaseMs: number): Promise<DueMessage[]>;
   /** Gives back claimed messages that were not sent: their lease ends now, so any dispatcher may claim them at once. */

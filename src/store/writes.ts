@@ -2,7 +2,7 @@ import type { StoredPlant } from '../model/plant.js';
 import type { KeyClaim, Kept } from './idempotency.js';
 import type { IfMatch, IfNoneMatch, ImportOutcome, PlantImport, PutResult } from './plant-store.js';
 import type { NewToken, TokenRecord } from './token-store.js';
-import type { NewEndpointRecord } from './webhook-store.js';
+import type { NewEndpointRecord, WebhookEndpoint } from './webhook-store.js';
 
 /**
  * The writes a request makes, as values: a kind and its input, applied by the one entry, `apply`, with a
@@ -17,8 +17,9 @@ export interface Inputs {
   /** The commit of an import this store started (PlantStore.startImport), its rows staged. */
   import: { session: PlantImport; createOnly: boolean };
   createEndpoint: { endpoint: NewEndpointRecord };
-  rotateSecret: { id: string; secret: string; previousUntil: number };
-  replay: { endpointId: string; since: number; until: number | undefined };
+  /** `expected`: the endpoint as the client read it (If-Match), judged in the write; undefined: whatever it is. */
+  rotateSecret: { id: string; secret: string; previousUntil: number; expected?: WebhookEndpoint | undefined };
+  replay: { endpointId: string; since: number; until: number | undefined; expected?: WebhookEndpoint | undefined };
   /** A stored token; its secret is kept in the outcome (the answer shows it), never in the tokens table. */
   createToken: { token: NewToken; secret: string };
 }
@@ -41,8 +42,9 @@ export interface Outcomes {
   import: ImportOutcome;
   /** The endpoint made, with its secret. */
   createEndpoint: NewEndpointRecord;
-  rotateSecret: { secret: string } | 'not-found';
-  replay: { requeued: number } | 'not-found';
+  /** 'changed': the endpoint is not as `expected` (If-Match); nothing done. */
+  rotateSecret: { secret: string } | 'not-found' | 'changed';
+  replay: { requeued: number } | 'not-found' | 'changed';
   /** The token made, with its secret; or the refusal of a name an active token has. */
   createToken: { token: TokenRecord; secret: string } | 'name-taken';
 }
@@ -52,8 +54,10 @@ export type KeptOutcome<K extends WriteKind = WriteKind> = Kept<K, Outcomes[K]>;
 
 /** The outcome of each write from what the store's statements answered (the same for every store). */
 export const outcomeOf = {
-  rotateSecret: (secret: string, rotated: boolean): Outcomes['rotateSecret'] => (rotated ? { secret } : 'not-found'),
-  replay: (requeued: number | null | undefined): Outcomes['replay'] => (requeued === null || requeued === undefined ? 'not-found' : { requeued }),
+  rotateSecret: (secret: string, rotated: boolean | 'changed'): Outcomes['rotateSecret'] =>
+    rotated === 'changed' ? rotated : rotated ? { secret } : 'not-found',
+  replay: (requeued: number | null | undefined | 'changed'): Outcomes['replay'] =>
+    requeued === 'changed' ? requeued : requeued === null || requeued === undefined ? 'not-found' : { requeued },
   createToken: (token: TokenRecord | undefined, secret: string): Outcomes['createToken'] => (token === undefined ? 'name-taken' : { token, secret }),
 };
 

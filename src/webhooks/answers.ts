@@ -1,7 +1,9 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkWriteIfMatch, writePreconditionFailed } from '../http/caching.js';
 import { HttpError } from '../http/errors.js';
-import type { RequestWrite } from '../http/writes.js';
 import type { Outcomes } from '../store/writes.js';
+import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
+import { Endpoint } from './schema.js';
 import { storedEndpoint } from './endpoints.js';
 import { endpointView } from './views.js';
 
@@ -15,6 +17,25 @@ export function notFound(id: string): HttpError {
   return new HttpError('not_found', `no webhook endpoint with id ${id}`);
 }
 
+/**
+ * With If-Match on a write under an endpoint's id, the endpoint as it is now, once the header names it
+ * (else 412; a missing endpoint 404, RFC 9110 §13.2.1): the store's write then holds only while the
+ * endpoint is still so, in its own transaction, so that two writes sent with one tag cannot both pass.
+ * Undefined without If-Match, and for `*`, which asks only that it exist (the write finds that out: 404).
+ */
+export async function asIfMatchNames(
+  webhooks: WebhookStore,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
+  if (request.headers['if-match'] === undefined) return undefined;
+  const current = await webhooks.getEndpoint(id);
+  if (!current) throw notFound(id);
+  checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
+  return request.headers['if-match'].trim() === '*' ? undefined : current;
+}
+
 /** POST /webhooks: 201 with the endpoint as stored, its secret (shown only here) and its Location. */
 export function answerCreated(reply: FastifyReply, endpoint: Outcomes['createEndpoint']): FastifyReply {
   return reply
@@ -23,14 +44,23 @@ export function answerCreated(reply: FastifyReply, endpoint: Outcomes['createEnd
     .send({ ...endpointView(storedEndpoint(endpoint)), secret: endpoint.secret });
 }
 
-/** POST /webhooks/{id}/rotate-secret: 200 with the new secret, or 404. */
-export function answerRotated(reply: FastifyReply, rotated: Outcomes['rotateSecret'], { input }: RequestWrite<'rotateSecret'>): FastifyReply {
-  if (rotated === 'not-found') throw notFound(input.id);
-  return reply.code(200).send({ secret: rotated.secret });
-}
+/**
+ * POST /webhooks/{id}/rotate-secret of endpoint `id` (its path's: a replay has the same path): 200 with the
+ * new secret, or 404, or 412 (If-Match, judged in the write).
+ */
+export const answerRotated =
+  (id: string) =>
+  (reply: FastifyReply, rotated: Outcomes['rotateSecret']): FastifyReply => {
+    if (rotated === 'not-found') throw notFound(id);
+    if (rotated === 'changed') throw writePreconditionFailed();
+    return reply.code(200).send({ secret: rotated.secret });
+  };
 
-/** POST /webhooks/{id}/replay: 202 with how many messages were queued again, or 404. */
-export function answerReplayed(reply: FastifyReply, replayed: Outcomes['replay'], { input }: RequestWrite<'replay'>): FastifyReply {
-  if (replayed === 'not-found') throw notFound(input.endpointId);
-  return reply.code(202).send({ requeued: replayed.requeued });
-}
+/** POST /webhooks/{id}/replay of endpoint `id`: 202 with how many messages were queued again, or 404, or 412 (If-Match, judged in the write). */
+export const answerReplayed =
+  (id: string) =>
+  (reply: FastifyReply, replayed: Outcomes['replay']): FastifyReply => {
+    if (replayed === 'not-found') throw notFound(id);
+    if (replayed === 'changed') throw writePreconditionFailed();
+    return reply.code(202).send({ requeued: replayed.requeued });
+  };

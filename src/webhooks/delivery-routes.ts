@@ -1,24 +1,16 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { NOT_MODIFIED, READ_PRECONDITION_FAILED, sendSerializedRevalidated } from '../http/caching.js';
+import { NOT_MODIFIED, READ_PRECONDITION_FAILED, sendSerializedRevalidated, WRITE_PRECONDITION_FAILED } from '../http/caching.js';
 import { errorResponses, HttpError, NoContent } from '../http/errors.js';
 import { KEY_STATUSES } from '../http/idempotency.js';
 import { example } from '../http/error-codes.js';
-import { writeOf, type Writes } from '../http/writes.js';
+import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
 import type { WebhookStore } from '../store/webhook-store.js';
-import { answerReplayed, notFound } from './answers.js';
+import type { Inputs } from '../store/writes.js';
+import { answerReplayed, asIfMatchNames, notFound } from './answers.js';
 import { CACHING, NOT_FOUND } from './routes.js';
-import {
-  Delivery,
-  DeliveryQuery,
-  EndpointIdParams,
-  KeyedBodyHeaders,
-  PAGE_LIMIT_DEFAULT,
-  ReadHeaders,
-  ReplayRequest,
-  ReplayResult,
-} from './schema.js';
+import { Delivery, DeliveryQuery, EndpointIdParams, ReplayHeaders, PAGE_LIMIT_DEFAULT, ReadHeaders, ReplayRequest, ReplayResult } from './schema.js';
 import { deliveryView } from './views.js';
 import { timestampMillis } from '../http/timestamps.js';
 
@@ -85,10 +77,10 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
         params: EndpointIdParams,
         body: ReplayRequest,
         bodyExample: { since: '2026-01-31T00:00:00Z', until: '2026-01-31T12:00:00Z' },
-        headers: KeyedBodyHeaders,
-        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 503, ...KEY_STATUSES) },
+        headers: ReplayHeaders,
+        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 503, ...KEY_STATUSES) },
         responseDescriptions: { 202: 'How many messages were queued again' },
-        errorExamples: [untilBeforeSince(), NOT_FOUND],
+        errorExamples: [untilBeforeSince(), NOT_FOUND, WRITE_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
@@ -96,7 +88,13 @@ export const webhookDeliveryRoutes: FastifyPluginCallbackTypebox<{ webhooks: Web
       const since = timestampMillis(request.body.since)!;
       const until = request.body.until === undefined ? undefined : timestampMillis(request.body.until)!;
       if (until !== undefined && until < since) throw untilBeforeSince();
-      return writes.apply(reply, writeOf(request, 'replay', { endpointId: request.params.id, since, until }), answerReplayed);
+      const endpointId = request.params.id;
+      // If-Match (the endpoint's ETag: replay only to it as read, its URL and events) is read only when the
+      // write is made, never for a retry answered from its key.
+      const replay = new Deferred<Inputs['replay']>(async (make) =>
+        make({ endpointId, since, until, expected: await asIfMatchNames(webhooks, request, reply, endpointId) }),
+      );
+      return writes.apply(reply, writeOf(request, 'replay', replay), answerReplayed(endpointId));
     },
   );
 

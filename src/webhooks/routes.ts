@@ -1,7 +1,6 @@
 import { Type, type FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
-  checkWriteIfMatch,
   NOT_MODIFIED,
   READ_PRECONDITION_FAILED,
   revalidationHeaders,
@@ -16,9 +15,9 @@ import { example } from '../http/error-codes.js';
 import { Deferred, writeOf, type Writes } from '../http/writes.js';
 import { nextPage, startAfter, type PageLinkForm } from '../http/cursors.js';
 import { nextLinkHeader, nextPageLink } from '../http/paging.js';
-import type { WebhookEndpoint, WebhookStore } from '../store/webhook-store.js';
+import type { WebhookStore } from '../store/webhook-store.js';
 import type { Inputs } from '../store/writes.js';
-import { answerCreated, answerRotated, notFound } from './answers.js';
+import { answerCreated, answerRotated, asIfMatchNames as expectedByIfMatch, notFound } from './answers.js';
 import { checkEndpointUrl, newEndpoint, type EndpointRules } from './endpoints.js';
 import { ALLOW_PRIVATE_NETWORKS_HINT, HostLookupTimeout, WebhookUrlError } from './network-guard.js';
 import {
@@ -28,7 +27,7 @@ import {
   EndpointListQuery,
   EndpointPatch,
   KeyedBodyHeaders,
-  KeyedHeaders,
+  RotateHeaders,
   PatchHeaders,
   DeleteHeaders,
   NewEndpoint,
@@ -78,19 +77,7 @@ export const NOT_FOUND = notFound('ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C');
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS is set (network-guard.ts).
  */
 export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = (app, { webhooks, writes, pageLinks = 'signed', ...rules }, done) => {
-  /**
-   * With If-Match, the endpoint as it is now, once the header names it (else 412; a missing endpoint 404,
-   * RFC 9110 §13.2.1): the store's write then holds only while the endpoint is still so, in its own
-   * transaction, so that two writes sent with one tag cannot both pass. Undefined without If-Match.
-   */
-  const asIfMatchNames = async (request: FastifyRequest, reply: FastifyReply, id: string): Promise<WebhookEndpoint | undefined> => {
-    if (request.headers['if-match'] === undefined) return undefined;
-    const current = await webhooks.getEndpoint(id);
-    if (!current) throw notFound(id);
-    checkWriteIfMatch(request, reply, endpointView(current), Endpoint);
-    // `*` asks only that it exist, which the write itself finds out (404).
-    return request.headers['if-match'].trim() === '*' ? undefined : current;
-  };
+  const asIfMatchNames = (request: FastifyRequest, reply: FastifyReply, id: string) => expectedByIfMatch(webhooks, request, reply, id);
 
   /**
    * A refused URL is the client's error: 400 naming the field. The address a host resolved to and the
@@ -262,15 +249,20 @@ export const webhookRoutes: FastifyPluginCallbackTypebox<WebhookRouteOptions> = 
         tags: ['webhooks'],
         summary: 'Makes a new signing secret; for 24 hours deliveries carry signatures with both, the new one first',
         params: EndpointIdParams,
-        headers: KeyedHeaders,
-        response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 503, ...KEY_STATUSES) },
+        headers: RotateHeaders,
+        response: { 200: RotatedSecret, ...errorResponses(401, 403, 404, 412, 503, ...KEY_STATUSES) },
         responseDescriptions: { 200: 'The new secret (shown only here)' },
-        errorExamples: [NOT_FOUND],
+        errorExamples: [NOT_FOUND, WRITE_PRECONDITION_FAILED],
       },
     },
     async (request, reply) => {
-      const rotation = { id: request.params.id, secret: newSecret(), previousUntil: Date.now() + ROTATION_OVERLAP_MS };
-      return writes.apply(reply, writeOf(request, 'rotateSecret', rotation), answerRotated);
+      const { id } = request.params;
+      // If-Match is read only when the write is made: a retry answered from its key (the rotation done, the
+      // endpoint's ETag changed by it) gets the secret it made, not a 412.
+      const rotation = new Deferred<Inputs['rotateSecret']>(async (rotate) =>
+        rotate({ id, secret: newSecret(), previousUntil: Date.now() + ROTATION_OVERLAP_MS, expected: await asIfMatchNames(request, reply, id) }),
+      );
+      return writes.apply(reply, writeOf(request, 'rotateSecret', rotation), answerRotated(id));
     },
   );
 

@@ -1,5 +1,6 @@
 import { Query } from '../http/strict-query.js';
 import { ConditionalReadHeaders, IfMatchWriteHeaders } from '../http/caching.js';
+import { ENTITY_TAGS } from '../http/conditional.js';
 import { CursorParam } from '../http/cursors.js';
 import { IdempotencyKeyHeaders } from '../http/idempotency.js';
 import { PreferHandlingHeaders } from '../http/unknown-fields.js';
@@ -75,6 +76,11 @@ const endpointFields = {
   ),
   enabled: Type.Boolean(),
   disabledReason: Type.Optional(Type.String({ description: 'Why the service disabled it (410 Gone, failing too long)' })),
+  previousSecretUntil: Type.Optional(
+    Time(
+      'After a rotation of its secret: until when deliveries carry a signature with the previous secret too (a past time once only the new one signs). Absent when never rotated; each rotation sets it, so the ETag changes with the secret',
+    ),
+  ),
   createdAt: Time('When it was registered'),
 };
 
@@ -159,13 +165,28 @@ export const ReplayRequest = Type.Object(
 );
 export const ReplayResult = Type.Object({ requeued: Type.Integer({ minimum: 0 }) }, { description: 'WebhookReplayResult' });
 
-/** The headers of the POST routes: the Idempotency-Key. */
-export const KeyedHeaders = Type.Object({ ...IdempotencyKeyHeaders });
 /** The headers of the POST routes with a body: the Idempotency-Key, and Prefer: handling for its unknown fields. */
 export const KeyedBodyHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders });
 /** PATCH's: Prefer: handling for its body's unknown fields. */
 export const PatchHeaders = Type.Object({ ...PreferHandlingHeaders, ...IfMatchWriteHeaders });
 /** DELETE: If-Match, to delete the endpoint only as it was read. */
 export const DeleteHeaders = Type.Object({ ...IfMatchWriteHeaders });
+/**
+ * If-Match on the POSTs under an endpoint (rotate-secret, replay), which have no representation of their
+ * own: judged against the endpoint's, the ETag of GET /webhooks/{id}, as PATCH's is.
+ */
+const IfMatchEndpointHeaders = {
+  'if-match': Type.Optional(
+    Type.String({
+      description:
+        'Only if the endpoint is at one of these ETags (as GET /webhooks/{id} gives them: strong comparison), or `*`: otherwise 412, nothing done. Judged in the write, once the endpoint is found (a missing one is 404)',
+      ...ENTITY_TAGS,
+    }),
+  ),
+};
+/** POST …/rotate-secret: the Idempotency-Key, and If-Match to rotate only the secret of the endpoint as read. */
+export const RotateHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...IfMatchEndpointHeaders });
+/** POST …/replay: KeyedBodyHeaders, and If-Match to replay only to the endpoint as read (its URL, its events). */
+export const ReplayHeaders = Type.Object({ ...IdempotencyKeyHeaders, ...PreferHandlingHeaders, ...IfMatchEndpointHeaders });
 /** The reads: If-None-Match, for a 304 while the answer is the same. */
 export const ReadHeaders = Type.Object({ ...ConditionalReadHeaders });

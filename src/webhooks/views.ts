@@ -14,8 +14,12 @@ export function timeText(ms: number): string {
   return new Date(Math.max(-LATEST, Math.min(LATEST, ms))).toISOString();
 }
 
-export function endpointView(endpoint: WebhookEndpoint): Endpoint {
-  return { ...endpoint, createdAt: timeText(endpoint.createdAt) };
+export function endpointView({ previousSecretUntil, ...endpoint }: WebhookEndpoint): Endpoint {
+  return {
+    ...endpoint,
+    ...(previousSecretUntil === undefined ? {} : { previousSecretUntil: timeText(previousSecretUntil) }),
+    createdAt: timeText(endpoint.createdAt),
+  };
 }
 
 export function deliveryView(message: WebhookMessage): Delivery {

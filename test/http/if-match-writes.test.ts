@@ -77,6 +77,68 @@ describe('If-Match on webhook endpoint and token writes', async () => {
     assert.equal((await t.call('DELETE', url, { headers: { 'if-match': '*' } })).statusCode, 404, 'gone: 404, the precondition aside');
   });
 
+  it('POST /webhooks/{id}/rotate-secret: a rotation changes the ETag; done when If-Match names the current one (or is *), else 412', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const rotated = await t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': etag } });
+    assert.equal(rotated.statusCode, 200, rotated.payload);
+    const read = await t.call('GET', url);
+    assert.notEqual(read.headers.etag, etag, 'the endpoint changed: another tag');
+    assert.match(read.json<{ previousSecretUntil: string }>().previousSecretUntil, /^\d{4}-\d\d-\d\dT/);
+    for (const stale of [etag, `W/${read.headers.etag}`, '"no-such-tag"']) {
+      const refused = await t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': stale } });
+      assert.equal(refused.statusCode, 412, `If-Match: ${stale}`);
+      assertErrorShape(refused.json(), 412, 'precondition_failed');
+    }
+    assert.equal(await etagOf(url), read.headers.etag, 'nothing rotated');
+    // A PATCH with the tag read before the rotation is refused too.
+    assert.equal((await t.call('PATCH', url, { body: { description: 'x' }, headers: { 'if-match': etag } })).statusCode, 412);
+    assert.equal(
+      (await t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': `"other", ${String(read.headers.etag)}` } })).statusCode,
+      200,
+    );
+    assert.equal((await t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': '*' } })).statusCode, 200);
+    assert.equal((await t.call('POST', `${url}/rotate-secret`)).statusCode, 200, 'without If-Match, as before');
+    const missing = '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/rotate-secret';
+    assert.equal((await t.call('POST', missing, { headers: { 'if-match': '*' } })).statusCode, 404);
+  });
+
+  it('rotations sent at once with one If-Match: one is done (its secret signs), the others 412', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const answers = await Promise.all([1, 2, 3, 4].map(() => t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': etag } })));
+    assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 412, 412, 412]);
+    const won = answers.find((answer) => answer.statusCode === 200)!.json<{ secret: string }>().secret;
+    await t.store.plants.put({ id: 7_700_001, name: 'signed by the rotation done' });
+    const due = (await t.store.webhooks.claimDue(1000, 60_000)).find((message) => url.endsWith(message.endpointId));
+    assert.equal(due?.secrets[0], won);
+  });
+
+  it('a retry of a rotation (its Idempotency-Key) gets the secret it made, not a 412 for the tag it changed', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const headers = { 'if-match': await etagOf(url), 'idempotency-key': `rotate-${url}` };
+    const first = await t.call('POST', `${url}/rotate-secret`, { headers });
+    assert.equal(first.statusCode, 200, first.payload);
+    const retry = await t.call('POST', `${url}/rotate-secret`, { headers });
+    assert.equal(retry.statusCode, 200, retry.payload);
+    assert.equal(retry.headers['idempotent-replayed'], 'true');
+    assert.equal(retry.json<{ secret: string }>().secret, first.json<{ secret: string }>().secret);
+  });
+
+  it('POST /webhooks/{id}/replay: only to the endpoint as read (If-Match: its URL, its events), else 412', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const body = { since: '2026-01-01T00:00:00Z' };
+    assert.equal((await t.call('POST', `${url}/replay`, { body, headers: { 'if-match': etag } })).statusCode, 202);
+    await t.call('PATCH', url, { body: { url: 'http://127.0.0.1:9/elsewhere' } });
+    const refused = await t.call('POST', `${url}/replay`, { body, headers: { 'if-match': etag } });
+    assert.equal(refused.statusCode, 412);
+    assertErrorShape(refused.json(), 412, 'precondition_failed');
+    assert.equal((await t.call('POST', `${url}/replay`, { body, headers: { 'if-match': await etagOf(url) } })).statusCode, 202);
+    assert.equal((await t.call('POST', `${url}/replay`, { body, headers: { 'if-match': '*' } })).statusCode, 202);
+    assert.equal((await t.call('POST', '/webhooks/ep_01JDQ7R6ZP3N2XW9K4T8VB5M0C/replay', { body, headers: { 'if-match': etag } })).statusCode, 404);
+  });
+
   it('DELETE /tokens/{id}: 412 and active on a stale If-Match, revoked on the current one', async () => {
     const id = (await t.call('POST', '/tokens', { body: { name: 'if-match', scopes: ['plants:read'] } })).json<{ id: string }>().id;
     const url = `/tokens/${id}`;
@@ -93,7 +155,14 @@ describe('If-Match on webhook endpoint and token writes', async () => {
   });
 
   it('the document declares If-Match, the 412 and the strong ETag', () => {
-    for (const key of ['patch /webhooks/{id}', 'delete /webhooks/{id}', 'delete /tokens/{id}']) {
+    const writes = [
+      'patch /webhooks/{id}',
+      'delete /webhooks/{id}',
+      'post /webhooks/{id}/rotate-secret',
+      'post /webhooks/{id}/replay',
+      'delete /tokens/{id}',
+    ];
+    for (const key of writes) {
       const op = operation(doc, key);
       assert.ok(
         (op.parameters as Json[]).some((p) => p.in === 'header' && p.name === 'if-match'),

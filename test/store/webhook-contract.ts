@@ -76,6 +76,39 @@ export function webhookContract(name: string, open: () => Promise<Store>): void 
         assert.equal(await webhooks.deleteEndpoint(read.id, described), false);
       }));
 
+    it('rotates a secret or replays only while the endpoint is as expected (If-Match); a rotation changes the endpoint as read', () =>
+      withStore(open, async ({ webhooks }) => {
+        const read = await webhooks.createEndpoint(endpoint());
+        assert.equal(read.previousSecretUntil, undefined, 'never rotated');
+        const until = Date.now() + 60_000;
+        assert.equal(await webhooks.rotateSecret(read.id, 'whsec_b25l', until, read), true);
+        const rotated = await webhooks.getEndpoint(read.id);
+        assert.deepEqual(rotated, { ...read, previousSecretUntil: until }, 'the rotation shows: another ETag');
+        // `read` is stale now, for every write that judges it.
+        assert.equal(await webhooks.rotateSecret(read.id, 'whsec_dHdv', until + 1, read), 'changed');
+        assert.equal(await webhooks.replay(read.id, 0, undefined, read), 'changed');
+        assert.equal(await webhooks.updateEndpoint(read.id, { description: 'mine' }, read), 'changed');
+        assert.equal(await webhooks.deleteEndpoint(read.id, read), 'changed');
+        assert.deepEqual(await webhooks.getEndpoint(read.id), rotated, 'nothing done');
+        assert.equal(await webhooks.replay(read.id, 0, undefined, rotated), 0);
+        assert.equal(await webhooks.replay(read.id, 0, undefined, undefined), 0, 'no expectation: whatever it is');
+        assert.equal(await webhooks.rotateSecret(read.id, 'whsec_dHdv', until + 1, undefined), true);
+        // Gone: not found, whatever was expected.
+        assert.equal(await webhooks.deleteEndpoint(read.id), true);
+        assert.equal(await webhooks.rotateSecret(read.id, 'whsec_dGhyZWU=', until, rotated), false);
+        assert.equal(await webhooks.replay(read.id, 0, undefined, rotated), undefined);
+      }));
+
+    it('of rotations sent at once with one expectation, one is done and the others find it changed', () =>
+      withStore(open, async ({ webhooks }) => {
+        const read = await webhooks.createEndpoint(endpoint());
+        const at = Date.now();
+        const results = await Promise.all([1, 2, 3, 4].map((n) => webhooks.rotateSecret(read.id, `whsec_${n}AAA`, at + n, read)));
+        assert.deepEqual(results.map(String).sort(), ['changed', 'changed', 'changed', 'true']);
+        const won = results.indexOf(true) + 1;
+        assert.equal((await webhooks.getEndpoint(read.id))?.previousSecretUntil, at + won, 'the one done is the one kept');
+      }));
+
     it('queues one message per subscribed endpoint in the write that changes a plant, and none for a write that changes nothing', () =>
       withStore(open, async ({ plants, webhooks }) => {
         let woken = 0;

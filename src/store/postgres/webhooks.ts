@@ -16,7 +16,8 @@ import type {
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 // Epoch milliseconds are bigint columns: read as float8, exact below 2^53, so that they arrive as numbers.
-const ENDPOINT_FIELDS = 'id, url, events, description, int64_strings, enabled, disabled_reason, created_at::float8 AS created_at';
+const ENDPOINT_FIELDS =
+  'id, url, events, description, int64_strings, enabled, disabled_reason, previous_secret_until::float8 AS previous_secret_until, created_at::float8 AS created_at';
 const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
 
 /**
@@ -27,12 +28,13 @@ const ENDPOINT_COLUMNS = `SELECT ${ENDPOINT_FIELDS} FROM webhook_endpoints`;
  */
 const AS_EXPECTED = (n: number): string =>
   `(NOT $${n}::boolean OR (url = $${n + 1} AND events = $${n + 2}::text[] AND description IS NOT DISTINCT FROM $${n + 3}
-    AND int64_strings = $${n + 4} AND enabled = $${n + 5} AND disabled_reason IS NOT DISTINCT FROM $${n + 6}))`;
+    AND int64_strings = $${n + 4} AND enabled = $${n + 5} AND disabled_reason IS NOT DISTINCT FROM $${n + 6}
+    AND previous_secret_until IS NOT DISTINCT FROM $${n + 7}::bigint))`;
 
 function expectedValues(expected: WebhookEndpoint | undefined): unknown[] {
-  if (expected === undefined) return [false, null, null, null, null, null, null];
-  const { url, events, description, int64, enabled, disabledReason } = expected;
-  return [true, url, events, description ?? null, int64 === 'string', enabled, disabledReason ?? null];
+  if (expected === undefined) return [false, null, null, null, null, null, null, null];
+  const { url, events, description, int64, enabled, disabledReason, previousSecretUntil } = expected;
+  return [true, url, events, description ?? null, int64 === 'string', enabled, disabledReason ?? null, previousSecretUntil ?? null];
 }
 const MESSAGE_COLUMNS = `SELECT event_id, type, payload, status, attempts, occurred_at::float8 AS occurred_at, last_attempt_at::float8 AS last_attempt_at,
   last_status, last_error, next_attempt_at::float8 AS next_attempt_at FROM webhook_messages`;
@@ -115,12 +117,15 @@ export class PostgresWebhooks implements WebhookStore {
     return expected !== undefined && (await this.getEndpoint(id)) ? 'changed' : false;
   }
 
-  async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {
+  rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
+  rotateSecret(id: string, secret: string, previousUntil: number, expected: WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
+  async rotateSecret(id: string, secret: string, previousUntil: number, expected?: WebhookEndpoint): Promise<boolean | 'changed'> {
     const { rowCount } = await this.query(
-      'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1',
-      [id, previousUntil, secret],
+      `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1 AND ${AS_EXPECTED(4)}`,
+      [id, previousUntil, secret, ...expectedValues(expected)],
     );
-    return rowCount === 1;
+    if (rowCount === 1) return true;
+    return expected !== undefined && (await this.getEndpoint(id)) ? 'changed' : false;
   }
 
   async listMessages(endpointId: string, { status, limit, after }: MessagePage): Promise<WebhookMessage[] | undefined> {
@@ -134,14 +139,27 @@ export class PostgresWebhooks implements WebhookStore {
     return rows.map(toMessage);
   }
 
-  async replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined> {
-    const { rows } = await this.query<{ found: boolean; requeued: number }>(
-      `WITH r AS (UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ${NOW_MS}, lease_until = NULL
-                  WHERE endpoint_id = $1 AND status = 'failed' AND occurred_at >= $2 AND occurred_at <= $3 RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1) AS found, (SELECT count(*) FROM r)::int AS requeued`,
-      [endpointId, since, until ?? Number.MAX_SAFE_INTEGER],
+  replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined>;
+  replay(
+    endpointId: string,
+    since: number,
+    until: number | undefined,
+    expected: WebhookEndpoint | undefined,
+  ): Promise<number | undefined | 'changed'>;
+  async replay(endpointId: string, since: number, until: number | undefined, expected?: WebhookEndpoint): Promise<number | undefined | 'changed'> {
+    // The endpoint as expected, held (FOR SHARE) until the statement's transaction ends: a change of it
+    // waits for the replay, or the replay for the change, whose result it then judges.
+    const { rows } = await this.query<{ found: boolean; matched: boolean; requeued: number }>(
+      `WITH e AS (SELECT id FROM webhook_endpoints WHERE id = $1 AND ${AS_EXPECTED(4)} FOR SHARE),
+            r AS (UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ${NOW_MS}, lease_until = NULL
+                  WHERE endpoint_id = (SELECT id FROM e) AND status = 'failed' AND occurred_at >= $2 AND occurred_at <= $3 RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1) AS found, EXISTS (SELECT 1 FROM e) AS matched,
+              (SELECT count(*) FROM r)::int AS requeued`,
+      [endpointId, since, until ?? Number.MAX_SAFE_INTEGER, ...expectedValues(expected)],
     );
-    return rows[0]!.found ? rows[0]!.requeued : undefined;
+    const { found, matched, requeued } = rows[0]!;
+    if (matched) return requeued;
+    return found && expected !== undefined ? 'changed' : undefined;
   }
 
   async claimDue(limit: number, leaseMs: number): Promise<DueMessage[]> {

@@ -40,14 +40,16 @@ export class PostgresWrites implements WriteStore {
         });
       }
       case 'rotateSecret': {
-        const { id, secret, previousUntil } = write.input;
+        const { id, secret, previousUntil, expected } = write.input;
         return this.made(claim, write.kind, async (query) =>
-          outcomeOf.rotateSecret(secret, await new PostgresWebhooks(query).rotateSecret(id, secret, previousUntil)),
+          outcomeOf.rotateSecret(secret, await new PostgresWebhooks(query).rotateSecret(id, secret, previousUntil, expected)),
         );
       }
       case 'replay': {
-        const { endpointId, since, until } = write.input;
-        return this.made(claim, write.kind, async (query) => outcomeOf.replay(await new PostgresWebhooks(query).replay(endpointId, since, until)));
+        const { endpointId, since, until, expected } = write.input;
+        return this.made(claim, write.kind, async (query) =>
+          outcomeOf.replay(await new PostgresWebhooks(query).replay(endpointId, since, until, expected)),
+        );
       }
       case 'createToken': {
         const { token, secret } = write.input;

@@ -12,7 +12,8 @@ interface SqliteEndpointRow extends Omit<EndpointRow, 'events' | 'int64_strings'
   enabled: number;
 }
 
-const ENDPOINT_COLUMNS = 'SELECT id, url, events, description, int64_strings, enabled, disabled_reason, created_at FROM webhook_endpoints';
+const ENDPOINT_COLUMNS =
+  'SELECT id, url, events, description, int64_strings, enabled, disabled_reason, previous_secret_until, created_at FROM webhook_endpoints';
 const MESSAGE_COLUMNS =
   'SELECT event_id, type, payload, status, attempts, occurred_at, last_attempt_at, last_status, last_error, next_attempt_at FROM webhook_messages';
 
@@ -76,8 +77,11 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
     return this.writer.write({ kind: 'deleteEndpoint', id, expected });
   }
 
-  async rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean> {
-    return (await this.writer.write({ kind: 'rotateSecret', id, secret, previousUntil })) !== 'not-found';
+  rotateSecret(id: string, secret: string, previousUntil: number): Promise<boolean>;
+  rotateSecret(id: string, secret: string, previousUntil: number, expected: WebhookTypes.WebhookEndpoint | undefined): Promise<boolean | 'changed'>;
+  async rotateSecret(id: string, secret: string, previousUntil: number, expected?: WebhookTypes.WebhookEndpoint): Promise<boolean | 'changed'> {
+    const rotated = await this.writer.write({ kind: 'rotateSecret', id, secret, previousUntil, expected });
+    return rotated === 'changed' ? rotated : rotated !== 'not-found';
   }
 
   listMessages(endpointId: string, { status, limit, after }: WebhookTypes.MessagePage): Promise<WebhookTypes.WebhookMessage[] | undefined> {
@@ -99,9 +103,21 @@ export class SqliteWebhooks implements WebhookTypes.WebhookStore {
     });
   }
 
-  async replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined> {
-    const replayed = await this.writer.write({ kind: 'replay', endpointId, since, until, now: Date.now() });
-    return replayed === 'not-found' ? undefined : replayed.requeued;
+  replay(endpointId: string, since: number, until: number | undefined): Promise<number | undefined>;
+  replay(
+    endpointId: string,
+    since: number,
+    until: number | undefined,
+    expected: WebhookTypes.WebhookEndpoint | undefined,
+  ): Promise<number | undefined | 'changed'>;
+  async replay(
+    endpointId: string,
+    since: number,
+    until: number | undefined,
+    expected?: WebhookTypes.WebhookEndpoint,
+  ): Promise<number | undefined | 'changed'> {
+    const replayed = await this.writer.write({ kind: 'replay', endpointId, since, until, expected, now: Date.now() });
+    return replayed === 'not-found' ? undefined : replayed === 'changed' ? replayed : replayed.requeued;
   }
 
   claimDue(limit: number, leaseMs: number): Promise<WebhookTypes.DueMessage[]> {

@@ -23,8 +23,8 @@ export type WriteOp =
   | { kind: 'createEndpoint'; endpoint: NewEndpointRecord }
   | { kind: 'updateEndpoint'; id: string; changes: EndpointChanges; expected?: WebhookEndpoint | undefined }
   | { kind: 'deleteEndpoint'; id: string; expected?: WebhookEndpoint | undefined }
-  | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number }
-  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; now: number }
+  | { kind: 'rotateSecret'; id: string; secret: string; previousUntil: number; expected?: WebhookEndpoint | undefined }
+  | { kind: 'replay'; endpointId: string; since: number; until: number | undefined; expected?: WebhookEndpoint | undefined; now: number }
   | { kind: 'claimDue'; limit: number; leaseMs: number; now: number }
   | { kind: 'recordAttempts'; attempts: AttemptRecord[]; disableAfterMs: number }
   | { kind: 'releaseClaims'; seqs: readonly string[] }

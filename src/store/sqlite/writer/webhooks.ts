@@ -58,15 +58,16 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
   );
   const endpointExists = prepare<[string]>(db, 'SELECT 1 FROM webhook_endpoints WHERE id = ?');
   // Every field an endpoint's read shows but its id and creation time, which never change: `IS` matches NULL too.
-  const endpointAsShown = prepare<[string, string, string, string | null, number, number, string | null]>(
+  const endpointAsShown = prepare<[string, string, string, string | null, number, number, string | null, number | null]>(
     db,
-    'SELECT 1 FROM webhook_endpoints WHERE id = ? AND url = ? AND events = ? AND description IS ? AND int64_strings = ? AND enabled = ? AND disabled_reason IS ?',
+    `SELECT 1 FROM webhook_endpoints WHERE id = ? AND url = ? AND events = ? AND description IS ? AND int64_strings = ? AND enabled = ?
+       AND disabled_reason IS ? AND previous_secret_until IS ?`,
   );
   /** Whether the endpoint is gone (false), as `expected` shows it (true), or changed since ('changed'). */
   const foundAsExpected = (id: string, expected: WebhookEndpoint | undefined): boolean | 'changed' => {
     if (!endpointExists.get(id)) return false;
     if (expected === undefined) return true;
-    const { url, events, description, int64, enabled, disabledReason } = expected;
+    const { url, events, description, int64, enabled, disabledReason, previousSecretUntil } = expected;
     const same = endpointAsShown.get(
       id,
       url,
@@ -75,6 +76,7 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
       int64 === 'string' ? 1 : 0,
       enabled ? 1 : 0,
       disabledReason ?? null,
+      previousSecretUntil ?? null,
     );
     return same === undefined ? 'changed' : true;
   };
@@ -157,7 +159,9 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         if (found !== true) return found;
         return prepare(db, 'DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes === 1;
       },
-      rotateSecret({ id, secret, previousUntil }) {
+      rotateSecret({ id, secret, previousUntil, expected }) {
+        const found = foundAsExpected(id, expected);
+        if (found !== true) return outcomeOf.rotateSecret(secret, found);
         const rotated = prepare(db, 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?').run(
           previousUntil,
           secret,
@@ -165,8 +169,9 @@ export function sqliteWebhookWrites(db: Connection): { queue(events: readonly Re
         );
         return outcomeOf.rotateSecret(secret, rotated.changes === 1);
       },
-      replay({ endpointId, since, until, now }) {
-        if (!endpointExists.get(endpointId)) return outcomeOf.replay(null);
+      replay({ endpointId, since, until, expected, now }) {
+        const found = foundAsExpected(endpointId, expected);
+        if (found !== true) return outcomeOf.replay(found === false ? null : found);
         const requeued = prepare(
           db,
           `UPDATE webhook_messages SET status = 'pending', round_attempts = 0, next_attempt_at = ?, lease_until = NULL
