@@ -4,7 +4,18 @@ import { printJson, printTable } from './output.js';
 /** Webhook endpoints and deliveries as `webhook list` and `webhook deliveries` print them, the same from the store and from a service. */
 
 /** An endpoint's fields in the order the API gives them (its schema's), whichever way it was read. */
-export function inApiOrder<E extends Endpoint>({ id, url, events, description, int64, enabled, disabledReason, createdAt, ...rest }: E): E {
+export function inApiOrder<E extends Endpoint>({
+  id,
+  url,
+  events,
+  description,
+  int64,
+  enabled,
+  disabledReason,
+  previousSecretUntil,
+  createdAt,
+  ...rest
+}: E): E {
   return {
     id,
     url,
@@ -13,6 +24,7 @@ export function inApiOrder<E extends Endpoint>({ id, url, events, description, i
     ...(int64 === undefined ? {} : { int64 }),
     enabled,
     ...(disabledReason === undefined ? {} : { disabledReason }),
+    ...(previousSecretUntil === undefined ? {} : { previousSecretUntil }),
     createdAt,
     ...rest,
   } as E;
