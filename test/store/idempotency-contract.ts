@@ -93,6 +93,17 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
           store.writes.apply({ kind: 'replay', input: { endpointId, since: 0, until: undefined } }, claim(key));
         assert.deepEqual((await replay('p', id)).outcome, { requeued: 0 });
         assert.equal((await replay('p2', 'ep_none')).outcome, 'not-found');
+        // If-Match judged in the write (an expectation the endpoint no longer meets): the refusal is the outcome kept.
+        const stale = { ...(await store.webhooks.getEndpoint(id))!, url: 'https://hooks.example/before' };
+        const refusedRotation = () =>
+          store.writes.apply({ kind: 'rotateSecret', input: { id, secret: 'whsec_c3RhbGU=', previousUntil: 1, expected: stale } }, claim('r3'));
+        assert.equal((await refusedRotation()).outcome, 'changed');
+        assert.deepEqual(await refusedRotation(), { kind: 'rotateSecret', outcome: 'changed', fingerprint: 'fp-r3', replayed: true });
+        const refusedReplay = await store.writes.apply(
+          { kind: 'replay', input: { endpointId: id, since: 0, until: undefined, expected: stale } },
+          claim('p3'),
+        );
+        assert.equal(refusedReplay.outcome, 'changed');
       }));
 
     it('forgets an outcome past its time to live: the write is made again; the count leaves it out; the sweep deletes it', () =>
