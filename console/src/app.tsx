@@ -12,6 +12,7 @@ import { SignIn, Unchecked } from './sign-in.js';
 import { Message } from './ui.js';
 import { Tokens } from './tokens/tokens.js';
 import { Webhooks } from './webhooks/webhooks.js';
+import { LeaveConfirm, useGuardedHash } from './unsaved.js';
 
 /** The console: the sign-in form, or the sections (the view named by the address's #fragment: route.ts). */
 
@@ -90,13 +91,9 @@ export function App() {
  * The route the address names. An address that names a view in other words than the console's own (a bad
  * value, a default spelt out) is rewritten in place to the view shown, with no new entry in the history.
  */
-function useRoute(): Route {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const onHash = () => setHash(location.hash);
-    addEventListener('hashchange', onHash);
-    return () => removeEventListener('hashchange', onHash);
-  }, []);
+function useRoute(): { route: Route; leaving: boolean; leave: () => void; stay: () => void } {
+  // Another section asked about first while a form holds unsaved changes (unsaved.tsx).
+  const { hash, leaving, leave, stay } = useGuardedHash();
   const route = useMemo(() => parseRoute(hash), [hash]);
   useEffect(() => {
     const shown = routeHash(route);
@@ -106,7 +103,7 @@ function useRoute(): Route {
     // still to come; rewriting it then put the view before back and lost the person's step.
     if (location.hash === hash && hash !== '' && hash !== shown) history.replaceState(history.state, '', shown);
   }, [hash, route]);
-  return route;
+  return { route, leaving, leave, stay };
 }
 
 /**
@@ -118,7 +115,7 @@ function changePlants(change: Partial<PlantsView>): void {
 }
 
 function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: string) => void }) {
-  const route = useRoute();
+  const { route, leaving, leave, stay } = useRoute();
   const { section } = route;
   // The Plants link returns to the plants view last shown (its search, tags, order, page size).
   const lastPlants = useRef<PlantsView>(DEFAULT_VIEW);
@@ -200,6 +197,7 @@ function Signed({ session, onSignOut }: { session: Session; onSignOut: (why?: st
         {section === 'about' && <About session={session} />}
       </main>
       {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
+      {leaving && <LeaveConfirm onLeave={leave} onStay={stay} />}
     </>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { explain, parseId, unreachable, type Client, type Id, type StoredPlant } from '../api.js';
 import { Submissions } from '../submissions.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
+import { useUnsaved } from '../unsaved.js';
 import { changesOf, ConflictView, versionOf, type Conflict, type Patch, type Stored, type Version } from './conflict.js';
 
 /**
@@ -164,6 +165,10 @@ export function PlantForm({
       setBusy(false);
     }
   };
+
+  // What was typed, not yet saved: a new plant's fields, an edit's that differ from the plant as it opened, or
+  // the user's version beside a conflict. Saved or cancelled, the form closes, and nothing is held.
+  useUnsaved(conflict !== null || (editing ? name !== (openedName ?? '') || tag !== (openedTag ?? '') : id + name + tag !== ''));
 
   const title = editing ? `Edit plant ${String(plant.id)}` : 'New plant';
   if (conflict !== null) {

@@ -3,6 +3,7 @@ import { explain, unreachable, type Client, type Scope, type StoredToken } from 
 import { SecretShown } from '../secret.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
 import { Submissions } from '../submissions.js';
+import { useUnsaved } from '../unsaved.js';
 import { grantable, SCOPE_WORDS } from './rules.js';
 
 /** The Tokens view's dialogs: a new token, its secret shown once, and the question before revoking one. */
@@ -28,6 +29,8 @@ export function CreateToken({
   // click before the first has been answered sends nothing (the button's disabled state comes a render later).
   const submissions = useRef(new Submissions());
   const sending = useRef(false);
+  // A name typed or a scope chosen is lost if the page goes: asked first.
+  useUnsaved(name !== '' || scopes.size > 0);
 
   const create = async () => {
     if (sending.current) return;

@@ -3,6 +3,7 @@ import { EVENT_TYPES, explain, unreachable, type Client, type Endpoint, type Eve
 import { SecretShown } from '../secret.js';
 import { Submissions } from '../submissions.js';
 import { ConfirmOrCancel, Dialog, Field, Message } from '../ui.js';
+import { useUnsaved } from '../unsaved.js';
 
 type Int64 = 'number' | 'string';
 const INT64_CHOICES: ReadonlyArray<readonly [Int64, string]> = [
@@ -30,6 +31,8 @@ export function AddEndpoint({
   // Each submission's Idempotency-Key, the same for a retry of one whose answer was lost: sent again without
   // it, a POST that had made the endpoint made a second, and each delivery went to the receiver twice.
   const submissions = useRef(new Submissions());
+  // Anything chosen or typed other than the form's defaults is lost if the page goes: asked first.
+  useUnsaved(url !== '' || description !== '' || events.size !== EVENT_TYPES.length || int64 !== 'number');
 
   const add = async () => {
     if (events.size === 0) return setProblem('Choose at least one event type.');
