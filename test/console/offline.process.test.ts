@@ -22,7 +22,8 @@ interface Violation {
  * govern): the violations found, with the elements each concerns.
  */
 async function axeViolations(page: Page): Promise<Violation[]> {
-  await page.evaluate(axe.source);
+  // Once a page: evaluated again at every check (some 90 of them), its half a megabyte took half of the test's time.
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source);
   return page.evaluate(async () => {
     const { axe: inPage } = globalThis as unknown as { axe: typeof axe };
     const results = await inPage.run({ resultTypes: ['violations'] });
