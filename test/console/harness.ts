@@ -34,11 +34,19 @@ export async function openConsole(
   // A short reconnection hint, so that a cut stream comes back soon.
   const t = options.t ?? (await testApp(cleanup, { config: { eventsRetryMs: 200, ...options.config } }));
   const origin = await listen(t.app);
-  // The browser closes before its profile's folder is removed: Chromium writes there until it exits.
+  // The browser closes before its profile's folder is removed (Chromium writes there until it exits), and
+  // before the app closes: the sockets it holds open with no request in them (Chromium's own) made the app's
+  // close wait out its grace period, 5 s, after the tests where the browser had opened one.
   const closers: Array<() => unknown> = [];
+  let closed: Promise<void> | undefined;
+  const closeBrowser = () =>
+    (closed ??= (async () => {
+      for (const close of closers.reverse()) await close();
+    })());
+  t.beforeClose(closeBrowser);
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-console-'));
   cleanup(async () => {
-    for (const close of closers.reverse()) await close();
+    await closeBrowser();
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
   const { page, requests, errors } = await watchedPage(dir, ((close: () => unknown) => void closers.push(close)) as typeof after);
