@@ -168,6 +168,9 @@ describe('the console: sorting by the headers, and the view in the address', { s
     await signIn(other);
     await showing(other, firstTen, 'the same view in another tab');
     assert.deepEqual(await controls(other), view);
+    // Back to the first tab, shown: hidden behind the other, its animation frames (which every click waits
+    // for, to find its target still) and timers were held back, a second a click.
+    await page.bringToFront();
 
     // Back: each earlier view in turn, its controls and rows; Forward again.
     const back = async (hash: string, ids: string, shown: string[]) => {
