@@ -36,7 +36,7 @@ export function useUnsaved(dirty: boolean): void {
 }
 
 /** Whether some form holds changes not yet saved. */
-export function hasUnsaved(): boolean {
+function hasUnsaved(): boolean {
   return holders.size > 0;
 }
 
