@@ -21,6 +21,27 @@ function storePath(command: string): string {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
+/** The signals that stop a backup: Ctrl-C (to the copying process too), a `kill`, a closed terminal. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Runs a backup that a signal ends as a refusal: the copying process killed and the partial file removed
+ * (backup.ts), where dying of the signal would leave a hidden file as big as the store that nothing deletes.
+ */
+async function stoppable<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const end = (signal: NodeJS.Signals) => stop.abort(signal);
+  for (const name of STOP_SIGNALS) process.once(name, end);
+  try {
+    return await work(stop.signal);
+  } catch (error) {
+    if (stop.signal.aborted) throw new Error(`the backup was stopped (${String(stop.signal.reason)}); its partial file is removed`, { cause: error });
+    throw error;
+  } finally {
+    for (const name of STOP_SIGNALS) process.off(name, end);
+  }
+}
+
 /** `plant-store backup FILE`: a checked, fsynced copy of the live SQLite store. */
 export const backupCommand: Command = {
   name: 'backup',
@@ -42,7 +63,7 @@ export const backupCommand: Command = {
       if (existsSync(target) && statSync(target).isDirectory())
         throw new Error(`${target} is a folder: name the backup's file (${target}/plant-store.db, say)`);
       if (!force && existsSync(target)) throw new Error(`${target} exists already: name a new file, or add --force to replace it`);
-      const result = await backupSqlite(store, file, { replace: force });
+      const result = await stoppable((signal) => backupSqlite(store, file, { replace: force, signal }));
       say(
         `backed up ${store} to ${result.file}: ${result.plants} plants, ${mib(result.bytes)}, integrity checked, in ${result.seconds.toFixed(1)} s`,
       );

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { openConnection, prepare } from '../connection.js';
 import type { CopyReply, CopyRequest } from './backup.js';
 import { checkStore, type StoreFacts } from './check.js';
-import { fsyncPath } from './files.js';
+import { fsyncPath, removeDatabaseFile } from './files.js';
 import { createPrivateFile } from '../private-files.js';
 
 /**
@@ -11,6 +11,15 @@ import { createPrivateFile } from '../private-files.js';
  * store and cannot be interrupted from JavaScript, so a process keeps it off the server's event loop, and
  * lets a stopping server end it at once (a thread would finish its statement first).
  */
+
+/**
+ * The process that asked, gone (killed: a server's SIGKILL, the OOM killer, a `kill` of the command)? Read
+ * from the parent's pid, which the kernel changes at once when this process is orphaned: `process.connected`
+ * would say so only once the event loop turns, and the copy below never lets it turn until it is done.
+ */
+const PARENT = process.ppid;
+const parentGone = () => process.ppid !== PARENT;
+const ABANDONED = 'the process that asked for the backup has gone';
 
 /** Puts the checked copy in place: atomically, and without replacing an existing file unless asked. */
 function install(partial: string, target: string, replace: boolean): void {
@@ -30,16 +39,20 @@ function install(partial: string, target: string, replace: boolean): void {
 }
 
 function copy({ source, partial, target, replace }: CopyRequest): CopyReply {
+  // Made before the store is read (its first statement may wait for a lock): from here on the partial
+  // file exists for whoever removes it, this process or the one that asked.
+  createPrivateFile(partial);
   const db = openConnection(source, { fileMustExist: true });
   db.exec('PRAGMA busy_timeout = 10000');
   // The copy is flushed once, whole, below: no fsync while SQLite writes it.
   db.exec('PRAGMA synchronous = OFF');
   // One read transaction (WAL): the copy is the store as it was when the statement began, and the
   // server's writes go on meanwhile. VACUUM INTO writes a compact file in rollback-journal mode, with no
-  // -wal to go with it, into the empty file made here, private (it holds the webhook secrets).
-  createPrivateFile(partial);
+  // -wal to go with it, into the empty file made above, private (it holds the webhook secrets).
   prepare(db, 'VACUUM INTO ?').run(partial);
   db.close();
+  // No integrity check (seconds to minutes on a big store) for a backup no one will see finished.
+  if (parentGone()) throw new Error(ABANDONED);
   const written = openConnection(partial, { readonly: true, fileMustExist: true });
   let facts: StoreFacts;
   try {
@@ -52,7 +65,7 @@ function copy({ source, partial, target, replace }: CopyRequest): CopyReply {
   }
   fsyncPath(partial);
   // The process that asked has gone (a server killed mid-backup): leave no file it did not see finished.
-  if (!process.connected) throw new Error('the process that asked for the backup has gone');
+  if (parentGone()) throw new Error(ABANDONED);
   install(partial, target, replace);
   fsyncPath(dirname(target));
   return { ok: true, bytes: statSync(target).size, ...facts };
@@ -63,6 +76,8 @@ process.once('message', (request: CopyRequest) => {
   try {
     reply = copy(request);
   } catch (error) {
+    // Removed here too: a parent that has gone (killed) cannot remove it, as it does when it lives on.
+    removeDatabaseFile(request.partial);
     reply = { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
   if (process.connected) process.send!(reply, () => process.disconnect());
