@@ -43,10 +43,16 @@ export async function listBackups(dir: string, storePath: string): Promise<Sched
   return found.sort((a, b) => a.takenAt - b.takenAt);
 }
 
-/** Deletes all but the newest `keep` backups, and partial files left by a process that died; returns the names deleted. */
-export async function prune(dir: string, storePath: string, keep: number): Promise<string[]> {
-  const backups = await listBackups(dir, storePath);
-  const doomed = backups.slice(0, Math.max(0, backups.length - keep)).map((b) => b.name);
+/**
+ * Deletes all but the newest `keep` backups, and partial files left by a process that died; returns the names
+ * deleted. `taken`, the backup just taken, is one of those kept whatever its name says: names later than
+ * it (taken while the clock was ahead, before it was set back) would otherwise push it out, and with
+ * BACKUP_KEEP=1 every new backup would be deleted as soon as it was taken, for as long as the clock is behind.
+ */
+export async function prune(dir: string, storePath: string, keep: number, taken?: string): Promise<string[]> {
+  const others = (await listBackups(dir, storePath)).filter((backup) => backup.name !== taken);
+  const room = taken === undefined ? keep : keep - 1;
+  const doomed = others.slice(0, Math.max(0, others.length - room)).map((b) => b.name);
   const { partial } = patterns(storePath);
   for (const name of await readdir(dir)) {
     if (!partial.test(name)) continue;

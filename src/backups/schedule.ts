@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { BackupObserver } from '../metrics/backups.js';
@@ -136,7 +136,7 @@ export class BackupSchedule {
     try {
       const result = await backupSqlite(this.storePath, target, { signal: this.abort.signal });
       this.observer?.taken({ ok: true, at: startedAt, seconds: result.seconds, bytes: result.bytes });
-      const pruned = await prune(this.dir, this.storePath, this.settings.keep).catch((error: unknown) => {
+      const pruned = await prune(this.dir, this.storePath, this.settings.keep, basename(result.file)).catch((error: unknown) => {
         this.log.warn({ err: error, dir: this.dir }, `could not delete old backups: ${messageOf(error)}`);
         return [];
       });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { backupName } from '../../src/backups/names.js';
@@ -83,6 +83,25 @@ describe('scheduled backups', () => {
     const second = schedule(store, later, 3600, 5);
     await second.backups.start();
     assert.ok(Date.parse(second.lines[0]!.details.next as string) <= Date.now() + 3_600_000);
+  });
+
+  it('never prunes the backup it has just taken, even with backups named later than it (the clock was set back)', async () => {
+    const dir = tempDir(after);
+    const store = await storeWith(join(dir, 'plants.db'), numbered(3));
+    const into = join(dir, 'backups');
+    mkdirSync(into);
+    // Taken while the clock was a month ahead: whole backups, named later than any taken now.
+    const ahead = [1, 2].map((days) => backupName(store, new Date(Date.now() + days * 30 * 86_400_000)));
+    for (const name of ahead) copyFileSync(store, join(into, name));
+    const { backups, taken } = schedule(store, into, 1, 1);
+    await backups.start();
+    await until(() => taken().length >= 1, 'a backup', { timeoutMs: 60_000 });
+    await backups.stop();
+    const [first] = taken();
+    const file = first!.details.file as string;
+    assert.deepEqual(readdirSync(into), [basename(file)], 'the backup just taken is the one kept');
+    assert.deepEqual((first!.details.pruned as string[]).sort(), ahead.sort());
+    assert.equal(plantsIn(file).size, 3);
   });
 
   it('logs and counts a failed backup, never throws, and tries again at the next interval', async () => {
