@@ -1,4 +1,4 @@
-import { constants, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chownSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { openConnection, prepare, type Connection } from '../connection.js';
 import { realPath } from './backup.js';
@@ -54,6 +54,18 @@ function checkStaged(staged: string): StoreFacts {
   }
 }
 
+/**
+ * Run by root (an operator's sudo), the restored store takes the owner and group of the file it replaces,
+ * or of its folder when there is none: the service runs as a user of its own (docs/production.md), and a
+ * private file of root's in its place would stop it at its next start. Any other user cannot give a file away:
+ * the store is that user's, as every file it makes.
+ */
+function keepOwner(staged: string, store: string): void {
+  if (process.getuid?.() !== 0) return;
+  const { uid, gid } = statSync(store, { throwIfNoEntry: false }) ?? statSync(dirname(store));
+  chownSync(staged, uid, gid);
+}
+
 export function restoreSqlite(source: string, databasePath: string): RestoreResult {
   const from = resolve(source);
   const store = resolve(databasePath);
@@ -73,6 +85,7 @@ export function restoreSqlite(source: string, databasePath: string): RestoreResu
     copyFileSync(from, staged, constants.COPYFILE_EXCL);
     // The copy took the backup's mode: the store is private whatever the backup's was.
     makePrivate(staged);
+    keepOwner(staged, store);
     let facts: StoreFacts;
     try {
       facts = checkStaged(staged);
