@@ -111,12 +111,12 @@ export class Workers implements Service {
   }
 
   /**
-   * Every worker's metrics (METRICS_PORT), as their registries give them: those serving, and those handing
+   * Every worker's metrics (METRICS_PORT), as their registries give them, by worker: those serving, and those handing
    * over (they still count); not those starting, which have counted nothing yet and would not answer before
    * their registry is made. A worker that exits meanwhile answers nothing; one that does not answer within
    * METRICS_TIMEOUT_MS fails the scrape.
    */
-  async metrics(): Promise<unknown[][]> {
+  async metrics(): Promise<Map<WorkerProcess, unknown[]>> {
     const request = ++this.requests;
     const asked = [...this.members].filter((member) => member.state !== 'starting');
     let timer: NodeJS.Timeout | undefined;
@@ -127,7 +127,8 @@ export class Workers implements Service {
       );
     });
     try {
-      return await Promise.race([Promise.all(asked.map((member) => member.metrics(request))), late]);
+      const answers = await Promise.race([Promise.all(asked.map((member) => member.metrics(request))), late]);
+      return new Map(asked.map((member, i) => [member, answers[i]!]));
     } finally {
       clearTimeout(timer);
       for (const member of asked) member.forget(request);

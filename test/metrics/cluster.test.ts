@@ -44,7 +44,9 @@ process.send({ plantStore: 'ready', version: 'test' });
   for (const member of members) assert.equal(await member.ready, true, 'a worker started');
   let request = 0;
   const backlog = async (...asked: WorkerProcess[]) => {
-    const { body } = await summed(() => Promise.all(asked.map((member) => member.metrics(++request))))();
+    const { body } = await summed(
+      async () => new Map(await Promise.all(asked.map(async (member) => [member, await member.metrics(++request)] as const))),
+    )();
     return /^plant_store_webhook_backlog (\S+)$/m.exec(body)?.[1];
   };
 

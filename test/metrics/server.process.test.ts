@@ -108,4 +108,46 @@ describe('metrics in the real process', () => {
     assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
     await assert.rejects(fetch(url));
   });
+
+  it("with WEB_CONCURRENCY=2, the sum's counters never go backwards: not in a reload, nor when a worker dies and is replaced", async () => {
+    const server = await startServer(after, {
+      // A second's keep-alive: an old worker hands over once the start's idle connection to it has closed.
+      env: {
+        DATABASE_URL: `file:${join(tempDir(after), 'r.db')}`,
+        PLANT_STORE_TOKENS: TOKEN,
+        WEB_CONCURRENCY: '2',
+        METRICS_PORT: '0',
+        KEEP_ALIVE_TIMEOUT_MS: '1000',
+      },
+    });
+    const listening = () => [...server.stdout.matchAll(/"pid":(\d+)[^\n]*Server listening at/g)].map((match) => Number(match[1]));
+    await until(() => listening().length === 2, 'two workers to listen', { timeoutMs: 30_000 });
+    const url = await metricsUrl(server);
+    const posts = async (from: number, count: number) => {
+      for (let id = from; id < from + count; id++) assert.equal(await postAlone(server.url, `{"id":${id},"name":"p${id}"}`), 200);
+    };
+    // Summed over the workers serving now (and those that served before them): never less than was written.
+    const written = async () => valueOf((await scrape(url)).metrics, 'http_requests_total', { method: 'POST', route: '/plants', status: '200' });
+    await posts(0, 20);
+    assert.equal(await written(), 20);
+
+    // A reload: both workers replaced, each old one's counts with it. A rate() over this would have seen
+    // 20 requests counted again (Prometheus takes any fall for a reset to 0), though none was made.
+    server.signal('SIGHUP');
+    await until(() => server.stderr.includes('plant-store: reloaded:'), 'the reload', { timeoutMs: 60_000 });
+    await until(() => (server.stdout.match(/handed over and exited/g) ?? []).length === 2, 'the old workers to exit', { timeoutMs: 60_000 });
+    assert.equal(await written(), 20, 'after the reload');
+    await posts(20, 4);
+    assert.equal(await written(), 24);
+
+    // A worker killed: the supervisor starts another in its place.
+    const killed = listening().at(-1)!;
+    process.kill(killed, 'SIGKILL');
+    await until(() => listening().length === 5, 'a worker in place of the one killed', { timeoutMs: 60_000 });
+    // The last scrape had every count the killed worker made (one made after it would be missing).
+    assert.equal(await written(), 24, 'after a worker was killed and replaced');
+    await posts(24, 2);
+    assert.equal(await written(), 26);
+    assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null });
+  });
 });
