@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 
@@ -23,6 +23,30 @@ export function fsyncPath(path: string): void {
  */
 export function partialName(path: string): string {
   return join(dirname(path), `.${basename(path)}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/** Whether a process runs (one of another user's answers EPERM: it runs). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the partial files beside `path` (partialName's, and their journals) of processes that have gone
+ * without removing them: killed outright (SIGKILL, the OOM killer) or stopped by a crash or a power cut,
+ * each left a hidden file as big as the store, which nothing else would ever delete. A process that runs
+ * under that pid (its own, or another's since) keeps its file.
+ */
+export function removeAbandonedPartials(path: string): void {
+  const ours = new RegExp(`^\\.${basename(path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.partial-(\\d+)-[0-9a-f]+(?:-journal)?$`);
+  for (const name of readdirSync(dirname(path))) {
+    const pid = ours.exec(name)?.[1];
+    if (pid !== undefined && !running(Number(pid))) rmSync(join(dirname(path), name), { force: true });
+  }
 }
 
 /** Removes a database file that will not be used and the files SQLite may have made beside it. */

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { openConnection, prepare, type Connection } from '../connection.js';
 import { realPath } from './backup.js';
 import { checkStore, notSqlite, type StoreFacts } from './check.js';
-import { fileStamp, fsyncPath, partialName, removeDatabaseFile } from './files.js';
+import { fileStamp, fsyncPath, partialName, removeAbandonedPartials, removeDatabaseFile } from './files.js';
 import { makePrivate, makePrivateDir } from '../private-files.js';
 
 /**
@@ -80,6 +80,8 @@ export function restoreSqlite(source: string, databasePath: string): RestoreResu
     throw refuse(`it has a write-ahead log beside it (${from}-wal), so it is a live database, not a backup: back it up with plant-store backup`);
   }
   makePrivateDir(dirname(store));
+  // A restore killed before it was done left its staged copy beside the store: gone now.
+  removeAbandonedPartials(store);
   const staged = partialName(store);
   try {
     copyFileSync(from, staged, constants.COPYFILE_EXCL);

@@ -232,4 +232,17 @@ describe('SQLite restore', () => {
     assert.equal(plantsIn(store).get('5'), 'backup 5');
     assert.deepEqual(readdirSync(join(store, '..')), ['plants.db']);
   });
+
+  it('removes the staged copy a restore killed before it was done left beside the store, and no file of a process that runs', async () => {
+    const { dir, store, backup } = await setup();
+    // What a restore killed outright (SIGKILL, a crash) leaves: its staged copy, named with its pid, and its journal.
+    const killed = await run(['-e', `process.stdout.write(String(process.pid))`]);
+    const left = [`.plants.db.partial-${killed.stdout}-0a1b2c3d`, `.plants.db.partial-${killed.stdout}-0a1b2c3d-journal`];
+    for (const name of left) copyFileSync(backup, join(storeDir(dir), name));
+    // A restore under way in a process that runs (this one): its file is its own.
+    const running = `.plants.db.partial-${process.pid}-deadbeef`;
+    writeFileSync(join(storeDir(dir), running), '');
+    const result = restoreSqlite(backup, store);
+    assert.deepEqual(readdirSync(storeDir(dir)).sort(), ['plants.db', basename(result.keptAt!), running].sort());
+  });
 });
