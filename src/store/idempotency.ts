@@ -70,6 +70,16 @@ export function outcomeText(outcome: unknown): string {
   return JSON.stringify(outcome);
 }
 
+/**
+ * Whether a write's outcome is kept under its key. A rotation or replay that If-Match refused in the write
+ * ('changed') did nothing, and keeps nothing, as a 412 found before the write: a retry is judged again (and
+ * refused again, the tag being stale). Kept, it could be replayed by the release before during a rolling
+ * upgrade, which knows no such outcome (1.0.0 answered it with a 500).
+ */
+export function keptUnderKey(outcome: unknown): boolean {
+  return outcome !== 'changed';
+}
+
 /** The outcome a write made now, under its claim. */
 export function madeUnder<K extends string, O>(claim: KeyClaim, kind: K, outcome: O): KeyedOutcome<K, O> {
   return { kind, outcome, fingerprint: claim.fingerprint, replayed: false };

@@ -125,6 +125,25 @@ describe('If-Match on webhook endpoint and token writes', async () => {
     assert.equal(retry.json<{ secret: string }>().secret, first.json<{ secret: string }>().secret);
   });
 
+  it('rotations sent at once with one If-Match and each its Idempotency-Key: the refused ones keep nothing, their retries are judged again', async () => {
+    const url = `/webhooks/${await newEndpoint()}`;
+    const etag = await etagOf(url);
+    const keys = [1, 2, 3, 4].map((n) => `race-${n}-${url}`);
+    const send = (key: string) => t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': etag, 'idempotency-key': key } });
+    const answers = await Promise.all(keys.map(send));
+    assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 412, 412, 412]);
+    for (const [i, key] of keys.entries()) {
+      const retry = await send(key);
+      assert.equal(retry.statusCode, answers[i]!.statusCode, retry.payload);
+      // The winner's is its kept outcome; a refusal was kept nowhere, so its retry ran again (and the tag is stale).
+      assert.equal(retry.headers['idempotent-replayed'], answers[i]!.statusCode === 200 ? 'true' : undefined);
+    }
+    // A refused key is free: sent with the endpoint's tag now, the rotation is made under it.
+    const loser = keys[answers.findIndex((answer) => answer.statusCode === 412)]!;
+    const fresh = await t.call('POST', `${url}/rotate-secret`, { headers: { 'if-match': await etagOf(url), 'idempotency-key': loser } });
+    assert.equal(fresh.statusCode, 200, fresh.payload);
+  });
+
   it('POST /webhooks/{id}/replay: only to the endpoint as read (If-Match: its URL, its events), else 412', async () => {
     const url = `/webhooks/${await newEndpoint()}`;
     const etag = await etagOf(url);

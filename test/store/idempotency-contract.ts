@@ -93,17 +93,23 @@ export function idempotencyContract(name: string, open: () => Promise<Store>): v
           store.writes.apply({ kind: 'replay', input: { endpointId, since: 0, until: undefined } }, claim(key));
         assert.deepEqual((await replay('p', id)).outcome, { requeued: 0 });
         assert.equal((await replay('p2', 'ep_none')).outcome, 'not-found');
-        // If-Match judged in the write (an expectation the endpoint no longer meets): the refusal is the outcome kept.
+        // If-Match judged in the write (an expectation the endpoint no longer meets): the refusal did nothing and
+        // keeps nothing under its key (the release before knows no such outcome); a retry is judged again.
         const stale = { ...(await store.webhooks.getEndpoint(id))!, url: 'https://hooks.example/before' };
         const refusedRotation = () =>
           store.writes.apply({ kind: 'rotateSecret', input: { id, secret: 'whsec_c3RhbGU=', previousUntil: 1, expected: stale } }, claim('r3'));
-        assert.equal((await refusedRotation()).outcome, 'changed');
-        assert.deepEqual(await refusedRotation(), { kind: 'rotateSecret', outcome: 'changed', fingerprint: 'fp-r3', replayed: true });
+        assert.deepEqual(await refusedRotation(), { kind: 'rotateSecret', outcome: 'changed', fingerprint: 'fp-r3', replayed: false });
+        assert.deepEqual(await refusedRotation(), { kind: 'rotateSecret', outcome: 'changed', fingerprint: 'fp-r3', replayed: false });
+        assert.equal(await store.idempotency.find('token-a', 'r3'), undefined);
         const refusedReplay = await store.writes.apply(
           { kind: 'replay', input: { endpointId: id, since: 0, until: undefined, expected: stale } },
           claim('p3'),
         );
         assert.equal(refusedReplay.outcome, 'changed');
+        assert.equal(await store.idempotency.find('token-a', 'p3'), undefined);
+        // The key is free: the same key's write, once it holds, is made and kept.
+        const rotated = await store.writes.apply({ kind: 'rotateSecret', input: { id, secret: 'whsec_bm93', previousUntil: 1 } }, claim('r3'));
+        assert.deepEqual(rotated, { kind: 'rotateSecret', outcome: { secret: 'whsec_bm93' }, fingerprint: 'fp-r3', replayed: false });
       }));
 
     it('forgets an outcome past its time to live: the write is made again; the count leaves it out; the sweep deletes it', () =>

@@ -1,4 +1,4 @@
-import { KEY_COLUMNS, madeUnder, outcomeText, replayOf, type KeyClaim, type Kept, type KeyRow } from '../idempotency.js';
+import { KEY_COLUMNS, keptUnderKey, madeUnder, outcomeText, replayOf, type KeyClaim, type Kept, type KeyRow } from '../idempotency.js';
 import type { KeptOutcome, Outcomes, WriteKind } from '../writes.js';
 import { named, type Query } from './query.js';
 
@@ -46,6 +46,9 @@ const KEEP = named(
   WHERE k.owner = a.owner AND k.key = a.key`,
 );
 
+/** A claim given up in its own transaction: its write did nothing and keeps nothing (keptUnderKey). */
+const UNCLAIM = named('key_unclaim', 'DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2 AND outcome IS NULL');
+
 const id = (owner: string, key: string) => `${owner}\u0000${key}`;
 
 /**
@@ -91,6 +94,7 @@ export async function underKey<K extends WriteKind>(
   // An earlier outcome is of the same request (else the caller refuses it): of this kind, or an earlier release's answer.
   if (earlier) return earlier as KeptOutcome<K>;
   const outcome = await write();
-  await keepOutcomes(query, [claim], [outcome]);
+  if (keptUnderKey(outcome)) await keepOutcomes(query, [claim], [outcome]);
+  else await query(UNCLAIM, [claim.owner, claim.key]);
   return madeUnder(claim, kind, outcome);
 }

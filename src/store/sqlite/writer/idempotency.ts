@@ -1,4 +1,4 @@
-import { KEY_COLUMNS, madeUnder, outcomeText, replayOf, type KeyRow } from '../../idempotency.js';
+import { KEY_COLUMNS, keptUnderKey, madeUnder, outcomeText, replayOf, type KeyRow } from '../../idempotency.js';
 import type { KeptOutcome } from '../../writes.js';
 import { prepare, type Connection } from '../connection.js';
 import type { WriteKind, WriteOf, WriteResults } from './protocol.js';
@@ -64,6 +64,7 @@ export function sqliteKeyWrites(db: Connection, needs: Needs): { ops: Ops; save(
         // (An import's staged rows are dropped by its abort.)
         if (found !== undefined) return replayOf(found) as KeptOutcome;
         const made = madeUnder(claim, as, needs.apply(write));
+        if (!keptUnderKey(made.outcome)) return made;
         const text = outcomeText(made.outcome);
         const expires = now + claim.ttlMs;
         if (insert.run(claim.owner, claim.key, claim.fingerprint, as, text, expires).changes === 1) added++;
