@@ -13,6 +13,7 @@ import { importContract } from '../import-contract.js';
 import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchWalkContract } from '../search-walk-contract.js';
+import { searchDifferentialContract } from '../search-differential-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
@@ -53,6 +54,7 @@ if (skipReason) {
   webhookInt64Contract('postgres', () => open());
   searchContract('postgres', () => open());
   searchWalkContract('postgres', () => open());
+  searchDifferentialContract('postgres', () => open());
   searchIndexContract(
     'postgres',
     () => open(),

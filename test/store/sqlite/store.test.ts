@@ -13,6 +13,7 @@ import { importContract } from '../import-contract.js';
 import { idempotencyContract } from '../idempotency-contract.js';
 import { searchContract } from '../search-contract.js';
 import { searchWalkContract } from '../search-walk-contract.js';
+import { searchDifferentialContract } from '../search-differential-contract.js';
 import { searchIndexContract } from '../search-index-contract.js';
 import { webhookContract } from '../webhook-contract.js';
 import { webhookInt64Contract } from '../webhook-int64-contract.js';
@@ -22,6 +23,13 @@ webhookContract('sqlite', async () => openSqlite(tempDir(atExit)));
 webhookInt64Contract('sqlite', async () => openSqlite(tempDir(atExit)));
 searchContract('sqlite', async () => openSqlite(tempDir(atExit)));
 searchWalkContract('sqlite', async () => openSqlite(tempDir(atExit)));
+searchDifferentialContract('sqlite', async () => openSqlite(tempDir(atExit)));
+// A scan window of 4: the walk a name order takes first ends at once (the index finds the page), and a short q's pages come back short.
+searchDifferentialContract(
+  'sqlite, a scan window of 4',
+  async () => SqliteStore.open(`file:${join(tempDir(atExit), 'plants.db')}`, { synchronous: 'NORMAL', busyTimeoutMs: 5000, scanWindow: 4 }),
+  { shortPages: true },
+);
 searchIndexContract(
   'sqlite',
   async () => openSqlite(tempDir(atExit)),
