@@ -21,13 +21,14 @@ import { FUZZING } from '../tier.js';
  * folds to its capitals in the table and to small letters in foldCase: the same classes, so the same
  * substring test.
  */
+// prettier-ignore
 const FOLDS: Readonly<Record<string, string>> = {
   a: 'a', A: 'a', b: 'b', B: 'b', e: 'e', f: 'f', i: 'i', I: 'i', s: 's', S: 's', k: 'k', N: 'n', O: 'o', R: 'r',
   'İ': 'i\u0307', 'ı': 'ı', 'ß': 'ss', 'ẞ': 'ss', 'ſ': 's', '\u212A': 'k', 'é': 'é', 'É': 'é', '\u0301': '\u0301', '\u0307': '\u0307',
   'σ': 'σ', 'Σ': 'σ', 'ς': 'σ', 'ΐ': 'ι\u0308\u0301', 'ι': 'ι', 'ᾼ': 'αι', 'ᾳ': 'αι', '\u0345': 'ι', 'ﬃ': 'ffi',
   'Ꭰ': 'Ꭰ', 'ꭰ': 'Ꭰ', 'ǅ': 'ǆ', 'ǆ': 'ǆ', '\u2126': 'ω', 'ω': 'ω', '𐐀': '𐐨', '𐐨': '𐐨', '😀': '😀', '中': '中',
   '%': '%', _: '_', '\\': '\\', '"': '"', "'": "'", '*': '*', '-': '-', ' ': ' ', '(': '(', ':': ':', '^': '^',
-}; // prettier-ignore
+};
 
 const fold = (text: string) => [...text].map((c) => FOLDS[c] ?? assert.fail(`no fold for U+${c.codePointAt(0)!.toString(16)}`)).join('');
 
@@ -170,7 +171,7 @@ async function assertWalk(store: Store, model: Model, search: Search, when: stri
     if (!shortPages) {
       assert.deepEqual(next, last && { id: last.id, name: last.name }, `${when}: next is the last plant's key`);
     } else if (last) {
-      assert.ok(compare(search.sort)(last, { id: next.id, name: next.name ?? "" }) <= 0, `${when}: next key is not before the page's last plant`);
+      assert.ok(compare(search.sort)(last, { id: next.id, name: next.name ?? '' }) <= 0, `${when}: next key is not before the page's last plant`);
     }
     after = next;
   }
@@ -178,28 +179,48 @@ async function assertWalk(store: Store, model: Model, search: Search, when: stri
   if (search.limit === 1) assert.equal(await store.plants.count(search), want.length, `${when}: count ${describeSearch(search)}`);
 }
 
-export function searchDifferentialContract(name: string, open: () => Promise<Store>, { shortPages = false } = {}): void {
+/**
+ * `shortPages`: the store may answer short pages with a next key (a bounded scan). `openPair`: two stores on
+ * one database, as two instances hold it: written through one, searched through the other.
+ */
+export function searchDifferentialContract(
+  name: string,
+  open: () => Promise<Store>,
+  { shortPages = false, openPair }: { shortPages?: boolean; openPair?: () => Promise<[Store, Store]> } = {},
+): void {
   describe(`search differential contract: ${name}`, () => {
-    const run = async (seed: number, steps: number) => {
-      const store = await open();
+    const run = async (seed: number, steps: number, stores: [Store, Store]) => {
+      const [writer, reader] = stores;
       try {
-        const model = new Model(store, new Random(seed));
+        const model = new Model(writer, new Random(seed));
         for (let step = 0; step < steps; step++) {
           await model.write();
-          if (step % 2 === 1) await assertWalk(store, model, model.search(), `seed ${seed} step ${step}`, shortPages);
+          if (step % 2 === 1) await assertWalk(reader, model, model.search(), `seed ${seed} step ${step}`, shortPages);
         }
       } finally {
-        await store.close();
+        await Promise.all([...new Set(stores)].map((store) => store.close()));
       }
+    };
+    const one = async (): Promise<[Store, Store]> => {
+      const store = await open();
+      return [store, store];
     };
 
     it('answers searches between random writes as the plain model does (q, tags, orders, pages, counts)', async () => {
-      await run(1, 240);
+      await run(1, 240, await one());
     });
 
     it('answers searches between random writes as the plain model does, more seeds', FUZZING, async () => {
-      for (const seed of [2, 3, 4, 5, 6]) await run(seed, 400);
+      for (const seed of [2, 3, 4, 5, 6]) await run(seed, 400, await one());
     });
+
+    it(
+      'answers at once through another instance of the same database, as the plain model does',
+      { skip: !openPair && 'one instance only' },
+      async () => {
+        await run(21, 160, await openPair!());
+      },
+    );
 
     it('pages across writes between the pages: in order, nothing repeated, every plant left alone found once', async () => {
       const store = await open();

@@ -54,7 +54,12 @@ if (skipReason) {
   webhookInt64Contract('postgres', () => open());
   searchContract('postgres', () => open());
   searchWalkContract('postgres', () => open());
-  searchDifferentialContract('postgres', () => open());
+  searchDifferentialContract('postgres', () => open(), {
+    openPair: async () => {
+      const url = await server.createDatabase();
+      return Promise.all([open(url), open(url)]);
+    },
+  });
   searchIndexContract(
     'postgres',
     () => open(),

@@ -23,7 +23,12 @@ webhookContract('sqlite', async () => openSqlite(tempDir(atExit)));
 webhookInt64Contract('sqlite', async () => openSqlite(tempDir(atExit)));
 searchContract('sqlite', async () => openSqlite(tempDir(atExit)));
 searchWalkContract('sqlite', async () => openSqlite(tempDir(atExit)));
-searchDifferentialContract('sqlite', async () => openSqlite(tempDir(atExit)));
+searchDifferentialContract('sqlite', async () => openSqlite(tempDir(atExit)), {
+  openPair: async () => {
+    const dir = tempDir(atExit);
+    return [openSqlite(dir), openSqlite(dir)];
+  },
+});
 // A scan window of 4: the walk a name order takes first ends at once (the index finds the page), and a short q's pages come back short.
 searchDifferentialContract(
   'sqlite, a scan window of 4',
