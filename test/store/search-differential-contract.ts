@@ -177,6 +177,12 @@ async function assertWalk(store: Store, model: Model, search: Search, when: stri
   }
   assert.deepEqual(got, want, `${when}: ${describeSearch(search)}`);
   if (search.limit === 1) assert.equal(await store.plants.count(search), want.length, `${when}: count ${describeSearch(search)}`);
+  if (search.limit === 2) {
+    const snapshot = await store.plants.export(search);
+    const rows: StoredPlant[] = [];
+    for await (const chunk of snapshot) rows.push(...chunk);
+    assert.deepEqual(rows, want, `${when}: export ${describeSearch(search)}`);
+  }
 }
 
 /**
