@@ -25,8 +25,12 @@ export interface Service {
    * out. `hurry` aborts when the drain must end sooner (asked to stop again meanwhile).
    */
   drain?(reason: DrainReason, hurry: AbortSignal): void | Promise<void>;
-  /** Stopped in the reverse order; a service with nothing to stop (a start-only step) has none. */
-  stop?(): void | Promise<void>;
+  /**
+   * Stopped in the reverse order; a service with nothing to stop (a start-only step) has none. `deadline`
+   * (Date.now() time), when the stop has one: past it the process exits anyway, so a service that would wait
+   * on something outside (a collector) waits no longer than that.
+   */
+  stop?(deadline?: number): void | Promise<void>;
   /** Stopped in a phase before the others, whatever its place in the list. */
   readonly stopsFirst?: boolean;
 }
@@ -66,16 +70,17 @@ export class Lifecycle {
   /**
    * Stops the running services of `phase`, the last started first, each once the one before it has stopped.
    * One that fails to stop is reported to `onError` and the others still stop. Resolves true when every one stopped.
+   * `deadline`: the stop's limit, told to each service (Service.stop).
    */
-  async stop(onError: (name: string, error: unknown) => void, phase: Phase = 'all'): Promise<boolean> {
-    if (phase === 'all') return (await this.stop(onError, 'first')) && (await this.stop(onError, 'rest'));
+  async stop(onError: (name: string, error: unknown) => void, phase: Phase = 'all', deadline?: number): Promise<boolean> {
+    if (phase === 'all') return (await this.stop(onError, 'first', deadline)) && (await this.stop(onError, 'rest', deadline));
     const first = phase === 'first';
     const leaving = this.running.filter((service) => (service.stopsFirst === true) === first).reverse();
     for (const service of leaving) this.running.splice(this.running.indexOf(service), 1);
     let clean = true;
     for (const service of leaving) {
       try {
-        await service.stop?.();
+        await service.stop?.(deadline);
       } catch (error) {
         clean = false;
         onError(service.name, error);

@@ -112,12 +112,16 @@ function logMigrated(logger: Logger, store: Store, databaseUrl: string): void {
   );
 }
 
-/** Tracing, started first and stopped last: the spans of the last requests and deliveries are exported (bounded: tracing/sdk.ts). */
+/**
+ * Tracing, started first and stopped last: the spans of the last requests and deliveries are exported,
+ * waiting for the collector 5 s at most (tracing/sdk.ts) and never past the stop's deadline
+ * (SHUTDOWN_TIMEOUT_MS): a collector that does not answer must not turn a clean stop into a forced exit.
+ */
 function tracingService(config: Config, url: string, made: Made, logger: Logger): Service {
   return {
     name: 'tracing',
     start: async () => void (made.tracing = await (await import('../tracing/sdk.js')).startTracing(config, url, (message) => logger.warn(message))),
-    stop: () => made.tracing?.shutdown(),
+    stop: (deadline) => made.tracing?.shutdown(deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
   };
 }
 

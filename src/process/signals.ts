@@ -28,13 +28,18 @@ export async function stopServing(
   const drained = kind === 'now' || (await lifecycle.drain(kind, failed, hurry));
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-  const stopped = lifecycle.stop(failed).then((clean): StopOutcome => (clean && drained ? 'stopped' : 'failed'));
+  // The services are told the limit, less a margin in which what they did by then still ends the stop cleanly.
+  const deadline = Date.now() + timeoutMs - Math.min(STOP_MARGIN_MS, Math.ceil(timeoutMs / 10));
+  const stopped = lifecycle.stop(failed, 'all', deadline).then((clean): StopOutcome => (clean && drained ? 'stopped' : 'failed'));
   const outcome = await Promise.race([stopped, late]);
   clearTimeout(timer);
   if (outcome === 'late')
     log.error(`still stopping ${timeoutMs / 1000} s after the drain (requests in flight, or a service: see above); exiting anyway`);
   return outcome;
 }
+
+/** The most of SHUTDOWN_TIMEOUT_MS kept back from the services' deadline (a tenth when it is short). */
+const STOP_MARGIN_MS = 250;
 
 /** The kinds of stop, the least urgent first. */
 const URGENCY: readonly StopKind[] = ['handover', 'leaving', 'now'];

@@ -38,7 +38,7 @@ export interface Tracing {
   traceDeliveries(sender: Pick<Sender, 'send'>): { send(message: DueMessage): Promise<AttemptOutcome> };
   /** Exports every span ended so far. */
   flush(): Promise<void>;
-  /** Exports what is left (waiting at most `timeoutMs`), then stops. */
+  /** Exports what is left (waiting at most 5 s, or `timeoutMs` when shorter), then stops. */
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
@@ -107,7 +107,8 @@ export async function startTracing(settings: TracingSettings, url: string, warn:
     batches: batchTracing(tracer),
     traceDeliveries: (sender) => tracedDeliveries(tracer, propagator, sender),
     flush: () => provider.forceFlush(),
-    shutdown(timeoutMs = SHUTDOWN_TIMEOUT_MS) {
+    shutdown(within = SHUTDOWN_TIMEOUT_MS) {
+      const timeoutMs = Math.min(within, SHUTDOWN_TIMEOUT_MS);
       return (stopping ??= new Promise<void>((resolve) => {
         // A collector that does not answer must not hold the stop: what is not exported by then is dropped.
         const timer = setTimeout(() => {

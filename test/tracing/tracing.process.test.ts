@@ -86,6 +86,22 @@ describe('tracing in the server process', () => {
     assert.match(server.stdout, /spans not exported within 5000 ms of stopping were dropped/);
   });
 
+  it('stops cleanly within a SHUTDOWN_TIMEOUT_MS shorter than the 5 s bound when the collector does not answer', async () => {
+    const collector = await Collector.start(after);
+    collector.hang = true;
+    const server = await serve({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '60000',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '20000',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    assert.equal((await fetch(`${server.url}/plants?limit=1`, { headers })).status, 200);
+    // Before the fix the export's 5 s outlasted the stop's 2 s: "exiting anyway", exit code 1.
+    assert.equal((await server.stop()).code, 0, server.stdout);
+    assert.ok(!server.stdout.includes('exiting anyway'), 'within SHUTDOWN_TIMEOUT_MS');
+    assert.match(server.stdout, /spans not exported within 1\d{3} ms of stopping were dropped/);
+  });
+
   for (const [what, env] of [
     ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }],
     ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none' }],
