@@ -71,11 +71,13 @@ function requestIds(): () => string {
  *    pays them too).
  */
 export function serverOptions(settings: Config, logger: Logger | undefined): FastifyServerOptions {
+  // One sequence for the requests Fastify reads and those Node's parser refuses (http/transport.ts).
+  const requestId = requestIds();
   return {
-    ...transportOptions(settings),
+    ...transportOptions(settings, requestId),
     ...(logger ? { loggerInstance: logger, childLoggerFactory: lazyRequestLogger } : { logger: false }),
     bodyLimit: settings.bodyLimit,
-    genReqId: requestIds(),
+    genReqId: requestId,
     requestIdHeader: false,
     logController: new LogController({ disableRequestLogging: true }),
     // Fastify's own 503 to a request that arrives on an open connection while the app closes has its own

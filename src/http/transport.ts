@@ -100,18 +100,21 @@ function clientErrorHandler(
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || refusing.has(socket)) return;
   const { code, message } = clientErrorAnswer(error.code, error.rawPacket, error.bytesParsed, socket);
-  this.log.info({ code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
+  // A request id of its own, as every answer has one, in the answer and the log line alike.
+  const reqId = requestIdOf(this.server);
+  const headers = { 'x-request-id': reqId };
+  this.log.info({ reqId, code: error.code, status: statusOf(code) }, `client error: ${message}; closing the connection`);
   refusing.add(socket);
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     // The request's own bytes still trickle in, read by the parser into that request: closed at once.
-    if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message);
+    if (socket.writable && !answerInProgress(socket)) writeError(socket, code, message, headers);
     socket.destroy();
     return;
   }
   const pending = answerPending(socket);
   if (pending === undefined) {
     if (!socket.writable || answerInProgress(socket)) socket.destroy();
-    else refuseAndClose(socket, code, message);
+    else refuseAndClose(socket, code, message, headers);
     return;
   }
   // Bytes Node cannot parse after whole requests still being answered (pipelined): those answers first,
@@ -120,7 +123,7 @@ function clientErrorHandler(
   socket.pause();
   if (error.code === 'HPE_CLOSED_CONNECTION') return;
   pending.once('finish', () => {
-    if (socket.writable) refuseAndClose(socket, code, message);
+    if (socket.writable) refuseAndClose(socket, code, message, headers);
     else socket.destroy();
   });
 }
@@ -137,8 +140,8 @@ const LINGER_MS = 2000;
  * Its bytes are read and dropped (Node's parser, in error, reports them here, ignored) until the client
  * closes its side, for LINGER_MS at most.
  */
-function refuseAndClose(socket: Socket, code: ErrorCode, message: string): void {
-  writeError(socket, code, message);
+function refuseAndClose(socket: Socket, code: ErrorCode, message: string, headers: Readonly<Record<string, string>>): void {
+  writeError(socket, code, message, headers);
   socket.end();
   socket.resume();
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
@@ -160,6 +163,7 @@ function answerWhatNodeWould(server: FastifyInstance['server']): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
     writeError(socket, 'method_not_allowed', 'method CONNECT is not allowed: this service is not a proxy', {
       allow: 'GET, HEAD, POST, PUT, PATCH, DELETE',
+      'x-request-id': requestIdOf(server),
     });
     socket.destroySoon();
   });
@@ -204,7 +208,7 @@ function trustProxy(setting: TransportSettings['trustProxy']): FastifyServerOpti
  * quarter of its length), idle keep-alive connections closed after KEEP_ALIVE_TIMEOUT_MS. The whole
  * request within REQUEST_TIMEOUT_MS is enforced by RequestDeadlines (configureServer), per request.
  */
-export function transportOptions(settings: TransportSettings): Partial<FastifyServerOptions> {
+export function transportOptions(settings: TransportSettings, requestId: () => string): Partial<FastifyServerOptions> {
   const checkEvery = Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4)));
   return {
     // TRUST_PROXY: request.ip is then the client address the trusted proxies forwarded (rate limits, logs).
@@ -222,11 +226,24 @@ export function transportOptions(settings: TransportSettings): Partial<FastifySe
       });
       server.keepAliveTimeout = settings.keepAliveTimeoutMs;
       fastifyHandlers.set(server, handler);
+      requestIds.set(server, requestId);
       return server;
     },
     clientErrorHandler,
     frameworkErrors: frameworkErrors(settings.corsOrigins.length > 0 ? corsAnswer(settings.corsOrigins) : undefined),
   };
+}
+
+/**
+ * The request ids of each server made by transportOptions (the app's genReqId): the answers written on the
+ * socket, before any request object exists, take theirs from it too.
+ */
+const requestIds = new WeakMap<Server, () => string>();
+
+function requestIdOf(server: Server): string {
+  const next = requestIds.get(server);
+  if (next === undefined) throw new Error('the server was not made by transportOptions');
+  return next();
 }
 
 /** Fastify's request handler of each server made by transportOptions, which configureServer calls in turn. */
