@@ -17,6 +17,7 @@ import { closeAfterRefusedBody } from '../http/refused-body.js';
 import { installSecurity } from '../http/security.js';
 import { continueWhenBodyWanted } from '../http/expect-continue.js';
 import { requireStrictQueries } from '../http/strict-query.js';
+import { onFrameworkAnswer } from '../http/framework-answers.js';
 import { configureServer, MAX_PARAM_LENGTH, transportOptions } from '../http/transport.js';
 import { installUnknownFields } from '../http/unknown-fields.js';
 import { validatorCompiler } from '../http/validation.js';
@@ -197,7 +198,10 @@ export function installPipeline(app: FastifyInstance, { settings, store, logger,
   // 12. The access line (LOG_LEVEL info and below): one line per request, made by hand for the logger
   //     createLogger made (3.5 µs, about a quarter of pino's general path), handed to the batched destination.
   const accessLog = accessLogHook(app.log, logger);
-  if (accessLog) app.addHook('onResponse', accessLog);
+  if (accessLog) {
+    app.addHook('onResponse', accessLog);
+    onFrameworkAnswer(app, (request, reply) => accessLog.call(app, request, reply, () => undefined));
+  }
 
   // 13. Metrics (METRICS_PORT only; nothing when off): a count and a duration per answer, by route.
   if (metrics) installRequestMetrics(app, metrics);

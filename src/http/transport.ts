@@ -6,6 +6,7 @@ import { RequestDeadlines } from './deadlines.js';
 import { statusOf, type ErrorCode } from './error-codes.js';
 import { send } from './errors.js';
 import { answerInProgress, answerPending, inTurn } from './connection-turns.js';
+import { answeringOutsideHooks } from './framework-answers.js';
 import { originForm } from './request-target.js';
 import { corsAnswer, SECURITY_HEADERS, type CorsAnswer } from './security.js';
 
@@ -176,10 +177,12 @@ export const MAX_PARAM_LENGTH = 200;
  * Errors the router raises before routing: a URL that does not decode; a path parameter past
  * MAX_PARAM_LENGTH, which can be no id (every route's parameter is its `id`), and so gets the id rule's 400.
  * No hook runs for them: the headers every answer carries are set here, CORS's too (CORS_ORIGINS), so that a
- * browser's page reads the refusal as it reads any other, after a preflight answered as any other.
+ * browser's page reads the refusal as it reads any other, after a preflight answered as any other; the
+ * access line, metrics and span come from http/framework-answers.ts.
  */
 function frameworkErrors(cors: CorsAnswer | undefined): NonNullable<FastifyServerOptions['frameworkErrors']> {
   return (error, request, reply) => {
+    answeringOutsideHooks(request, reply);
     reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
     if (cors?.(request, reply) === true) return;
     if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') send(reply, 'invalid_id', idTooLong(), 'params.id');

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { onFrameworkAnswer } from '../http/framework-answers.js';
 import type { Metrics, RequestLabel } from './registry.js';
 
 /** The route label of a request no route matched (404, 405): one label, never the raw URL. */
@@ -46,10 +47,15 @@ export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): v
     return series;
   };
 
-  app.addHook('onResponse', (request, reply, done) => {
+  const count = (request: FastifyRequest, reply: FastifyReply) => {
     const series = seriesOf(request.method, request.routeOptions.url ?? UNMATCHED, reply.statusCode);
     metrics.requests.inc(series.count);
     metrics.requestSeconds.observe(series.duration, reply.elapsedTime / 1000);
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    count(request, reply);
     done();
   });
+  // A URL the router cannot read: answered outside the hooks, counted all the same (as `unmatched`).
+  onFrameworkAnswer(app, count);
 }

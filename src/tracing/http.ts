@@ -14,7 +14,8 @@ import {
   ATTR_URL_SCHEME,
   ATTR_USER_AGENT_ORIGINAL,
 } from '@opentelemetry/semantic-conventions';
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { onFrameworkAnswer } from '../http/framework-answers.js';
 
 /**
  * A SERVER span per request, named by method and route template (`POST /plants`, `GET /plants/:id`; a
@@ -66,7 +67,7 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer, propag
   app.decorateRequest('traceSpan', null);
   app.decorateRequest('traceContext', null);
 
-  app.addHook('onRequest', (request, _reply, done) => {
+  const begin = (request: FastifyRequest) => {
     const parent = propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
     const route = request.routeOptions.url;
     const method = METHODS.has(request.method) ? request.method : '_OTHER';
@@ -78,23 +79,36 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer, propag
     );
     request.traceSpan = span;
     request.traceContext = trace.setSpan(parent, span);
+  };
+
+  const end = (request: FastifyRequest, reply: FastifyReply) => {
+    const span = request.traceSpan;
+    if (span === null) return;
+    request.traceSpan = null;
+    const status = reply.statusCode;
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    // A server's span fails on a 5xx only: a 4xx is the client's error, answered as it should be.
+    if (status >= 500) {
+      span.setAttribute(ATTR_ERROR_TYPE, String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  };
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    begin(request);
     done();
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    const span = request.traceSpan;
-    if (span !== null) {
-      request.traceSpan = null;
-      const status = reply.statusCode;
-      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-      // A server's span fails on a 5xx only: a 4xx is the client's error, answered as it should be.
-      if (status >= 500) {
-        span.setAttribute(ATTR_ERROR_TYPE, String(status));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    }
+    end(request, reply);
     done();
+  });
+
+  // A URL the router cannot read is answered outside the hooks (http/framework-answers.ts): its span too.
+  onFrameworkAnswer(app, (request, reply) => {
+    begin(request);
+    end(request, reply);
   });
 
   // A client that goes away before its answer: the span ends then, with no status code.

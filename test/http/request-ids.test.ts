@@ -9,7 +9,8 @@ import { portOf, rawExchange, type RawAnswer } from './raw-exchange.js';
  * Every answer carries X-Request-Id (docs/api.md), and the log line of its request names it (`reqId`), so
  * that an operator handed an answer finds its line: the requests Node's parser refuses, answered on the
  * socket before any request object exists (431, 414, an unknown method, a line that is no request line,
- * CONNECT), included.
+ * CONNECT), and those Fastify answers outside its hooks (a path not validly percent-encoded, an id past the
+ * longest), included.
  */
 
 const sink = new LogSink();
@@ -59,4 +60,21 @@ describe('the request id of answers written on the socket (Node’s parser refus
     ids.push(requestIdOf(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')));
     assert.equal(new Set(ids).size, ids.length, ids.join(' '));
   });
+});
+
+describe('the request id of answers Fastify writes outside its hooks (a URL its router cannot read)', () => {
+  for (const [what, url] of [
+    ['a path not validly percent-encoded', '/plants/%zz'],
+    ['an id past the longest', `/plants/${'1'.repeat(300)}`],
+  ] as const) {
+    it(`${what}: 400 with an X-Request-Id, and its access line`, async () => {
+      const answer = await raw(`GET ${url} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(answer.status, 400, answer.head);
+      const id = requestIdOf(answer);
+      const access = linesOf(id).filter((line) => line.msg === 'request');
+      assert.equal(access.length, 1, `one access line with reqId ${id}: ${sink.text}`);
+      assert.equal(access[0]!.status, 400);
+      assert.equal(access[0]!.url, url);
+    });
+  }
 });

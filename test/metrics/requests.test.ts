@@ -69,6 +69,13 @@ describe('request metrics, scraped from the metrics listener', () => {
     assert.equal(valueOf(m, requests, { method: 'other', route: 'unmatched', status: '405' }), 1);
   });
 
+  it('counts a URL the router cannot read, answered outside the hooks, as unmatched', async () => {
+    assertError(await t.call('GET', '/plants/%zz'), 400);
+    assertError(await t.call('GET', `/plants/${'1'.repeat(300)}`), 400);
+    const { metrics: m } = await scrape(listener.url);
+    assert.equal(valueOf(m, requests, { method: 'GET', route: 'unmatched', status: '400' }), 2);
+  });
+
   it('observes committed batches of writes: sizes and durations move with the writes', async () => {
     const before = (await scrape(listener.url)).metrics;
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.plants.put({ id: 100 + i, name: `batch ${i}` })));

@@ -110,6 +110,17 @@ describe('request spans', () => {
     assert.equal(failed.attributes['error.type'], '503');
   });
 
+  it("span a URL the router cannot read too (answered outside the hooks), in the caller's trace", async () => {
+    const t = await testApp(after, { tracing });
+    const from = caller();
+    const answer = await t.call('GET', '/plants/%zz', { headers: { traceparent: `00-${from.traceId}-${from.spanId}-01` } });
+    assert.equal(answer.statusCode, 400);
+    const span = requestSpan(await exported(), answer.headers['x-request-id']);
+    assert.equal(span.name, 'GET');
+    assert.equal(span.traceId, from.traceId);
+    assert.equal(span.attributes['http.response.status_code'], 400);
+  });
+
   it("continue the caller's trace from a W3C traceparent; a malformed one starts a trace; a caller's not-sampled is honoured", async () => {
     const t = await testApp(after, { tracing });
     const sampled = caller();
