@@ -114,6 +114,9 @@ export function tracesUrl(
   if (config.otelExporterOtlpTracesEndpoint !== '') return config.otelExporterOtlpTracesEndpoint;
   const base = config.otelExporterOtlpEndpoint;
   if (base === '') return undefined;
-  // The specification's rule: the signal's path is appended to the base URL, after its own path.
-  return `${base.endsWith('/') ? base : `${base}/`}v1/traces`;
+  // The specification's rule: the signal's path is appended to the base URL, after its own path (and so
+  // before a query string, which a hosted backend may ask for: `?api-key=…`).
+  const url = new URL(base);
+  url.pathname = `${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}v1/traces`;
+  return url.href;
 }

@@ -28,7 +28,7 @@ import { samplerFor } from './sampler.js';
 export type TracingSettings = Pick<Config, 'otelExporterOtlpTracesProtocol' | 'otelServiceName' | 'otelTracesSampler' | 'otelTracesSamplerArg'>;
 
 export interface Tracing {
-  /** Where spans go: the traces URL without credentials (for the start's log line). */
+  /** Where spans go: the traces URL without credentials or the query's values (for the start's log line). */
   readonly endpoint: string;
   /** Request spans for an app (buildApp installs them before anything else). */
   installRequestSpans(app: FastifyInstance): void;
@@ -59,10 +59,12 @@ function registerContextManager(): void {
   context.setGlobalContextManager(contextManager);
 }
 
+/** The URL as the log may show it: without credentials, nor the query's values (a hosted backend's key may be there). */
 function withoutCredentials(url: string): string {
   const parsed = new URL(url);
   parsed.username = '';
   parsed.password = '';
+  for (const name of new Set(parsed.searchParams.keys())) parsed.searchParams.set(name, 'REDACTED');
   return parsed.href;
 }
 

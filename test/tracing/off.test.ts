@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { tracesUrl } from '../../src/config/tracing.js';
+import { startTracing } from '../../src/tracing/sdk.js';
 import { testApp } from '../helpers.js';
 import { tracingTo } from './collector.js';
 
@@ -108,6 +109,11 @@ describe('tracing off', () => {
     assert.equal(url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example/base/' }), 'https://otlp.example/base/v1/traces');
     assert.equal(url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example/base' }), 'https://otlp.example/base/v1/traces');
     assert.equal(
+      url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example/base?api-key=k3y' }),
+      'https://otlp.example/base/v1/traces?api-key=k3y',
+      'the path before the query',
+    );
+    assert.equal(
       url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:9999/custom' }),
       'http://b:9999/custom',
       'the traces endpoint is taken as it is',
@@ -115,6 +121,16 @@ describe('tracing off', () => {
     assert.equal(url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }), undefined);
     assert.equal(url({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://a:4318/v1/traces', OTEL_TRACES_EXPORTER: 'none' }), undefined);
     assert.equal(url({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'OTLP' }), 'http://a:4318/v1/traces');
+  });
+
+  it('names where spans go without credentials or the query’s values (a hosted backend’s key)', async () => {
+    const tracing = await startTracing(
+      { otelExporterOtlpTracesProtocol: 'http/json', otelServiceName: '', otelTracesSampler: 'always_off', otelTracesSamplerArg: 1 },
+      tracesUrl(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:hunter2@otlp.example/base?api-key=k3y&region=eu' }))!,
+      () => undefined,
+    );
+    after(() => tracing.shutdown());
+    assert.equal(tracing.endpoint, 'https://otlp.example/base/v1/traces?api-key=REDACTED&region=REDACTED');
   });
 
   it('reads the protocol and the sampler as the specification spells them, case aside', () => {
