@@ -42,10 +42,35 @@ export interface Tracing {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
+/** The longest part of a collector's answer quoted in a warning (it may be a whole HTML page). */
+const QUOTED_ANSWER = 200;
+
+/**
+ * The SDK reports a failed export as its error serialized whole, stack included (`{"stack":"OTLPExporterError:
+ * Bad Request\n    at …","message":…,"code":"400","data":…}`): one line of the log, read by a person, says what
+ * failed instead: `OTLPExporterError: Bad Request (HTTP 400: <the collector's answer>)`.
+ */
+function readable(message: string): string {
+  if (!message.startsWith('{"stack":')) return message;
+  let error: Record<string, unknown>;
+  try {
+    error = JSON.parse(message) as Record<string, unknown>;
+  } catch {
+    return message;
+  }
+  if (typeof error.message !== 'string') return message;
+  const name = typeof error.name === 'string' ? `${error.name}: ` : '';
+  const details = [
+    typeof error.code === 'string' || typeof error.code === 'number' ? `HTTP ${error.code}` : undefined,
+    typeof error.data === 'string' && error.data !== '' ? error.data.slice(0, QUOTED_ANSWER) : undefined,
+  ].filter((part) => part !== undefined);
+  return `${name}${error.message}${details.length > 0 ? ` (${details.join(': ')})` : ''}`;
+}
+
 /** The SDK's own complaints (an export that failed, a bad OTEL_ variable it reads itself) go to `warn`. */
 function diagTo(warn: (message: string) => void): DiagLogger {
   const say = (message: string, ...args: unknown[]) =>
-    warn(['tracing:', message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' '));
+    warn(['tracing:', readable(message), ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' '));
   const quiet = () => undefined;
   return { error: say, warn: say, info: quiet, debug: quiet, verbose: quiet };
 }
