@@ -44,3 +44,16 @@ it('a refused export is one readable warning: the error, the status and the coll
   await until(() => warnings.length > 0, 'a warning');
   assert.equal(warnings[0], 'tracing: OTLPExporterError: Bad Request (HTTP 400: unknown tenant)');
 });
+
+it('an OTEL_EXPORTER_OTLP_HEADERS entry the exporter cannot read is said at start, by its place, never its text', async () => {
+  const warnings: string[] = [];
+  process.env.OTEL_EXPORTER_OTLP_HEADERS = 'api-key=k3y,Authorization: Bearer s3cret';
+  const tracing = await startTracing(
+    { otelExporterOtlpTracesProtocol: 'http/json', otelServiceName: '', otelTracesSampler: 'always_off', otelTracesSamplerArg: 1 },
+    'http://127.0.0.1:9/v1/traces',
+    (message) => warnings.push(message),
+  );
+  delete process.env.OTEL_EXPORTER_OTLP_HEADERS;
+  after(() => tracing.shutdown(1000));
+  assert.deepEqual(warnings, ['tracing: OTEL_EXPORTER_OTLP_HEADERS: entry 2 of 2 is not a header as name=value (percent-encoded), and is not sent']);
+});
