@@ -1,4 +1,5 @@
 import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/config.js';
@@ -243,10 +244,9 @@ export function transportOptions(settings: TransportSettings, requestId: () => s
  */
 const requestIds = new WeakMap<Server, () => string>();
 
+/** The next request id of the server's app; a random one for a server made otherwise (never a throw: this answers a client error). */
 function requestIdOf(server: Server): string {
-  const next = requestIds.get(server);
-  if (next === undefined) throw new Error('the server was not made by transportOptions');
-  return next();
+  return requestIds.get(server)?.() ?? randomUUID();
 }
 
 /** Fastify's request handler of each server made by transportOptions, which configureServer calls in turn. */
