@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { context, diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { parseKeyPairsIntoRecord, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -12,6 +12,7 @@ import type { DueMessage } from '../store/webhook-store.js';
 import type { AttemptOutcome, Sender } from '../webhooks/delivery.js';
 import { VERSION } from '../version.js';
 import { batchTracing } from './batches.js';
+import { warnOfUnreadVariables } from './environment.js';
 import { tracedDeliveries } from './deliveries.js';
 import { installRequestSpans } from './http.js';
 import { samplerFor } from './sampler.js';
@@ -75,22 +76,6 @@ function diagTo(warn: (message: string) => void): DiagLogger {
   return { error: say, warn: say, info: quiet, debug: quiet, verbose: quiet };
 }
 
-/**
- * The exporter drops an entry of the OTLP headers variables that it cannot read (not `key=value`, a bad
- * percent escape) without a word, so that a collector's key written `Authorization: Bearer …` is never sent
- * and every export is refused: said at start instead, by the entry's place (its text may be a secret).
- */
-function warnOfUnreadHeaders(warn: (message: string) => void): void {
-  for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
-    const entries = (process.env[name] ?? '').split(',');
-    entries.forEach((entry, i) => {
-      if (entry.trim() !== '' && Object.keys(parseKeyPairsIntoRecord(entry)).length === 0) {
-        warn(`tracing: ${name}: entry ${i + 1} of ${entries.length} is not a header as name=value (percent-encoded), and is not sent`);
-      }
-    });
-  }
-}
-
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
 /** The process's one context manager, registered the first time tracing starts (every later start shares it). */
@@ -114,7 +99,7 @@ const SHUTDOWN_TIMEOUT_MS = 5000;
 /** Starts tracing to `url` (the OTLP/HTTP traces endpoint); `warn` hears of exports that fail. */
 export async function startTracing(settings: TracingSettings, url: string, warn: (message: string) => void): Promise<Tracing> {
   diag.setLogger(diagTo(warn), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  warnOfUnreadHeaders(warn);
+  warnOfUnreadVariables(warn);
   registerContextManager();
   // One exporter package is loaded, the one the protocol needs. Headers, timeout, compression and
   // certificates come from the standard OTEL_EXPORTER_OTLP_* variables, read by the exporter.

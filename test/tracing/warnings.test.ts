@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, it } from 'node:test';
 import type { DueMessage } from '../../src/store/webhook-store.js';
+import { warnOfUnreadVariables } from '../../src/tracing/environment.js';
 import { startTracing } from '../../src/tracing/sdk.js';
 import type { AttemptOutcome } from '../../src/webhooks/delivery.js';
 import { until } from '../toolkit.js';
@@ -56,4 +57,20 @@ it('an OTEL_EXPORTER_OTLP_HEADERS entry the exporter cannot read is said at star
   delete process.env.OTEL_EXPORTER_OTLP_HEADERS;
   after(() => tracing.shutdown(1000));
   assert.deepEqual(warnings, ['tracing: OTEL_EXPORTER_OTLP_HEADERS: entry 2 of 2 is not a header as name=value (percent-encoded), and is not sent']);
+});
+
+it('an OTEL_RESOURCE_ATTRIBUTES the SDK drops whole is said at start; one it reads is not', () => {
+  const said = (value: string) => {
+    const warnings: string[] = [];
+    warnOfUnreadVariables((message) => warnings.push(message), { OTEL_RESOURCE_ATTRIBUTES: value });
+    return warnings;
+  };
+  const dropped =
+    'tracing: OTEL_RESOURCE_ATTRIBUTES: entry 2 of 2 is not an attribute as name=value (percent-encoded, 255 characters at most), so none of them is kept';
+  assert.deepEqual(said('deployment.environment.name=prod,k8s.pod.name=a=b'), [dropped]);
+  assert.deepEqual(said('deployment.environment.name=prod,region eu'), [dropped]);
+  assert.deepEqual(said('deployment.environment.name=prod,team=%zz'), [dropped]);
+  assert.deepEqual(said(`deployment.environment.name=prod,note=${'x'.repeat(256)}`), [dropped]);
+  assert.deepEqual(said('deployment.environment.name=prod, team=plants%2Cgarden ,'), []);
+  assert.deepEqual(said(''), []);
 });
