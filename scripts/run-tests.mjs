@@ -11,14 +11,20 @@
 // The files are listed here because the runner's arguments changed meaning: Node 20 searches a directory
 // given to it, while Node 22 and later read each argument as a glob pattern and look a directory up as a
 // file (so `node --test dist/test/` fails there). Files named *.test.ts only: helpers are not tests.
-// Other arguments go to the runner (`npm test -- --test-reporter=dot`).
+// The files run two at a time through node:test's run(), in this order: the few that take minutes first (LONGEST,
+// below), then the rest by name. `node --test` sorts the files it is given, and the longest of them, started
+// late, ran alone at the end of the run with the other core idle. Two runner arguments are taken:
+// `--test-reporter=NAME` (tap, spec, dot, junit, lcov; `npm test -- --test-reporter=dot`) and
+// `--test-name-pattern=PATTERN` (repeatable); any other is refused.
 // A test that needs what this machine lacks (a tool, PostgreSQL, Chromium, root) is skipped here, and the
 // run ends with the list of those (test/toolkit.ts, `needs`); with PLANT_STORE_TEST_MISSING=fail (CI sets
 // it in .ci/run) each of them fails the run instead.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { run } from 'node:test';
+import * as reporters from 'node:test/reporters';
 
 const SOURCES = 'test';
 const COMPILED = 'dist/test';
@@ -27,11 +33,40 @@ const args = process.argv.slice(2);
 const unit = args.includes('--unit');
 const inProcessOnly = unit || args.includes('--in-process');
 const runnerArgs = args.filter((arg) => arg !== '--unit' && arg !== '--in-process');
+/** The files that take minutes (CI's logs, 2026-12-01: 290, 280, 70, 65, 55 s...), started first; each must exist. */
+const LONGEST = [
+  'store/postgres/http.process.test.ts',
+  'plants/import.process.test.ts',
+  'package/npm-pack.process.test.ts',
+  'reliability/crash-postgres.process.test.ts',
+  'process/reload.process.test.ts',
+  'reliability/failover-postgres.process.test.ts',
+  'package/npm-start.process.test.ts',
+  'reliability/failover-pg-auto-failover.process.test.ts',
+  'store/postgres/rolling/upgrade.process.test.ts',
+];
+/** @type {{ reporter: string, patterns: RegExp[] }} */
+const chosen = { reporter: process.stdout.isTTY ? 'spec' : 'tap', patterns: [] };
+for (const arg of runnerArgs) {
+  const [name, value] = arg.split(/=(.*)/s);
+  if (name === '--test-reporter' && value !== undefined && value in reporters) chosen.reporter = value;
+  else if (name === '--test-name-pattern' && value !== undefined) chosen.patterns.push(new RegExp(value));
+  else {
+    process.stderr.write(`run-tests: ${arg}: not taken (--unit, --in-process, --test-reporter=NAME, --test-name-pattern=PATTERN)\n`);
+    process.exit(1);
+  }
+}
 /** @type {string[]} */
 const names = readdirSync(SOURCES, { recursive: true, encoding: 'utf8' });
+const unknown = LONGEST.filter((name) => !names.includes(join(name)));
+if (unknown.length > 0) {
+  process.stderr.write(`run-tests: LONGEST names files that do not exist (renamed?): ${unknown.join(', ')}\n`);
+  process.exit(1);
+}
+const rank = (/** @type {string} */ name) => (LONGEST.includes(name) ? LONGEST.indexOf(name) : LONGEST.length);
 const files = names
   .filter((name) => name.endsWith('.test.ts') && !(inProcessOnly && name.endsWith('.process.test.ts')))
-  .sort()
+  .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
   .map((name) => join(COMPILED, name.replace(/\.ts$/, '.js')));
 const missing = files.filter((file) => !existsSync(file));
 if (files.length === 0 || missing.length > 0) {
@@ -42,8 +77,18 @@ if (files.length === 0 || missing.length > 0) {
 // Set either way, so that a PLANT_STORE_TEST_TIER left in the environment never thins `npm test`.
 const skipsDir = mkdtempSync(join(tmpdir(), 'plant-store-test-skips-'));
 const skipsFile = join(skipsDir, 'skips.jsonl');
-const env = { ...process.env, [TIER_ENV]: unit ? 'unit' : 'full', PLANT_STORE_TEST_SKIPS: skipsFile };
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...runnerArgs, ...files], { stdio: 'inherit', env });
+// The test files' processes inherit this process's environment.
+process.env[TIER_ENV] = unit ? 'unit' : 'full';
+process.env.PLANT_STORE_TEST_SKIPS = skipsFile;
+let failures = 0;
+const stream = run({ files, concurrency: 2, ...(chosen.patterns.length > 0 && { testNamePatterns: chosen.patterns }) });
+// A failing todo test fails nothing, as with `node --test`.
+stream.on('test:fail', (/** @type {{ todo?: unknown }} */ event) => {
+  if (event.todo === undefined || event.todo === false) failures++;
+});
+const report = stream.compose(/** @type {Record<string, any>} */ (reporters)[chosen.reporter]);
+report.pipe(process.stdout);
+await finished(report);
 /** Each line of the skips file: test/toolkit.ts, needs. */
 /** @type {(line: string) => { file: string, what: string, missing: string, failing: boolean }} */
 const parseSkip = JSON.parse;
@@ -64,4 +109,4 @@ if (skipped.length === 0) {
       skipped.map((skip) => `  ${skip.file}: ${skip.what}: ${skip.missing}\n`).join(''),
   );
 }
-process.exit(result.status ?? 1);
+process.exit(failures > 0 ? 1 : 0);
