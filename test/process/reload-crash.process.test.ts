@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { sleep, until } from '../toolkit.js';
-import { alive, install, serve, servingChunk, type Supervised } from './supervised.js';
+import { children, installGate, nextWorker, type Gate } from './gated-workers.js';
+import { alive, install, serve, type Supervised } from './supervised.js';
 
 /**
  * A worker that crashes while a reload is under way (WEB_CONCURRENCY=2): its slot is filled by one worker,
@@ -12,65 +12,15 @@ import { alive, install, serve, servingChunk, type Supervised } from './supervis
  * worker started for the slot served beside the others for good (three workers for two), outside every
  * later reload: after the next upgrade a third of the connections still met the release before.
  *
- * The workers started after the service's start wait at a gate (a module the install's worker code loads
- * as it starts) until the test opens it, so that the test decides which of them is ready first. The
- * workers running are counted as the operating system sees them: the supervisor's child processes.
+ * The workers started after the service's start wait at a gate (test/process/gated-workers.ts), each under
+ * its pid, until the test lets it in, so that the test decides which of them is ready first. Which worker
+ * is which is told by the operating system (the supervisor's new child after each event) and by the pids
+ * the supervisor's log names, never by the order in which the workers reach the gate.
  */
 
 const TOKEN = 'reload-crash-test-token-0123456789ab';
 /** The supervisor restarts a crashed worker this long after the crash (process/workers.ts). */
 const RESPAWN_DELAY_MS = 1000;
-
-/** The gate: each worker started from now on takes the next number (a folder in `gates`) and waits for its `go` file, or `all`. */
-function installGate(dir: string): Gate {
-  const gates = join(dir, 'gates');
-  mkdirSync(gates);
-  writeFileSync(
-    join(dir, 'gate.js'),
-    `import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-const gates = ${JSON.stringify(gates)};
-let n = 1;
-for (;; n++) {
-  try {
-    mkdirSync(gates + '/' + n);
-    break;
-  } catch (error) {
-    if (error.code !== 'EEXIST') throw error;
-  }
-}
-writeFileSync(gates + '/' + n + '/pid', String(process.pid));
-while (!existsSync(gates + '/' + n + '/go') && !existsSync(gates + '/all')) await new Promise((resolve) => setTimeout(resolve, 20));
-`,
-  );
-  appendFileSync(servingChunk(dir), "\nawait import('../../gate.js');\n");
-  const claimed = () =>
-    readdirSync(gates)
-      .filter((name) => /^\d+$/.test(name))
-      .map(Number);
-  return {
-    claimed,
-    waiting: () => claimed().filter((n) => !existsSync(join(gates, String(n), 'go'))),
-    pid: (n) =>
-      until(() => existsSync(join(gates, String(n), 'pid')) && Number(readFileSync(join(gates, String(n), 'pid'), 'utf8')), `worker ${n}'s pid`),
-    open: (n) => writeFileSync(join(gates, String(n), 'go'), ''),
-    openAll: () => writeFileSync(join(gates, 'all'), ''),
-  };
-}
-
-interface Gate {
-  /** The numbers taken, one per worker started since the gate was installed. */
-  claimed(): number[];
-  /** Those still waiting. */
-  waiting(): number[];
-  pid(n: number): Promise<number>;
-  open(n: number): void;
-  openAll(): void;
-}
-
-/** The supervisor's child processes, as the operating system lists them. */
-function children(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number).sort();
-}
 
 /** The supervisor's workers by slot, as it logged them once they all served. */
 function slots(server: Supervised): number[] {
@@ -125,25 +75,72 @@ async function reloadReplacesAll(server: Supervised, gate: Gate, before: number[
   assert.deepEqual(await server.exited, { code: 0, signal: null });
 }
 
+/** The supervisor's log says that `pid` serves in place of `old`, which hands over (slot by slot, as the reload goes). */
+const handsOver = (server: Supervised, pid: number, old: number) =>
+  server.stdout().includes(`worker ${pid} serves in place of ${old}, which hands over`);
+
+/** The supervisor's stderr says it saw `pid` crash (its restart, if any, follows RESPAWN_DELAY_MS later). */
+const crashSeen = (server: Supervised, pid: number) =>
+  until(() => server.stderr().includes(`worker ${pid} exited (killed by SIGKILL); starting another`), `the crash of ${pid} seen`);
+
+const sorted = (pids: number[]) => [...pids].sort((a, b) => a - b);
+
 describe('a worker that crashes during a reload (WEB_CONCURRENCY=2)', () => {
-  test("crashed while slot 0 is replaced, the reload reaching its slot first: the reload's worker fills it, no second one is started", async () => {
+  test("crashed while the reload replaces its slot: the reload's worker fills it, no second one is started", async () => {
     const { server, dir } = await startTwo();
-    const [, second] = slots(server);
+    const [first, second] = slots(server) as [number, number];
     const gate = installGate(dir);
     server.signal('SIGHUP');
-    await until(() => gate.claimed().length >= 1, "slot 0's new worker to start");
-    // Slot 0's new worker finishes its start; slot 1's crashes meanwhile.
-    gate.open(1);
-    process.kill(second!, 'SIGKILL');
-    await until(() => server.stderr().includes(`worker ${second} exited (killed by SIGKILL); starting another`), 'the crash seen');
-    await until(() => gate.claimed().length >= 2, 'a worker started for slot 1');
-    // A restart of the crashed worker would start RESPAWN_DELAY_MS after the crash: past that, every start asked is under way.
+    const slot0 = await nextWorker(server, gate, [first, second], "the reload's worker for slot 0");
+    gate.open(slot0);
+    await until(() => handsOver(server, slot0, first), `${slot0} to serve in place of ${first}`);
+    // The reload has moved on to slot 1: its worker there starts (held), and slot 1's old worker crashes.
+    const slot1 = await nextWorker(server, gate, [first, second, slot0], "the reload's worker for slot 1");
+    process.kill(second, 'SIGKILL');
+    await crashSeen(server, second);
+    // A restart would start RESPAWN_DELAY_MS after the crash: past that, none has (the old slot 0 may still hand over).
     await sleep(RESPAWN_DELAY_MS + 1000);
-    gate.openAll();
-    const running = await exactlyTwo(server, 1, slots(server));
+    assert.deepEqual(
+      children(server.pid).filter((pid) => pid !== first),
+      sorted([slot0, slot1]),
+      "no worker started for the crashed one beside the reload's",
+    );
+    gate.open(slot1);
+    const running = await exactlyTwo(server, 1, [first, second]);
+    assert.deepEqual(running, sorted([slot0, slot1]), "the reload's workers serve, one in each slot");
     await reloadReplacesAll(server, gate, running);
   });
-  // The other order (the restart still starting when the reload reaches its slot) had a test here too; it
-  // failed once in CI, its gate numbering not holding when the workers started late on a loaded machine,
-  // and was taken out until it holds (left, in the session's note).
+
+  test('restarted and still starting when the reload reaches its slot: the reload waits for it, then replaces it', async () => {
+    const { server, dir } = await startTwo();
+    const [first, second] = slots(server) as [number, number];
+    const gate = installGate(dir);
+    server.signal('SIGHUP');
+    const slot0 = await nextWorker(server, gate, [first, second], "the reload's worker for slot 0");
+    // Slot 1's worker crashes while slot 0's new one is held: the supervisor restarts it, and the restart is held too.
+    process.kill(second, 'SIGKILL');
+    await crashSeen(server, second);
+    const restarted = await nextWorker(server, gate, [first, second, slot0], 'the restart of the crashed worker');
+    gate.open(slot0);
+    await until(() => handsOver(server, slot0, first), `${slot0} to serve in place of ${first}`);
+    // The reload reaches slot 1, whose restart is still starting: it says it waits for it, and starts no other.
+    await until(
+      () =>
+        server.stdout().includes(`"msg":"reload: worker ${restarted}, started in place of one that exited, is starting; the reload waits for it"`),
+      `the reload to wait for ${restarted}; log: ${server.stdout()}`,
+    );
+    assert.deepEqual(
+      children(server.pid).filter((pid) => pid !== first),
+      sorted([slot0, restarted]),
+      'no worker started beside the restart',
+    );
+    gate.open(restarted);
+    // Once it serves, the reload replaces it (its log says the restart served: it hands over).
+    const slot1 = await nextWorker(server, gate, [first, second, slot0, restarted], "the reload's worker for slot 1");
+    gate.open(slot1);
+    await until(() => handsOver(server, slot1, restarted), `${slot1} to serve in place of ${restarted}`);
+    const running = await exactlyTwo(server, 1, [first, second, restarted]);
+    assert.deepEqual(running, sorted([slot0, slot1]), "the reload's workers serve, one in each slot");
+    await reloadReplacesAll(server, gate, running);
+  });
 });
