@@ -10,7 +10,9 @@ import { servingChunk, type Supervised } from './supervised.js';
  * chunk, its threads and backup child do not) makes each worker started from then on wait, under its own
  * pid, until the test lets that pid in. Which worker is which is never read from the order in which they
  * reach the gate: it is told by the supervisor's children (/proc) as each event happens, and by the pids
- * its log names.
+ * its log names. Nothing is read from a file a worker writes: an earlier gate had each worker write its
+ * pid, and a read between the file's creation and its write gave '' (pid 0, which `until` takes as an
+ * answer), under load, in CI; a worker's arrival here is a folder, made at once.
  */
 
 /** Each worker started from now on marks its arrival (a folder named by its pid) and waits for `go-<pid>`, or `all`. */
