@@ -23,7 +23,8 @@ export function installGate(dir: string): Gate {
     join(dir, 'gate.js'),
     `import { existsSync, mkdirSync } from 'node:fs';
 const gates = ${JSON.stringify(gates)};
-mkdirSync(gates + '/' + process.pid);
+// (A pid used again after the counter wrapped round finds its folder there: no failure.)
+mkdirSync(gates + '/' + process.pid, { recursive: true });
 while (!existsSync(gates + '/go-' + process.pid) && !existsSync(gates + '/all')) await new Promise((resolve) => setTimeout(resolve, 20));
 `,
   );
