@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '../toolkit.js';
-import { servingChunk, type Supervised } from './supervised.js';
+import { children, servingChunk, type Supervised } from './supervised.js';
 
 /**
  * Workers a test holds as they start, each known by its pid as the operating system and the supervisor
@@ -43,16 +43,6 @@ export interface Gate {
   open(pid: number): void;
   /** Lets every worker in, those to come too. */
   openAll(): void;
-}
-
-/** The supervisor's child processes (its workers: it starts nothing else), as the operating system lists them. */
-export function children(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number)
-    .sort((a, b) => a - b);
 }
 
 /**

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tempDir } from '../helpers.js';
 import { sleep, until } from '../toolkit.js';
-import { children, installGate, nextWorker, type Gate } from './gated-workers.js';
-import { alive, install, serve, type Supervised } from './supervised.js';
+import { installGate, nextWorker, type Gate } from './gated-workers.js';
+import { alive, children, install, serve, type Supervised } from './supervised.js';
 
 /**
  * A worker that crashes while a reload is under way (WEB_CONCURRENCY=2): its slot is filled by one worker,

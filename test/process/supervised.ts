@@ -88,8 +88,9 @@ export async function serve(
       .filter((line) => line.includes('"msg":"plant store ready"'))
       .map((line) => JSON.parse(line) as Worker);
   cleanup(async () => {
-    // The workers too, should the test have left any (they exit with their supervisor anyway).
-    for (const { pid } of workers()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    // The workers too, should the test have left any (they exit with their supervisor anyway): those the
+    // supervisor has now, never a pid its log once named, which a process of another test may have by now.
+    if (child.pid !== undefined) killAll(children(child.pid));
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
@@ -136,9 +137,42 @@ export function workerPids(stdout: string): number[] {
  * A crash of the whole service, as a power cut or `systemctl kill -s KILL` makes it: SIGKILL to every
  * worker that serves, then to the supervisor (killed alone, it would let its workers exit by themselves).
  */
-export function killService(server: { stdout: string; signal(signal: NodeJS.Signals): void }): void {
-  for (const pid of workerPids(server.stdout)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+export function killService(server: { readonly child: { readonly pid?: number | undefined }; signal(signal: NodeJS.Signals): void }): void {
+  if (server.child.pid !== undefined) killAll(children(server.child.pid));
   server.signal('SIGKILL');
+}
+
+/**
+ * The child processes of `pid` (a supervisor's: its workers), as the operating system lists them now; none
+ * once it has exited. Workers are known this way, not by the pids a log named: a worker replaced long ago
+ * has exited, and its pid, given out again (they wrap within minutes on a busy machine), may be another
+ * test's worker or a PostgreSQL server's.
+ */
+export function children(pid: number): number[] {
+  let listed: string;
+  try {
+    listed = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return listed
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** SIGKILL to each of these processes that still runs. */
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
 }
 
 /** Whether a process of this pid runs. */
